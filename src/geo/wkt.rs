@@ -1,0 +1,128 @@
+//! WKT output in the API's style: `POINT Z (x y z)`, `LINESTRING Z (...)`, `POLYGON ((...))`,
+//! coordinates transformed into the requested srid.
+
+use std::fmt::Write;
+
+use super::srid::{from_storage, Srid};
+use super::Coord3;
+use crate::error::Result;
+
+fn push_num(out: &mut String, v: f64, decimals: usize) {
+    // Trim trailing zeros so that 262000.000 is written 262000 and 12.500 as 12.5.
+    let mut s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        while s.ends_with('0') {
+            s.pop();
+        }
+        if s.ends_with('.') {
+            s.pop();
+        }
+    }
+    if s == "-0" {
+        s = "0".into();
+    }
+    out.push_str(&s);
+}
+
+fn push_coord(out: &mut String, srid: Srid, c: &Coord3, with_z: bool) -> Result<()> {
+    let (x, y) = from_storage(srid, c[0], c[1])?;
+    let d = srid.decimals();
+    push_num(out, x, d);
+    out.push(' ');
+    push_num(out, y, d);
+    if with_z {
+        out.push(' ');
+        push_num(out, c[2], 3);
+    }
+    Ok(())
+}
+
+/// `POINT Z (x y z)`.
+pub fn point_z(srid: Srid, c: &Coord3) -> Result<String> {
+    let mut s = String::with_capacity(48);
+    s.push_str("POINT Z (");
+    push_coord(&mut s, srid, c, true)?;
+    s.push(')');
+    Ok(s)
+}
+
+/// `POINT (x y)`.
+pub fn point_2d(srid: Srid, x: f64, y: f64) -> Result<String> {
+    let mut s = String::with_capacity(40);
+    s.push_str("POINT (");
+    push_coord(&mut s, srid, &[x, y, 0.0], false)?;
+    s.push(')');
+    Ok(s)
+}
+
+/// `LINESTRING Z (x y z, ...)`.
+pub fn linestring_z(srid: Srid, coords: &[Coord3]) -> Result<String> {
+    let mut s = String::with_capacity(16 + coords.len() * 36);
+    s.push_str("LINESTRING Z (");
+    for (i, c) in coords.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        push_coord(&mut s, srid, c, true)?;
+    }
+    s.push(')');
+    Ok(s)
+}
+
+/// `MULTILINESTRING Z ((...), (...))`, or a plain LINESTRING Z when there is one part.
+pub fn lines_z(srid: Srid, parts: &[Vec<Coord3>]) -> Result<String> {
+    if parts.len() == 1 {
+        return linestring_z(srid, &parts[0]);
+    }
+    let mut s = String::from("MULTILINESTRING Z (");
+    for (pi, part) in parts.iter().enumerate() {
+        if pi > 0 {
+            s.push_str(", ");
+        }
+        s.push('(');
+        for (i, c) in part.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            push_coord(&mut s, srid, c, true)?;
+        }
+        s.push(')');
+    }
+    s.push(')');
+    Ok(s)
+}
+
+/// `POLYGON ((x y, ...), (hole))` from 2D rings.
+pub fn polygon(srid: Srid, rings: &[Vec<(f64, f64)>]) -> Result<String> {
+    let mut s = String::from("POLYGON (");
+    for (ri, ring) in rings.iter().enumerate() {
+        if ri > 0 {
+            s.push_str(", ");
+        }
+        s.push('(');
+        for (i, &(x, y)) in ring.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            push_coord(&mut s, srid, &[x, y, 0.0], false)?;
+        }
+        s.push(')');
+    }
+    s.push(')');
+    let _ = write!(s, "");
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_api_style_wkt() {
+        let s = linestring_z(Srid::Utm33Wgs84, &[[1.0, 2.5, 3.0], [4.25, 5.0, -0.0004]]).unwrap();
+        assert_eq!(s, "LINESTRING Z (1 2.5 3, 4.25 5 0)");
+        assert_eq!(point_2d(Srid::Utm33Wgs84, 10.0, 20.125).unwrap(), "POINT (10 20.125)");
+        let parsed: wkt::Wkt<f64> = s.parse().expect("valid WKT");
+        assert!(matches!(parsed, wkt::Wkt::LineString(_)));
+    }
+}

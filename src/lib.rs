@@ -1,0 +1,10 @@
+//! vegdb: a fast, self-hostable implementation of the Norwegian road database service (NVDB API
+//! v2). See ARCHITECTURE.md for the module map.
+#![forbid(unsafe_code)]
+
+pub mod area;
+pub mod catalog;
+pub mod error;
+pub mod geo;
+
+pub use error::{EngineError, Result};
