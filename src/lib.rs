@@ -8,3 +8,9 @@ pub mod error;
 pub mod geo;
 
 pub use error::{EngineError, Result};
+pub mod api;
+pub mod cli;
+pub mod generate;
+pub mod index;
+pub mod server;
+pub mod snapshot;

@@ -1,1 +1,21 @@
-fn main(){}
+use clap::Parser;
+use mimalloc::MiMalloc;
+
+use vegdb::cli::{self, Cli, Command, SnapshotAction};
+
+#[global_allocator]
+static GLOBAL: MiMalloc = MiMalloc;
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    vegdb::server::init_tracing(&cli.log, cli.log_json);
+    match cli.command {
+        None => vegdb::server::run(cli::ServeOnly::parse_from(["vegdb"]).args),
+        Some(Command::Serve(args)) => vegdb::server::run(args),
+        Some(Command::Generate { scale, seed, data }) => cli::run_generate(scale, seed, &data),
+        Some(Command::Snapshot { action }) => match action {
+            SnapshotAction::Inspect { data, generation } => cli::run_inspect(&data, generation),
+            SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),
+        },
+    }
+}

@@ -11,7 +11,10 @@ pub(super) fn derive(municipalities: &[Municipality]) -> Vec<ContractArea> {
     let mut counties: Vec<u8> = municipalities.iter().map(|m| m.county).collect();
     counties.dedup();
     for county in counties {
-        let ms: Vec<&Municipality> = municipalities.iter().filter(|m| m.county == county).collect();
+        let ms: Vec<&Municipality> = municipalities
+            .iter()
+            .filter(|m| m.county == county)
+            .collect();
         let base = county as u32 * 100;
         let mut seq = 1u32;
         for (i, chunk) in ms.chunks(5).enumerate() {

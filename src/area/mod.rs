@@ -13,7 +13,9 @@ mod routes;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use geo::{BoundingRect, Contains, Coord, InteriorPoint, LineString, MultiPolygon, Point, Polygon, Rect};
+use geo::{
+    BoundingRect, Contains, Coord, InteriorPoint, LineString, MultiPolygon, Point, Polygon, Rect,
+};
 use serde::Deserialize;
 
 use crate::geo::srid::{to_storage, Srid};
@@ -184,19 +186,25 @@ impl Areas {
     }
 
     fn build() -> Areas {
-        let regions = [(1, "ØST"), (2, "SØR"), (3, "VEST"), (4, "MIDT"), (5, "NORD")]
-            .into_iter()
-            .map(|(number, name)| Region {
-                number,
-                name: name.to_string(),
-            })
-            .collect();
+        let regions = [
+            (1, "ØST"),
+            (2, "SØR"),
+            (3, "VEST"),
+            (4, "MIDT"),
+            (5, "NORD"),
+        ]
+        .into_iter()
+        .map(|(number, name)| Region {
+            number,
+            name: name.to_string(),
+        })
+        .collect();
         let region_of: HashMap<u8, u8> = COUNTY_REGION.into_iter().collect();
         // Troms (55) and Finnmark (56) share one road department, numbered 55.
         let department_of = |county: u8| if county == 56 { 55 } else { county };
 
-        let fylker: FeatureCollection =
-            serde_json::from_str(include_str!("data/Fylker-S.geojson")).expect("embedded counties parse");
+        let fylker: FeatureCollection = serde_json::from_str(include_str!("data/Fylker-S.geojson"))
+            .expect("embedded counties parse");
         let mut counties: Vec<County> = fylker
             .features
             .iter()
@@ -230,21 +238,27 @@ impl Areas {
         }
 
         let facts: Vec<MunicipalityFacts> =
-            serde_json::from_str(include_str!("data/kommuner-2025.json")).expect("embedded facts parse");
+            serde_json::from_str(include_str!("data/kommuner-2025.json"))
+                .expect("embedded facts parse");
         let population: HashMap<u16, u32> = facts
             .iter()
             .filter_map(|f| Some((f.k_id.parse().ok()?, f.k_population.unwrap_or(1000))))
             .collect();
         let kommuner: FeatureCollection =
-            serde_json::from_str(include_str!("data/Kommuner-S.geojson")).expect("embedded municipalities parse");
+            serde_json::from_str(include_str!("data/Kommuner-S.geojson"))
+                .expect("embedded municipalities parse");
         let mut municipalities: Vec<Municipality> = kommuner
             .features
             .iter()
             .map(|f| {
-                let number: u16 = prop_str(f, "kommunenummer").parse().expect("municipality number");
+                let number: u16 = prop_str(f, "kommunenummer")
+                    .parse()
+                    .expect("municipality number");
                 let county = (number / 100) as u8;
                 let shape = shape(&f.geometry);
-                let bbox = shape.bounding_rect().unwrap_or(Rect::new((0.0, 0.0), (0.0, 0.0)));
+                let bbox = shape
+                    .bounding_rect()
+                    .unwrap_or(Rect::new((0.0, 0.0), (0.0, 0.0)));
                 Municipality {
                     number,
                     name: prop_str(f, "kommunenavn"),
@@ -263,12 +277,23 @@ impl Areas {
         let mut contracts_by_municipality: HashMap<u16, Vec<u32>> = HashMap::new();
         for (i, c) in contracts.iter().enumerate() {
             for &m in &c.municipalities {
-                contracts_by_municipality.entry(m).or_default().push(i as u32);
+                contracts_by_municipality
+                    .entry(m)
+                    .or_default()
+                    .push(i as u32);
             }
         }
         Areas {
-            municipality_index: municipalities.iter().enumerate().map(|(i, m)| (m.number, i)).collect(),
-            county_index: counties.iter().enumerate().map(|(i, c)| (c.number, i)).collect(),
+            municipality_index: municipalities
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (m.number, i))
+                .collect(),
+            county_index: counties
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.number, i))
+                .collect(),
             regions,
             counties,
             road_departments,
@@ -280,7 +305,9 @@ impl Areas {
     }
 
     pub fn municipality(&self, number: u16) -> Option<&Municipality> {
-        self.municipality_index.get(&number).map(|&i| &self.municipalities[i])
+        self.municipality_index
+            .get(&number)
+            .map(|&i| &self.municipalities[i])
     }
 
     pub fn county(&self, number: u8) -> Option<&County> {
@@ -297,7 +324,12 @@ impl Areas {
 
     /// Indexes into `routes` of the national routes a road (category, number) in a county is
     /// part of.
-    pub fn routes_of(&self, category: u8, number: u32, county: u8) -> impl Iterator<Item = u32> + '_ {
+    pub fn routes_of(
+        &self,
+        category: u8,
+        number: u32,
+        county: u8,
+    ) -> impl Iterator<Item = u32> + '_ {
         self.routes
             .iter()
             .enumerate()
@@ -310,7 +342,11 @@ impl Areas {
         let p = Point::new(x, y);
         self.municipalities.iter().find(|m| {
             let b = m.bbox;
-            x >= b.min().x && x <= b.max().x && y >= b.min().y && y <= b.max().y && m.shape.contains(&p)
+            x >= b.min().x
+                && x <= b.max().x
+                && y >= b.min().y
+                && y <= b.max().y
+                && m.shape.contains(&p)
         })
     }
 
@@ -332,7 +368,10 @@ mod tests {
         assert_eq!(a.municipalities.len(), 357);
         // one department spans two counties
         assert_eq!(a.road_departments.len(), 14);
-        assert!(a.road_departments.iter().any(|d| d.counties == vec![55, 56]));
+        assert!(a
+            .road_departments
+            .iter()
+            .any(|d| d.counties == vec![55, 56]));
         let oslo = a.municipality(301).expect("Oslo");
         assert_eq!(oslo.county, 3);
         assert!(oslo.population > 600_000);
@@ -342,12 +381,19 @@ mod tests {
     fn point_in_polygon_finds_real_places() {
         let a = Areas::embedded();
         // Trondheim torg, Oslo sentrum, Tromsø (lon, lat)
-        for (lon, lat, expect) in [(10.3951, 63.4305, 5001u16), (10.7522, 59.9139, 301), (18.9553, 69.6492, 5501)] {
+        for (lon, lat, expect) in [
+            (10.3951, 63.4305, 5001u16),
+            (10.7522, 59.9139, 301),
+            (18.9553, 69.6492, 5501),
+        ] {
             let (x, y) = to_storage(Srid::Wgs84, lon, lat).unwrap();
             assert_eq!(a.municipality_at(x, y).map(|m| m.number), Some(expect));
         }
         let (x, y) = to_storage(Srid::Wgs84, 3.0, 56.0).unwrap();
-        assert!(a.municipality_at(x, y).is_none(), "the North Sea is no municipality");
+        assert!(
+            a.municipality_at(x, y).is_none(),
+            "the North Sea is no municipality"
+        );
     }
 
     #[test]

@@ -19,7 +19,11 @@ pub struct NationalRoute {
 
 impl NationalRoute {
     pub fn covers(&self, category: u8, number: u32, county: u8) -> bool {
-        self.counties.contains(&county) && self.roads.iter().any(|&(c, n)| c == category && n == number)
+        self.counties.contains(&county)
+            && self
+                .roads
+                .iter()
+                .any(|&(c, n)| c == category && n == number)
     }
 
     /// The filter form of the API: name + space + period, e.g. `RUTE2A 2014-2023`.
@@ -28,16 +32,49 @@ impl NationalRoute {
     }
 }
 
-const ROUTES: &[(&str, &str, &[(u8, u32)], &[u8])] = &[
+/// (number, description, roads, counties)
+type RouteRow = (
+    &'static str,
+    &'static str,
+    &'static [(u8, u32)],
+    &'static [u8],
+);
+
+const ROUTES: &[RouteRow] = &[
     ("1", "E6 Oslo - Svinesund", &[(b'E', 6)], &[3, 31, 32]),
     ("2A", "E6 Oslo - Trondheim", &[(b'E', 6)], &[34, 50]),
     ("2B", "E16 Oslo - Bergen", &[(b'E', 16)], &[32, 33, 34, 46]),
-    ("2C", "E134 Drammen - Haugesund", &[(b'E', 134)], &[33, 39, 40, 46, 11]),
-    ("3", "E18 Oslo - Kristiansand", &[(b'E', 18)], &[3, 32, 33, 39, 40, 42]),
-    ("4A", "E39 Kristiansand - Stavanger", &[(b'E', 39)], &[42, 11]),
+    (
+        "2C",
+        "E134 Drammen - Haugesund",
+        &[(b'E', 134)],
+        &[33, 39, 40, 46, 11],
+    ),
+    (
+        "3",
+        "E18 Oslo - Kristiansand",
+        &[(b'E', 18)],
+        &[3, 32, 33, 39, 40, 42],
+    ),
+    (
+        "4A",
+        "E39 Kristiansand - Stavanger",
+        &[(b'E', 39)],
+        &[42, 11],
+    ),
     ("4B", "Rv9 Kristiansand - Haukeli", &[(b'R', 9)], &[42, 40]),
-    ("5A", "E39 Stavanger - Bergen - Ålesund", &[(b'E', 39)], &[46, 15]),
-    ("5B", "Rv13 og Rv15 Vestlandet", &[(b'R', 13), (b'R', 15)], &[11, 46, 15]),
+    (
+        "5A",
+        "E39 Stavanger - Bergen - Ålesund",
+        &[(b'E', 39)],
+        &[46, 15],
+    ),
+    (
+        "5B",
+        "Rv13 og Rv15 Vestlandet",
+        &[(b'R', 13), (b'R', 15)],
+        &[11, 46, 15],
+    ),
     ("6A", "E39 Ålesund - Trondheim", &[(b'E', 39)], &[50]),
     ("6B", "E136 Dombås - Ålesund", &[(b'E', 136)], &[34, 15]),
     ("6C", "Rv3 Kolomoen - Ulsberg", &[(b'R', 3)], &[34, 50]),
@@ -46,7 +83,12 @@ const ROUTES: &[(&str, &str, &[(u8, u32)], &[u8])] = &[
     ("8A", "E6 Fauske - Nordkapp", &[(b'E', 6)], &[55, 56]),
     ("8B", "E10 Lofoten - Bjerkvik", &[(b'E', 10)], &[18, 55]),
     ("8C", "E8 Tromsø - Skibotn", &[(b'E', 8)], &[55]),
-    ("8D", "E45 og E75 Finnmark", &[(b'E', 45), (b'E', 75)], &[56]),
+    (
+        "8D",
+        "E45 og E75 Finnmark",
+        &[(b'E', 45), (b'E', 75)],
+        &[56],
+    ),
     ("9", "Rv7 Hønefoss - Bergen", &[(b'R', 7)], &[33, 46]),
     ("10", "Rv4 Oslo - Gjøvik", &[(b'R', 4)], &[3, 32, 34]),
 ];

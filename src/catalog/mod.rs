@@ -29,7 +29,7 @@ pub mod datatype {
     pub const ENUM_NUMBER: u16 = 31;
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema, PartialEq)]
 pub struct CatalogVersion {
     pub id: u32,
     #[serde(rename = "versjon")]
@@ -38,7 +38,7 @@ pub struct CatalogVersion {
     pub date: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DataType {
     pub id: u16,
     #[serde(rename = "navn")]
@@ -49,7 +49,7 @@ pub struct DataType {
     pub description: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema, PartialEq)]
 pub struct Unit {
     pub id: u32,
     #[serde(rename = "navn")]
@@ -58,7 +58,7 @@ pub struct Unit {
     pub short_name: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Category {
     pub id: u32,
     #[serde(rename = "navn")]
@@ -74,7 +74,7 @@ pub struct Category {
 }
 
 /// One allowed value (tillatt verdi) of an enumerated property type.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct AllowedValue {
     pub id: u32,
     #[serde(rename = "navn")]
@@ -94,7 +94,7 @@ pub struct AllowedValue {
     pub number: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PropertyControl {
     #[serde(rename = "avledet")]
     pub derived: bool,
@@ -113,7 +113,7 @@ pub struct PropertyControl {
 }
 
 /// A property type (egenskapstype).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PropertyType {
     pub id: u32,
     #[serde(rename = "navn")]
@@ -198,14 +198,14 @@ pub enum ValueKind {
     Geometry,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TypeRef {
     pub id: u32,
     #[serde(rename = "navn")]
     pub name: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RelationType {
     pub id: u32,
     pub relasjonstype: String,
@@ -223,7 +223,7 @@ pub struct RelationType {
     pub innenfor_mor: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RelationTypes {
     #[serde(rename = "foreldre")]
     pub parents: Vec<RelationType>,
@@ -231,7 +231,7 @@ pub struct RelationTypes {
     pub children: Vec<RelationType>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TypeControl {
     #[serde(rename = "må_ha_mor")]
     pub must_have_parent: bool,
@@ -246,6 +246,7 @@ pub struct TypeControl {
     #[serde(rename = "avledet")]
     pub derived: bool,
     #[serde(rename = "dekningsgrad")]
+    #[schema(value_type = Object)]
     pub coverage: serde_json::Value,
     #[serde(rename = "ajourhold_i")]
     pub survives_i: String,
@@ -254,7 +255,7 @@ pub struct TypeControl {
 }
 
 /// How objects of a type are located on the road network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Placement {
     Punkt,
@@ -265,7 +266,7 @@ pub enum Placement {
 }
 
 /// A road object type (vegobjekttype).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ObjectType {
     pub id: u32,
     #[serde(rename = "navn")]
@@ -417,7 +418,11 @@ mod tests {
             .iter()
             .any(|r| r.target.id == 96));
         let tunnel = c.object_type(581).unwrap();
-        assert!(tunnel.relation_types.children.iter().any(|r| r.target.id == 67));
+        assert!(tunnel
+            .relation_types
+            .children
+            .iter()
+            .any(|r| r.target.id == 67));
     }
 
     #[test]
@@ -432,7 +437,11 @@ mod tests {
                 }
                 if p.datatype == datatype::ENUM_NUMBER {
                     for v in p.allowed_values.as_ref().unwrap() {
-                        assert!(v.number.is_some(), "numeric enum value {} has no number", v.id);
+                        assert!(
+                            v.number.is_some(),
+                            "numeric enum value {} has no number",
+                            v.id
+                        );
                     }
                 }
             }

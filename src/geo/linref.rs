@@ -74,7 +74,11 @@ pub fn project(coords: &[Coord3], x: f64, y: f64) -> (f64, f64) {
         let d = ((x - px).powi(2) + (y - py).powi(2)).sqrt();
         let seg = seg2.sqrt();
         if d < best.1 {
-            let f = if total > 0.0 { (walked + t * seg) / total } else { 0.0 };
+            let f = if total > 0.0 {
+                (walked + t * seg) / total
+            } else {
+                0.0
+            };
             best = (f, d);
         }
         walked += seg;

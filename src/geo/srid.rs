@@ -11,21 +11,16 @@ use proj4rs::proj::Proj;
 
 use crate::error::{EngineError, Result};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Srid {
-    Utm33Wgs84,    // 32633
-    Utm33Etrs89,   // 25833
-    Utm33Nn2000,   // 5973
-    Utm33Nn1954,   // 6173
-    Wgs84,         // 4326
-    Utm32Etrs89,   // 25832
-    Utm35Etrs89,   // 25835
-}
-
-impl Default for Srid {
-    fn default() -> Self {
-        Srid::Utm33Wgs84
-    }
+    #[default]
+    Utm33Wgs84, // 32633
+    Utm33Etrs89, // 25833
+    Utm33Nn2000, // 5973
+    Utm33Nn1954, // 6173
+    Wgs84,       // 4326
+    Utm32Etrs89, // 25832
+    Utm35Etrs89, // 25835
 }
 
 impl Srid {
@@ -118,8 +113,9 @@ fn projections() -> &'static Projections {
 
 fn transform(from: &Proj, to: &Proj, x: f64, y: f64) -> Result<(f64, f64)> {
     let mut p = (x, y, 0.0);
-    proj4rs::transform::transform(from, to, &mut p)
-        .map_err(|e| EngineError::invalid(4010, format!("Koordinaten kan ikke transformeres: {e}")))?;
+    proj4rs::transform::transform(from, to, &mut p).map_err(|e| {
+        EngineError::invalid(4010, format!("Koordinaten kan ikke transformeres: {e}"))
+    })?;
     Ok((p.0, p.1))
 }
 
@@ -141,7 +137,10 @@ pub fn from_storage(srid: Srid, x: f64, y: f64) -> Result<(f64, f64)> {
 /// Transform a coordinate given in `srid` (for 4326: lon, lat in degrees) into storage UTM 33.
 pub fn to_storage(srid: Srid, x: f64, y: f64) -> Result<(f64, f64)> {
     if !x.is_finite() || !y.is_finite() {
-        return Err(EngineError::invalid(4010, "Koordinaten må være et endelig tall"));
+        return Err(EngineError::invalid(
+            4010,
+            "Koordinaten må være et endelig tall",
+        ));
     }
     let p = projections();
     match srid {

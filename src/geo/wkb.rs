@@ -31,12 +31,20 @@ pub fn linestring_z(coords: &[Coord3]) -> Vec<u8> {
 
 fn read_u32(b: &[u8], at: usize, le: bool) -> Option<u32> {
     let s: [u8; 4] = b.get(at..at + 4)?.try_into().ok()?;
-    Some(if le { u32::from_le_bytes(s) } else { u32::from_be_bytes(s) })
+    Some(if le {
+        u32::from_le_bytes(s)
+    } else {
+        u32::from_be_bytes(s)
+    })
 }
 
 fn read_f64(b: &[u8], at: usize, le: bool) -> Option<f64> {
     let s: [u8; 8] = b.get(at..at + 8)?.try_into().ok()?;
-    Some(if le { f64::from_le_bytes(s) } else { f64::from_be_bytes(s) })
+    Some(if le {
+        f64::from_le_bytes(s)
+    } else {
+        f64::from_be_bytes(s)
+    })
 }
 
 /// Decode a Point Z / LineString Z (or their 2D forms, z = 0) into coordinates, appending to
@@ -54,7 +62,11 @@ pub fn decode_into(b: &[u8], out: &mut Vec<Coord3>) -> Option<usize> {
     let read_coord = |at: usize| -> Option<Coord3> {
         let x = read_f64(b, at, le)?;
         let y = read_f64(b, at + 8, le)?;
-        let z = if has_z { read_f64(b, at + 16, le)? } else { 0.0 };
+        let z = if has_z {
+            read_f64(b, at + 16, le)?
+        } else {
+            0.0
+        };
         Some([x, y, z])
     };
     match base {

@@ -121,7 +121,10 @@ mod tests {
     fn writes_api_style_wkt() {
         let s = linestring_z(Srid::Utm33Wgs84, &[[1.0, 2.5, 3.0], [4.25, 5.0, -0.0004]]).unwrap();
         assert_eq!(s, "LINESTRING Z (1 2.5 3, 4.25 5 0)");
-        assert_eq!(point_2d(Srid::Utm33Wgs84, 10.0, 20.125).unwrap(), "POINT (10 20.125)");
+        assert_eq!(
+            point_2d(Srid::Utm33Wgs84, 10.0, 20.125).unwrap(),
+            "POINT (10 20.125)"
+        );
         let parsed: wkt::Wkt<f64> = s.parse().expect("valid WKT");
         assert!(matches!(parsed, wkt::Wkt::LineString(_)));
     }

@@ -1,0 +1,129 @@
+//! HTTP API: the read interface under `/nvdb/api/v2`. Handlers parse parameters, make one engine
+//! call against the generation taken once per request, and shape the JSON.
+
+pub mod error;
+pub mod media;
+pub mod openapi;
+pub mod params;
+pub mod read;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::CorsLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::area::Areas;
+use crate::catalog::Catalog;
+use crate::snapshot::generation::GenerationStore;
+use error::{ApiError, ApiResult};
+use media::Negotiated;
+use params::Params;
+
+pub const READ_BASE: &str = "/nvdb/api/v2";
+
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// Public base URL without trailing slash, e.g. `https://vegdb.example.no`.
+    pub public_url: String,
+    pub request_timeout: Duration,
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<GenerationStore>,
+    pub config: Arc<ApiConfig>,
+}
+
+impl AppState {
+    pub fn catalog(&self) -> &'static Catalog {
+        Catalog::embedded()
+    }
+    pub fn areas(&self) -> &'static Areas {
+        Areas::embedded()
+    }
+    /// Absolute URL of a read-API path.
+    pub fn href(&self, path: &str) -> String {
+        format!("{}{READ_BASE}{path}", self.config.public_url)
+    }
+}
+
+/// Common start of every handler: check parameter names and negotiate the media type.
+pub fn begin(
+    headers: &HeaderMap,
+    query: Option<&str>,
+    allowed: &[&str],
+) -> ApiResult<(Params, Negotiated)> {
+    let p = Params::parse(query, allowed)?;
+    let pretty = p.bool("pretty")?.unwrap_or(false);
+    let n = media::negotiate(headers, pretty)?;
+    Ok((p, n))
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("Ressursen finnes ikke")
+}
+
+async fn openapi_json() -> Response {
+    let doc = openapi::document();
+    let mut r = doc.to_json().unwrap_or_default().into_response();
+    r.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// The read API routes (relative to READ_BASE).
+pub fn read_routes() -> Router<AppState> {
+    Router::new()
+        .merge(read::catalog::routes())
+        .merge(read::omrader::routes())
+        .merge(read::status::routes())
+        .route("/openapi.json", get(openapi_json))
+}
+
+/// `/vegobjekttyper.json` is `/vegobjekttyper` with JSON (v2 allows a format suffix);
+/// `.xml` is not served. Runs before routing.
+pub fn rewrite_suffix(mut req: Request) -> Request {
+    let path = req.uri().path();
+    if let Some(stripped) = path.strip_suffix(".json") {
+        let rest = req
+            .uri()
+            .query()
+            .map(|q| format!("{stripped}?{q}"))
+            .unwrap_or_else(|| stripped.to_string());
+        if let Ok(uri) = rest.parse() {
+            *req.uri_mut() = uri;
+        }
+    }
+    req
+}
+
+/// The whole application with middleware: request ids, gzip, CORS, timeouts, tracing.
+pub fn app(state: AppState) -> Router {
+    let x_request_id = HeaderName::from_static("x-request-id");
+    let timeout = state.config.request_timeout;
+    Router::new()
+        .nest(READ_BASE, read_routes())
+        .fallback(not_found)
+        .with_state(state)
+        .layer(CompressionLayer::new().gzip(true))
+        .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, timeout))
+        .layer(CorsLayer::permissive())
+        .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<Body>| {
+            let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
+            tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id = %id)
+        }))
+        .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
+}

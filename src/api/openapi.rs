@@ -1,0 +1,36 @@
+//! The OpenAPI document served at `/nvdb/api/v2/openapi.json`, generated from the handlers'
+//! `utoipa::path` annotations. A test checks that every mounted route is documented.
+
+use utoipa::OpenApi;
+
+use super::read;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "vegdb — NVDB API LES v2", description = "Read interface of the Norwegian road database, API version 2, as served by vegdb."),
+    servers((url = "/nvdb/api/v2")),
+    paths(
+        read::catalog::list_object_types,
+        read::catalog::get_object_type,
+        read::catalog::get_property_type,
+        read::catalog::get_property_type_by_id,
+        read::catalog::list_units,
+        read::catalog::list_data_types,
+        read::catalog::list_categories,
+        read::catalog::get_catalog_version,
+        read::omrader::list_area_kinds,
+        read::omrader::list_regions,
+        read::omrader::list_counties,
+        read::omrader::list_road_departments,
+        read::omrader::list_municipalities,
+        read::omrader::list_contract_areas,
+        read::omrader::list_national_routes,
+        read::status::get_status,
+    ),
+    components(schemas(crate::catalog::ObjectType, crate::catalog::PropertyType, crate::catalog::Unit, crate::catalog::DataType, crate::catalog::Category))
+)]
+pub struct ApiDoc;
+
+pub fn document() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}

@@ -1,0 +1,104 @@
+//! Query parameters: every endpoint lists the names it accepts; anything else is 422/4013.
+//! Lists may be comma separated or repeated (`fylke=3,4` or `fylke=3&fylke=4`).
+
+use super::error::{ApiError, ApiResult};
+
+/// Parameters accepted everywhere.
+const COMMON: &[&str] = &["pretty"];
+
+#[derive(Debug, Default, Clone)]
+pub struct Params {
+    pairs: Vec<(String, String)>,
+}
+
+impl Params {
+    pub fn parse(query: Option<&str>, allowed: &[&str]) -> ApiResult<Params> {
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(query.unwrap_or("").as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        for (k, _) in &pairs {
+            if !allowed.contains(&k.as_str()) && !COMMON.contains(&k.as_str()) {
+                return Err(ApiError::unknown_parameter(k));
+            }
+        }
+        Ok(Params { pairs })
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.pairs.iter().any(|(k, _)| k == name)
+    }
+
+    /// A single-valued parameter; given twice is 422/4014.
+    pub fn one(&self, name: &str) -> ApiResult<Option<&str>> {
+        let mut it = self.pairs.iter().filter(|(k, _)| k == name);
+        let first = it.next().map(|(_, v)| v.as_str());
+        if it.next().is_some() {
+            return Err(ApiError::bad(
+                4014,
+                format!("Parameteren {name} kan bare angis én gang"),
+            ));
+        }
+        Ok(first)
+    }
+
+    /// All values of a list parameter, comma lists and repeats flattened, empty items dropped.
+    pub fn list(&self, name: &str) -> Vec<String> {
+        self.pairs
+            .iter()
+            .filter(|(k, _)| k == name)
+            .flat_map(|(_, v)| v.split(',').map(|s| s.trim().to_string()))
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+
+    pub fn int_list(&self, name: &str) -> ApiResult<Vec<i64>> {
+        self.list(name)
+            .iter()
+            .map(|s| {
+                s.parse::<i64>().map_err(|_| {
+                    ApiError::bad(4003, format!("Ugyldig heltallsliste i {name}: '{s}'"))
+                })
+            })
+            .collect()
+    }
+
+    pub fn int(&self, name: &str) -> ApiResult<Option<i64>> {
+        self.one(name)?
+            .map(|s| {
+                s.trim()
+                    .parse::<i64>()
+                    .map_err(|_| ApiError::bad(4002, format!("Ugyldig heltall i {name}: '{s}'")))
+            })
+            .transpose()
+    }
+
+    pub fn bool(&self, name: &str) -> ApiResult<Option<bool>> {
+        self.one(name)?
+            .map(|s| match s.trim().to_ascii_lowercase().as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => Err(ApiError::bad(
+                    4008,
+                    format!("Ugyldig boolsk verdi i {name}: '{s}'"),
+                )),
+            })
+            .transpose()
+    }
+
+    /// `inkluder`-style list checked against the allowed words.
+    pub fn words(&self, name: &str, allowed: &[&str]) -> ApiResult<Vec<String>> {
+        let words = self.list(name);
+        for w in &words {
+            if !allowed.contains(&w.as_str()) {
+                return Err(ApiError::bad(
+                    4006,
+                    format!(
+                        "Ugyldig verdi i {name}: '{w}'. Gyldige verdier: {}",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(words)
+    }
+}

@@ -1,0 +1,5 @@
+//! Read interface handlers, one file per URL area.
+
+pub mod catalog;
+pub mod omrader;
+pub mod status;

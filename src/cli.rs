@@ -1,0 +1,235 @@
+//! Command line: `serve`, `generate`, `snapshot inspect|verify`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::generate::{self, Scale};
+use crate::snapshot::generation::Generation;
+use crate::snapshot::manifest::Manifest;
+use crate::snapshot::store::DataDir;
+
+/// The committed demo snapshot (a data directory with CURRENT and one generation).
+pub fn default_demo_dir() -> PathBuf {
+    let compiled = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
+    if compiled.exists() {
+        compiled
+    } else {
+        PathBuf::from("snapshots/demo")
+    }
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "vegdb",
+    version,
+    about = "NVDB API v2 compatible road database server"
+)]
+pub struct Cli {
+    /// Log filter (tracing env-filter syntax), e.g. info, vegdb=debug.
+    #[arg(long, env = "VEGDB_LOG", default_value = "info", global = true)]
+    pub log: String,
+    /// Log as JSON lines instead of text.
+    #[arg(long, env = "VEGDB_LOG_JSON", global = true)]
+    pub log_json: bool,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "VEGDB_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Runtime data directory (generations + CURRENT). Initialised from --demo when empty.
+    #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+    pub data: PathBuf,
+    /// Snapshot to initialise an empty data directory from (default: the embedded demo).
+    #[arg(long, env = "VEGDB_DEMO")]
+    pub demo: Option<PathBuf>,
+    /// Public base URL used in every href (no trailing slash), e.g. https://vegdb.example.no.
+    #[arg(long, env = "VEGDB_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Per-request time limit in seconds.
+    #[arg(long, env = "VEGDB_REQUEST_TIMEOUT", default_value_t = 30)]
+    pub request_timeout: u64,
+}
+
+/// `vegdb` with no subcommand: serve with defaults from the environment.
+#[derive(Parser, Debug)]
+pub struct ServeOnly {
+    #[command(flatten)]
+    pub args: ServeArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve the read API (default command).
+    Serve(ServeArgs),
+    /// Generate a dataset and publish it as a new generation in --data.
+    Generate {
+        #[arg(long, value_enum, default_value = "demo")]
+        scale: Scale,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+    },
+    /// Inspect or verify snapshot generations.
+    Snapshot {
+        #[command(subcommand)]
+        action: SnapshotAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SnapshotAction {
+    /// Print the manifest and row counts of a generation (default: CURRENT).
+    Inspect {
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        #[arg(long)]
+        generation: Option<u64>,
+    },
+    /// Check checksums, row counts and that the generation loads with consistent references.
+    Verify {
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        #[arg(long)]
+        generation: Option<u64>,
+    },
+}
+
+fn spinner(msg: &str) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed}] {msg}").expect("static template"),
+    );
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb.set_message(msg.to_string());
+    pb
+}
+
+fn pick_generation(data: &DataDir, generation: Option<u64>) -> anyhow::Result<PathBuf> {
+    let id = match generation {
+        Some(g) => g,
+        None => data
+            .current()?
+            .ok_or_else(|| anyhow::anyhow!("{} has no CURRENT generation", data.root.display()))?,
+    };
+    Ok(data.generation_dir(id))
+}
+
+pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> {
+    let data = DataDir::open(data)?;
+    let pb = spinner(&format!(
+        "generating {} dataset (seed {seed}): road network",
+        scale.name()
+    ));
+    let report = generate::generate(scale, seed, &data, &|step| {
+        pb.set_message(match step {
+            "network" => "objects".to_string(),
+            "objects" => "writing Parquet".to_string(),
+            other => other.to_string(),
+        })
+    })?;
+    pb.finish_and_clear();
+    println!(
+        "generation {}: {} links ({} segment rows, {:.0} km), {} objects of {} types, {} deleted, in {:.1} s -> {}",
+        report.generation,
+        report.links,
+        report.segments,
+        report.km,
+        report.objects,
+        report.types,
+        report.deleted,
+        report.seconds,
+        data.generation_dir(report.generation).display()
+    );
+    Ok(())
+}
+
+pub fn run_inspect(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
+    let data = DataDir::open(data)?;
+    let dir = pick_generation(&data, generation)?;
+    let m = Manifest::read(&dir)?;
+    println!("{}", serde_json::to_string_pretty(&m)?);
+    println!(
+        "generation {}: {} network rows, {} object rows in {} files, {} bytes",
+        m.generation,
+        m.total_rows("network/"),
+        m.files
+            .iter()
+            .filter(|f| f.type_id.is_some())
+            .map(|f| f.rows)
+            .sum::<u64>(),
+        m.files.len(),
+        m.files.iter().map(|f| f.bytes).sum::<u64>()
+    );
+    Ok(())
+}
+
+pub fn run_verify(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
+    use sha2::{Digest, Sha256};
+    let data = DataDir::open(data)?;
+    let dir = pick_generation(&data, generation)?;
+    let m = Manifest::read(&dir)?;
+    let pb = ProgressBar::new(m.files.len() as u64);
+    pb.set_style(
+        ProgressStyle::with_template("[{elapsed}] {bar:30} {pos}/{len} {msg}")
+            .expect("static template"),
+    );
+    let mut problems = Vec::new();
+    for f in &m.files {
+        pb.set_message(f.path.clone());
+        let p = dir.join(&f.path);
+        let mut file = std::fs::File::open(&p)?;
+        let mut h = Sha256::new();
+        let n = std::io::copy(&mut file, &mut h)?;
+        let sum = crate::snapshot::parquet_write::hex(&h.finalize());
+        if sum != f.sha256 || n != f.bytes {
+            problems.push(format!(
+                "{}: checksum or size differs from the manifest",
+                f.path
+            ));
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    let spin = spinner("loading and cross-checking");
+    let (g, stats) = Generation::load(&dir, &|_| {})?;
+    spin.finish_and_clear();
+    problems.extend(crate::snapshot::check::consistency(&g));
+    for f in &m.files {
+        let loaded = if f.path.starts_with("network/") {
+            Some(g.network.len() as u64)
+        } else {
+            f.type_id
+                .map(|t| g.objects.get(&t).map(|d| d.table.len() as u64).unwrap_or(0))
+        };
+        if let Some(rows) = loaded {
+            if rows != f.rows {
+                problems.push(format!(
+                    "{}: manifest says {} rows, file has {rows}",
+                    f.path, f.rows
+                ));
+            }
+        }
+    }
+    println!(
+        "generation {}: {} network rows, {} objects, read {} ms, indexed {} ms",
+        g.id, stats.rows_network, stats.rows_objects, stats.read_ms, stats.index_ms
+    );
+    if problems.is_empty() {
+        println!("OK: checksums, row counts and references are consistent");
+        Ok(())
+    } else {
+        for p in problems.iter().take(50) {
+            println!("PROBLEM: {p}");
+        }
+        anyhow::bail!("{} problems found", problems.len())
+    }
+}

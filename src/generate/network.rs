@@ -1,0 +1,795 @@
+//! Road network generation inside the real municipal polygons.
+//!
+//! 1. A skeleton of trunk roads (E/R, numbers from the national routes) along a minimum spanning
+//!    tree between municipality centres.
+//! 2. Per municipality, in parallel: a street grid (K roads) around the centre sized by
+//!    population, county roads (F) from the centre to villages inside the polygon, and private
+//!    dead ends (P) off existing nodes.
+//!
+//! Every new road starts at an existing node, so the graph is connected. Paths are cut into
+//! links of 40–160 m; hp parts restart at county borders and every ~10 km, and a hp border inside
+//! a link splits it into two segment rows with their own road reference.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::area::{Areas, Municipality};
+use crate::geo::linref::{length_2d, sub_line};
+use crate::geo::Coord3;
+use crate::snapshot::columns::{Days, RoadNetwork};
+
+/// A drawn link before ids are assigned. Segments cover `from..to` with their road reference.
+#[derive(Debug, Clone)]
+pub struct LinkDraft {
+    pub start_node: u64,
+    pub end_node: u64,
+    pub coords: Vec<Coord3>,
+    pub segments: Vec<SegmentDraft>,
+    pub municipality: u16,
+    pub lanes: &'static str,
+    pub medium: u8,
+    pub theme_code: u16,
+    pub road_type: u8,
+    pub topology_level: u8,
+    /// Index (within the same draft list) of the parent link, for carriageway links.
+    pub super_link: Option<usize>,
+    pub is_connection: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct SegmentDraft {
+    pub from: f64,
+    pub to: f64,
+    pub category: u8,
+    pub status: u8,
+    pub number: u32,
+    pub hp: u16,
+    pub from_m: u32,
+    pub to_m: u32,
+}
+
+/// A run of link ranges along one road and hp, in metering order: where stretch objects go.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    /// (global link index, from, to)
+    pub parts: Vec<(usize, f64, f64)>,
+    pub category: u8,
+    pub municipality: u16,
+    pub length_m: f64,
+    /// Ranges of `parts` indexes that are tunnels / bridges.
+    pub tunnels: Vec<std::ops::Range<usize>>,
+    pub bridges: Vec<std::ops::Range<usize>>,
+}
+
+pub struct NetworkPlan {
+    pub municipalities: Vec<u16>,
+    pub target_km: f64,
+}
+
+pub struct GeneratedNetwork {
+    pub network: RoadNetwork,
+    pub chains: Vec<Chain>,
+    /// Link id of each draft index.
+    pub link_ids: Vec<u64>,
+}
+
+const FIRST_LINK_ID: u64 = 1_000_001;
+const STEP_M: f64 = 25.0;
+
+fn terrain_z(x: f64, y: f64) -> f64 {
+    let h = 40.0
+        + 350.0 * ((x / 23_000.0).sin() * (y / 31_000.0).cos()).abs()
+        + 60.0 * ((x + y) / 7_000.0).sin();
+    (h.max(1.0) * 1000.0).round() / 1000.0
+}
+
+/// A wiggly path from a to b with vertices about every 25 m.
+fn path_between(rng: &mut ChaCha8Rng, a: (f64, f64), b: (f64, f64), wiggle: f64) -> Vec<Coord3> {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let len = (dx * dx + dy * dy).sqrt().max(1.0);
+    let n = ((len / STEP_M).ceil() as usize).max(1);
+    let (nx, ny) = (-dy / len, dx / len);
+    let amp = wiggle * len.min(30_000.0);
+    let (p1, p2) = (
+        rng.random::<f64>() * std::f64::consts::TAU,
+        rng.random::<f64>() * std::f64::consts::TAU,
+    );
+    let (k1, k2) = (
+        1.0 + rng.random::<f64>() * 2.0,
+        3.0 + rng.random::<f64>() * 5.0,
+    );
+    (0..=n)
+        .map(|i| {
+            let t = i as f64 / n as f64;
+            let env = (t * std::f64::consts::PI).sin();
+            let off = env
+                * amp
+                * (0.7 * (k1 * t * std::f64::consts::TAU + p1).sin()
+                    + 0.3 * (k2 * t * std::f64::consts::TAU + p2).sin());
+            let x = a.0 + dx * t + nx * off;
+            let y = a.1 + dy * t + ny * off;
+            [round3(x), round3(y), terrain_z(x, y)]
+        })
+        .collect()
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// Random point inside a municipality (rejection sampling in its bbox).
+fn point_inside(rng: &mut ChaCha8Rng, m: &Municipality) -> (f64, f64) {
+    use geo::Contains;
+    let (min, max) = (m.bbox.min(), m.bbox.max());
+    for _ in 0..200 {
+        let p = (
+            rng.random_range(min.x..=max.x),
+            rng.random_range(min.y..=max.y),
+        );
+        if m.shape.contains(&geo::Point::new(p.0, p.1)) {
+            return p;
+        }
+    }
+    Areas::interior_point(&m.shape).unwrap_or(((min.x + max.x) / 2.0, (min.y + max.y) / 2.0))
+}
+
+/// Builds drafts in a local id space (nodes from `node_base`).
+struct DraftBuilder<'a> {
+    areas: &'a Areas,
+    rng: ChaCha8Rng,
+    drafts: Vec<LinkDraft>,
+    chains: Vec<Chain>,
+    next_node: u64,
+    /// (node id, position) of nodes usable as junctions
+    junctions: Vec<(u64, (f64, f64))>,
+    home: u16,
+    date_range: (Days, Days),
+}
+
+struct RoadSpec {
+    category: u8,
+    status: u8,
+    number: u32,
+    lanes: &'static str,
+    theme: u16,
+    road_type: u8,
+    /// hp counter to continue from
+    first_hp: u16,
+}
+
+impl<'a> DraftBuilder<'a> {
+    fn new(areas: &'a Areas, seed: u64, node_base: u64, home: u16) -> Self {
+        DraftBuilder {
+            areas,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            drafts: Vec::new(),
+            chains: Vec::new(),
+            next_node: node_base,
+            junctions: Vec::new(),
+            home,
+            date_range: (0, 0),
+        }
+    }
+
+    fn node(&mut self) -> u64 {
+        self.next_node += 1;
+        self.next_node
+    }
+
+    fn municipality_at(&self, x: f64, y: f64) -> u16 {
+        self.areas
+            .municipality_at(x, y)
+            .map(|m| m.number)
+            .unwrap_or(self.home)
+    }
+
+    /// Lay a road along `coords` from node `start` (ending at `end` if given). Returns the end
+    /// node and the next hp number.
+    fn lay_road(
+        &mut self,
+        coords: &[Coord3],
+        start: u64,
+        end: Option<u64>,
+        spec: &RoadSpec,
+        hp_every_m: f64,
+    ) -> (u64, u16) {
+        let total = length_2d(coords);
+        let mut hp = spec.first_hp;
+        let mut meter = 0.0f64;
+        let mut walked = 0.0;
+        let mut node = start;
+        let mut i0 = 0usize;
+        let mut county = 0u8;
+        let mut chain = Chain {
+            parts: vec![],
+            category: spec.category,
+            municipality: self.home,
+            length_m: 0.0,
+            tunnels: vec![],
+            bridges: vec![],
+        };
+        // tunnels/bridges: decided per path
+        let tunnel_len =
+            if matches!(spec.category, b'E' | b'R') && total > 6000.0 && self.rng.random_bool(0.35)
+            {
+                self.rng.random_range(600.0..3000.0)
+            } else {
+                0.0
+            };
+        let tunnel_at = self.rng.random_range(0.2..0.6) * total;
+        let bridge_at = if self.rng.random_bool(0.4) {
+            self.rng.random_range(0.1..0.9) * total
+        } else {
+            f64::INFINITY
+        };
+        let next_hp_at = |w: f64| ((w / hp_every_m).floor() + 1.0) * hp_every_m;
+        let mut hp_border = next_hp_at(0.0);
+        while i0 + 1 < coords.len() {
+            let target = self.rng.random_range(40.0..160.0);
+            // walk vertices until the link is long enough
+            let mut i1 = i0 + 1;
+            let mut len = seg_len(&coords[i0], &coords[i1]);
+            while len < target && i1 + 1 < coords.len() {
+                len += seg_len(&coords[i1], &coords[i1 + 1]);
+                i1 += 1;
+            }
+            if coords.len() - 1 - i1 < 2 && i1 + 1 < coords.len() {
+                // avoid a tiny last link
+                while i1 + 1 < coords.len() {
+                    len += seg_len(&coords[i1], &coords[i1 + 1]);
+                    i1 += 1;
+                }
+            }
+            let geom = coords[i0..=i1].to_vec();
+            let mid = geom[geom.len() / 2];
+            let m = self.municipality_at(mid[0], mid[1]);
+            let c = (m / 100) as u8;
+            let is_last = i1 + 1 >= coords.len();
+            let end_node = if is_last {
+                end.unwrap_or_else(|| self.node())
+            } else {
+                self.node()
+            };
+            if county != 0 && c != county && spec.category != b'K' && spec.category != b'P' {
+                // new county: new hp, meters restart
+                hp += 1;
+                meter = 0.0;
+                self.finish_chain(&mut chain);
+                hp_border = next_hp_at(walked);
+            }
+            county = c;
+            let mut segments = Vec::new();
+            if walked + len > hp_border && hp_border > walked + 1.0 && !is_last {
+                // a hp border inside this link: two segment rows
+                let f = (hp_border - walked) / len;
+                let m1 = meter + (hp_border - walked);
+                segments.push(SegmentDraft {
+                    from: 0.0,
+                    to: f,
+                    category: spec.category,
+                    status: spec.status,
+                    number: spec.number,
+                    hp,
+                    from_m: meter.round() as u32,
+                    to_m: m1.round() as u32,
+                });
+                hp += 1;
+                let rest = len - (hp_border - walked);
+                segments.push(SegmentDraft {
+                    from: f,
+                    to: 1.0,
+                    category: spec.category,
+                    status: spec.status,
+                    number: spec.number,
+                    hp,
+                    from_m: 0,
+                    to_m: rest.round() as u32,
+                });
+                meter = rest;
+                hp_border = next_hp_at(walked + len);
+            } else {
+                segments.push(SegmentDraft {
+                    from: 0.0,
+                    to: 1.0,
+                    category: spec.category,
+                    status: spec.status,
+                    number: spec.number,
+                    hp,
+                    from_m: meter.round() as u32,
+                    to_m: (meter + len).round() as u32,
+                });
+                meter += len;
+            }
+            let in_tunnel =
+                tunnel_len > 0.0 && walked + len > tunnel_at && walked < tunnel_at + tunnel_len;
+            let on_bridge = walked <= bridge_at && walked + len > bridge_at;
+            let medium = if in_tunnel {
+                b'U'
+            } else if on_bridge {
+                b'L'
+            } else {
+                b'T'
+            };
+            let idx = self.drafts.len();
+            let split = segments.len() == 2;
+            self.drafts.push(LinkDraft {
+                start_node: node,
+                end_node,
+                coords: geom,
+                segments,
+                municipality: m,
+                lanes: spec.lanes,
+                medium,
+                theme_code: spec.theme,
+                road_type: spec.road_type,
+                topology_level: 0,
+                super_link: None,
+                is_connection: false,
+            });
+            if split {
+                let f = self.drafts[idx].segments[0].to;
+                chain.parts.push((idx, 0.0, f));
+                chain.length_m += len * f;
+                self.finish_chain(&mut chain);
+                chain.parts.push((idx, f, 1.0));
+                chain.length_m += len * (1.0 - f);
+            } else {
+                let n = chain.parts.len();
+                if in_tunnel {
+                    extend_run(&mut chain.tunnels, n);
+                }
+                if on_bridge {
+                    extend_run(&mut chain.bridges, n);
+                }
+                chain.parts.push((idx, 0.0, 1.0));
+                chain.length_m += len;
+            }
+            chain.municipality = m;
+            // carriageways for some trunk links: two parallel links one level down
+            if spec.category == b'E' && medium == b'T' && self.rng.random_bool(0.04) {
+                for (side, lanes) in [(6.0, "1"), (-6.0, "2")] {
+                    let g = offset(&self.drafts[idx].coords, side);
+                    let mut d = self.drafts[idx].clone();
+                    d.coords = g;
+                    d.lanes = lanes;
+                    d.topology_level = 1;
+                    d.road_type = 1;
+                    d.super_link = Some(idx);
+                    self.drafts.push(d);
+                }
+            }
+            if self.rng.random_bool(0.15) {
+                self.junctions
+                    .push((end_node, (coords[i1][0], coords[i1][1])));
+            }
+            node = end_node;
+            walked += len;
+            i0 = i1;
+        }
+        self.finish_chain(&mut chain);
+        (node, hp + 1)
+    }
+
+    fn finish_chain(&mut self, chain: &mut Chain) {
+        if !chain.parts.is_empty() {
+            let done = std::mem::replace(
+                chain,
+                Chain {
+                    parts: vec![],
+                    category: chain.category,
+                    municipality: chain.municipality,
+                    length_m: 0.0,
+                    tunnels: vec![],
+                    bridges: vec![],
+                },
+            );
+            self.chains.push(done);
+        }
+    }
+}
+
+fn extend_run(runs: &mut Vec<std::ops::Range<usize>>, n: usize) {
+    match runs.last_mut() {
+        Some(r) if r.end == n => r.end = n + 1,
+        _ => runs.push(n..n + 1),
+    }
+}
+
+fn seg_len(a: &Coord3, b: &Coord3) -> f64 {
+    ((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2)).sqrt()
+}
+
+fn offset(coords: &[Coord3], d: f64) -> Vec<Coord3> {
+    let n = coords.len();
+    (0..n)
+        .map(|i| {
+            let (a, b) = (coords[i.saturating_sub(1)], coords[(i + 1).min(n - 1)]);
+            let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+            let l = (dx * dx + dy * dy).sqrt().max(1e-9);
+            let c = coords[i];
+            [round3(c[0] - dy / l * d), round3(c[1] + dx / l * d), c[2]]
+        })
+        .collect()
+}
+
+/// Numbers of E/R roads available in a county (from the national routes), plus generic R roads.
+fn trunk_roads(areas: &Areas, county: u8) -> Vec<(u8, u32)> {
+    let mut out: Vec<(u8, u32)> = areas
+        .routes
+        .iter()
+        .filter(|r| r.counties.contains(&county))
+        .flat_map(|r| r.roads.iter().copied())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Generate the network for the given municipalities.
+pub fn generate(
+    areas: &Areas,
+    plan: &NetworkPlan,
+    seed: u64,
+    dates: (Days, Days),
+) -> GeneratedNetwork {
+    let ms: Vec<&Municipality> = plan
+        .municipalities
+        .iter()
+        .filter_map(|&n| areas.municipality(n))
+        .collect();
+    let centres: Vec<(f64, f64)> = ms
+        .iter()
+        .map(|m| Areas::interior_point(&m.shape).unwrap_or((m.bbox.center().x, m.bbox.center().y)))
+        .collect();
+
+    // 1. skeleton: Prim's MST over the centres
+    let mut sk = DraftBuilder::new(areas, seed ^ 0x5EED, 0, ms[0].number);
+    sk.date_range = dates;
+    let centre_nodes: Vec<u64> = (0..ms.len()).map(|_| sk.node()).collect();
+    let n = ms.len();
+    let mut in_tree = vec![false; n];
+    let mut best = vec![(f64::INFINITY, usize::MAX); n];
+    in_tree[0] = true;
+    for j in 1..n {
+        best[j] = (dist(centres[0], centres[j]), 0);
+    }
+    let mut edges = Vec::new();
+    for _ in 1..n {
+        let (j, _) = (0..n)
+            .filter(|&j| !in_tree[j])
+            .map(|j| (j, best[j].0))
+            .fold(
+                (usize::MAX, f64::INFINITY),
+                |a, b| if b.1 < a.1 { b } else { a },
+            );
+        if j == usize::MAX {
+            break;
+        }
+        in_tree[j] = true;
+        edges.push((best[j].1, j));
+        for k in 0..n {
+            if !in_tree[k] {
+                let d = dist(centres[j], centres[k]);
+                if d < best[k].0 {
+                    best[k] = (d, j);
+                }
+            }
+        }
+    }
+    let mut hp_of: std::collections::HashMap<(u8, u32, u8), u16> = Default::default();
+    for (e, &(a, b)) in edges.iter().enumerate() {
+        let county = ms[a].county;
+        let roads = trunk_roads(areas, county);
+        let (category, number) = if roads.is_empty() || e % 4 == 3 {
+            (b'R', 100 + (e as u32 * 7) % 800)
+        } else {
+            roads[e % roads.len()]
+        };
+        let first_hp = *hp_of.get(&(category, number, county)).unwrap_or(&1);
+        let path = path_between(&mut sk.rng, centres[a], centres[b], 0.04);
+        let spec = RoadSpec {
+            category,
+            status: b'V',
+            number,
+            lanes: if category == b'E' && e % 3 == 0 {
+                "1#3#2#4"
+            } else {
+                "1#2"
+            },
+            theme: 7001,
+            road_type: if category == b'E' && e % 5 == 0 { 1 } else { 0 },
+            first_hp,
+        };
+        let (_, next_hp) = sk.lay_road(
+            &path,
+            centre_nodes[a],
+            Some(centre_nodes[b]),
+            &spec,
+            10_000.0,
+        );
+        hp_of.insert((category, number, county), next_hp);
+    }
+    let skeleton_km: f64 = sk
+        .drafts
+        .iter()
+        .filter(|d| d.topology_level == 0)
+        .map(|d| length_2d(&d.coords))
+        .sum::<f64>()
+        / 1000.0;
+    let remaining_km = (plan.target_km - skeleton_km).max(plan.target_km * 0.3);
+    let weight: Vec<f64> = ms
+        .iter()
+        .map(|m| (m.population as f64).sqrt().max(20.0))
+        .collect();
+    let wsum: f64 = weight.iter().sum();
+
+    // 2. municipal networks in parallel, each in its own node id space
+    let locals: Vec<DraftBuilder> = ms
+        .par_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let budget_m = remaining_km * 1000.0 * weight[i] / wsum;
+            let mut b = DraftBuilder::new(
+                areas,
+                seed.wrapping_mul(31).wrapping_add(m.number as u64),
+                (i as u64 + 1) << 32,
+                m.number,
+            );
+            b.date_range = dates;
+            local_roads(&mut b, m, centres[i], centre_nodes[i], budget_m);
+            b
+        })
+        .collect();
+
+    // merge: skeleton first, then municipalities in order
+    let mut drafts = sk.drafts;
+    let mut chains = sk.chains;
+    for b in locals {
+        let base = drafts.len();
+        chains.extend(b.chains.into_iter().map(|mut c| {
+            for p in &mut c.parts {
+                p.0 += base;
+            }
+            c
+        }));
+        drafts.extend(b.drafts.into_iter().map(|mut d| {
+            d.super_link = d.super_link.map(|s| s + base);
+            d
+        }));
+    }
+    finish(areas, drafts, chains, seed, dates)
+}
+
+fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
+    ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt()
+}
+
+/// K grid, F roads and P roads of one municipality, using about `budget_m` meters of road.
+fn local_roads(
+    b: &mut DraftBuilder,
+    m: &Municipality,
+    centre: (f64, f64),
+    centre_node: u64,
+    budget_m: f64,
+) {
+    // K: street grid, 45 % of the budget
+    let spacing = 120.0;
+    let k_budget = budget_m * 0.45;
+    let side = ((k_budget / (2.0 * spacing)).sqrt().floor() as i64).clamp(1, 400);
+    let angle: f64 = b.rng.random_range(0.0..1.5);
+    let (ca, sa) = (angle.cos(), angle.sin());
+    let half = side / 2;
+    let pos = |i: i64, j: i64| -> (f64, f64) {
+        let (u, v) = ((i - half) as f64 * spacing, (j - half) as f64 * spacing);
+        (centre.0 + u * ca - v * sa, centre.1 + u * sa + v * ca)
+    };
+    let mut grid_nodes = std::collections::HashMap::new();
+    grid_nodes.insert((half, half), centre_node);
+    let mut street_no = 1000u32;
+    for dir in 0..2 {
+        for line in 0..=side {
+            street_no += 1;
+            let status_g = b.rng.random_bool(0.05);
+            let spec = RoadSpec {
+                category: b'K',
+                status: if status_g { b'G' } else { b'V' },
+                number: street_no,
+                lanes: if status_g { "" } else { "1#2" },
+                theme: if status_g { 7042 } else { 7001 },
+                road_type: if status_g {
+                    4
+                } else if b.rng.random_bool(0.03) {
+                    6
+                } else {
+                    0
+                },
+                first_hp: 1,
+            };
+            let mut hp = 1u16;
+            for step in 0..side {
+                let (a_ij, b_ij) = if dir == 0 {
+                    ((step, line), (step + 1, line))
+                } else {
+                    ((line, step), (line, step + 1))
+                };
+                let pa = pos(a_ij.0, a_ij.1);
+                let pb = pos(b_ij.0, b_ij.1);
+                let na = *grid_nodes.entry(a_ij).or_insert_with(|| {
+                    b.next_node += 1;
+                    b.next_node
+                });
+                let nb = *grid_nodes.entry(b_ij).or_insert_with(|| {
+                    b.next_node += 1;
+                    b.next_node
+                });
+                let path = path_between(&mut b.rng, pa, pb, 0.01);
+                let s = RoadSpec {
+                    first_hp: hp,
+                    ..spec_clone(&spec)
+                };
+                let (_, next) = b.lay_road(&path, na, Some(nb), &s, 1e12);
+                hp = next.saturating_sub(1).max(1);
+                if b.rng.random_bool(0.1) {
+                    b.junctions.push((nb, pb));
+                }
+            }
+        }
+    }
+    // F roads: 35 % of the budget, from the centre to villages
+    let mut f_left = budget_m * 0.35;
+    let mut f_no = 100 + (m.number as u32 % 97) * 10;
+    let mut attempts = 0;
+    while f_left > 500.0 && attempts < 60 {
+        attempts += 1;
+        let target = point_inside(&mut b.rng, m);
+        let d = dist(centre, target);
+        if d < 300.0 {
+            continue;
+        }
+        let d = d.min(f_left.max(500.0));
+        let t = d / dist(centre, target);
+        let end = (
+            centre.0 + (target.0 - centre.0) * t,
+            centre.1 + (target.1 - centre.1) * t,
+        );
+        f_no += 1;
+        let path = path_between(&mut b.rng, centre, end, 0.06);
+        let spec = RoadSpec {
+            category: b'F',
+            status: b'V',
+            number: f_no,
+            lanes: "1#2",
+            theme: 7001,
+            road_type: 0,
+            first_hp: 1,
+        };
+        b.lay_road(&path, centre_node, None, &spec, 10_000.0);
+        f_left -= length_2d(&path);
+    }
+    // P roads: the rest, short dead ends off existing junctions
+    let mut p_left = budget_m * 0.20 + f_left.max(0.0);
+    let mut p_no = 1u32;
+    while p_left > 100.0 && !b.junctions.is_empty() {
+        let (node, at) = b.junctions[b.rng.random_range(0..b.junctions.len())];
+        let len = b.rng.random_range(150.0..1200.0_f64).min(p_left + 100.0);
+        let dir: f64 = b.rng.random_range(0.0..std::f64::consts::TAU);
+        let end = (at.0 + len * dir.cos(), at.1 + len * dir.sin());
+        let path = path_between(&mut b.rng, at, end, 0.08);
+        p_no += 1;
+        let spec = RoadSpec {
+            category: b'P',
+            status: b'V',
+            number: p_no,
+            lanes: "1#2",
+            theme: 7001,
+            road_type: 0,
+            first_hp: 1,
+        };
+        let first = b.drafts.len();
+        b.lay_road(&path, node, None, &spec, 1e12);
+        if b.rng.random_bool(0.3) {
+            if let Some(d) = b.drafts.get_mut(first) {
+                d.is_connection = true;
+            }
+        }
+        p_left -= len;
+    }
+}
+
+fn spec_clone(s: &RoadSpec) -> RoadSpec {
+    RoadSpec {
+        category: s.category,
+        status: s.status,
+        number: s.number,
+        lanes: s.lanes,
+        theme: s.theme,
+        road_type: s.road_type,
+        first_hp: s.first_hp,
+    }
+}
+
+/// Assign link ids and node ids and build the columnar network.
+fn finish(
+    areas: &Areas,
+    drafts: Vec<LinkDraft>,
+    chains: Vec<Chain>,
+    seed: u64,
+    dates: (Days, Days),
+) -> GeneratedNetwork {
+    // dense node ids in order of first appearance
+    let mut node_ids: std::collections::HashMap<u64, u64> =
+        std::collections::HashMap::with_capacity(drafts.len() * 2);
+    let mut next = 0u64;
+    let mut dense = |n: u64, map: &mut std::collections::HashMap<u64, u64>| -> u64 {
+        *map.entry(n).or_insert_with(|| {
+            next += 1;
+            next
+        })
+    };
+    let link_ids: Vec<u64> = (0..drafts.len() as u64)
+        .map(|i| FIRST_LINK_ID + i)
+        .collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xC0FFEE);
+    let mut n = RoadNetwork {
+        geom_offsets: vec![0],
+        ..Default::default()
+    };
+    for (i, d) in drafts.iter().enumerate() {
+        let start = dense(d.start_node, &mut node_ids);
+        let end = dense(d.end_node, &mut node_ids);
+        let m = areas
+            .municipality(d.municipality)
+            .expect("drafts use real municipalities");
+        let start_date = rng.random_range(dates.0..dates.1);
+        let capture = rng.random_range(dates.0..dates.1);
+        let (method, acc) = [(96u8, 10u16), (12, 50), (21, 100), (32, 300)][rng.random_range(0..4)];
+        let total_len = length_2d(&d.coords);
+        for s in &d.segments {
+            let g = if s.from == 0.0 && s.to == 1.0 {
+                d.coords.clone()
+            } else {
+                sub_line(&d.coords, s.from, s.to)
+            };
+            n.link_id.push(link_ids[i]);
+            n.from_pos.push(s.from);
+            n.to_pos.push(s.to);
+            n.start_node.push(start);
+            n.end_node.push(end);
+            n.length_m
+                .push(((s.to - s.from) * total_len * 1000.0).round() / 1000.0);
+            n.coords.extend_from_slice(&g);
+            n.geom_offsets.push(n.coords.len() as u32);
+            n.municipality.push(m.number);
+            n.county.push(m.county);
+            n.region.push(m.region);
+            n.road_department.push(m.road_department);
+            n.road_category.push(s.category);
+            n.road_status.push(s.status);
+            n.road_number.push(s.number);
+            n.hp.push(s.hp);
+            n.from_m.push(s.from_m);
+            n.to_m.push(s.to_m.max(s.from_m));
+            n.lanes.push(d.lanes.to_string());
+            n.medium.push(d.medium);
+            n.theme_code.push(d.theme_code);
+            n.is_connection.push(d.is_connection);
+            n.topology_level.push(d.topology_level);
+            n.super_id
+                .push(d.super_link.map(|s| link_ids[s]).unwrap_or(0));
+            n.road_type.push(d.road_type);
+            n.start_date.push(start_date);
+            n.q_method.push(method);
+            n.q_accuracy.push(acc);
+            n.q_height_accuracy.push(acc * 2);
+            n.q_tolerance.push(acc / 2 + 1);
+            n.q_visibility.push(0);
+            n.q_capture_date.push(capture);
+        }
+    }
+    GeneratedNetwork {
+        network: n,
+        chains,
+        link_ids,
+    }
+}

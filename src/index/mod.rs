@@ -1,0 +1,5 @@
+//! Indexes built when a generation loads: an R-tree over road link segments and roaring
+//! bitmaps per object type × area and per enumerated property value.
+
+pub mod bitmaps;
+pub mod rtree;

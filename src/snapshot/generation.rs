@@ -1,0 +1,175 @@
+//! A loaded generation: columns + indexes, immutable once built. The server holds one in an
+//! `ArcSwap`; a request takes it once and never mixes generations.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::columns::{DeletedTable, ObjectTable, RoadNetwork};
+use super::manifest::Manifest;
+use super::parquet_read::{read_deleted, read_network, read_objects};
+use super::parquet_write::{DELETED_FILE, NETWORK_FILE};
+use crate::area::Areas;
+use crate::catalog::Catalog;
+use crate::error::{EngineError, Result};
+use crate::index::bitmaps::TypeIndex;
+use crate::index::rtree::NetworkIndex;
+
+/// Objects of one type with their bitmap index.
+#[derive(Debug)]
+pub struct TypeData {
+    pub table: ObjectTable,
+    pub index: TypeIndex,
+}
+
+#[derive(Debug)]
+pub struct Generation {
+    pub id: u64,
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub catalog: &'static Catalog,
+    pub areas: &'static Areas,
+    pub network: RoadNetwork,
+    pub network_index: NetworkIndex,
+    pub objects: BTreeMap<u32, TypeData>,
+    pub deleted: DeletedTable,
+    /// child object id -> (parent type, parent id)
+    pub parents: HashMap<u64, (u32, u64)>,
+}
+
+/// Timings of a load, for logs and benchmarks.
+#[derive(Debug, Default, Clone)]
+pub struct LoadStats {
+    pub read_ms: u128,
+    pub index_ms: u128,
+    pub rows_network: usize,
+    pub rows_objects: usize,
+}
+
+impl Generation {
+    /// Load the generation in `dir` (a `gen-NNNNNN` directory). `progress` is told about each
+    /// finished step.
+    pub fn load(dir: &Path, progress: &(dyn Fn(&str) + Sync)) -> Result<(Generation, LoadStats)> {
+        let started = Instant::now();
+        let manifest = Manifest::read(dir)?;
+        let catalog = Catalog::embedded();
+        let areas = Areas::embedded();
+        for f in &manifest.files {
+            let p = dir.join(&f.path);
+            let len = std::fs::metadata(&p)
+                .map_err(|e| EngineError::io(&p, e))?
+                .len();
+            if len != f.bytes {
+                return Err(EngineError::corrupt(
+                    &p,
+                    format!("size {len}, manifest says {}", f.bytes),
+                ));
+            }
+        }
+        let object_files: Vec<(u32, PathBuf)> = manifest
+            .files
+            .iter()
+            .filter_map(|f| Some((f.type_id?, dir.join(&f.path))))
+            .collect();
+        let (network, tables) = rayon::join(
+            || read_network(&dir.join(NETWORK_FILE)),
+            || {
+                object_files
+                    .par_iter()
+                    .map(|(t, p)| read_objects(p, *t))
+                    .collect::<Result<Vec<_>>>()
+            },
+        );
+        let network = network?;
+        let tables = tables?;
+        let deleted_path = dir.join(DELETED_FILE);
+        let deleted = if deleted_path.exists() {
+            read_deleted(&deleted_path)?
+        } else {
+            DeletedTable::default()
+        };
+        let read_ms = started.elapsed().as_millis();
+        progress("read");
+        let index_started = Instant::now();
+        let (network_index, typed) = rayon::join(
+            || NetworkIndex::build(&network),
+            || {
+                tables
+                    .into_par_iter()
+                    .map(|table| {
+                        let index = TypeIndex::build(
+                            &table,
+                            catalog.object_type(table.type_id),
+                            &network,
+                            areas,
+                        );
+                        (table.type_id, TypeData { table, index })
+                    })
+                    .collect::<Vec<_>>()
+            },
+        );
+        let mut parents = HashMap::new();
+        for (_, d) in &typed {
+            for row in 0..d.table.len() {
+                for c in d.table.children(row) {
+                    parents.insert(d.table.child_id[c], (d.table.type_id, d.table.id[row]));
+                }
+            }
+        }
+        progress("indexed");
+        let stats = LoadStats {
+            read_ms,
+            index_ms: index_started.elapsed().as_millis(),
+            rows_network: network.len(),
+            rows_objects: typed.iter().map(|(_, d)| d.table.len()).sum(),
+        };
+        Ok((
+            Generation {
+                id: manifest.generation,
+                dir: dir.to_path_buf(),
+                manifest,
+                catalog,
+                areas,
+                network,
+                network_index,
+                objects: typed.into_iter().collect(),
+                deleted,
+                parents,
+            },
+            stats,
+        ))
+    }
+
+    pub fn object_count(&self) -> usize {
+        self.objects.values().map(|d| d.table.len()).sum()
+    }
+
+    /// Find an object by id in any type: (type id, row).
+    pub fn find_object(&self, id: u64) -> Option<(u32, usize)> {
+        self.objects
+            .iter()
+            .find_map(|(&t, d)| d.table.row_of(id).map(|r| (t, r)))
+    }
+}
+
+/// The current generation, swapped atomically when a new one is published. Readers call
+/// `current()` once per request.
+pub struct GenerationStore {
+    current: arc_swap::ArcSwap<Generation>,
+}
+
+impl GenerationStore {
+    pub fn new(g: Generation) -> Self {
+        GenerationStore {
+            current: arc_swap::ArcSwap::from_pointee(g),
+        }
+    }
+    pub fn current(&self) -> std::sync::Arc<Generation> {
+        self.current.load_full()
+    }
+    pub fn swap(&self, g: Generation) {
+        self.current.store(std::sync::Arc::new(g));
+    }
+}
