@@ -96,6 +96,9 @@ pub fn read_routes() -> Router<AppState> {
 /// `.xml` is not served. Runs before routing.
 pub fn rewrite_suffix(mut req: Request) -> Request {
     let path = req.uri().path();
+    if path.ends_with("/openapi.json") {
+        return req;
+    }
     if let Some(stripped) = path.strip_suffix(".json") {
         let rest = req
             .uri()

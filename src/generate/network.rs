@@ -145,6 +145,8 @@ struct DraftBuilder<'a> {
     junctions: Vec<(u64, (f64, f64))>,
     home: u16,
     date_range: (Days, Days),
+    /// Next hp per (category, number, county) for roads numbered per county (E, R, F).
+    hp_counters: std::collections::HashMap<(u8, u32, u8), u16>,
 }
 
 struct RoadSpec {
@@ -154,8 +156,8 @@ struct RoadSpec {
     lanes: &'static str,
     theme: u16,
     road_type: u8,
-    /// hp counter to continue from
-    first_hp: u16,
+    /// Meter value the road continues from (K streets laid edge by edge).
+    first_meter: f64,
 }
 
 impl<'a> DraftBuilder<'a> {
@@ -169,6 +171,7 @@ impl<'a> DraftBuilder<'a> {
             junctions: Vec::new(),
             home,
             date_range: (0, 0),
+            hp_counters: Default::default(),
         }
     }
 
@@ -184,8 +187,22 @@ impl<'a> DraftBuilder<'a> {
             .unwrap_or(self.home)
     }
 
+    /// The next hp part of a road in a county. K and P roads are numbered per municipality and
+    /// keep hp 1.
+    fn next_hp(&mut self, spec: &RoadSpec, county: u8) -> u16 {
+        if matches!(spec.category, b'K' | b'P') {
+            return 1;
+        }
+        let c = self
+            .hp_counters
+            .entry((spec.category, spec.number, county))
+            .or_insert(0);
+        *c += 1;
+        *c
+    }
+
     /// Lay a road along `coords` from node `start` (ending at `end` if given). Returns the end
-    /// node and the next hp number.
+    /// node and the meter value reached.
     fn lay_road(
         &mut self,
         coords: &[Coord3],
@@ -193,10 +210,10 @@ impl<'a> DraftBuilder<'a> {
         end: Option<u64>,
         spec: &RoadSpec,
         hp_every_m: f64,
-    ) -> (u64, u16) {
+    ) -> (u64, f64) {
         let total = length_2d(coords);
-        let mut hp = spec.first_hp;
-        let mut meter = 0.0f64;
+        let mut hp = 0u16;
+        let mut meter = spec.first_meter;
         let mut walked = 0.0;
         let mut node = start;
         let mut i0 = 0usize;
@@ -251,9 +268,11 @@ impl<'a> DraftBuilder<'a> {
             } else {
                 self.node()
             };
-            if county != 0 && c != county && spec.category != b'K' && spec.category != b'P' {
+            if county == 0 {
+                hp = self.next_hp(spec, c);
+            } else if c != county && spec.category != b'K' && spec.category != b'P' {
                 // new county: new hp, meters restart
-                hp += 1;
+                hp = self.next_hp(spec, c);
                 meter = 0.0;
                 self.finish_chain(&mut chain);
                 hp_border = next_hp_at(walked);
@@ -274,7 +293,7 @@ impl<'a> DraftBuilder<'a> {
                     from_m: meter.round() as u32,
                     to_m: m1.round() as u32,
                 });
-                hp += 1;
+                hp = self.next_hp(spec, c);
                 let rest = len - (hp_border - walked);
                 segments.push(SegmentDraft {
                     from: f,
@@ -368,7 +387,7 @@ impl<'a> DraftBuilder<'a> {
             i0 = i1;
         }
         self.finish_chain(&mut chain);
-        (node, hp + 1)
+        (node, meter)
     }
 
     fn finish_chain(&mut self, chain: &mut Chain) {
@@ -477,7 +496,6 @@ pub fn generate(
             }
         }
     }
-    let mut hp_of: std::collections::HashMap<(u8, u32, u8), u16> = Default::default();
     for (e, &(a, b)) in edges.iter().enumerate() {
         let county = ms[a].county;
         let roads = trunk_roads(areas, county);
@@ -486,7 +504,6 @@ pub fn generate(
         } else {
             roads[e % roads.len()]
         };
-        let first_hp = *hp_of.get(&(category, number, county)).unwrap_or(&1);
         let path = path_between(&mut sk.rng, centres[a], centres[b], 0.04);
         let spec = RoadSpec {
             category,
@@ -499,16 +516,15 @@ pub fn generate(
             },
             theme: 7001,
             road_type: if category == b'E' && e % 5 == 0 { 1 } else { 0 },
-            first_hp,
+            first_meter: 0.0,
         };
-        let (_, next_hp) = sk.lay_road(
+        sk.lay_road(
             &path,
             centre_nodes[a],
             Some(centre_nodes[b]),
             &spec,
             10_000.0,
         );
-        hp_of.insert((category, number, county), next_hp);
     }
     let skeleton_km: f64 = sk
         .drafts
@@ -537,7 +553,8 @@ pub fn generate(
                 m.number,
             );
             b.date_range = dates;
-            local_roads(&mut b, m, centres[i], centre_nodes[i], budget_m);
+            let place = ms[..i].iter().filter(|o| o.county == m.county).count() as u32;
+            local_roads(&mut b, m, place, centres[i], centre_nodes[i], budget_m);
             b
         })
         .collect();
@@ -569,6 +586,7 @@ fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
 fn local_roads(
     b: &mut DraftBuilder,
     m: &Municipality,
+    place_in_county: u32,
     centre: (f64, f64),
     centre_node: u64,
     budget_m: f64,
@@ -604,9 +622,9 @@ fn local_roads(
                 } else {
                     0
                 },
-                first_hp: 1,
+                first_meter: 0.0,
             };
-            let mut hp = 1u16;
+            let mut meter = 0.0;
             for step in 0..side {
                 let (a_ij, b_ij) = if dir == 0 {
                     ((step, line), (step + 1, line))
@@ -625,11 +643,11 @@ fn local_roads(
                 });
                 let path = path_between(&mut b.rng, pa, pb, 0.01);
                 let s = RoadSpec {
-                    first_hp: hp,
+                    first_meter: meter,
                     ..spec_clone(&spec)
                 };
-                let (_, next) = b.lay_road(&path, na, Some(nb), &s, 1e12);
-                hp = next.saturating_sub(1).max(1);
+                let (_, reached) = b.lay_road(&path, na, Some(nb), &s, 1e12);
+                meter = reached;
                 if b.rng.random_bool(0.1) {
                     b.junctions.push((nb, pb));
                 }
@@ -638,9 +656,10 @@ fn local_roads(
     }
     // F roads: 35 % of the budget, from the centre to villages
     let mut f_left = budget_m * 0.35;
-    let mut f_no = 100 + (m.number as u32 % 97) * 10;
+    // county road numbers are unique per county: 1000 + 100 × (municipality's place in county)
+    let mut f_no = 1000 + 100 * place_in_county;
     let mut attempts = 0;
-    while f_left > 500.0 && attempts < 60 {
+    while f_left > 500.0 && attempts < 60 && f_no < 1000 + 100 * place_in_county + 99 {
         attempts += 1;
         let target = point_inside(&mut b.rng, m);
         let d = dist(centre, target);
@@ -662,7 +681,7 @@ fn local_roads(
             lanes: "1#2",
             theme: 7001,
             road_type: 0,
-            first_hp: 1,
+            first_meter: 0.0,
         };
         b.lay_road(&path, centre_node, None, &spec, 10_000.0);
         f_left -= length_2d(&path);
@@ -684,7 +703,7 @@ fn local_roads(
             lanes: "1#2",
             theme: 7001,
             road_type: 0,
-            first_hp: 1,
+            first_meter: 0.0,
         };
         let first = b.drafts.len();
         b.lay_road(&path, node, None, &spec, 1e12);
@@ -705,7 +724,7 @@ fn spec_clone(s: &RoadSpec) -> RoadSpec {
         lanes: s.lanes,
         theme: s.theme,
         road_type: s.road_type,
-        first_hp: s.first_hp,
+        first_meter: s.first_meter,
     }
 }
 

@@ -1,0 +1,163 @@
+//! Cross-cutting behaviour: headers, media types, compression, OpenAPI coverage, status.
+
+use crate::server::TestServer;
+
+/// Every mounted GET route (with example parameters); the OpenAPI test checks coverage.
+const ROUTES: &[(&str, &str)] = &[
+    ("/vegobjekttyper", "/vegobjekttyper"),
+    ("/vegobjekttyper/{id}", "/vegobjekttyper/105"),
+    (
+        "/vegobjekttyper/{id}/{egenskapstype}",
+        "/vegobjekttyper/105/2021",
+    ),
+    (
+        "/vegobjekttyper/egenskapstyper/{egenskapstype}",
+        "/vegobjekttyper/egenskapstyper/2021",
+    ),
+    ("/vegobjekttyper/enheter", "/vegobjekttyper/enheter"),
+    ("/vegobjekttyper/datatyper", "/vegobjekttyper/datatyper"),
+    ("/vegobjekttyper/kategorier", "/vegobjekttyper/kategorier"),
+    ("/vegobjekttyper/versjon", "/vegobjekttyper/versjon"),
+    ("/omrader", "/omrader"),
+    ("/omrader/regioner", "/omrader/regioner"),
+    ("/omrader/fylker", "/omrader/fylker"),
+    ("/omrader/vegavdelinger", "/omrader/vegavdelinger"),
+    ("/omrader/kommuner", "/omrader/kommuner"),
+    ("/omrader/kontraktsomrader", "/omrader/kontraktsomrader"),
+    ("/omrader/riksvegruter", "/omrader/riksvegruter"),
+    ("/status", "/status"),
+];
+
+#[tokio::test]
+async fn every_mounted_route_is_in_the_openapi_document_and_answers() {
+    let s = TestServer::start().await;
+    let doc = s.get_json("/openapi.json", 200).await;
+    let paths = doc["paths"].as_object().expect("paths");
+    for (template, example) in ROUTES {
+        assert!(
+            paths.contains_key(*template),
+            "{template} missing from openapi.json"
+        );
+        let r = s.get(example).await;
+        assert_eq!(r.status(), 200, "{example}");
+    }
+    assert_eq!(
+        paths.len(),
+        ROUTES.len(),
+        "documented paths: {:?}",
+        paths.keys().collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn request_id_and_cors_on_every_response_including_errors() {
+    let s = TestServer::start().await;
+    for path in [
+        "/status",
+        "/vegobjekttyper/999999",
+        "/finnes/ikke",
+        "/omrader?x=1",
+    ] {
+        let r = s
+            .client
+            .get(format!("{}{path}", s.base))
+            .header("Origin", "https://example.org")
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            r.headers().contains_key("x-request-id"),
+            "{path}: {:?}",
+            r.headers()
+        );
+        assert_eq!(r.headers()["access-control-allow-origin"], "*", "{path}");
+    }
+    // a client's own request id is echoed
+    let r = s
+        .client
+        .get(format!("{}/status", s.base))
+        .header("X-REQUEST-ID", "abc-123")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-request-id"], "abc-123");
+}
+
+#[tokio::test]
+async fn media_types_follow_the_v2_rules() {
+    let s = TestServer::start().await;
+    let url = format!("{}/vegobjekttyper/105", s.base);
+    for accept in [
+        "application/json",
+        "application/vnd.vegvesen.nvdb-v2+json",
+        "application/vnd.vegvesen.nvdb-v2-rev2+json",
+        "text/html,application/xhtml+xml,*/*;q=0.8",
+    ] {
+        let r = s
+            .client
+            .get(&url)
+            .header("Accept", accept)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{accept}");
+        assert!(r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .contains("json"));
+    }
+    let r = s
+        .client
+        .get(&url)
+        .header("Accept", "application/xml")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body[0]["code"], 4001);
+    // a vendor type sent as Content-Type on GET (seen in real scripts) is ignored
+    let r = s
+        .client
+        .get(&url)
+        .header("Content-Type", "application/vnd.vegvesen.nvdb-v2+json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // format suffix
+    let a = s.get_json("/vegobjekttyper/105.json", 200).await;
+    assert_eq!(a, s.get_json("/vegobjekttyper/105", 200).await);
+}
+
+#[tokio::test]
+async fn gzip_when_asked_and_pretty_printing() {
+    let s = TestServer::start().await;
+    let r = s
+        .client
+        .get(format!("{}/vegobjekttyper?inkluder=alle", s.base))
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-encoding"], "gzip");
+    let plain = s.get("/status").await.text().await.unwrap();
+    let pretty = s.get("/status?pretty=true").await.text().await.unwrap();
+    assert!(!plain.contains('\n') && pretty.contains('\n'));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&plain).unwrap(),
+        serde_json::from_str::<serde_json::Value>(&pretty).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn status_names_the_catalogue_and_the_generation_time() {
+    let s = TestServer::start().await;
+    let st = s.get_json("/status", 200).await;
+    assert_eq!(
+        st["datakatalog"]["versjon"],
+        vegdb::catalog::Catalog::embedded().version.version
+    );
+    let t = st["datagrunnlag"]["sist_oppdatert"].as_str().unwrap();
+    assert!(chrono::DateTime::parse_from_rfc3339(t).is_ok(), "{t}");
+}

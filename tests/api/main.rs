@@ -1,0 +1,6 @@
+//! Integration tests: the real server over the tiny generated dataset.
+
+mod behaviour;
+mod read_catalog;
+mod read_omrader;
+mod server;
