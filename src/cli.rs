@@ -94,6 +94,13 @@ pub enum SnapshotAction {
         #[arg(long)]
         generation: Option<u64>,
     },
+    /// Load a generation as the server does and report the time per step and peak memory.
+    Load {
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        #[arg(long)]
+        generation: Option<u64>,
+    },
     /// Check checksums, row counts and that the generation loads with consistent references.
     Verify {
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
@@ -168,6 +175,44 @@ pub fn run_inspect(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
             .sum::<u64>(),
         m.files.len(),
         m.files.iter().map(|f| f.bytes).sum::<u64>()
+    );
+    Ok(())
+}
+
+/// Peak and current resident memory in KiB (Linux; zeros elsewhere).
+pub fn resident_kib() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+pub fn run_load(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
+    let data = DataDir::read_only(data);
+    let dir = pick_generation(&data, generation)?;
+    let started = std::time::Instant::now();
+    let spin = spinner("loading");
+    let (g, stats) = Generation::load(&dir, &|step| spin.set_message(step.to_string()))?;
+    spin.finish_and_clear();
+    let (peak, now) = resident_kib();
+    println!(
+        "generation {}: {} network rows, {} R-tree segments, {} objects in {} types; read {} ms, index {} ms, total {} ms; resident {:.2} GiB (peak {:.2} GiB)",
+        g.id,
+        stats.rows_network,
+        g.network_index.len(),
+        stats.rows_objects,
+        g.objects.len(),
+        stats.read_ms,
+        stats.index_ms,
+        started.elapsed().as_millis(),
+        now as f64 / 1048576.0,
+        peak as f64 / 1048576.0
     );
     Ok(())
 }

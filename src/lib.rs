@@ -12,5 +12,6 @@ pub mod api;
 pub mod cli;
 pub mod generate;
 pub mod index;
+pub mod query;
 pub mod server;
 pub mod snapshot;

@@ -16,6 +16,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Snapshot { action }) => match action {
             SnapshotAction::Inspect { data, generation } => cli::run_inspect(&data, generation),
             SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),
+            SnapshotAction::Load { data, generation } => cli::run_load(&data, generation),
         },
     }
 }

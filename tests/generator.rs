@@ -84,7 +84,9 @@ fn meters_run_consistently_along_each_road_part() {
     let g = load(&dir);
     let n = &g.network;
     // key: county, municipality for K/P roads, category, number, hp
-    let mut parts: HashMap<(u8, u16, u8, u32, u16), Vec<(u32, u32, f64)>> = HashMap::new();
+    // (county, municipality for K/P, category, number, hp) -> (from_m, to_m, length)
+    type Part = (u8, u16, u8, u32, u16);
+    let mut parts: HashMap<Part, Vec<(u32, u32, f64)>> = HashMap::new();
     for r in 0..n.len() {
         if n.topology_level[r] != 0 {
             continue;

@@ -1,9 +1,12 @@
 //! HTTP API: the read interface under `/nvdb/api/v2`. Handlers parse parameters, make one engine
 //! call against the generation taken once per request, and shape the JSON.
 
+pub mod cursor;
+pub mod dto;
 pub mod error;
 pub mod media;
 pub mod openapi;
+pub mod paging;
 pub mod params;
 pub mod read;
 
@@ -89,6 +92,9 @@ pub fn read_routes() -> Router<AppState> {
         .merge(read::catalog::routes())
         .merge(read::omrader::routes())
         .merge(read::status::routes())
+        .merge(read::veg::routes())
+        .merge(read::posisjon::routes())
+        .merge(read::vegnett::routes())
         .route("/openapi.json", get(openapi_json))
 }
 

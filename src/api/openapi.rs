@@ -26,6 +26,12 @@ use super::read;
         read::omrader::list_contract_areas,
         read::omrader::list_national_routes,
         read::status::get_status,
+        read::veg::get_position,
+        read::veg::get_positions,
+        read::posisjon::get_nearest,
+        read::vegnett::list_network_resources,
+        read::vegnett::list_links,
+        read::vegnett::get_link,
     ),
     components(schemas(crate::catalog::ObjectType, crate::catalog::PropertyType, crate::catalog::Unit, crate::catalog::DataType, crate::catalog::Category))
 )]

@@ -2,4 +2,5 @@
 //! bitmaps per object type × area and per enumerated property value.
 
 pub mod bitmaps;
+pub mod grid;
 pub mod rtree;

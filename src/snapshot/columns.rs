@@ -88,6 +88,13 @@ impl RoadNetwork {
         let end = self.link_id.partition_point(|&l| l <= link_id);
         start..end
     }
+    /// The first row ordered after (link id, start position) — where a cursor resumes.
+    pub fn first_row_after(&self, link_id: u64, from_pos: f64) -> usize {
+        let rows = self.rows_of_link(link_id);
+        let within = rows.clone().find(|&r| self.from_pos[r] > from_pos);
+        within.unwrap_or(rows.end)
+    }
+
     /// Rows of a link overlapping the position range `from..=to`.
     pub fn rows_overlapping(
         &self,

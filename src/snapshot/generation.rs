@@ -16,6 +16,7 @@ use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
 use crate::index::bitmaps::TypeIndex;
 use crate::index::rtree::NetworkIndex;
+use crate::query::network::NetworkIndexes;
 
 /// Objects of one type with their bitmap index.
 #[derive(Debug)]
@@ -33,6 +34,7 @@ pub struct Generation {
     pub areas: &'static Areas,
     pub network: RoadNetwork,
     pub network_index: NetworkIndex,
+    pub network_indexes: NetworkIndexes,
     pub objects: BTreeMap<u32, TypeData>,
     pub deleted: DeletedTable,
     /// child object id -> (parent type, parent id)
@@ -93,8 +95,13 @@ impl Generation {
         let read_ms = started.elapsed().as_millis();
         progress("read");
         let index_started = Instant::now();
-        let (network_index, typed) = rayon::join(
-            || NetworkIndex::build(&network),
+        let ((network_index, network_indexes), typed) = rayon::join(
+            || {
+                rayon::join(
+                    || NetworkIndex::build(&network),
+                    || NetworkIndexes::build(&network),
+                )
+            },
             || {
                 tables
                     .into_par_iter()
@@ -134,6 +141,7 @@ impl Generation {
                 areas,
                 network,
                 network_index,
+                network_indexes,
                 objects: typed.into_iter().collect(),
                 deleted,
                 parents,

@@ -26,6 +26,15 @@ const ROUTES: &[(&str, &str)] = &[
     ("/omrader/kontraktsomrader", "/omrader/kontraktsomrader"),
     ("/omrader/riksvegruter", "/omrader/riksvegruter"),
     ("/status", "/status"),
+    ("/veg", "/veg?veglenke=0.5@1000001"),
+    ("/veg/batch", "/veg/batch?veglenker=0.5@1000001"),
+    (
+        "/posisjon",
+        "/posisjon?lat=63.43&lon=10.39&maks_avstand=5000",
+    ),
+    ("/vegnett", "/vegnett"),
+    ("/vegnett/lenker", "/vegnett/lenker?antall=5"),
+    ("/vegnett/lenker/{id}", "/vegnett/lenker/1000001"),
 ];
 
 #[tokio::test]

@@ -2,5 +2,6 @@
 
 mod behaviour;
 mod read_catalog;
+mod read_network;
 mod read_omrader;
 mod server;

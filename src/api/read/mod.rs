@@ -2,4 +2,7 @@
 
 pub mod catalog;
 pub mod omrader;
+pub mod posisjon;
 pub mod status;
+pub mod veg;
+pub mod vegnett;

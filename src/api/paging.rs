@@ -1,0 +1,73 @@
+//! The list envelope `{objekter, metadata: {returnert, neste: {start, href}}}` shared by the
+//! paginated endpoints, and page-size rules.
+
+use serde_json::{json, Value};
+
+use super::cursor::Cursor;
+use super::error::{ApiError, ApiResult};
+use super::params::Params;
+use super::AppState;
+
+pub const DEFAULT_PAGE: usize = 1000;
+
+/// `antall`: default 1000; larger than `max` is clamped to `max` (as the v2 service does).
+pub fn page_size(p: &Params, max: usize) -> ApiResult<usize> {
+    match p.int("antall")? {
+        None => Ok(DEFAULT_PAGE.min(max)),
+        Some(n) if n >= 1 => Ok((n as usize).min(max)),
+        Some(n) => Err(ApiError::bad(
+            4002,
+            format!("antall må være et positivt heltall, ikke {n}"),
+        )),
+    }
+}
+
+/// The request's cursor, if any.
+pub fn start(p: &Params) -> ApiResult<Option<Cursor>> {
+    p.one("start")?.map(Cursor::decode).transpose()
+}
+
+/// Absolute URL repeating the query with `antall` and `start`.
+pub fn next_href(
+    s: &AppState,
+    path: &str,
+    query: Option<&str>,
+    antall: usize,
+    start: &str,
+) -> String {
+    let mut ser = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        if k != "start" && k != "antall" {
+            ser.append_pair(&k, &v);
+        }
+    }
+    ser.append_pair("antall", &antall.to_string());
+    ser.append_pair("start", start);
+    format!("{}?{}", s.href(path), ser.finish())
+}
+
+/// Build the envelope. `next` is the cursor after the last item, or the request's own `start`
+/// when the page is empty (the end: clients stop on `returnert == 0` or a repeated start).
+#[allow(clippy::too_many_arguments)]
+pub fn envelope(
+    s: &AppState,
+    path: &str,
+    query: Option<&str>,
+    items: Vec<Value>,
+    antall: usize,
+    next: String,
+    total: Option<u64>,
+    revision: u8,
+) -> Value {
+    let returned = items.len();
+    let mut metadata = json!({
+        "returnert": returned,
+        "neste": { "start": next, "href": next_href(s, path, query, antall, &next) },
+    });
+    if revision == 0 {
+        if let Some(t) = total {
+            metadata["antall"] = json!(t);
+        }
+    }
+    json!({ "objekter": items, "metadata": metadata })
+}

@@ -1,0 +1,133 @@
+//! /posisjon: the road positions nearest to a coordinate.
+
+use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
+
+use crate::api::dto::position_result;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::media::json as respond;
+use crate::api::{begin, AppState};
+use crate::geo::srid::{to_storage, Srid};
+use crate::query::network::{nearest, NearestFilter, NearestQuery};
+use crate::query::vegref::RoadRefFilter;
+
+/// Largest accepted `maks_avstand` (meters) and `maks_antall`.
+pub const MAX_DISTANCE_M: i64 = 100_000;
+pub const MAX_COUNT: i64 = 1000;
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/posisjon", get(get_nearest))
+}
+
+fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {
+    p.one(name)?
+        .map(|s| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| ApiError::bad(4010, format!("Ugyldig flyttall i {name}: '{s}'")))
+        })
+        .transpose()
+}
+
+/// GET /posisjon — nearest positions, ascending by distance; `[]` when none is within reach.
+#[utoipa::path(get, path = "/posisjon", tag = "vegnett",
+    params(("nord" = Option<f64>, Query, description = "northing in srid"), ("ost" = Option<f64>, Query, description = "easting in srid"),
+           ("lat" = Option<f64>, Query), ("lon" = Option<f64>, Query),
+           ("maks_avstand" = Option<i64>, Query, description = "meters, default 30, at most 100000"),
+           ("maks_antall" = Option<i64>, Query, description = "default 1, at most 1000"),
+           ("konnekteringslenker" = Option<bool>, Query, description = "default false"),
+           ("detaljerte_lenker" = Option<bool>, Query, description = "default false"),
+           ("vegreferanse" = Option<String>, Query, description = "restrict to these road references (filter form, comma list)"),
+           ("srid" = Option<String>, Query)),
+    responses((status = 200, description = "Array of position results with integer avstand"),
+               (status = 422, description = "Missing or conflicting coordinates, bad values")))]
+pub async fn get_nearest(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (p, n) = begin(
+        &headers,
+        q.as_deref(),
+        &[
+            "nord",
+            "ost",
+            "lat",
+            "lon",
+            "maks_avstand",
+            "maks_antall",
+            "konnekteringslenker",
+            "detaljerte_lenker",
+            "vegreferanse",
+            "srid",
+        ],
+    )?;
+    let srid = p
+        .one("srid")?
+        .map(Srid::parse)
+        .transpose()?
+        .unwrap_or_default();
+    let (x, y) = match (
+        float(&p, "nord")?,
+        float(&p, "ost")?,
+        float(&p, "lat")?,
+        float(&p, "lon")?,
+    ) {
+        (Some(nord), Some(ost), None, None) => to_storage(srid, ost, nord)?,
+        (None, None, Some(lat), Some(lon)) => to_storage(Srid::Wgs84, lon, lat)?,
+        (None, None, None, None) => {
+            return Err(ApiError::bad(
+                4004,
+                "Enten nord og ost eller lat og lon må angis",
+            ))
+        }
+        _ => {
+            return Err(ApiError::bad(
+                4009,
+                "Angi enten nord og ost eller lat og lon, begge koordinatene",
+            ))
+        }
+    };
+    let max_distance = p.int("maks_avstand")?.unwrap_or(30);
+    if !(0..=MAX_DISTANCE_M).contains(&max_distance) {
+        return Err(ApiError::bad(
+            4002,
+            format!("maks_avstand må være mellom 0 og {MAX_DISTANCE_M}"),
+        ));
+    }
+    let max_count = p.int("maks_antall")?.unwrap_or(1);
+    if !(1..=MAX_COUNT).contains(&max_count) {
+        return Err(ApiError::bad(
+            4002,
+            format!("maks_antall må være mellom 1 og {MAX_COUNT}"),
+        ));
+    }
+    let filter = NearestFilter {
+        include_connection_links: p.bool("konnekteringslenker")?.unwrap_or(false),
+        include_detailed_links: p.bool("detaljerte_lenker")?.unwrap_or(false),
+        roads: p
+            .list("vegreferanse")
+            .iter()
+            .map(|r| RoadRefFilter::parse(r))
+            .collect::<Result<_, _>>()?,
+    };
+    let g = s.store.current();
+    let q = NearestQuery {
+        x,
+        y,
+        max_distance_m: max_distance as f64,
+        max_count: max_count as usize,
+        filter,
+    };
+    let found = nearest(&g.network, &g.network_indexes, &g.network_index, &q);
+    let out = found
+        .iter()
+        .map(|pos| position_result(pos, srid, true))
+        .collect::<ApiResult<Vec<_>>>()?;
+    Ok(respond(n, &out))
+}

@@ -1,0 +1,153 @@
+//! /veg and /veg/batch: where a road reference or a link position lies.
+
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::{Map, Value};
+
+use crate::api::dto::position_result;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::media::json as respond;
+use crate::api::{begin, AppState};
+use crate::geo::srid::Srid;
+use crate::query::network::{locate_link, locate_road_ref, NetworkPosition};
+use crate::query::vegref::{LinkRef, RoadRefFilter};
+use crate::snapshot::generation::Generation;
+
+/// Most positions in one /veg/batch request.
+pub const MAX_BATCH: usize = 1000;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/veg", get(get_position))
+        .route("/veg/batch", get(get_positions))
+}
+
+fn lookup_road_ref(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>> {
+    let f = RoadRefFilter::parse_point(text)?;
+    Ok(locate_road_ref(&g.network, &g.network_indexes, &f))
+}
+
+fn lookup_link(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>> {
+    let l = LinkRef::parse(text)?;
+    if !l.is_point() {
+        return Err(ApiError::bad(
+            4005,
+            format!("Ugyldig veglenke '{text}': forventet <posisjon>@<id>"),
+        ));
+    }
+    Ok(locate_link(&g.network, l.link_id, l.from))
+}
+
+/// GET /veg — one position from `vegreferanse` or `veglenke`; 204 when it is not on the network.
+#[utoipa::path(get, path = "/veg", tag = "vegnett",
+    params(("vegreferanse" = Option<String>, Query, description = "fully qualified point, e.g. 5000Ev6hp1m2024"),
+           ("veglenke" = Option<String>, Query, description = "<posisjon>@<veglenkeid>"),
+           ("srid" = Option<String>, Query, description = "32633 (default), 25833, 5973, 6173, 4326, 25832, 25835, utm33, wgs84")),
+    responses((status = 200, description = "Position result {vegreferanse, veglenke, geometri}"),
+               (status = 204, description = "No such point on the network"),
+               (status = 422, description = "Neither or both parameters, or a malformed value")))]
+pub async fn get_position(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (p, n) = begin(
+        &headers,
+        q.as_deref(),
+        &["vegreferanse", "veglenke", "srid"],
+    )?;
+    let srid = p
+        .one("srid")?
+        .map(Srid::parse)
+        .transpose()?
+        .unwrap_or_default();
+    let g = s.store.current();
+    let found = match (p.one("vegreferanse")?, p.one("veglenke")?) {
+        (Some(r), None) => lookup_road_ref(&g, r)?,
+        (None, Some(l)) => lookup_link(&g, l)?,
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad(
+                4009,
+                "vegreferanse og veglenke kan ikke kombineres",
+            ))
+        }
+        (None, None) => {
+            return Err(ApiError::bad(
+                4004,
+                "Enten vegreferanse eller veglenke må angis",
+            ))
+        }
+    };
+    match found {
+        Some(pos) => Ok(respond(n, &position_result(&pos, srid, false)?)),
+        None => Ok(StatusCode::NO_CONTENT.into_response()),
+    }
+}
+
+/// GET /veg/batch — many positions; an object keyed by each submitted value, null when off the
+/// network. At most 1000 values.
+#[utoipa::path(get, path = "/veg/batch", tag = "vegnett",
+    params(("vegreferanser" = Option<String>, Query, description = "comma list of road reference points"),
+           ("veglenker" = Option<String>, Query, description = "comma list of <posisjon>@<id>"),
+           ("srid" = Option<String>, Query)),
+    responses((status = 200, description = "Object keyed by submitted value: position result or null"),
+               (status = 422, description = "Neither or both lists, more than 1000 values, or a malformed value")))]
+pub async fn get_positions(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (p, n) = begin(
+        &headers,
+        q.as_deref(),
+        &["vegreferanser", "veglenker", "srid"],
+    )?;
+    let srid = p
+        .one("srid")?
+        .map(Srid::parse)
+        .transpose()?
+        .unwrap_or_default();
+    let (values, by_ref) = match (p.has("vegreferanser"), p.has("veglenker")) {
+        (true, false) => (p.list("vegreferanser"), true),
+        (false, true) => (p.list("veglenker"), false),
+        (true, true) => {
+            return Err(ApiError::bad(
+                4009,
+                "vegreferanser og veglenker kan ikke kombineres",
+            ))
+        }
+        (false, false) => {
+            return Err(ApiError::bad(
+                4004,
+                "Enten vegreferanser eller veglenker må angis",
+            ))
+        }
+    };
+    if values.is_empty() {
+        return Err(ApiError::bad(4004, "Lista med posisjoner er tom"));
+    }
+    if values.len() > MAX_BATCH {
+        return Err(ApiError::bad(
+            4006,
+            format!("For mange posisjoner: {} (høyst {MAX_BATCH})", values.len()),
+        ));
+    }
+    let g = s.store.current();
+    let mut out = Map::with_capacity(values.len());
+    for v in values {
+        let found = if by_ref {
+            lookup_road_ref(&g, &v)?
+        } else {
+            lookup_link(&g, &v)?
+        };
+        let value = match found {
+            Some(pos) => position_result(&pos, srid, false)?,
+            None => Value::Null,
+        };
+        out.insert(v, value);
+    }
+    Ok(respond(n, &Value::Object(out)))
+}

@@ -1,0 +1,302 @@
+//! /vegnett, /vegnett/lenker and /vegnett/lenker/{id}: the road network as link segments.
+//!
+//! Area filters: region, fylke, vegavdeling and kommune are OR-ed with each other; vegreferanse
+//! and kartutsnitt are AND-ed onto that; veglenke stands alone. Pages are ordered by
+//! (link id, start position); the cursor holds the last (link id, start position).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
+use roaring::RoaringBitmap;
+use serde_json::{json, Value};
+
+use crate::api::cursor::Cursor;
+use crate::api::dto::{date, road_ref_stretch};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::media::json as respond;
+use crate::api::paging::{envelope, page_size, start};
+use crate::api::params::Params;
+use crate::api::{begin, AppState};
+use crate::area::AreaKind;
+use crate::geo::srid::{to_storage, Srid};
+use crate::geo::wkt;
+use crate::query::network::{row_key, select_rows, NetworkAreaFilter};
+use crate::query::vegref::{link_range_short, LinkRef, RoadRefFilter};
+use crate::snapshot::columns::{ROAD_TYPES, TOPOLOGY_LEVELS};
+use crate::snapshot::generation::Generation;
+
+/// Largest page of road links.
+pub const MAX_PAGE: usize = 10_000;
+
+const LIST_PARAMS: &[&str] = &[
+    "region",
+    "fylke",
+    "vegavdeling",
+    "kommune",
+    "vegreferanse",
+    "kartutsnitt",
+    "veglenke",
+    "srid",
+    "antall",
+    "start",
+];
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/vegnett", get(list_network_resources))
+        .route("/vegnett/lenker", get(list_links))
+        .route("/vegnett/lenker/{id}", get(get_link))
+}
+
+/// GET /vegnett
+#[utoipa::path(get, path = "/vegnett", tag = "vegnett", responses((status = 200, description = "[{navn: \"lenker\", href}]")))]
+pub async fn list_network_resources(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (_, n) = begin(&headers, q.as_deref(), &[])?;
+    Ok(respond(
+        n,
+        &json!([{ "navn": "lenker", "href": s.href("/vegnett/lenker") }]),
+    ))
+}
+
+/// One road link segment as the API shows it.
+pub fn link_json(s: &AppState, g: &Generation, row: usize, srid: Srid) -> ApiResult<Value> {
+    let n = &g.network;
+    let id = n.link_id[row];
+    let level = n.topology_level[row] as usize;
+    let mut v = json!({
+        "href": s.href(&format!("/vegnett/lenker/{id}")),
+        "metadata": { "startdato": date(n.start_date[row]) },
+        "veglenkeid": id,
+        "startposisjon": n.from_pos[row],
+        "sluttposisjon": n.to_pos[row],
+        "kortform": link_range_short(n.from_pos[row], n.to_pos[row], id),
+        "felt": n.lanes[row],
+        "medium": (n.medium[row] as char).to_string(),
+        "temakode": n.theme_code[row],
+        "konnekteringslenke": n.is_connection[row],
+        "topologinivå": level,
+        "topologinivå_tekst": TOPOLOGY_LEVELS.get(level).copied().unwrap_or("VEGTRASE"),
+        "startnode": n.start_node[row].to_string(),
+        "sluttnode": n.end_node[row].to_string(),
+        "geometri": {
+            "wkt": wkt::linestring_z(srid, n.geometry(row))?,
+            "srid": srid.code(),
+            "kvalitet": {
+                "metode": n.q_method[row],
+                "nøyaktighet": n.q_accuracy[row],
+                "høydenøyaktighet": n.q_height_accuracy[row],
+                "toleranse": n.q_tolerance[row],
+                "synlighet": n.q_visibility[row],
+                "datafangstdato": date(n.q_capture_date[row]),
+            },
+        },
+        "region": n.region[row],
+        "fylke": n.county[row],
+        "vegavdeling": n.road_department[row],
+        "kommune": n.municipality[row],
+        "vegreferanse": road_ref_stretch(&row_key(n, row), n.from_m[row], n.to_m[row]),
+        "strekningslengde": n.length_m[row],
+        "typeVeg": ROAD_TYPES.get(n.road_type[row] as usize).copied().unwrap_or(ROAD_TYPES[0]),
+    });
+    if n.super_id[row] != 0 {
+        // the v2 docs call it superid, the Java client reads foreldrelenkeid
+        v["superid"] = json!(n.super_id[row]);
+        v["foreldrelenkeid"] = json!(n.super_id[row]);
+    }
+    Ok(v)
+}
+
+/// `kartutsnitt=xmin,ymin,xmax,ymax` in `srid` -> storage bbox.
+pub fn parse_map_extent(text: &str, srid: Srid) -> ApiResult<[f64; 4]> {
+    let v: Vec<f64> = text
+        .trim_matches(|c| c == '{' || c == '}')
+        .split(',')
+        .map(|s| s.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            ApiError::bad(
+                4011,
+                format!("Ugyldig kartutsnitt '{text}': forventet xmin,ymin,xmax,ymax"),
+            )
+        })?;
+    if v.len() != 4 || v.iter().any(|x| !x.is_finite()) || v[0] > v[2] || v[1] > v[3] {
+        return Err(ApiError::bad(
+            4011,
+            format!("Ugyldig kartutsnitt '{text}': forventet xmin,ymin,xmax,ymax med min <= maks"),
+        ));
+    }
+    let mut b = [
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    for (x, y) in [(v[0], v[1]), (v[2], v[1]), (v[0], v[3]), (v[2], v[3])] {
+        let (sx, sy) = to_storage(srid, x, y)?;
+        b = [b[0].min(sx), b[1].min(sy), b[2].max(sx), b[3].max(sy)];
+    }
+    Ok(b)
+}
+
+fn area_numbers(p: &Params, name: &str, kind: AreaKind) -> ApiResult<Vec<(AreaKind, u32)>> {
+    Ok(p.int_list(name)?
+        .into_iter()
+        .map(|v| (kind, v as u32))
+        .collect())
+}
+
+fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult<RoaringBitmap> {
+    let links = p.list("veglenke");
+    let others = [
+        "region",
+        "fylke",
+        "vegavdeling",
+        "kommune",
+        "vegreferanse",
+        "kartutsnitt",
+    ];
+    if !links.is_empty() {
+        if others.iter().any(|o| p.has(o)) {
+            return Err(ApiError::bad(
+                4009,
+                "veglenke kan ikke kombineres med andre områdefilter",
+            ));
+        }
+        let mut rows = RoaringBitmap::new();
+        for l in links {
+            let l = LinkRef::parse(&l)?;
+            for r in g.network.rows_overlapping(l.link_id, l.from, l.to) {
+                rows.insert(r as u32);
+            }
+        }
+        return Ok(rows);
+    }
+    let mut any_of = area_numbers(p, "region", AreaKind::Region)?;
+    any_of.extend(area_numbers(p, "fylke", AreaKind::County)?);
+    any_of.extend(area_numbers(p, "vegavdeling", AreaKind::RoadDepartment)?);
+    any_of.extend(area_numbers(p, "kommune", AreaKind::Municipality)?);
+    let filter = NetworkAreaFilter {
+        any_of,
+        roads: p
+            .list("vegreferanse")
+            .iter()
+            .map(|r| RoadRefFilter::parse(r))
+            .collect::<Result<_, _>>()?,
+        bbox: p
+            .one("kartutsnitt")?
+            .map(|k| parse_map_extent(k, srid))
+            .transpose()?,
+    };
+    Ok(select_rows(
+        &g.network,
+        &g.network_indexes,
+        &g.network_index,
+        &filter,
+    ))
+}
+
+/// GET /vegnett/lenker — road link segments, filtered and paginated.
+#[utoipa::path(get, path = "/vegnett/lenker", tag = "vegnett",
+    params(("region" = Option<String>, Query), ("fylke" = Option<String>, Query), ("vegavdeling" = Option<String>, Query),
+           ("kommune" = Option<String>, Query), ("vegreferanse" = Option<String>, Query), ("kartutsnitt" = Option<String>, Query, description = "xmin,ymin,xmax,ymax in srid"),
+           ("veglenke" = Option<String>, Query, description = "id, pos@id or from-to@id; not with other area filters"),
+           ("srid" = Option<String>, Query), ("antall" = Option<usize>, Query, description = "page size, default 1000, at most 10000"),
+           ("start" = Option<String>, Query, description = "cursor from metadata.neste.start")),
+    responses((status = 200, description = "{objekter: [road links], metadata: {returnert, neste}}")))]
+pub async fn list_links(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (p, n) = begin(&headers, q.as_deref(), LIST_PARAMS)?;
+    let srid = p
+        .one("srid")?
+        .map(Srid::parse)
+        .transpose()?
+        .unwrap_or_default();
+    let antall = page_size(&p, MAX_PAGE)?;
+    let from = start(&p)?;
+    let g = s.store.current();
+    let rows = selected_rows(&g, &p, srid)?;
+    let net = &g.network;
+    // first row after the cursor's (link id, position)
+    let first = match from {
+        Some(c) => net.first_row_after(c.key, c.key2) as u32,
+        None => 0,
+    };
+    let mut items = Vec::with_capacity(antall.min(rows.len() as usize));
+    let mut last = None;
+    for r in rows.iter().skip_while(|&r| r < first).take(antall) {
+        items.push(link_json(&s, &g, r as usize, srid)?);
+        last = Some(r as usize);
+    }
+    let next = match (last, from) {
+        (Some(r), _) => Cursor {
+            generation: g.id,
+            key: net.link_id[r],
+            key2: net.from_pos[r],
+        }
+        .encode(),
+        (None, Some(c)) => p
+            .one("start")?
+            .map(str::to_string)
+            .unwrap_or_else(|| c.encode()),
+        (None, None) => Cursor {
+            generation: g.id,
+            key: u64::MAX,
+            key2: 1.0,
+        }
+        .encode(),
+    };
+    let total = Some(rows.len());
+    Ok(respond(
+        n,
+        &envelope(
+            &s,
+            "/vegnett/lenker",
+            q.as_deref(),
+            items,
+            antall,
+            next,
+            total,
+            n.revision,
+        ),
+    ))
+}
+
+/// GET /vegnett/lenker/{id} — the segments of one link (an array; a link can carry several
+/// road references).
+#[utoipa::path(get, path = "/vegnett/lenker/{id}", tag = "vegnett",
+    params(("id" = u64, Path), ("srid" = Option<String>, Query)),
+    responses((status = 200, description = "Array of the link's segments"), (status = 404, description = "Unknown link (4012)")))]
+pub async fn get_link(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (p, n) = begin(&headers, q.as_deref(), &["srid"])?;
+    let srid = p
+        .one("srid")?
+        .map(Srid::parse)
+        .transpose()?
+        .unwrap_or_default();
+    let id: u64 = id
+        .parse()
+        .map_err(|_| ApiError::bad(4002, format!("Ugyldig veglenke-id: '{id}'")))?;
+    let g = s.store.current();
+    let rows = g.network.rows_of_link(id);
+    if rows.is_empty() {
+        return Err(ApiError::not_found(format!("Veglenke {id} finnes ikke")));
+    }
+    let out = rows
+        .map(|r| link_json(&s, &g, r, srid))
+        .collect::<ApiResult<Vec<_>>>()?;
+    Ok(respond(n, &out))
+}

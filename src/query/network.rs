@@ -1,0 +1,320 @@
+//! Road network queries: where a road reference or link position lies, the nearest positions
+//! to a coordinate, and which link segments an area filter selects.
+
+use std::collections::HashMap;
+
+use roaring::RoaringBitmap;
+
+use super::vegref::{RoadKey, RoadRefFilter};
+use crate::area::AreaKind;
+use crate::geo::linref::{point_at, project};
+use crate::geo::Coord3;
+use crate::index::grid::{segment_distance2, SegmentGrid};
+use crate::index::rtree::NetworkIndex;
+use crate::snapshot::columns::RoadNetwork;
+
+/// Indexes over the road network built at load.
+#[derive(Debug, Default)]
+pub struct NetworkIndexes {
+    /// Road part -> level-0 rows sorted by from_m.
+    pub roads: HashMap<RoadKey, Vec<u32>>,
+    /// (area kind, number) -> rows.
+    pub areas: HashMap<(AreaKind, u32), RoaringBitmap>,
+    pub grid: SegmentGrid,
+}
+
+pub fn row_key(n: &RoadNetwork, row: usize) -> RoadKey {
+    RoadKey {
+        county: n.county[row],
+        municipality_part: RoadKey::municipality_part_of(n.road_category[row], n.municipality[row]),
+        category: n.road_category[row],
+        status: n.road_status[row],
+        number: n.road_number[row],
+        hp: n.hp[row],
+    }
+}
+
+impl NetworkIndexes {
+    pub fn build(n: &RoadNetwork) -> NetworkIndexes {
+        let mut roads: HashMap<RoadKey, Vec<u32>> = HashMap::new();
+        let mut areas: HashMap<(AreaKind, u32), RoaringBitmap> = HashMap::new();
+        for row in 0..n.len() {
+            if n.topology_level[row] == 0 {
+                roads.entry(row_key(n, row)).or_default().push(row as u32);
+            }
+            for k in [
+                (AreaKind::Municipality, n.municipality[row] as u32),
+                (AreaKind::County, n.county[row] as u32),
+                (AreaKind::Region, n.region[row] as u32),
+                (AreaKind::RoadDepartment, n.road_department[row] as u32),
+            ] {
+                areas.entry(k).or_default().insert(row as u32);
+            }
+        }
+        for rows in roads.values_mut() {
+            rows.sort_by_key(|&r| (n.from_m[r as usize], n.link_id[r as usize]));
+        }
+        NetworkIndexes {
+            roads,
+            areas,
+            grid: SegmentGrid::build(n),
+        }
+    }
+}
+
+/// A point on the network: the segment row, its link position, the point, and the reference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkPosition {
+    pub row: u32,
+    pub link_id: u64,
+    /// Relative position on the link, 0..=1.
+    pub position: f64,
+    pub point: Coord3,
+    pub road: RoadKey,
+    pub meter: u32,
+    /// Only for nearest queries: meters from the query point.
+    pub distance_m: f64,
+}
+
+/// The meter value (unrounded) of a link position within a segment row: the inverse of
+/// `locate_road_ref`'s meter → position mapping.
+pub fn meter_exact(n: &RoadNetwork, row: usize, position: f64) -> f64 {
+    let span = n.to_pos[row] - n.from_pos[row];
+    let f = if span > 0.0 {
+        ((position - n.from_pos[row]) / span).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    n.from_m[row] as f64 + f * (n.to_m[row] as f64 - n.from_m[row] as f64)
+}
+
+fn meter_at(n: &RoadNetwork, row: usize, position: f64) -> u32 {
+    meter_exact(n, row, position).round() as u32
+}
+
+fn position_in_row(n: &RoadNetwork, row: usize, position: f64, distance_m: f64) -> NetworkPosition {
+    let span = n.to_pos[row] - n.from_pos[row];
+    let f = if span > 0.0 {
+        ((position - n.from_pos[row]) / span).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    NetworkPosition {
+        row: row as u32,
+        link_id: n.link_id[row],
+        position,
+        point: point_at(n.geometry(row), f),
+        road: row_key(n, row),
+        meter: meter_at(n, row, position),
+        distance_m,
+    }
+}
+
+/// Where a fully qualified road reference point lies (level-0 links only).
+pub fn locate_road_ref(
+    n: &RoadNetwork,
+    idx: &NetworkIndexes,
+    f: &RoadRefFilter,
+) -> Option<NetworkPosition> {
+    let from = f.from?;
+    let key = RoadKey {
+        county: f.county?,
+        municipality_part: f.municipality_part?,
+        category: f.category?,
+        status: f.status?,
+        number: f.number?,
+        hp: from.hp,
+    };
+    let m = from.meter? as f64;
+    let rows = idx.roads.get(&key)?;
+    let row = rows
+        .iter()
+        .map(|&r| r as usize)
+        .find(|&r| n.from_m[r] as f64 <= m && m <= n.to_m[r] as f64)?;
+    let meters = (n.to_m[row] - n.from_m[row]) as f64;
+    let f = if meters > 0.0 {
+        (m - n.from_m[row] as f64) / meters
+    } else {
+        0.0
+    };
+    let position = n.from_pos[row] + f * (n.to_pos[row] - n.from_pos[row]);
+    let mut p = position_in_row(n, row, position, 0.0);
+    p.meter = m as u32;
+    Some(p)
+}
+
+/// Where a link position lies.
+pub fn locate_link(n: &RoadNetwork, link_id: u64, position: f64) -> Option<NetworkPosition> {
+    let rows = n.rows_of_link(link_id);
+    let row = rows
+        .clone()
+        .find(|&r| n.from_pos[r] <= position && position <= n.to_pos[r])?;
+    Some(position_in_row(n, row, position, 0.0))
+}
+
+/// Which rows a nearest query may return.
+#[derive(Debug, Clone, Default)]
+pub struct NearestFilter {
+    pub include_connection_links: bool,
+    pub include_detailed_links: bool,
+    /// Any of these references (empty = all roads).
+    pub roads: Vec<RoadRefFilter>,
+}
+
+impl NearestFilter {
+    pub fn accepts(&self, n: &RoadNetwork, row: usize) -> bool {
+        (self.include_connection_links || !n.is_connection[row])
+            && (self.include_detailed_links || n.topology_level[row] == 0)
+            && (self.roads.is_empty() || {
+                let key = row_key(n, row);
+                self.roads
+                    .iter()
+                    .any(|f| f.matches(&key, n.from_m[row], n.to_m[row]))
+            })
+    }
+}
+
+/// A nearest-position question: up to `max_count` rows within `max_distance_m` of (x, y)
+/// (storage coordinates) that pass `filter`.
+#[derive(Debug, Clone)]
+pub struct NearestQuery {
+    pub x: f64,
+    pub y: f64,
+    pub max_distance_m: f64,
+    pub max_count: usize,
+    pub filter: NearestFilter,
+}
+
+/// Up to `max_count` positions within `max_distance_m` of (x, y), nearest first; ties by row
+/// (link id, then position). One result per segment row.
+pub fn nearest(
+    n: &RoadNetwork,
+    idx: &NetworkIndexes,
+    rtree: &NetworkIndex,
+    q: &NearestQuery,
+) -> Vec<NetworkPosition> {
+    let NearestQuery {
+        x,
+        y,
+        max_distance_m,
+        max_count,
+        ref filter,
+    } = *q;
+    let mut best: Vec<(f64, u32)> = Vec::with_capacity(8);
+    let mut consider = |row: u32, d2: f64| {
+        if let Some(e) = best.iter_mut().find(|e| e.1 == row) {
+            if d2 < e.0 {
+                e.0 = d2;
+            }
+        } else if filter.accepts(n, row as usize) {
+            best.push((d2, row));
+        }
+    };
+    if idx.grid.covers(max_distance_m) {
+        idx.grid.visit_within(x, y, max_distance_m, &mut consider);
+    } else {
+        let r2 = max_distance_m * max_distance_m;
+        for (e, _) in rtree
+            .tree
+            .nearest_neighbor_iter_with_distance_2(&geo::Point::new(x, y))
+        {
+            let l = e.geom();
+            let d2 = segment_distance2(x, y, l.start.x, l.start.y, l.end.x, l.end.y);
+            if d2 > r2 {
+                break;
+            }
+            consider(e.data, d2);
+        }
+    }
+    best.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    best.truncate(max_count);
+    best.into_iter()
+        .map(|(d2, row)| {
+            let r = row as usize;
+            let (f, _) = project(n.geometry(r), x, y);
+            let position = n.from_pos[r] + f * (n.to_pos[r] - n.from_pos[r]);
+            let mut p = position_in_row(n, r, position, d2.sqrt());
+            p.point = point_at(n.geometry(r), f);
+            p
+        })
+        .collect()
+}
+
+/// The same answer by scanning every segment (the test oracle).
+pub fn nearest_brute_force(n: &RoadNetwork, q: &NearestQuery) -> Vec<(u32, f64)> {
+    let NearestQuery {
+        x,
+        y,
+        max_distance_m,
+        max_count,
+        ref filter,
+    } = *q;
+    let r2 = max_distance_m * max_distance_m;
+    let mut all: Vec<(f64, u32)> = (0..n.len())
+        .filter(|&r| filter.accepts(n, r))
+        .filter_map(|r| {
+            let d2 = n
+                .geometry(r)
+                .windows(2)
+                .map(|w| segment_distance2(x, y, w[0][0], w[0][1], w[1][0], w[1][1]))
+                .fold(f64::INFINITY, f64::min);
+            (d2 <= r2).then_some((d2, r as u32))
+        })
+        .collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    all.truncate(max_count);
+    all.into_iter().map(|(d2, r)| (r, d2)).collect()
+}
+
+/// Rows selected by the network area filters: the OR group (region, county, road department,
+/// municipality) intersected with road references and a map extent (storage coordinates).
+#[derive(Debug, Clone, Default)]
+pub struct NetworkAreaFilter {
+    pub any_of: Vec<(AreaKind, u32)>,
+    pub roads: Vec<RoadRefFilter>,
+    pub bbox: Option<[f64; 4]>,
+}
+
+pub fn select_rows(
+    n: &RoadNetwork,
+    idx: &NetworkIndexes,
+    rtree: &NetworkIndex,
+    f: &NetworkAreaFilter,
+) -> RoaringBitmap {
+    let mut rows = if f.any_of.is_empty() {
+        let mut all = RoaringBitmap::new();
+        all.insert_range(0..n.len() as u32);
+        all
+    } else {
+        let mut u = RoaringBitmap::new();
+        for k in &f.any_of {
+            if let Some(b) = idx.areas.get(k) {
+                u |= b;
+            }
+        }
+        u
+    };
+    if !f.roads.is_empty() {
+        let mut matched = RoaringBitmap::new();
+        for r in rows.iter() {
+            let key = row_key(n, r as usize);
+            if f.roads
+                .iter()
+                .any(|q| q.matches(&key, n.from_m[r as usize], n.to_m[r as usize]))
+            {
+                matched.insert(r);
+            }
+        }
+        rows = matched;
+    }
+    if let Some([x0, y0, x1, y1]) = f.bbox {
+        use rstar::AABB;
+        let env = AABB::from_corners(geo::Point::new(x0, y0), geo::Point::new(x1, y1));
+        let mut inside = RoaringBitmap::new();
+        for e in rtree.tree.locate_in_envelope_intersecting(&env) {
+            inside.insert(e.data);
+        }
+        rows &= inside;
+    }
+    rows
+}

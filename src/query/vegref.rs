@@ -1,0 +1,498 @@
+//! Road references (vegreferanse) as the v2 API writes and reads them.
+//!
+//! Short form: four-digit area prefix (county, municipality part — `00` for E, R and F roads),
+//! category, status and number, `hp<hp>`, then `m<meter>` or `m<from>-<to>`; e.g.
+//! `1800 Ev6 hp23 m17084`. Input is case-insensitive and may omit spaces. As a filter the
+//! reference may stop early: `E`, `?v`, `Ev`, `E6`, `Ev6`, `Ev6hp1`, `Ev6hp1-hp4`, `Ev6hp1m100`,
+//! `Ev6hp1m100-200`, `Ev6hp1m100-hp2m200`, each with or without the prefix.
+
+use std::fmt::Write;
+
+use crate::error::{EngineError, Result};
+
+pub const CATEGORIES: &[u8] = b"ERFKPS";
+pub const STATUSES: &[u8] = b"VWTSGUBMXAHPEQ";
+
+/// A position on the road (hp, meter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HpMeter {
+    pub hp: u16,
+    pub meter: Option<u32>,
+}
+
+/// A parsed reference or reference filter. `None` fields match anything.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RoadRefFilter {
+    pub county: Option<u8>,
+    /// Two-digit municipality part of the prefix (0 for E, R, F roads).
+    pub municipality_part: Option<u8>,
+    pub category: Option<u8>,
+    pub status: Option<u8>,
+    pub number: Option<u32>,
+    pub from: Option<HpMeter>,
+    /// Upper end of a range; `None` with `from` set means a single hp or point.
+    pub to: Option<HpMeter>,
+}
+
+fn bad(text: &str, why: &str) -> EngineError {
+    EngineError::invalid(4005, format!("Ugyldig vegreferanse '{text}': {why}"))
+}
+
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Cursor<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+    fn digits(&mut self, max: usize) -> Option<u32> {
+        let start = self.i;
+        while self.i < self.s.len() && self.s[self.i].is_ascii_digit() && self.i - start < max {
+            self.i += 1;
+        }
+        if self.i == start {
+            return None;
+        }
+        std::str::from_utf8(&self.s[start..self.i])
+            .ok()?
+            .parse()
+            .ok()
+    }
+    fn eat(&mut self, lit: &[u8]) -> bool {
+        if self.s[self.i..].starts_with(lit) {
+            self.i += lit.len();
+            true
+        } else {
+            false
+        }
+    }
+    fn done(&self) -> bool {
+        self.i >= self.s.len()
+    }
+}
+
+impl RoadRefFilter {
+    /// Parse the filter (or point) form.
+    pub fn parse(text: &str) -> Result<RoadRefFilter> {
+        let cleaned: String = text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_uppercase();
+        if cleaned.is_empty() {
+            return Err(bad(text, "tom verdi"));
+        }
+        let mut c = Cursor {
+            s: cleaned.as_bytes(),
+            i: 0,
+        };
+        let mut f = RoadRefFilter::default();
+        if cleaned.len() >= 4 && cleaned.as_bytes()[..4].iter().all(u8::is_ascii_digit) {
+            f.county = Some(c.digits(2).expect("two digits") as u8);
+            f.municipality_part = Some(c.digits(2).expect("two digits") as u8);
+        }
+        match c.peek() {
+            Some(b'?') => c.i += 1,
+            Some(k) if CATEGORIES.contains(&k) => {
+                f.category = Some(k);
+                c.i += 1;
+            }
+            _ => return Err(bad(text, "mangler vegkategori (E, R, F, K, P, S eller ?)")),
+        }
+        if let Some(s) = c.peek() {
+            if STATUSES.contains(&s) && !c.s[c.i..].starts_with(b"HP") {
+                f.status = Some(s);
+                c.i += 1;
+            }
+        }
+        if c.done() {
+            return Ok(f);
+        }
+        f.number = Some(c.digits(6).ok_or_else(|| bad(text, "mangler vegnummer"))?);
+        if c.done() {
+            return Ok(f);
+        }
+        let from = parse_hp_meter(&mut c).ok_or_else(|| bad(text, "forventet hp<nummer>"))?;
+        f.from = Some(from);
+        if c.eat(b"-") {
+            // range: `-hp4`, `-200` (meter in the same hp) or `-hp2m200`
+            let to = if c.peek() == Some(b'H') {
+                parse_hp_meter(&mut c).ok_or_else(|| bad(text, "forventet hp<nummer> etter '-'"))?
+            } else {
+                let m = c
+                    .digits(7)
+                    .ok_or_else(|| bad(text, "forventet meterverdi etter '-'"))?;
+                if from.meter.is_none() {
+                    return Err(bad(text, "meterintervall uten startmeter"));
+                }
+                HpMeter {
+                    hp: from.hp,
+                    meter: Some(m),
+                }
+            };
+            if to < from {
+                return Err(bad(text, "slutten av intervallet ligger før starten"));
+            }
+            f.to = Some(to);
+        }
+        if !c.done() {
+            return Err(bad(
+                text,
+                &format!("uventet tekst '{}'", String::from_utf8_lossy(&c.s[c.i..])),
+            ));
+        }
+        Ok(f)
+    }
+
+    /// Parse the fully qualified point form `/veg` requires (prefix, category, status, number,
+    /// hp and meter).
+    pub fn parse_point(text: &str) -> Result<RoadRefFilter> {
+        let f = Self::parse(text)?;
+        let complete = f.county.is_some()
+            && f.category.is_some()
+            && f.status.is_some()
+            && f.number.is_some()
+            && f.to.is_none()
+            && f.from.is_some_and(|p| p.meter.is_some());
+        if !complete {
+            return Err(bad(text, "et punkt må ha områdekode, kategori, status, nummer, hp og meter, f.eks. 1800Ev6hp23m17084"));
+        }
+        Ok(f)
+    }
+
+    /// Does a road part (its key and meter range) match this filter? `from_m..=to_m` is the
+    /// segment's meter range; it matches when it overlaps the filter's range.
+    pub fn matches(&self, key: &RoadKey, from_m: u32, to_m: u32) -> bool {
+        if self.county.is_some_and(|c| c != key.county)
+            || self
+                .municipality_part
+                .is_some_and(|m| m != key.municipality_part)
+            || self.category.is_some_and(|c| c != key.category)
+            || self.status.is_some_and(|s| s != key.status)
+            || self.number.is_some_and(|n| n != key.number)
+        {
+            return false;
+        }
+        let Some(from) = self.from else { return true };
+        let to = self.to.unwrap_or(HpMeter {
+            hp: from.hp,
+            meter: from.meter,
+        });
+        // compare (hp, meter) pairs; a missing meter spans the whole hp
+        let lo = (from.hp, from.meter.unwrap_or(0));
+        let hi = (to.hp, to.meter.unwrap_or(u32::MAX));
+        (key.hp, to_m) >= lo && (key.hp, from_m) <= hi
+    }
+}
+
+fn parse_hp_meter(c: &mut Cursor) -> Option<HpMeter> {
+    if !c.eat(b"HP") {
+        return None;
+    }
+    let hp = c.digits(4)? as u16;
+    let meter = if c.eat(b"M") {
+        Some(c.digits(7)?)
+    } else {
+        None
+    };
+    Some(HpMeter { hp, meter })
+}
+
+/// What identifies a road part (hp) in the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RoadKey {
+    pub county: u8,
+    pub municipality_part: u8,
+    pub category: u8,
+    pub status: u8,
+    pub number: u32,
+    pub hp: u16,
+}
+
+impl RoadKey {
+    /// The municipality part of the prefix: the last two digits for K and P roads, else 0.
+    pub fn municipality_part_of(category: u8, municipality: u16) -> u8 {
+        if matches!(category, b'K' | b'P') {
+            (municipality % 100) as u8
+        } else {
+            0
+        }
+    }
+
+    /// `1800 Ev6 hp23`
+    pub fn short(&self) -> String {
+        let mut s = String::with_capacity(24);
+        let _ = write!(
+            s,
+            "{:02}{:02} {}{}{} hp{}",
+            self.county,
+            self.municipality_part,
+            self.category as char,
+            (self.status as char).to_ascii_lowercase(),
+            self.number,
+            self.hp
+        );
+        s
+    }
+
+    /// `1800 Ev6 hp23 m17084`
+    pub fn point(&self, meter: u32) -> String {
+        format!("{} m{meter}", self.short())
+    }
+
+    /// `1800 Ev6 hp23 m17084-17117`
+    pub fn stretch(&self, from_m: u32, to_m: u32) -> String {
+        format!("{} m{from_m}-{to_m}", self.short())
+    }
+}
+
+/// A link position `<position>@<id>`, a range `<from>-<to>@<id>`, or a whole link `<id>`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkRef {
+    pub link_id: u64,
+    pub from: f64,
+    pub to: f64,
+}
+
+impl LinkRef {
+    pub fn parse(text: &str) -> Result<LinkRef> {
+        let t = text.trim();
+        let err =
+            |why: &str| EngineError::invalid(4005, format!("Ugyldig veglenke '{text}': {why}"));
+        let pos = |s: &str| -> Result<f64> {
+            let v: f64 = s
+                .trim()
+                .parse()
+                .map_err(|_| err("posisjonen er ikke et tall"))?;
+            if !(0.0..=1.0).contains(&v) {
+                return Err(err("posisjonen må ligge mellom 0 og 1"));
+            }
+            Ok(v)
+        };
+        let (positions, id) = match t.split_once('@') {
+            Some((p, id)) => (Some(p), id),
+            None => (None, t),
+        };
+        let link_id: u64 = id
+            .trim()
+            .parse()
+            .map_err(|_| err("lenke-id er ikke et heltall"))?;
+        let (from, to) = match positions {
+            None => (0.0, 1.0),
+            Some(p) => match p.split_once('-') {
+                Some((a, b)) => (pos(a)?, pos(b)?),
+                None => {
+                    let v = pos(p)?;
+                    (v, v)
+                }
+            },
+        };
+        if from > to {
+            return Err(err("fra-posisjon er større enn til-posisjon"));
+        }
+        Ok(LinkRef { link_id, from, to })
+    }
+
+    pub fn is_point(&self) -> bool {
+        self.from == self.to
+    }
+}
+
+/// A position rounded to at most 8 decimals, written with at least one decimal.
+pub fn format_position(p: f64) -> String {
+    let mut s = format!("{:.8}", (p * 1e8).round() / 1e8);
+    while s.ends_with('0') && !s.ends_with(".0") {
+        s.pop();
+    }
+    s
+}
+
+/// `0.3@1125766`
+pub fn link_point_short(position: f64, link_id: u64) -> String {
+    format!("{}@{link_id}", format_position(position))
+}
+
+/// `0.0-1.0@1125766`
+pub fn link_range_short(from: f64, to: f64, link_id: u64) -> String {
+    format!(
+        "{}-{}@{link_id}",
+        format_position(from),
+        format_position(to)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parses_the_documented_forms() {
+        let p = RoadRefFilter::parse("1800Ev6hp23m17084").unwrap();
+        assert_eq!(
+            (
+                p.county,
+                p.municipality_part,
+                p.category,
+                p.status,
+                p.number
+            ),
+            (Some(18), Some(0), Some(b'E'), Some(b'V'), Some(6))
+        );
+        assert_eq!(
+            p.from,
+            Some(HpMeter {
+                hp: 23,
+                meter: Some(17084)
+            })
+        );
+        assert_eq!(RoadRefFilter::parse("1800 Ev6 hp23 m17084").unwrap(), p);
+        assert_eq!(RoadRefFilter::parse("1800ev6HP23M17084").unwrap(), p);
+        let e = RoadRefFilter::parse("E").unwrap();
+        assert_eq!((e.category, e.status, e.number), (Some(b'E'), None, None));
+        let q = RoadRefFilter::parse("?v").unwrap();
+        assert_eq!((q.category, q.status), (None, Some(b'V')));
+        assert_eq!(RoadRefFilter::parse("E6").unwrap().status, None);
+        assert_eq!(RoadRefFilter::parse("E6").unwrap().number, Some(6));
+        let r = RoadRefFilter::parse("Ev6hp1-hp4").unwrap();
+        assert_eq!((r.from.unwrap().hp, r.to.unwrap().hp), (1, 4));
+        let m = RoadRefFilter::parse("Ev6hp1m100-200").unwrap();
+        assert_eq!(
+            m.to,
+            Some(HpMeter {
+                hp: 1,
+                meter: Some(200)
+            })
+        );
+        let x = RoadRefFilter::parse("1200Ev39hp1m100-hp2m200").unwrap();
+        assert_eq!(
+            x.to,
+            Some(HpMeter {
+                hp: 2,
+                meter: Some(200)
+            })
+        );
+        assert_eq!(x.county, Some(12));
+        // K roads carry the municipality part
+        let k = RoadRefFilter::parse("0906 Kv31007 hp1 m0-79").unwrap();
+        assert_eq!(
+            (k.county, k.municipality_part, k.category),
+            (Some(9), Some(6), Some(b'K'))
+        );
+    }
+
+    #[test]
+    fn rejects_malformed_references() {
+        for bad in [
+            "",
+            "X6",
+            "Ev",
+            "Ev6hp",
+            "Ev6hp1m",
+            "Ev6hp2-hp1",
+            "Ev6hp1m300-200",
+            "Ev6hp1x",
+            "1800",
+            "Ev6hp1-200",
+        ] {
+            if bad == "Ev" {
+                assert!(RoadRefFilter::parse(bad).is_ok());
+                continue;
+            }
+            assert!(RoadRefFilter::parse(bad).is_err(), "{bad} should fail");
+        }
+        assert!(
+            RoadRefFilter::parse_point("Ev6hp1m100").is_err(),
+            "no prefix"
+        );
+        assert!(
+            RoadRefFilter::parse_point("1800Ev6hp1").is_err(),
+            "no meter"
+        );
+        assert!(
+            RoadRefFilter::parse_point("1800E6hp1m5").is_err(),
+            "no status"
+        );
+    }
+
+    #[test]
+    fn filter_matches_overlapping_ranges() {
+        let key = RoadKey {
+            county: 18,
+            municipality_part: 0,
+            category: b'E',
+            status: b'V',
+            number: 6,
+            hp: 2,
+        };
+        let f = RoadRefFilter::parse("Ev6hp1-hp4").unwrap();
+        assert!(f.matches(&key, 0, 500));
+        let f = RoadRefFilter::parse("Ev6hp2m100-200").unwrap();
+        assert!(f.matches(&key, 150, 300));
+        assert!(!f.matches(&key, 201, 300));
+        assert!(!RoadRefFilter::parse("Ev6hp3").unwrap().matches(&key, 0, 10));
+        assert!(!RoadRefFilter::parse("Rv6").unwrap().matches(&key, 0, 10));
+        assert!(RoadRefFilter::parse("1800E").unwrap().matches(&key, 0, 10));
+    }
+
+    #[test]
+    fn link_positions() {
+        assert_eq!(
+            LinkRef::parse("0.123@1337").unwrap(),
+            LinkRef {
+                link_id: 1337,
+                from: 0.123,
+                to: 0.123
+            }
+        );
+        assert_eq!(
+            LinkRef::parse("1337").unwrap(),
+            LinkRef {
+                link_id: 1337,
+                from: 0.0,
+                to: 1.0
+            }
+        );
+        assert_eq!(
+            LinkRef::parse("0.1-0.5@7").unwrap(),
+            LinkRef {
+                link_id: 7,
+                from: 0.1,
+                to: 0.5
+            }
+        );
+        for bad in ["1.5@3", "a@3", "0.5@x", "0.6-0.2@3", ""] {
+            assert!(LinkRef::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(format_position(0.0), "0.0");
+        assert_eq!(format_position(1.0), "1.0");
+        assert_eq!(format_position(0.123456789), "0.12345679");
+        assert_eq!(link_point_short(0.3, 1125766), "0.3@1125766");
+    }
+
+    proptest! {
+        #[test]
+        fn short_form_parses_back(county in 1u8..60, mp in 0u8..100, cat in 0usize..5, st in 0usize..14, number in 1u32..99999, hp in 1u16..999, m in 0u32..999_999) {
+            let key = RoadKey { county, municipality_part: mp, category: CATEGORIES[cat], status: STATUSES[st], number, hp };
+            let text = key.point(m);
+            let f = RoadRefFilter::parse_point(&text).unwrap();
+            prop_assert_eq!(f.county, Some(county));
+            prop_assert_eq!(f.municipality_part, Some(mp));
+            prop_assert_eq!(f.category, Some(key.category));
+            prop_assert_eq!(f.status, Some(key.status));
+            prop_assert_eq!(f.number, Some(number));
+            prop_assert_eq!(f.from, Some(HpMeter { hp, meter: Some(m) }));
+        }
+
+        #[test]
+        fn positions_round_to_eight_decimals(p in 0.0f64..=1.0) {
+            let s = format_position(p);
+            let back: f64 = s.parse().unwrap();
+            prop_assert!((back - p).abs() <= 0.5e-8 + 1e-15);
+            prop_assert!(s.contains('.'));
+            prop_assert!(s.split('.').nth(1).unwrap().len() <= 8);
+        }
+    }
+}

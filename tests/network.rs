@@ -1,0 +1,176 @@
+//! Road network engine against independent expectations: nearest positions against a
+//! brute-force scan of every segment, and road reference ↔ link position inverses.
+
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+use vegdb::generate::{generate_into, Scale};
+use vegdb::query::network::{
+    locate_link, locate_road_ref, meter_exact, nearest, nearest_brute_force, row_key,
+    NearestFilter, NearestQuery,
+};
+use vegdb::query::vegref::{HpMeter, RoadRefFilter};
+use vegdb::snapshot::generation::Generation;
+
+fn tiny() -> &'static Generation {
+    static G: OnceLock<Generation> = OnceLock::new();
+    G.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = generate_into(Scale::Tiny, 99, tmp.path()).unwrap();
+        let g = Generation::load(&dir, &|_| {}).unwrap().0;
+        std::mem::forget(tmp);
+        g
+    })
+}
+
+fn check(
+    x: f64,
+    y: f64,
+    radius: f64,
+    count: usize,
+    filter: &NearestFilter,
+) -> Result<(), TestCaseError> {
+    let g = tiny();
+    let q = NearestQuery {
+        x,
+        y,
+        max_distance_m: radius,
+        max_count: count,
+        filter: filter.clone(),
+    };
+    let got = nearest(&g.network, &g.network_indexes, &g.network_index, &q);
+    let want = nearest_brute_force(&g.network, &q);
+    let got_rows: Vec<(u32, f64)> = got.iter().map(|p| (p.row, p.distance_m)).collect();
+    prop_assert_eq!(
+        got_rows.len(),
+        want.len(),
+        "({}, {}) r={} k={}: {:?} vs {:?}",
+        x,
+        y,
+        radius,
+        count,
+        got_rows,
+        want
+    );
+    for ((row, d), (wrow, wd2)) in got_rows.iter().zip(&want) {
+        prop_assert_eq!(row, wrow, "({}, {}) r={}", x, y, radius);
+        prop_assert!((d - wd2.sqrt()).abs() < 1e-9);
+    }
+    for w in got.windows(2) {
+        prop_assert!(w[0].distance_m <= w[1].distance_m);
+    }
+    Ok(())
+}
+
+fn filter(conn: bool, detailed: bool) -> NearestFilter {
+    NearestFilter {
+        include_connection_links: conn,
+        include_detailed_links: detailed,
+        roads: vec![],
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Points near the network (a random vertex plus noise), any radius, count and flags.
+    #[test]
+    fn nearest_equals_brute_force_near_roads(seed in any::<usize>(), dx in -80.0f64..80.0, dy in -80.0f64..80.0,
+                                             radius in prop::sample::select(vec![0.5, 5.0, 30.0, 100.0, 250.0, 2000.0]),
+                                             count in 1usize..6, conn in any::<bool>(), detailed in any::<bool>()) {
+        let n = &tiny().network;
+        let c = n.coords[seed % n.coords.len()];
+        check(c[0] + dx, c[1] + dy, radius, count, &filter(conn, detailed))?;
+    }
+
+    /// Points exactly on vertices (several links meet at nodes: ties broken by row).
+    #[test]
+    fn nearest_on_vertices(seed in any::<usize>(), count in 1usize..5) {
+        let n = &tiny().network;
+        let c = n.coords[seed % n.coords.len()];
+        check(c[0], c[1], 30.0, count, &filter(false, false))?;
+        check(c[0], c[1], 30.0, count, &filter(true, true))?;
+    }
+
+    /// Far outside the network: nothing within reach, or the true nearest for huge radii.
+    #[test]
+    fn nearest_far_away(x in -50_000.0f64..1_100_000.0, y in 6_450_000.0f64..7_950_000.0) {
+        check(x, y, 30.0, 1, &filter(false, false))?;
+        check(x, y, 100_000.0, 2, &filter(false, false))?;
+    }
+
+    /// Restricting to road references keeps exactly the matching rows.
+    #[test]
+    fn nearest_restricted_to_a_road(seed in any::<usize>(), cat in prop::sample::select(vec!["E", "F", "K", "Rv", "P"])) {
+        let n = &tiny().network;
+        let c = n.coords[seed % n.coords.len()];
+        let f = NearestFilter { roads: vec![RoadRefFilter::parse(cat).unwrap()], ..Default::default() };
+        check(c[0] + 20.0, c[1] - 15.0, 500.0, 3, &f)?;
+    }
+}
+
+#[test]
+fn road_reference_and_link_position_are_inverses() {
+    let g = tiny();
+    let n = &g.network;
+    let mut checked = 0;
+    for row in (0..n.len()).step_by(7) {
+        if n.topology_level[row] != 0 || n.to_m[row] == n.from_m[row] {
+            continue;
+        }
+        let key = row_key(n, row);
+        for m in [n.from_m[row], (n.from_m[row] + n.to_m[row]) / 2] {
+            let f = RoadRefFilter {
+                county: Some(key.county),
+                municipality_part: Some(key.municipality_part),
+                category: Some(key.category),
+                status: Some(key.status),
+                number: Some(key.number),
+                from: Some(HpMeter {
+                    hp: key.hp,
+                    meter: Some(m),
+                }),
+                to: None,
+            };
+            let p = locate_road_ref(n, &g.network_indexes, &f)
+                .expect("a meter inside the segment is found");
+            // meter -> position -> meter within 1 mm
+            let back_row = p.row as usize;
+            assert!(
+                (meter_exact(n, back_row, p.position) - m as f64).abs() < 1e-3,
+                "{}",
+                key.point(m)
+            );
+            // position -> reference gives the same reference
+            let q = locate_link(n, p.link_id, p.position).unwrap();
+            let q_ref = row_key(n, q.row as usize).point(q.meter);
+            if q.row == p.row {
+                assert_eq!(q_ref, key.point(m));
+            } else {
+                // a point where two hp parts meet has both references; each leads to the same place
+                let other = locate_road_ref(
+                    n,
+                    &g.network_indexes,
+                    &RoadRefFilter::parse_point(&q_ref).unwrap(),
+                )
+                .unwrap();
+                assert_eq!(
+                    (other.link_id, other.position),
+                    (p.link_id, p.position),
+                    "{q_ref} vs {}",
+                    key.point(m)
+                );
+            }
+            // the text form parses back to the same point
+            let again = locate_road_ref(
+                n,
+                &g.network_indexes,
+                &RoadRefFilter::parse_point(&key.point(m)).unwrap(),
+            )
+            .unwrap();
+            assert_eq!((again.link_id, again.position), (p.link_id, p.position));
+            checked += 1;
+        }
+    }
+    assert!(checked > 300, "{checked}");
+}
