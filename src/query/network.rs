@@ -4,18 +4,34 @@
 use std::collections::HashMap;
 
 use roaring::RoaringBitmap;
+use smallvec::SmallVec;
 
 use super::vegref::{RoadKey, RoadRefFilter};
 use crate::area::AreaKind;
 use crate::geo::linref::{point_at, project};
 use crate::geo::Coord3;
-use crate::index::grid::{segment_distance2, SegmentGrid};
+use crate::index::grid::{segment_distance2, Piece, SegmentGrid, FLAG_CONNECTION, FLAG_DETAILED};
 use crate::index::rtree::NetworkIndex;
 use crate::snapshot::columns::RoadNetwork;
+
+/// The fields a position answer needs, row-major: one cache line per row instead of a dozen
+/// column reads on the hot path.
+#[derive(Debug, Clone, Copy)]
+pub struct RowInfo {
+    pub link_id: u64,
+    pub from_pos: f64,
+    pub to_pos: f64,
+    pub from_m: u32,
+    pub to_m: u32,
+    /// 2D length of the row's geometry.
+    pub length_2d: f64,
+    pub key: RoadKey,
+}
 
 /// Indexes over the road network built at load.
 #[derive(Debug, Default)]
 pub struct NetworkIndexes {
+    pub rows: Vec<RowInfo>,
     /// Road part -> level-0 rows sorted by from_m.
     pub roads: HashMap<RoadKey, Vec<u32>>,
     /// (area kind, number) -> rows.
@@ -54,7 +70,19 @@ impl NetworkIndexes {
         for rows in roads.values_mut() {
             rows.sort_by_key(|&r| (n.from_m[r as usize], n.link_id[r as usize]));
         }
+        let rows = (0..n.len())
+            .map(|r| RowInfo {
+                link_id: n.link_id[r],
+                from_pos: n.from_pos[r],
+                to_pos: n.to_pos[r],
+                from_m: n.from_m[r],
+                to_m: n.to_m[r],
+                length_2d: crate::geo::linref::length_2d(n.geometry(r)),
+                key: row_key(n, r),
+            })
+            .collect();
         NetworkIndexes {
+            rows,
             roads,
             areas,
             grid: SegmentGrid::build(n),
@@ -162,6 +190,23 @@ pub struct NearestFilter {
 }
 
 impl NearestFilter {
+    /// The connection/detail part of the filter, from a grid piece's flags.
+    #[inline]
+    pub fn accepts_flags(&self, flags: u8) -> bool {
+        (self.include_connection_links || flags & FLAG_CONNECTION == 0)
+            && (self.include_detailed_links || flags & FLAG_DETAILED == 0)
+    }
+
+    /// The road-reference part of the filter.
+    #[inline]
+    pub fn accepts_road(&self, ri: &RowInfo) -> bool {
+        self.roads.is_empty()
+            || self
+                .roads
+                .iter()
+                .any(|f| f.matches(&ri.key, ri.from_m, ri.to_m))
+    }
+
     pub fn accepts(&self, n: &RoadNetwork, row: usize) -> bool {
         (self.include_connection_links || !n.is_connection[row])
             && (self.include_detailed_links || n.topology_level[row] == 0)
@@ -200,18 +245,20 @@ pub fn nearest(
         max_count,
         ref filter,
     } = *q;
-    let mut best: Vec<(f64, u32)> = Vec::with_capacity(8);
-    let mut consider = |row: u32, d2: f64| {
-        if let Some(e) = best.iter_mut().find(|e| e.1 == row) {
-            if d2 < e.0 {
-                e.0 = d2;
-            }
-        } else if filter.accepts(n, row as usize) {
-            best.push((d2, row));
-        }
-    };
+    // (d2, row, the closest piece when it came from the grid)
+    let mut best: SmallVec<[(f64, u32, Option<Piece>); 8]> = SmallVec::new();
     if idx.grid.covers(max_distance_m) {
-        idx.grid.visit_within(x, y, max_distance_m, &mut consider);
+        idx.grid.visit_within(x, y, max_distance_m, |p, d2| {
+            if let Some(e) = best.iter_mut().find(|e| e.1 == p.row) {
+                if d2 < e.0 {
+                    *e = (d2, p.row, Some(*p));
+                }
+            } else if filter.accepts_flags(p.flags)
+                && filter.accepts_road(&idx.rows[p.row as usize])
+            {
+                best.push((d2, p.row, Some(*p)));
+            }
+        });
     } else {
         let r2 = max_distance_m * max_distance_m;
         for (e, _) in rtree
@@ -223,19 +270,53 @@ pub fn nearest(
             if d2 > r2 {
                 break;
             }
-            consider(e.data, d2);
+            if let Some(b) = best.iter_mut().find(|b| b.1 == e.data) {
+                b.0 = b.0.min(d2);
+            } else if filter.accepts(n, e.data as usize) {
+                best.push((d2, e.data, None));
+            }
         }
     }
     best.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     best.truncate(max_count);
     best.into_iter()
-        .map(|(d2, row)| {
-            let r = row as usize;
-            let (f, _) = project(n.geometry(r), x, y);
-            let position = n.from_pos[r] + f * (n.to_pos[r] - n.from_pos[r]);
-            let mut p = position_in_row(n, r, position, d2.sqrt());
-            p.point = point_at(n.geometry(r), f);
-            p
+        .map(|(d2, row, piece)| {
+            let ri = &idx.rows[row as usize];
+            let (f, point) = match piece {
+                // the answer straight from the closest piece: no walk over the geometry
+                Some(p) => {
+                    let t = p.closest_t(x, y);
+                    let f = if ri.length_2d > 0.0 {
+                        ((p.along_m + t * p.length()) / ri.length_2d).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    };
+                    let z = p.z0 as f64 + t * (p.z1 as f64 - p.z0 as f64);
+                    (
+                        f,
+                        [
+                            p.x0 + t * (p.x1 - p.x0),
+                            p.y0 + t * (p.y1 - p.y0),
+                            (z * 1000.0).round() / 1000.0,
+                        ],
+                    )
+                }
+                None => {
+                    let geometry = n.geometry(row as usize);
+                    let (f, _) = project(geometry, x, y);
+                    (f, point_at(geometry, f))
+                }
+            };
+            let meter = ri.from_m as f64 + f * (ri.to_m as f64 - ri.from_m as f64);
+            NetworkPosition {
+                row,
+                link_id: ri.link_id,
+                position: ri.from_pos + f * (ri.to_pos - ri.from_pos),
+                point,
+                road: ri.key,
+                meter: meter.round() as u32,
+                distance_m: d2.sqrt(),
+            }
         })
         .collect()
 }
