@@ -101,6 +101,18 @@ pub enum SnapshotAction {
         #[arg(long)]
         generation: Option<u64>,
     },
+    /// Write request paths for benchmarks (`vegdb-load --paths`): /posisjon points (80 % near a
+    /// road with up to ±10 m noise, 20 % anywhere in the extent) or /veg/batch requests.
+    Queries {
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        #[arg(long, value_enum, default_value = "posisjon")]
+        kind: QueryKind,
+        #[arg(long, default_value_t = 100_000)]
+        count: usize,
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+    },
     /// Check checksums, row counts and that the generation loads with consistent references.
     Verify {
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
@@ -108,6 +120,60 @@ pub enum SnapshotAction {
         #[arg(long)]
         generation: Option<u64>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum QueryKind {
+    Posisjon,
+    /// /veg/batch with 1000 road references each.
+    VegBatch,
+}
+
+/// Print benchmark request paths for a generation to stdout.
+pub fn run_queries(data: &Path, kind: QueryKind, count: usize, seed: u64) -> anyhow::Result<()> {
+    use rand::{Rng, SeedableRng};
+    use std::io::Write;
+    let data = DataDir::read_only(data);
+    let dir = pick_generation(&data, None)?;
+    let (g, _) = Generation::load(&dir, &|_| {})?;
+    let n = &g.network;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let out = std::io::stdout();
+    let mut out = std::io::BufWriter::new(out.lock());
+    match kind {
+        QueryKind::Posisjon => {
+            let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+            for c in &n.coords {
+                (x0, y0, x1, y1) = (x0.min(c[0]), y0.min(c[1]), x1.max(c[0]), y1.max(c[1]));
+            }
+            for _ in 0..count {
+                let (x, y) = if rng.random_bool(0.8) {
+                    let c = n.coords[rng.random_range(0..n.coords.len())];
+                    (
+                        c[0] + rng.random_range(-10.0..10.0),
+                        c[1] + rng.random_range(-10.0..10.0),
+                    )
+                } else {
+                    (rng.random_range(x0..x1), rng.random_range(y0..y1))
+                };
+                writeln!(out, "/posisjon?nord={y:.2}&ost={x:.2}")?;
+            }
+        }
+        QueryKind::VegBatch => {
+            for _ in 0..count {
+                let refs: Vec<String> = (0..1000)
+                    .map(|_| {
+                        let r = rng.random_range(0..n.len());
+                        let key = crate::query::network::row_key(n, r);
+                        let m = rng.random_range(n.from_m[r]..=n.to_m[r]);
+                        key.point(m).replace(' ', "")
+                    })
+                    .collect();
+                writeln!(out, "/veg/batch?vegreferanser={}", refs.join(","))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn spinner(msg: &str) -> ProgressBar {

@@ -17,6 +17,12 @@ fn main() -> anyhow::Result<()> {
             SnapshotAction::Inspect { data, generation } => cli::run_inspect(&data, generation),
             SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),
             SnapshotAction::Load { data, generation } => cli::run_load(&data, generation),
+            SnapshotAction::Queries {
+                data,
+                kind,
+                count,
+                seed,
+            } => cli::run_queries(&data, kind, count, seed),
         },
     }
 }
