@@ -38,7 +38,6 @@ struct Stats {
 
 async fn worker(
     addr: String,
-    host: String,
     prefix: String,
     paths: std::sync::Arc<Vec<String>>,
     offset: usize,
@@ -62,7 +61,7 @@ async fn worker(
         let path = &paths[i % paths.len()];
         i += 1;
         let req = format!(
-            "GET {prefix}{path} HTTP/1.1\r\nHost: {host}\r\nConnection: keep-alive\r\n\r\n"
+            "GET {prefix}{path} HTTP/1.1\r\nHost: {addr}\r\nConnection: keep-alive\r\n\r\n"
         );
         let t = Instant::now();
         w.write_all(req.as_bytes()).await?;
