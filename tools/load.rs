@@ -135,7 +135,6 @@ fn main() -> anyhow::Result<()> {
         for c in 0..args.connections {
             tasks.push(tokio::spawn(worker(
                 hostport.clone(),
-                hostport.clone(),
                 prefix.clone(),
                 paths.clone(),
                 c * 7919,
