@@ -33,7 +33,7 @@ pub fn road_ref_stretch(k: &RoadKey, from_m: u32, to_m: u32) -> Value {
         "hp": k.hp,
         "fra_meter": from_m,
         "til_meter": to_m,
-        "kortform": k.stretch(from_m, to_m),
+        "kortform": if from_m == to_m { k.point(from_m) } else { k.stretch(from_m, to_m) },
     })
 }
 

@@ -5,6 +5,7 @@ pub mod cursor;
 pub mod dto;
 pub mod error;
 pub mod media;
+pub mod object_json;
 pub mod openapi;
 pub mod paging;
 pub mod params;
@@ -95,6 +96,8 @@ pub fn read_routes() -> Router<AppState> {
         .merge(read::veg::routes())
         .merge(read::posisjon::routes())
         .merge(read::vegnett::routes())
+        .merge(read::vegobjekter::routes())
+        .merge(read::endringer::routes())
         .route("/openapi.json", get(openapi_json))
 }
 

@@ -32,6 +32,14 @@ use super::read;
         read::vegnett::list_network_resources,
         read::vegnett::list_links,
         read::vegnett::get_link,
+        read::vegobjekter::list_object_kinds,
+        read::vegobjekter::list_objects,
+        read::vegobjekter::get_statistics,
+        read::vegobjekter::get_object,
+        read::vegobjekter::list_object_properties,
+        read::vegobjekter::get_object_property,
+        read::vegobjekter::find_object,
+        read::endringer::list_changes,
     ),
     components(schemas(crate::catalog::ObjectType, crate::catalog::PropertyType, crate::catalog::Unit, crate::catalog::DataType, crate::catalog::Category))
 )]

@@ -41,6 +41,16 @@ impl Params {
         Ok(first)
     }
 
+    /// Every raw value of a parameter (repeats kept, commas not split): for filters whose
+    /// syntax contains commas (`egenskap`, `overlapp`).
+    pub fn raw(&self, name: &str) -> Vec<&str> {
+        self.pairs
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
     /// All values of a list parameter, comma lists and repeats flattened, empty items dropped.
     pub fn list(&self, name: &str) -> Vec<String> {
         self.pairs

@@ -12,6 +12,17 @@ use crate::area::{AreaKind, Areas};
 use crate::catalog::{ObjectType, ValueKind};
 use crate::snapshot::columns::{ObjectTable, RoadNetwork};
 
+/// Length in meters of the part of a placement `from..=to` that lies on network row `seg`.
+pub fn part_length(network: &RoadNetwork, seg: usize, from: f64, to: f64) -> f64 {
+    let (rf, rt) = (network.from_pos[seg], network.to_pos[seg]);
+    let (a, b) = (from.max(rf), to.min(rt));
+    if b <= a || rt <= rf {
+        0.0
+    } else {
+        (b - a) / (rt - rf) * network.length_m[seg]
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct TypeIndex {
     /// (area kind, area number or index) -> rows. Contract areas and routes are keyed by their
@@ -19,6 +30,13 @@ pub struct TypeIndex {
     pub areas: HashMap<(AreaKind, u32), RoaringBitmap>,
     /// (property type id, allowed value id) -> rows.
     pub enums: HashMap<(u32, u32), RoaringBitmap>,
+    /// Located length of each object (0 for points), meters.
+    pub length_m: Vec<f64>,
+    /// Sum of `length_m` over the type.
+    pub total_length_m: f64,
+    /// Per area: the summed length of the objects' parts inside that area (what statistics with
+    /// segmentation report for a single area).
+    pub area_length_m: HashMap<(AreaKind, u32), f64>,
 }
 
 impl TypeIndex {
@@ -29,40 +47,56 @@ impl TypeIndex {
         areas: &Areas,
     ) -> TypeIndex {
         let mut index = TypeIndex::default();
-        let mut keys: Vec<(AreaKind, u32)> = Vec::with_capacity(16);
+        let mut keys: Vec<((AreaKind, u32), f64)> = Vec::with_capacity(16);
+        index.length_m = Vec::with_capacity(table.len());
         for row in 0..table.len() {
             keys.clear();
+            let mut length = 0.0;
             for p in table.placements(row) {
-                for seg in
-                    network.rows_overlapping(table.loc_link[p], table.loc_from[p], table.loc_to[p])
-                {
+                let (from, to) = (table.loc_from[p], table.loc_to[p]);
+                for seg in network.rows_overlapping(table.loc_link[p], from, to) {
                     let m = network.municipality[seg];
                     let c = network.county[seg];
-                    keys.push((AreaKind::Municipality, m as u32));
-                    keys.push((AreaKind::County, c as u32));
-                    keys.push((AreaKind::Region, network.region[seg] as u32));
+                    let part = part_length(network, seg, from, to);
+                    length += part;
+                    keys.push(((AreaKind::Municipality, m as u32), part));
+                    keys.push(((AreaKind::County, c as u32), part));
+                    keys.push(((AreaKind::Region, network.region[seg] as u32), part));
                     keys.push((
-                        AreaKind::RoadDepartment,
-                        network.road_department[seg] as u32,
+                        (
+                            AreaKind::RoadDepartment,
+                            network.road_department[seg] as u32,
+                        ),
+                        part,
                     ));
                     keys.extend(
                         areas
                             .contracts_of(m)
                             .iter()
-                            .map(|&i| (AreaKind::Contract, i)),
+                            .map(|&i| ((AreaKind::Contract, i), part)),
                     );
                     keys.extend(
                         areas
                             .routes_of(network.road_category[seg], network.road_number[seg], c)
-                            .map(|i| (AreaKind::Route, i)),
+                            .map(|i| ((AreaKind::Route, i), part)),
                     );
                 }
             }
-            keys.sort_unstable();
-            keys.dedup();
-            for k in &keys {
-                index.areas.entry(*k).or_default().insert(row as u32);
+            // one bitmap insert per area, with the object's length inside that area
+            keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            let mut i = 0;
+            while i < keys.len() {
+                let k = keys[i].0;
+                let mut sum = 0.0;
+                while i < keys.len() && keys[i].0 == k {
+                    sum += keys[i].1;
+                    i += 1;
+                }
+                index.areas.entry(k).or_default().insert(row as u32);
+                *index.area_length_m.entry(k).or_default() += sum;
             }
+            index.length_m.push(length);
+            index.total_length_m += length;
         }
         if let Some(t) = object_type {
             for col in &table.properties {

@@ -3,5 +3,6 @@
 mod behaviour;
 mod read_catalog;
 mod read_network;
+mod read_objects;
 mod read_omrader;
 mod server;

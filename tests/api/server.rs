@@ -23,7 +23,7 @@ pub fn tiny_generation_dir() -> PathBuf {
     .clone()
 }
 
-fn store() -> Arc<GenerationStore> {
+pub fn store() -> Arc<GenerationStore> {
     static STORE: OnceLock<Arc<GenerationStore>> = OnceLock::new();
     STORE
         .get_or_init(|| {
@@ -96,7 +96,23 @@ impl TestServer {
 
 /// Compare with `tests/golden/<name>.json` (parsed). `VEGDB_UPDATE_GOLDEN=1` rewrites the file;
 /// review the diff before committing.
+/// Replace `http://127.0.0.1:<port>` (the test server's random port) with `http://HOST`.
+fn normalize_hosts(v: &serde_json::Value) -> serde_json::Value {
+    let text = serde_json::to_string(v).expect("json");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("http://127.0.0.1:") {
+        out.push_str(&rest[..at]);
+        out.push_str("http://HOST");
+        rest = &rest[at + "http://127.0.0.1:".len()..];
+        rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    serde_json::from_str(&out).expect("json")
+}
+
 pub fn golden(name: &str, actual: &serde_json::Value) {
+    let actual = &normalize_hosts(actual);
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(format!("{name}.json"));

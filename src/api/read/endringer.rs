@@ -1,0 +1,204 @@
+//! /vegobjekter/{type}/endringer: objects changed (ENDRET, newest form) or deleted (SLETTET, id
+//! only) after a time. Paginated by object id; area and property filters are not supported.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
+use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, TimeZone};
+use serde_json::json;
+
+use crate::api::cursor::Cursor;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::media::json as respond;
+use crate::api::object_json::{Include, Render};
+use crate::api::paging::{envelope, page_size, start};
+use crate::api::{begin, AppState};
+use crate::geo::srid::Srid;
+
+pub const MAX_PAGE: usize = 10_000;
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/vegobjekter/{type}/endringer", get(list_changes))
+}
+
+/// The time formats of the v2 API: ISO 8601 with offset; `YYYY-MM-DD HH:MM:SS`,
+/// `YYYY-MM-DD HH:MM` and `YYYY-MM-DD` (00:00:00) at +02:00; optionally quoted.
+pub fn parse_time(text: &str) -> ApiResult<i64> {
+    let t = text.trim().trim_matches('"').trim_matches('\'').trim();
+    let bad = || {
+        ApiError::bad(4007, format!("Ugyldig tidspunkt '{text}': bruk ISO 8601 med tidssone, 'ÅÅÅÅ-MM-DD TT:MM:SS', 'ÅÅÅÅ-MM-DD TT:MM' eller 'ÅÅÅÅ-MM-DD'"))
+    };
+    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
+        return Ok(dt.timestamp());
+    }
+    let plus2 = FixedOffset::east_opt(2 * 3600).expect("valid offset");
+    for f in [
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%dT%H:%M",
+    ] {
+        if let Ok(n) = NaiveDateTime::parse_from_str(t, f) {
+            return plus2
+                .from_local_datetime(&n)
+                .single()
+                .map(|d| d.timestamp())
+                .ok_or_else(bad);
+        }
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        let n = d.and_hms_opt(0, 0, 0).ok_or_else(bad)?;
+        return plus2
+            .from_local_datetime(&n)
+            .single()
+            .map(|d| d.timestamp())
+            .ok_or_else(bad);
+    }
+    Err(bad())
+}
+
+/// GET /vegobjekter/{type}/endringer
+#[utoipa::path(get, path = "/vegobjekter/{type}/endringer", tag = "vegobjekter",
+    params(("type" = u32, Path), ("type" = String, Query, description = "endret or slettet (required)"),
+           ("etter" = String, Query, description = "time (required): ISO 8601 with offset, 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM' or 'YYYY-MM-DD' (+02:00)"),
+           ("antall" = Option<usize>, Query), ("start" = Option<String>, Query)),
+    responses((status = 200, description = "{objekter: [{type: ENDRET|SLETTET, vegobjekt}], metadata}")))]
+pub async fn list_changes(
+    State(s): State<AppState>,
+    Path(tid): Path<String>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (p, n) = begin(
+        &headers,
+        q.as_deref(),
+        &["type", "etter", "antall", "start", "srid"],
+    )?;
+    let tid: u32 = tid
+        .parse()
+        .map_err(|_| ApiError::bad(4002, format!("Ugyldig vegobjekttype-id: '{tid}'")))?;
+    let kind = p
+        .one("type")?
+        .ok_or_else(|| ApiError::bad(4004, "Parameteren type (endret eller slettet) mangler"))?
+        .to_ascii_lowercase();
+    let after = parse_time(
+        p.one("etter")?
+            .ok_or_else(|| ApiError::bad(4004, "Parameteren etter mangler"))?,
+    )?;
+    let antall = page_size(&p, MAX_PAGE)?;
+    let from = start(&p)?;
+    let after_id = from.map(|c| c.key);
+    let srid = p
+        .one("srid")?
+        .map(Srid::parse)
+        .transpose()?
+        .unwrap_or_default();
+    let g = s.store.current();
+    if g.catalog.object_type(tid).is_none() {
+        return Err(ApiError::not_found(format!(
+            "Vegobjekttype {tid} finnes ikke"
+        )));
+    }
+    let mut items = Vec::new();
+    let mut last = None;
+    let mut total = 0u64;
+    match kind.as_str() {
+        "endret" => {
+            if let Some(d) = g.objects.get(&tid) {
+                let render = Render {
+                    s: &s,
+                    g: &g,
+                    srid,
+                    include: Include::from_words(&[], &[], true),
+                    tolerance_m: None,
+                    segment_by: None,
+                    revision: n.revision,
+                };
+                let t = &d.table;
+                let first = after_id
+                    .map(|k| t.id.partition_point(|&i| i <= k))
+                    .unwrap_or(0);
+                total = t.last_modified.iter().filter(|&&m| m > after).count() as u64;
+                for row in (first..t.len())
+                    .filter(|&r| t.last_modified[r] > after)
+                    .take(antall)
+                {
+                    items.push(json!({ "type": "ENDRET", "vegobjekt": render.object(d, row)? }));
+                    last = Some(t.id[row]);
+                }
+            }
+        }
+        "slettet" => {
+            let d = &g.deleted;
+            let mut hits: Vec<u64> = (0..d.id.len())
+                .filter(|&i| d.type_id[i] == tid && d.deleted_at[i] > after)
+                .map(|i| d.id[i])
+                .collect();
+            hits.sort_unstable();
+            total = hits.len() as u64;
+            for id in hits
+                .into_iter()
+                .filter(|&i| after_id.is_none_or(|k| i > k))
+                .take(antall)
+            {
+                items.push(json!({ "type": "SLETTET", "vegobjekt": id }));
+                last = Some(id);
+            }
+        }
+        other => {
+            return Err(ApiError::bad(
+                4005,
+                format!("Ugyldig type '{other}': bruk endret eller slettet"),
+            ))
+        }
+    }
+    let next = match (last, from) {
+        (Some(id), _) => Cursor {
+            generation: g.id,
+            key: id,
+            key2: 0.0,
+        }
+        .encode(),
+        (None, Some(c)) => p
+            .one("start")?
+            .map(str::to_string)
+            .unwrap_or_else(|| c.encode()),
+        (None, None) => Cursor {
+            generation: g.id,
+            key: u64::MAX,
+            key2: 0.0,
+        }
+        .encode(),
+    };
+    Ok(respond(
+        n,
+        &envelope(
+            &s,
+            &format!("/vegobjekter/{tid}/endringer"),
+            q.as_deref(),
+            items,
+            antall,
+            next,
+            Some(total),
+            n.revision,
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_documented_time_format() {
+        let base = parse_time("2015-05-27T05:00:00+02:00").unwrap();
+        assert_eq!(parse_time("2015-05-27 05:00:00").unwrap(), base);
+        assert_eq!(parse_time("\"2015-05-27 05:00\"").unwrap(), base);
+        assert_eq!(parse_time("2015-05-27T03:00:00Z").unwrap(), base);
+        assert_eq!(parse_time("2015-05-27").unwrap(), base - 5 * 3600);
+        assert!(parse_time("27.05.2015").is_err());
+        assert!(parse_time("2015-13-01").is_err());
+    }
+}

@@ -1,0 +1,574 @@
+//! Road objects: /vegobjekter, /vegobjekter/{type}/ (filtered, paginated),
+//! /vegobjekter/{type}/statistikk/, /vegobjekter/{type}/{id} (+ dybde), its egenskaper, and the
+//! /vegobjekt?id= helper.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::{json, Value};
+
+use crate::api::cursor::Cursor;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::media::json as respond;
+use crate::api::object_json::{Include, Render, INKLUDER, INKLUDERGEOMETRI};
+use crate::api::paging::{envelope, page_size, start};
+use crate::api::params::Params;
+use crate::api::read::vegnett::parse_map_extent;
+use crate::api::{begin, AppState};
+use crate::area::AreaKind;
+use crate::geo::srid::Srid;
+use crate::query::egenskap;
+use crate::query::objects::{select, total_length, ObjectFilter};
+use crate::query::vegref::{LinkRef, RoadRefFilter};
+use crate::snapshot::generation::{Generation, TypeData};
+
+/// Largest page of road objects.
+pub const MAX_PAGE: usize = 10_000;
+
+const FILTERS: &[&str] = &[
+    "region",
+    "fylke",
+    "vegavdeling",
+    "kommune",
+    "kontraktsomrade",
+    "riksvegrute",
+    "vegreferanse",
+    "kartutsnitt",
+    "veglenke",
+    "egenskap",
+    "overlapp",
+    "segmentering",
+    "srid",
+];
+const LIST_ONLY: &[&str] = &[
+    "inkluder",
+    "inkludergeometri",
+    "geometritoleranse",
+    "antall",
+    "start",
+];
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/vegobjekter", get(list_object_kinds))
+        .route("/vegobjekter/", get(list_object_kinds))
+        .route("/vegobjekter/{type}", get(list_objects))
+        .route("/vegobjekter/{type}/", get(list_objects))
+        .route("/vegobjekter/{type}/statistikk", get(get_statistics))
+        .route("/vegobjekter/{type}/statistikk/", get(get_statistics))
+        .route("/vegobjekter/{type}/{id}", get(get_object))
+        .route(
+            "/vegobjekter/{type}/{id}/egenskaper",
+            get(list_object_properties),
+        )
+        .route(
+            "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}",
+            get(get_object_property),
+        )
+        .route("/vegobjekt", get(find_object))
+}
+
+fn type_id(raw: &str) -> ApiResult<u32> {
+    raw.parse()
+        .map_err(|_| ApiError::bad(4002, format!("Ugyldig vegobjekttype-id: '{raw}'")))
+}
+
+/// The type's data in this generation; a catalogue type without objects is an empty table.
+fn type_data<'g>(g: &'g Generation, id: u32, empty: &'g TypeData) -> ApiResult<&'g TypeData> {
+    if g.catalog.object_type(id).is_none() {
+        return Err(ApiError::not_found(format!(
+            "Vegobjekttype {id} finnes ikke"
+        )));
+    }
+    Ok(g.objects.get(&id).unwrap_or(empty))
+}
+
+fn empty_type(id: u32) -> TypeData {
+    TypeData {
+        table: crate::snapshot::columns::ObjectTable::new(id),
+        index: Default::default(),
+    }
+}
+
+fn unquote(s: &str) -> &str {
+    let t = s.trim();
+    if t.len() >= 2
+        && ((t.starts_with('"') && t.ends_with('"')) || (t.starts_with('\'') && t.ends_with('\'')))
+    {
+        &t[1..t.len() - 1]
+    } else {
+        t
+    }
+}
+
+/// Parse every filter parameter of a road-object query for type `type_id`.
+pub fn parse_filter(
+    g: &Generation,
+    p: &Params,
+    type_id: u32,
+    srid: Srid,
+) -> ApiResult<ObjectFilter> {
+    let t = g
+        .catalog
+        .object_type(type_id)
+        .ok_or_else(|| ApiError::not_found(format!("Vegobjekttype {type_id} finnes ikke")))?;
+    let mut f = ObjectFilter::default();
+    for (name, kind) in [
+        ("region", AreaKind::Region),
+        ("fylke", AreaKind::County),
+        ("vegavdeling", AreaKind::RoadDepartment),
+        ("kommune", AreaKind::Municipality),
+    ] {
+        f.any_of
+            .extend(p.int_list(name)?.into_iter().map(|v| (kind, v as u32)));
+    }
+    for name in p.list("kontraktsomrade") {
+        let name = unquote(&name);
+        let i = g
+            .areas
+            .contracts
+            .iter()
+            .position(|c| c.name == name || c.number.to_string() == name)
+            .ok_or_else(|| ApiError::bad(4005, format!("Ukjent kontraktsområde: '{name}'")))?;
+        f.contracts.push(i as u32);
+    }
+    for name in p.list("riksvegrute") {
+        let name = unquote(&name);
+        let hits: Vec<u32> = g
+            .areas
+            .routes
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.filter_key() == name || r.name == name)
+            .map(|(i, _)| i as u32)
+            .collect();
+        if hits.is_empty() {
+            return Err(ApiError::bad(
+                4005,
+                format!("Ukjent riksvegrute: '{name}' (forventet f.eks. \"RUTE2A 2014-2023\")"),
+            ));
+        }
+        f.routes.extend(hits);
+    }
+    f.roads = p
+        .list("vegreferanse")
+        .iter()
+        .map(|r| RoadRefFilter::parse(r))
+        .collect::<Result<_, _>>()?;
+    f.bbox = p
+        .one("kartutsnitt")?
+        .map(|k| parse_map_extent(k, srid))
+        .transpose()?;
+    f.links = p
+        .list("veglenke")
+        .iter()
+        .map(|l| LinkRef::parse(l))
+        .collect::<Result<_, _>>()?;
+    if !f.links.is_empty() && (f.segments() || f.bbox.is_some()) {
+        return Err(ApiError::bad(
+            4009,
+            "veglenke kan ikke kombineres med andre områdefilter",
+        ));
+    }
+    if let Some(e) = p.one("egenskap")? {
+        let expr = egenskap::parse(e)?;
+        egenskap::check(&expr, g.catalog, t)?;
+        f.egenskap = Some(expr);
+    }
+    for raw in p.raw("overlapp") {
+        let s = unquote(raw);
+        let (id, inner) = match s.split_once('(') {
+            Some((id, rest)) => {
+                let inner = rest.strip_suffix(')').ok_or_else(|| {
+                    ApiError::bad(4005, format!("Ugyldig overlapp '{raw}': mangler ')'"))
+                })?;
+                (id, Some(inner))
+            }
+            None => (s, None),
+        };
+        let other: u32 = id.trim().parse().map_err(|_| {
+            ApiError::bad(
+                4005,
+                format!("Ugyldig overlapp '{raw}': forventet vegobjekttype-id"),
+            )
+        })?;
+        let ot = g.catalog.object_type(other).ok_or_else(|| {
+            ApiError::bad(
+                4005,
+                format!("Ugyldig overlapp '{raw}': ukjent vegobjekttype {other}"),
+            )
+        })?;
+        let expr = match inner {
+            Some(i) => {
+                let e = egenskap::parse(i)?;
+                egenskap::check(&e, g.catalog, ot)?;
+                Some(e)
+            }
+            None => None,
+        };
+        f.overlaps.push((other, expr));
+    }
+    Ok(f)
+}
+
+fn srid_of(p: &Params) -> ApiResult<Srid> {
+    Ok(p.one("srid")?
+        .map(Srid::parse)
+        .transpose()?
+        .unwrap_or_default())
+}
+
+fn tolerance(p: &Params) -> ApiResult<Option<f64>> {
+    match p.int("geometritoleranse")? {
+        None => Ok(None),
+        Some(t) if t > 0 && t <= 10_000 => Ok(Some(t as f64)),
+        Some(t) => Err(ApiError::bad(
+            4002,
+            format!("geometritoleranse må være et positivt heltall (10, 20 eller 30), ikke {t}"),
+        )),
+    }
+}
+
+/// GET /vegobjekter — one entry per object type.
+#[utoipa::path(get, path = "/vegobjekter", tag = "vegobjekter", responses((status = 200, description = "Array of {id, navn, href}")))]
+pub async fn list_object_kinds(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (_, n) = begin(&headers, q.as_deref(), &[])?;
+    let list: Vec<Value> = s.catalog().types.iter().map(|t| json!({ "id": t.id, "navn": t.name, "href": s.href(&format!("/vegobjekter/{}", t.id)) })).collect();
+    Ok(respond(n, &list))
+}
+
+/// GET /vegobjekter/{type}/ — filtered objects of one type, paginated by id.
+#[utoipa::path(get, path = "/vegobjekter/{type}", tag = "vegobjekter",
+    params(("type" = u32, Path),
+           ("inkluder" = Option<String>, Query, description = "metadata, egenskaper, relasjoner, lokasjon, vegsegmenter, geometri, alle, minimum; absent = id and href"),
+           ("inkludergeometri" = Option<String>, Query, description = "egenskap, utledet, lokasjon, ingen"),
+           ("geometritoleranse" = Option<i64>, Query, description = "simplification tolerance in meters (10, 20, 30)"),
+           ("segmentering" = Option<bool>, Query, description = "default true: stretches cut to the area filter"),
+           ("region" = Option<String>, Query), ("fylke" = Option<String>, Query), ("vegavdeling" = Option<String>, Query), ("kommune" = Option<String>, Query),
+           ("kontraktsomrade" = Option<String>, Query), ("riksvegrute" = Option<String>, Query), ("vegreferanse" = Option<String>, Query),
+           ("kartutsnitt" = Option<String>, Query), ("veglenke" = Option<String>, Query),
+           ("egenskap" = Option<String>, Query, description = "property filter, e.g. 2021=2738 or egenskap(2021) in [2738,2741]"),
+           ("overlapp" = Option<String>, Query, description = "typeId or typeId(filter); repeatable, AND-ed"),
+           ("srid" = Option<String>, Query), ("antall" = Option<usize>, Query, description = "default 1000, at most 10000"), ("start" = Option<String>, Query)),
+    responses((status = 200, description = "{objekter, metadata: {returnert, neste}}"), (status = 404, description = "Unknown type (4012)")))]
+pub async fn list_objects(
+    State(s): State<AppState>,
+    Path(tid): Path<String>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let allowed: Vec<&str> = FILTERS.iter().chain(LIST_ONLY).copied().collect();
+    let (p, n) = begin(&headers, q.as_deref(), &allowed)?;
+    let tid = type_id(&tid)?;
+    let g = s.store.current();
+    let empty = empty_type(tid);
+    let data = type_data(&g, tid, &empty)?;
+    let srid = srid_of(&p)?;
+    let filter = parse_filter(&g, &p, tid, srid)?;
+    let segment = p.bool("segmentering")?.unwrap_or(true);
+    let include = Include::from_words(
+        &p.words("inkluder", INKLUDER)?,
+        &p.words("inkludergeometri", INKLUDERGEOMETRI)?,
+        false,
+    );
+    let antall = page_size(&p, MAX_PAGE)?;
+    let from = start(&p)?;
+    let rows = select(&g, data, &filter);
+    let render = Render {
+        s: &s,
+        g: &g,
+        srid,
+        include,
+        tolerance_m: tolerance(&p)?,
+        segment_by: (segment && filter.segments()).then_some(&filter),
+        revision: n.revision,
+    };
+    let ids = &data.table.id;
+    let first_row = match from {
+        Some(c) => ids.partition_point(|&i| i <= c.key) as u32,
+        None => 0,
+    };
+    let skip = if first_row == 0 {
+        0
+    } else {
+        rows.rank(first_row - 1)
+    };
+    let mut items = Vec::with_capacity(antall.min(rows.len() as usize));
+    let mut last = None;
+    for k in skip..(skip + antall as u64).min(rows.len()) {
+        let row = rows.select(k as u32).expect("k < len") as usize;
+        items.push(render.object(data, row)?);
+        last = Some(row);
+    }
+    let next = match (last, from) {
+        (Some(r), _) => Cursor {
+            generation: g.id,
+            key: ids[r],
+            key2: 0.0,
+        }
+        .encode(),
+        (None, Some(c)) => p
+            .one("start")?
+            .map(str::to_string)
+            .unwrap_or_else(|| c.encode()),
+        (None, None) => Cursor {
+            generation: g.id,
+            key: u64::MAX,
+            key2: 0.0,
+        }
+        .encode(),
+    };
+    let path = format!("/vegobjekter/{tid}");
+    Ok(respond(
+        n,
+        &envelope(
+            &s,
+            &path,
+            q.as_deref(),
+            items,
+            antall,
+            next,
+            Some(rows.len()),
+            n.revision,
+        ),
+    ))
+}
+
+/// GET /vegobjekter/{type}/statistikk/ — `{antall, strekningslengde}` for the same filters.
+/// Paging and content parameters are refused (422/4013), as in v2.
+#[utoipa::path(get, path = "/vegobjekter/{type}/statistikk", tag = "vegobjekter",
+    params(("type" = u32, Path), ("segmentering" = Option<bool>, Query), ("kommune" = Option<String>, Query), ("egenskap" = Option<String>, Query), ("overlapp" = Option<String>, Query)),
+    responses((status = 200, description = "{antall, strekningslengde}")))]
+pub async fn get_statistics(
+    State(s): State<AppState>,
+    Path(tid): Path<String>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (p, n) = match begin(&headers, q.as_deref(), FILTERS) {
+        Err(e) if e.code == 4013 => {
+            return Err(ApiError::bad(
+                4013,
+                format!("{} (støttes ikke på statistikk)", e.message),
+            ))
+        }
+        other => other?,
+    };
+    let tid = type_id(&tid)?;
+    let g = s.store.current();
+    let empty = empty_type(tid);
+    let data = type_data(&g, tid, &empty)?;
+    let filter = parse_filter(&g, &p, tid, srid_of(&p)?)?;
+    let segment = p.bool("segmentering")?.unwrap_or(true);
+    let rows = select(&g, data, &filter);
+    let length = total_length(&g, data, &rows, &filter, segment);
+    Ok(respond(
+        n,
+        &json!({ "antall": rows.len(), "strekningslengde": (length * 1000.0).round() / 1000.0 }),
+    ))
+}
+
+fn locate<'g>(
+    g: &'g Generation,
+    tid: &str,
+    id: &str,
+    empty: &'g TypeData,
+) -> ApiResult<(&'g TypeData, usize)> {
+    let tid = type_id(tid)?;
+    let id: u64 = id
+        .parse()
+        .map_err(|_| ApiError::bad(4002, format!("Ugyldig vegobjekt-id: '{id}'")))?;
+    let data = type_data(g, tid, empty)?;
+    let row = data
+        .table
+        .row_of(id)
+        .ok_or_else(|| ApiError::not_found(format!("Vegobjekt {id} av type {tid} finnes ikke")))?;
+    Ok((data, row))
+}
+
+/// GET /vegobjekter/{type}/{id} — one object; with `dybde` a list of it and its descendants.
+#[utoipa::path(get, path = "/vegobjekter/{type}/{id}", tag = "vegobjekter",
+    params(("type" = u32, Path), ("id" = u64, Path),
+           ("dybde" = Option<String>, Query, description = "1, 2, ..., n or full; when given the answer is a list"),
+           ("inkluder" = Option<String>, Query, description = "default alle except vegsegmenter"), ("srid" = Option<String>, Query)),
+    responses((status = 200, description = "The object (or a list with dybde)"), (status = 404, description = "Unknown object (4012)")))]
+pub async fn get_object(
+    State(s): State<AppState>,
+    Path((tid, id)): Path<(String, String)>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (p, n) = begin(
+        &headers,
+        q.as_deref(),
+        &[
+            "dybde",
+            "inkluder",
+            "inkludergeometri",
+            "srid",
+            "geometritoleranse",
+        ],
+    )?;
+    let g = s.store.current();
+    let empty = empty_type(0);
+    let (data, row) = locate(&g, &tid, &id, &empty)?;
+    let words = p.words(
+        "inkluder",
+        &[
+            "metadata",
+            "egenskaper",
+            "relasjoner",
+            "lokasjon",
+            "vegsegmenter",
+            "geometri",
+            "alle",
+        ],
+    )?;
+    let render = Render {
+        s: &s,
+        g: &g,
+        srid: srid_of(&p)?,
+        include: Include::from_words(
+            &words,
+            &p.words("inkludergeometri", INKLUDERGEOMETRI)?,
+            true,
+        ),
+        tolerance_m: tolerance(&p)?,
+        segment_by: None,
+        revision: n.revision,
+    };
+    let depth = match p.one("dybde")? {
+        None => return Ok(respond(n, &render.object(data, row)?)),
+        Some(d) if d.eq_ignore_ascii_case("full") => usize::MAX,
+        Some(d) => match d.parse::<usize>() {
+            Ok(v) if v >= 1 => v,
+            _ => {
+                return Err(ApiError::bad(
+                    4002,
+                    format!("Ugyldig dybde '{d}': forventet 1, 2, ... eller full"),
+                ))
+            }
+        },
+    };
+    // breadth first: level 1 is the object itself
+    let mut out = vec![render.object(data, row)?];
+    let mut level: Vec<(u32, u64)> = vec![(data.table.type_id, data.table.id[row])];
+    let mut seen = std::collections::HashSet::new();
+    for _ in 1..depth {
+        let mut next = Vec::new();
+        for (t, oid) in &level {
+            let Some(d) = g.objects.get(t) else { continue };
+            let Some(r) = d.table.row_of(*oid) else {
+                continue;
+            };
+            for c in d.table.children(r) {
+                let (ct, cid) = (d.table.child_type[c], d.table.child_id[c]);
+                if seen.insert(cid) {
+                    if let Some(cd) = g.objects.get(&ct) {
+                        if let Some(cr) = cd.table.row_of(cid) {
+                            out.push(render.object(cd, cr)?);
+                            next.push((ct, cid));
+                        }
+                    }
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        level = next;
+    }
+    Ok(respond(n, &out))
+}
+
+fn property_list(
+    s: &AppState,
+    g: &Generation,
+    data: &TypeData,
+    row: usize,
+) -> ApiResult<Vec<Value>> {
+    let render = Render {
+        s,
+        g,
+        srid: Srid::default(),
+        include: Include::from_words(&[], &[], true),
+        tolerance_m: None,
+        segment_by: None,
+        revision: 2,
+    };
+    let t = g
+        .catalog
+        .object_type(data.table.type_id)
+        .expect("catalogue type");
+    render.properties(t, &data.table, row)
+}
+
+/// GET /vegobjekter/{type}/{id}/egenskaper
+#[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper", tag = "vegobjekter",
+    params(("type" = u32, Path), ("id" = u64, Path)), responses((status = 200, description = "Array of property values")))]
+pub async fn list_object_properties(
+    State(s): State<AppState>,
+    Path((tid, id)): Path<(String, String)>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (_, n) = begin(&headers, q.as_deref(), &[])?;
+    let g = s.store.current();
+    let empty = empty_type(0);
+    let (data, row) = locate(&g, &tid, &id, &empty)?;
+    Ok(respond(n, &property_list(&s, &g, data, row)?))
+}
+
+/// GET /vegobjekter/{type}/{id}/egenskaper/{egenskapstype}
+#[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}", tag = "vegobjekter",
+    params(("type" = u32, Path), ("id" = u64, Path), ("egenskapstype" = u32, Path)),
+    responses((status = 200, description = "One property value"), (status = 404, description = "No such value (4012)")))]
+pub async fn get_object_property(
+    State(s): State<AppState>,
+    Path((tid, id, pid)): Path<(String, String, String)>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (_, n) = begin(&headers, q.as_deref(), &[])?;
+    let g = s.store.current();
+    let empty = empty_type(0);
+    let (data, row) = locate(&g, &tid, &id, &empty)?;
+    let pid: u64 = pid
+        .parse()
+        .map_err(|_| ApiError::bad(4002, format!("Ugyldig egenskapstype-id: '{pid}'")))?;
+    let v = property_list(&s, &g, data, row)?
+        .into_iter()
+        .find(|v| v["id"] == pid)
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "Vegobjekt {id} har ingen verdi for egenskapstype {pid}"
+            ))
+        })?;
+    Ok(respond(n, &v))
+}
+
+/// GET /vegobjekt?id= — redirects (302, Location) to the object's URL.
+#[utoipa::path(get, path = "/vegobjekt", tag = "vegobjekter",
+    params(("id" = u64, Query)), responses((status = 302, description = "Location: the object's URL"), (status = 404, description = "Unknown id (4012)")))]
+pub async fn find_object(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    let (p, _) = begin(&headers, q.as_deref(), &["id"])?;
+    let id = p
+        .int("id")?
+        .ok_or_else(|| ApiError::bad(4004, "Parameteren id mangler"))?;
+    let g = s.store.current();
+    let (t, _) = g
+        .find_object(id as u64)
+        .ok_or_else(|| ApiError::not_found(format!("Vegobjekt {id} finnes ikke")))?;
+    let href = s.href(&format!("/vegobjekter/{t}/{id}"));
+    Ok((StatusCode::FOUND, [(header::LOCATION, href)]).into_response())
+}

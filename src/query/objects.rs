@@ -1,0 +1,365 @@
+//! Road object queries: which rows of a type a set of filters selects, and each object's
+//! placement parts (clipped to the area filter when segmenting), from which location, geometry
+//! and lengths are derived.
+
+use std::collections::HashMap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::Array;
+use roaring::RoaringBitmap;
+
+use super::egenskap::{self, Cell, Expr, Rows};
+use super::network::{row_key, select_rows, NetworkAreaFilter};
+use super::vegref::{LinkRef, RoadRefFilter};
+use crate::area::AreaKind;
+use crate::catalog::ValueKind;
+use crate::index::bitmaps::part_length;
+use crate::snapshot::columns::ObjectTable;
+use crate::snapshot::generation::{Generation, TypeData};
+
+/// Filters of a road-object query (already parsed and resolved).
+#[derive(Debug, Clone, Default)]
+pub struct ObjectFilter {
+    /// region / fylke / vegavdeling / kommune: OR-ed with each other.
+    pub any_of: Vec<(AreaKind, u32)>,
+    /// Contract areas (indexes into Areas::contracts), OR-ed, AND-ed onto the rest.
+    pub contracts: Vec<u32>,
+    /// National routes (indexes into Areas::routes), OR-ed, AND-ed onto the rest.
+    pub routes: Vec<u32>,
+    pub roads: Vec<RoadRefFilter>,
+    /// Map extent in storage coordinates.
+    pub bbox: Option<[f64; 4]>,
+    /// veglenke: stands alone.
+    pub links: Vec<LinkRef>,
+    pub egenskap: Option<Expr>,
+    /// overlapp: (type, optional filter), AND-ed.
+    pub overlaps: Vec<(u32, Option<Expr>)>,
+}
+
+impl ObjectFilter {
+    /// Filters that cut stretch objects when segmenting (v2: region, road department, county,
+    /// municipality, road category/status/hp, contract area, national route).
+    pub fn segments(&self) -> bool {
+        !self.any_of.is_empty()
+            || !self.contracts.is_empty()
+            || !self.routes.is_empty()
+            || !self.roads.is_empty()
+    }
+
+    /// Does network row `r` pass the segmenting filters?
+    pub fn row_passes(&self, g: &Generation, r: usize) -> bool {
+        let n = &g.network;
+        let any_ok = self.any_of.is_empty()
+            || self.any_of.iter().any(|&(k, v)| match k {
+                AreaKind::Municipality => n.municipality[r] as u32 == v,
+                AreaKind::County => n.county[r] as u32 == v,
+                AreaKind::Region => n.region[r] as u32 == v,
+                AreaKind::RoadDepartment => n.road_department[r] as u32 == v,
+                _ => false,
+            });
+        let contract_ok = self.contracts.is_empty()
+            || g.areas
+                .contracts_of(n.municipality[r])
+                .iter()
+                .any(|c| self.contracts.contains(c));
+        let route_ok = self.routes.is_empty()
+            || g.areas
+                .routes_of(n.road_category[r], n.road_number[r], n.county[r])
+                .any(|i| self.routes.contains(&i));
+        let road_ok = self.roads.is_empty() || {
+            let key = row_key(n, r);
+            self.roads
+                .iter()
+                .any(|f| f.matches(&key, n.from_m[r], n.to_m[r]))
+        };
+        any_ok && contract_ok && route_ok && road_ok
+    }
+}
+
+/// The values of one type's table, for the egenskap evaluator.
+pub struct TableRows<'a> {
+    pub g: &'a Generation,
+    pub data: &'a TypeData,
+}
+
+impl Rows for TableRows<'_> {
+    fn len(&self) -> u32 {
+        self.data.table.len() as u32
+    }
+    fn cell(&self, property: u32, row: u32) -> Cell<'_> {
+        let Some(col) = self.data.table.property(property) else {
+            return Cell::Null;
+        };
+        let (a, r) = (&col.values, row as usize);
+        if a.is_null(r) {
+            return Cell::Null;
+        }
+        if let Some(v) = a.as_primitive_opt::<Int64Type>() {
+            return Cell::Number(v.value(r) as f64);
+        }
+        if let Some(v) = a.as_primitive_opt::<Float64Type>() {
+            return Cell::Number(v.value(r));
+        }
+        match a.as_string_opt::<i32>() {
+            Some(v) => Cell::Text(v.value(r)),
+            None => Cell::Null,
+        }
+    }
+    fn enum_rows(&self, property: u32, value: u32) -> Option<RoaringBitmap> {
+        let t = self.g.catalog.object_type(self.data.table.type_id)?;
+        if t.property(property)?.storage() != ValueKind::Enum {
+            return None;
+        }
+        Some(
+            self.data
+                .index
+                .enums
+                .get(&(property, value))
+                .cloned()
+                .unwrap_or_default(),
+        )
+    }
+    fn rows_with_child(&self, child_type: u32, expr: &Expr) -> RoaringBitmap {
+        let mut out = RoaringBitmap::new();
+        let Some(child) = self.g.objects.get(&child_type) else {
+            return out;
+        };
+        let hits = egenskap::evaluate(
+            expr,
+            &TableRows {
+                g: self.g,
+                data: child,
+            },
+        );
+        let table = &self.data.table;
+        for c in hits.iter() {
+            if let Some(&(pt, pid)) = self.g.parents.get(&child.table.id[c as usize]) {
+                if pt == table.type_id {
+                    if let Some(r) = table.row_of(pid) {
+                        out.insert(r as u32);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Objects whose placements overlap any of the given network rows.
+fn overlapping_rows(
+    g: &Generation,
+    table: &ObjectTable,
+    candidates: &RoaringBitmap,
+    rows: &RoaringBitmap,
+) -> RoaringBitmap {
+    let n = &g.network;
+    candidates
+        .iter()
+        .filter(|&o| {
+            table.placements(o as usize).any(|p| {
+                n.rows_overlapping(table.loc_link[p], table.loc_from[p], table.loc_to[p])
+                    .any(|r| rows.contains(r as u32))
+            })
+        })
+        .collect()
+}
+
+/// Intervals per link of a type's selected objects (for overlapp).
+fn intervals(table: &ObjectTable, rows: &RoaringBitmap) -> HashMap<u64, Vec<(f64, f64)>> {
+    let mut m: HashMap<u64, Vec<(f64, f64)>> = HashMap::new();
+    for o in rows.iter() {
+        for p in table.placements(o as usize) {
+            m.entry(table.loc_link[p])
+                .or_default()
+                .push((table.loc_from[p], table.loc_to[p]));
+        }
+    }
+    m
+}
+
+/// All rows of a type.
+pub fn all_rows(data: &TypeData) -> RoaringBitmap {
+    let mut b = RoaringBitmap::new();
+    b.insert_range(0..data.table.len() as u32);
+    b
+}
+
+/// The rows of `data` (a type of generation `g`) that the filter selects.
+pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
+    let table = &data.table;
+    let idx = &data.index;
+    if !f.links.is_empty() {
+        return all_rows(data)
+            .iter()
+            .filter(|&o| {
+                table.placements(o as usize).any(|p| {
+                    f.links.iter().any(|l| {
+                        l.link_id == table.loc_link[p]
+                            && table.loc_from[p] <= l.to
+                            && table.loc_to[p] >= l.from
+                    })
+                })
+            })
+            .collect::<RoaringBitmap>()
+            & with_properties(g, data, f);
+    }
+    let mut rows = if f.any_of.is_empty() {
+        all_rows(data)
+    } else {
+        let mut u = RoaringBitmap::new();
+        for k in &f.any_of {
+            if let Some(b) = idx.areas.get(k) {
+                u |= b;
+            }
+        }
+        u
+    };
+    for (kind, list) in [
+        (AreaKind::Contract, &f.contracts),
+        (AreaKind::Route, &f.routes),
+    ] {
+        if !list.is_empty() {
+            let mut u = RoaringBitmap::new();
+            for &c in list {
+                if let Some(b) = idx.areas.get(&(kind, c)) {
+                    u |= b;
+                }
+            }
+            rows &= u;
+        }
+    }
+    if let Some(e) = &f.egenskap {
+        if !rows.is_empty() {
+            rows &= egenskap::evaluate(e, &TableRows { g, data });
+        }
+    }
+    if !rows.is_empty() && (!f.roads.is_empty() || f.bbox.is_some()) {
+        let net = select_rows(
+            &g.network,
+            &g.network_indexes,
+            &g.network_index,
+            &NetworkAreaFilter {
+                any_of: vec![],
+                roads: f.roads.clone(),
+                bbox: f.bbox,
+            },
+        );
+        rows = overlapping_rows(g, table, &rows, &net);
+    }
+    for (other_type, filter) in &f.overlaps {
+        if rows.is_empty() {
+            break;
+        }
+        let Some(other) = g.objects.get(other_type) else {
+            rows.clear();
+            break;
+        };
+        let other_rows = match filter {
+            Some(e) => egenskap::evaluate(e, &TableRows { g, data: other }),
+            None => all_rows(other),
+        };
+        let iv = intervals(&other.table, &other_rows);
+        rows = rows
+            .iter()
+            .filter(|&o| {
+                table.placements(o as usize).any(|p| {
+                    iv.get(&table.loc_link[p]).is_some_and(|v| {
+                        v.iter()
+                            .any(|&(a, b)| a <= table.loc_to[p] && b >= table.loc_from[p])
+                    })
+                })
+            })
+            .collect();
+    }
+    rows
+}
+
+fn with_properties(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
+    match &f.egenskap {
+        Some(e) => egenskap::evaluate(e, &TableRows { g, data }),
+        None => all_rows(data),
+    }
+}
+
+/// A placement part on one network row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Part {
+    pub net_row: u32,
+    pub link_id: u64,
+    pub from: f64,
+    pub to: f64,
+    pub direction: u8,
+    pub length_m: f64,
+}
+
+/// The parts of object `row`, clipped to the rows passing `f` when `segment` is set.
+pub fn parts(
+    g: &Generation,
+    table: &ObjectTable,
+    row: usize,
+    f: Option<&ObjectFilter>,
+) -> Vec<Part> {
+    let n = &g.network;
+    let mut out = Vec::new();
+    for p in table.placements(row) {
+        let (from, to) = (table.loc_from[p], table.loc_to[p]);
+        for r in n.rows_overlapping(table.loc_link[p], from, to) {
+            if f.is_some_and(|f| !f.row_passes(g, r)) {
+                continue;
+            }
+            let (a, b) = (from.max(n.from_pos[r]), to.min(n.to_pos[r]));
+            // a point on a border between two rows belongs to the first
+            if from == to
+                && out
+                    .last()
+                    .is_some_and(|q: &Part| q.link_id == table.loc_link[p] && q.from == from)
+            {
+                continue;
+            }
+            out.push(Part {
+                net_row: r as u32,
+                link_id: table.loc_link[p],
+                from: a,
+                to: b,
+                direction: table.loc_direction[p],
+                length_m: part_length(n, r, from, to),
+            });
+        }
+    }
+    out
+}
+
+/// Located length of the selected objects (statistikk.strekningslengde).
+pub fn total_length(
+    g: &Generation,
+    data: &TypeData,
+    rows: &RoaringBitmap,
+    f: &ObjectFilter,
+    segment: bool,
+) -> f64 {
+    let idx = &data.index;
+    if rows.len() == data.table.len() as u64 {
+        return idx.total_length_m;
+    }
+    if segment && f.segments() {
+        // one area and nothing else narrowing: precomputed
+        let only_area = f.any_of.len() == 1
+            && f.contracts.is_empty()
+            && f.routes.is_empty()
+            && f.roads.is_empty();
+        if only_area && f.egenskap.is_none() && f.overlaps.is_empty() && f.bbox.is_none() {
+            return idx.area_length_m.get(&f.any_of[0]).copied().unwrap_or(0.0);
+        }
+        rows.iter()
+            .map(|o| {
+                parts(g, &data.table, o as usize, Some(f))
+                    .iter()
+                    .map(|p| p.length_m)
+                    .sum::<f64>()
+            })
+            .sum()
+    } else {
+        rows.iter().map(|o| idx.length_m[o as usize]).sum()
+    }
+}

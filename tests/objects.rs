@@ -1,0 +1,282 @@
+//! Road-object selection against a brute-force evaluator: random combinations of area,
+//! egenskap and overlapp filters on the tiny dataset, and statistics against summed parts.
+
+use std::sync::OnceLock;
+
+use arrow_array::Array;
+use proptest::prelude::*;
+use roaring::RoaringBitmap;
+use vegdb::area::AreaKind;
+use vegdb::catalog::ValueKind;
+use vegdb::generate::{generate_into, Scale};
+use vegdb::index::bitmaps::part_length;
+use vegdb::query::egenskap::{self, matches_row, Cell, Expr, Literal, Op, Rows};
+use vegdb::query::objects::{select, total_length, ObjectFilter, TableRows};
+use vegdb::snapshot::generation::{Generation, TypeData};
+
+fn tiny() -> &'static Generation {
+    static G: OnceLock<Generation> = OnceLock::new();
+    G.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = generate_into(Scale::Tiny, 5, tmp.path()).unwrap();
+        let g = Generation::load(&dir, &|_| {}).unwrap().0;
+        std::mem::forget(tmp);
+        g
+    })
+}
+
+/// Network rows an object touches, by brute force.
+fn touched(g: &Generation, d: &TypeData, row: usize) -> Vec<usize> {
+    let t = &d.table;
+    let n = &g.network;
+    let mut out = Vec::new();
+    for p in t.placements(row) {
+        for r in 0..n.len() {
+            if n.link_id[r] == t.loc_link[p]
+                && n.from_pos[r] <= t.loc_to[p]
+                && n.to_pos[r] >= t.loc_from[p]
+            {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+fn brute(g: &Generation, d: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
+    let n = &g.network;
+    let rows = TableRows { g, data: d };
+    let mut out = RoaringBitmap::new();
+    for row in 0..d.table.len() {
+        let net = touched(g, d, row);
+        let in_any = f.any_of.is_empty()
+            || net.iter().any(|&r| {
+                f.any_of.iter().any(|&(k, v)| match k {
+                    AreaKind::Municipality => n.municipality[r] as u32 == v,
+                    AreaKind::County => n.county[r] as u32 == v,
+                    AreaKind::Region => n.region[r] as u32 == v,
+                    AreaKind::RoadDepartment => n.road_department[r] as u32 == v,
+                    _ => false,
+                })
+            });
+        let in_contract = f.contracts.is_empty()
+            || net.iter().any(|&r| {
+                g.areas.contracts.iter().enumerate().any(|(i, c)| {
+                    f.contracts.contains(&(i as u32))
+                        && c.municipalities.contains(&n.municipality[r])
+                })
+            });
+        let props = f
+            .egenskap
+            .as_ref()
+            .is_none_or(|e| matches_row(e, &rows, row as u32));
+        let overlaps = f.overlaps.iter().all(|(ot, e)| {
+            let od = &g.objects[ot];
+            let orows = TableRows { g, data: od };
+            let t = &d.table;
+            t.placements(row).any(|p| {
+                (0..od.table.len()).any(|o| {
+                    e.as_ref().is_none_or(|e| matches_row(e, &orows, o as u32))
+                        && od.table.placements(o).any(|q| {
+                            od.table.loc_link[q] == t.loc_link[p]
+                                && od.table.loc_from[q] <= t.loc_to[p]
+                                && od.table.loc_to[q] >= t.loc_from[p]
+                        })
+                })
+            })
+        });
+        if in_any && in_contract && props && overlaps {
+            out.insert(row as u32);
+        }
+    }
+    out
+}
+
+/// A random condition over a property that has values in the data.
+fn condition(d: &TypeData, g: &Generation, pick: usize, kind: usize, salt: usize) -> Option<Expr> {
+    let t = g.catalog.object_type(d.table.type_id)?;
+    let cols: Vec<_> = d
+        .table
+        .properties
+        .iter()
+        .filter(|c| c.values.len() > c.values.null_count())
+        .collect();
+    let col = cols.get(pick % cols.len().max(1))?;
+    let p = t.property(col.property_id)?;
+    let rows = TableRows { g, data: d };
+    let present: Vec<u32> = (0..d.table.len() as u32)
+        .filter(|&r| !col.values.is_null(r as usize))
+        .collect();
+    let r = present[salt % present.len()];
+    let value = match rows.cell(p.id, r) {
+        Cell::Number(v) => Literal::Number(v),
+        Cell::Text(s) => Literal::Text(s.to_string()),
+        Cell::Null => Literal::Null,
+    };
+    let enumish = p.storage() == ValueKind::Enum;
+    Some(match kind % 6 {
+        0 => Expr::Cmp {
+            property: p.id,
+            op: Op::Eq,
+            value,
+        },
+        1 => Expr::Cmp {
+            property: p.id,
+            op: Op::Ne,
+            value,
+        },
+        2 if !enumish => Expr::Cmp {
+            property: p.id,
+            op: [Op::Lt, Op::Le, Op::Gt, Op::Ge][salt % 4],
+            value,
+        },
+        3 => Expr::Cmp {
+            property: p.id,
+            op: if salt % 2 == 0 { Op::Eq } else { Op::Ne },
+            value: Literal::Null,
+        },
+        4 => {
+            let other = rows.cell(p.id, present[(salt * 7 + 3) % present.len()]);
+            let v2 = match other {
+                Cell::Number(v) => Literal::Number(v),
+                Cell::Text(s) => Literal::Text(s.to_string()),
+                Cell::Null => Literal::Null,
+            };
+            Expr::In {
+                property: p.id,
+                values: vec![value, v2],
+                negated: salt % 2 == 1,
+            }
+        }
+        _ => Expr::Cmp {
+            property: p.id,
+            op: Op::Eq,
+            value,
+        },
+    })
+}
+
+const TYPES: [u32; 6] = [105, 95, 241, 87, 5, 83];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(120))]
+
+    #[test]
+    fn selection_equals_brute_force(ti in 0usize..6, areas in prop::collection::vec((0usize..4, 0usize..3), 0..3),
+                                    contract in prop::option::of(0usize..4), conds in prop::collection::vec((0usize..20, 0usize..6, 0usize..1000), 0..3),
+                                    or in any::<bool>(), overlap in prop::option::of((0usize..20, 0usize..1000))) {
+        let g = tiny();
+        let d = &g.objects[&TYPES[ti]];
+        let municipalities = [5001u32, 5028, 5031];
+        let mut f = ObjectFilter::default();
+        for (kind, i) in areas {
+            f.any_of.push(match kind {
+                0 => (AreaKind::Municipality, municipalities[i]),
+                1 => (AreaKind::County, 50),
+                2 => (AreaKind::Region, [4, 1, 5][i]),
+                _ => (AreaKind::RoadDepartment, 50),
+            });
+        }
+        if let Some(c) = contract {
+            let mine: Vec<u32> = g.areas.contracts.iter().enumerate().filter(|(_, c)| c.municipalities.contains(&5001) || c.municipalities.contains(&5031)).map(|(i, _)| i as u32).collect();
+            f.contracts.push(mine[c % mine.len()]);
+        }
+        let parts: Vec<Expr> = conds.iter().filter_map(|&(p, k, s)| condition(d, g, p, k, s)).collect();
+        if !parts.is_empty() {
+            f.egenskap = Some(if parts.len() == 1 { parts[0].clone() } else if or { Expr::Or(parts) } else { Expr::And(parts) });
+        }
+        if let Some((p, s)) = overlap {
+            let speed = &g.objects[&105];
+            f.overlaps.push((105, condition(speed, g, p, 0, s)));
+        }
+        let got = select(g, d, &f);
+        let want = brute(g, d, &f);
+        prop_assert_eq!(got, want, "filter {:?}", f);
+    }
+}
+
+#[test]
+fn relation_filter_selects_parents_of_matching_children() {
+    let g = tiny();
+    let parents = &g.objects[&95];
+    let plates = &g.objects[&96];
+    let expr = egenskap::parse("relasjon(96, egenskap(5530)!=null)").unwrap();
+    egenskap::check(&expr, g.catalog, g.catalog.object_type(95).unwrap()).unwrap();
+    let got = egenskap::evaluate(&expr, &TableRows { g, data: parents });
+    let plate_rows = TableRows { g, data: plates };
+    let mut want = RoaringBitmap::new();
+    for r in 0..parents.table.len() {
+        let any = parents.table.children(r).any(|c| {
+            let pr = plates.table.row_of(parents.table.child_id[c]).unwrap() as u32;
+            plate_rows.cell(5530, pr) != Cell::Null
+        });
+        if any {
+            want.insert(r as u32);
+        }
+    }
+    assert_eq!(got, want);
+    assert!(!want.is_empty());
+}
+
+#[test]
+fn statistics_lengths_equal_summed_parts() {
+    let g = tiny();
+    let d = &g.objects[&105];
+    let n = &g.network;
+    for &m in &[5001u32, 5028, 5031] {
+        let f = ObjectFilter {
+            any_of: vec![(AreaKind::Municipality, m)],
+            ..Default::default()
+        };
+        let rows = select(g, d, &f);
+        // segmented: only parts on links in the municipality
+        let mut want = 0.0;
+        let mut whole = 0.0;
+        for o in rows.iter() {
+            let t = &d.table;
+            for p in t.placements(o as usize) {
+                for r in 0..n.len() {
+                    if n.link_id[r] == t.loc_link[p] {
+                        let l = part_length(n, r, t.loc_from[p], t.loc_to[p]);
+                        whole += l;
+                        if n.municipality[r] as u32 == m {
+                            want += l;
+                        }
+                    }
+                }
+            }
+        }
+        let got = total_length(g, d, &rows, &f, true);
+        assert!(
+            (got - want).abs() < 1e-6 * want.max(1.0),
+            "{m}: {got} vs {want}"
+        );
+        let unseg = total_length(g, d, &rows, &f, false);
+        assert!(
+            (unseg - whole).abs() < 1e-6 * whole.max(1.0),
+            "{m}: {unseg} vs {whole}"
+        );
+        // with an egenskap filter the precomputed path is not used: same definition
+        let f2 = ObjectFilter {
+            egenskap: Some(egenskap::parse("2021!=null").unwrap()),
+            ..f.clone()
+        };
+        let rows2 = select(g, d, &f2);
+        assert_eq!(rows2, rows, "every speed limit has a value");
+        let got2 = total_length(g, d, &rows2, &f2, true);
+        assert!((got2 - want).abs() < 1e-6 * want.max(1.0));
+    }
+    // the whole network is covered by speed limits: total length ≈ network length (level 0)
+    let net: f64 = (0..n.len())
+        .filter(|&r| n.topology_level[r] == 0)
+        .map(|r| n.length_m[r])
+        .sum();
+    let all = total_length(
+        g,
+        d,
+        &vegdb::query::objects::all_rows(d),
+        &ObjectFilter::default(),
+        true,
+    );
+    assert!((all - net).abs() / net < 0.01, "{all} vs {net}");
+}
