@@ -83,7 +83,7 @@ impl TypeIndex {
                 }
             }
             // one bitmap insert per area, with the object's length inside that area
-            keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            keys.sort_unstable_by_key(|k| k.0);
             let mut i = 0;
             while i < keys.len() {
                 let k = keys[i].0;

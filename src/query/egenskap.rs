@@ -401,7 +401,7 @@ pub fn check(e: &Expr, catalog: &Catalog, t: &ObjectType) -> Result<()> {
                     t.id
                 ))
             })?;
-            if values.iter().any(|v| *v == Literal::Null) {
+            if values.contains(&Literal::Null) {
                 return Err(bad("null kan ikke stå i en in-liste".into()));
             }
             if p.storage() == ValueKind::Geometry {
