@@ -186,24 +186,30 @@ impl Render<'_> {
             if p.sensitivity > 0 {
                 continue;
             }
-            let mut v = json!({ "id": p.id, "navn": p.name, "datatype": p.datatype, "datatype_tekst": p.datatype_tekst });
+            let head = |verdi: Value| {
+                let mut m = Map::with_capacity(6);
+                m.insert("id".into(), json!(p.id));
+                m.insert("navn".into(), json!(p.name));
+                m.insert("datatype".into(), json!(p.datatype));
+                m.insert("datatype_tekst".into(), json!(p.datatype_tekst));
+                m.insert("verdi".into(), verdi);
+                m
+            };
             if p.is_geometry() {
                 if !self.include.geom_property {
                     continue;
                 }
-                let own = table.own_geometry(row);
-                let fits = match own.len() {
+                let fits = match table.own_geometry(row).len() {
                     0 => false,
                     1 => p.datatype == datatype::GEOM_POINT,
                     _ => p.datatype == datatype::GEOM_LINE,
                 };
-                if !fits || t.geometry_property(p.datatype).map(|g| g.id) != Some(p.id) {
-                    continue;
+                if fits && t.geometry_property(p.datatype).map(|g| g.id) == Some(p.id) {
+                    out.push(Value::Object(head(json!(self.own_wkt(table, row)?))));
                 }
-                v["verdi"] = json!(self.own_wkt(table, row)?);
-                out.push(v);
                 continue;
             }
+            // only properties with a value: look the column up before building anything
             let Some(col) = table.property(p.id) else {
                 continue;
             };
@@ -211,28 +217,32 @@ impl Render<'_> {
             if a.is_null(row) {
                 continue;
             }
-            match p.storage() {
+            let mut v = match p.storage() {
                 ValueKind::Enum => {
                     let id = a.as_primitive::<Int64Type>().value(row) as u32;
                     let Some(av) = p.allowed_value(id) else {
                         continue;
                     };
-                    v["verdi"] = match av.number {
+                    let mut v = head(match av.number {
                         Some(num) if p.datatype == datatype::ENUM_NUMBER => json!(num),
                         _ => json!(av.name),
-                    };
-                    v["enum_id"] = json!(id);
+                    });
+                    v.insert("enum_id".into(), json!(id));
+                    v
                 }
-                ValueKind::Integer => v["verdi"] = json!(a.as_primitive::<Int64Type>().value(row)),
-                ValueKind::Float => v["verdi"] = json!(a.as_primitive::<Float64Type>().value(row)),
+                ValueKind::Integer => head(json!(a.as_primitive::<Int64Type>().value(row))),
+                ValueKind::Float => head(json!(a.as_primitive::<Float64Type>().value(row))),
                 ValueKind::Text | ValueKind::Geometry => {
-                    v["verdi"] = json!(a.as_string::<i32>().value(row))
+                    head(json!(a.as_string::<i32>().value(row)))
                 }
-            }
+            };
             if let Some(u) = &p.unit {
-                v["enhet"] = serde_json::to_value(u).expect("units serialize");
+                v.insert(
+                    "enhet".into(),
+                    json!({ "id": u.id, "navn": u.name, "kortnavn": u.short_name }),
+                );
             }
-            out.push(v);
+            out.push(Value::Object(v));
         }
         Ok(out)
     }

@@ -14,6 +14,8 @@
 //! with allowed-value ids and only with =, !=, in, notin. `!=` matches objects that have a
 //! different value (objects without a value do not match); `=null` / `!=null` test presence.
 
+use std::borrow::Cow;
+
 use roaring::RoaringBitmap;
 
 use crate::catalog::{Catalog, ObjectType, ValueKind};
@@ -502,8 +504,8 @@ fn format_number(v: f64) -> String {
 pub trait Rows {
     fn len(&self) -> u32;
     fn cell(&self, property: u32, row: u32) -> Cell<'_>;
-    /// Rows with this enum value, if an index exists (fast path).
-    fn enum_rows(&self, _property: u32, _value: u32) -> Option<RoaringBitmap> {
+    /// Rows with this enum value, if the property is an enumeration (fast path, no scan).
+    fn enum_rows(&self, _property: u32, _value: u32) -> Option<Cow<'_, RoaringBitmap>> {
         None
     }
     /// Rows that have a child of `child_type` matching `expr`.
@@ -515,30 +517,38 @@ pub trait Rows {
 
 /// Evaluate to the set of matching rows.
 pub fn evaluate(e: &Expr, rows: &dyn Rows) -> RoaringBitmap {
+    let mut all = RoaringBitmap::new();
+    all.insert_range(0..rows.len());
+    evaluate_in(e, rows, &all)
+}
+
+/// Evaluate among the rows of `within` only: bitmaps are intersected with it and scans touch
+/// only its rows, so narrow area filters make property filters cheap.
+pub fn evaluate_in(e: &Expr, rows: &dyn Rows, within: &RoaringBitmap) -> RoaringBitmap {
     match e {
         Expr::And(v) => {
-            let mut it = v.iter();
-            let mut acc = evaluate(it.next().expect("non-empty"), rows);
-            for x in it {
+            let mut acc = within.clone();
+            for x in v {
                 if acc.is_empty() {
                     break;
                 }
-                acc &= evaluate(x, rows);
+                acc = evaluate_in(x, rows, &acc);
             }
             acc
         }
-        Expr::Or(v) => v
-            .iter()
-            .fold(RoaringBitmap::new(), |acc, x| acc | evaluate(x, rows)),
-        Expr::Relation { child_type, expr } => rows.rows_with_child(*child_type, expr),
+        Expr::Or(v) => v.iter().fold(RoaringBitmap::new(), |acc, x| {
+            acc | evaluate_in(x, rows, within)
+        }),
+        Expr::Relation { child_type, expr } => rows.rows_with_child(*child_type, expr) & within,
         Expr::Cmp {
             property,
             op: Op::Eq,
             value: Literal::Number(v),
         } if v.fract() == 0.0 && *v >= 0.0 => match rows.enum_rows(*property, *v as u32) {
-            Some(b) => b,
+            Some(b) => within & b.as_ref(),
             None => scan(
                 rows,
+                within,
                 |c| compare(&c, Op::Eq, &Literal::Number(*v)),
                 *property,
             ),
@@ -547,7 +557,7 @@ pub fn evaluate(e: &Expr, rows: &dyn Rows) -> RoaringBitmap {
             property,
             op,
             value,
-        } => scan(rows, |c| compare(&c, *op, value), *property),
+        } => scan(rows, within, |c| compare(&c, *op, value), *property),
         Expr::In {
             property,
             values,
@@ -555,18 +565,19 @@ pub fn evaluate(e: &Expr, rows: &dyn Rows) -> RoaringBitmap {
         } => {
             let mut hit = RoaringBitmap::new();
             for v in values {
-                hit |= evaluate(
+                hit |= evaluate_in(
                     &Expr::Cmp {
                         property: *property,
                         op: Op::Eq,
                         value: v.clone(),
                     },
                     rows,
+                    within,
                 );
             }
             if *negated {
                 // notin: has a value, and it is none of the listed ones
-                let present = scan(rows, |c| c != Cell::Null, *property);
+                let present = scan(rows, within, |c| c != Cell::Null, *property);
                 present - hit
             } else {
                 hit
@@ -575,14 +586,16 @@ pub fn evaluate(e: &Expr, rows: &dyn Rows) -> RoaringBitmap {
     }
 }
 
-fn scan(rows: &dyn Rows, pred: impl Fn(Cell) -> bool, property: u32) -> RoaringBitmap {
-    let mut out = RoaringBitmap::new();
-    for r in 0..rows.len() {
-        if pred(rows.cell(property, r)) {
-            out.insert(r);
-        }
-    }
-    out
+fn scan(
+    rows: &dyn Rows,
+    within: &RoaringBitmap,
+    pred: impl Fn(Cell) -> bool,
+    property: u32,
+) -> RoaringBitmap {
+    within
+        .iter()
+        .filter(|&r| pred(rows.cell(property, r)))
+        .collect()
 }
 
 /// Row-at-a-time evaluation (the oracle for tests).

@@ -2,6 +2,7 @@
 //! placement parts (clipped to the area filter when segmenting), from which location, geometry
 //! and lengths are derived.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use arrow_array::cast::AsArray;
@@ -106,19 +107,15 @@ impl Rows for TableRows<'_> {
             None => Cell::Null,
         }
     }
-    fn enum_rows(&self, property: u32, value: u32) -> Option<RoaringBitmap> {
+    fn enum_rows(&self, property: u32, value: u32) -> Option<Cow<'_, RoaringBitmap>> {
         let t = self.g.catalog.object_type(self.data.table.type_id)?;
         if t.property(property)?.storage() != ValueKind::Enum {
             return None;
         }
-        Some(
-            self.data
-                .index
-                .enums
-                .get(&(property, value))
-                .cloned()
-                .unwrap_or_default(),
-        )
+        Some(match self.data.index.enums.get(&(property, value)) {
+            Some(b) => Cow::Borrowed(b),
+            None => Cow::Owned(RoaringBitmap::new()),
+        })
     }
     fn rows_with_child(&self, child_type: u32, expr: &Expr) -> RoaringBitmap {
         let mut out = RoaringBitmap::new();
@@ -231,7 +228,7 @@ pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitma
     }
     if let Some(e) = &f.egenskap {
         if !rows.is_empty() {
-            rows &= egenskap::evaluate(e, &TableRows { g, data });
+            rows = egenskap::evaluate_in(e, &TableRows { g, data }, &rows);
         }
     }
     if !rows.is_empty() && (!f.roads.is_empty() || f.bbox.is_some()) {
@@ -341,6 +338,10 @@ pub fn total_length(
     let idx = &data.index;
     if rows.len() == data.table.len() as u64 {
         return idx.total_length_m;
+    }
+    if idx.total_length_m == 0.0 {
+        // point objects: no length anywhere
+        return 0.0;
     }
     if segment && f.segments() {
         // one area and nothing else narrowing: precomputed

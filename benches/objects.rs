@@ -1,0 +1,151 @@
+//! Road-object queries in process: statistics with area + enum filters and for a whole type,
+//! and rendering a page of 1000 objects to JSON bytes (inkluder=alle and minimum). Data: the demo
+//! preset, or with VEGDB_BENCH_DATA a national data dir (type 95, 1.35 M objects).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use vegdb::api::object_json::{Include, Render};
+use vegdb::api::{ApiConfig, AppState};
+use vegdb::area::AreaKind;
+use vegdb::generate::{generate_into, Scale};
+use vegdb::geo::srid::Srid;
+use vegdb::query::egenskap;
+use vegdb::query::objects::{all_rows, select, total_length, ObjectFilter};
+use vegdb::snapshot::generation::{Generation, GenerationStore};
+use vegdb::snapshot::store::DataDir;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn state() -> (String, AppState) {
+    let (name, g) = if let Ok(root) = std::env::var("VEGDB_BENCH_DATA") {
+        let data = DataDir::read_only(root);
+        let dir = data.generation_dir(data.current().unwrap().expect("CURRENT"));
+        ("national", Generation::load(&dir, &|_| {}).unwrap().0)
+    } else {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = generate_into(Scale::Demo, 42, tmp.path()).unwrap();
+        let g = Generation::load(&dir, &|_| {}).unwrap().0;
+        std::mem::forget(tmp);
+        ("demo", g)
+    };
+    let s = AppState {
+        store: Arc::new(GenerationStore::new(g)),
+        config: Arc::new(ApiConfig {
+            public_url: "http://127.0.0.1:8080".into(),
+            request_timeout: Duration::from_secs(30),
+        }),
+    };
+    (name.into(), s)
+}
+
+fn bench(c: &mut Criterion) {
+    let (name, s) = state();
+    let g = s.store.current();
+    let d = &g.objects[&95];
+    // the municipality with most sign points, and its most common Oppsettingsutstyr value
+    let (&(_, muni), _) = d
+        .index
+        .areas
+        .iter()
+        .filter(|((k, _), _)| *k == AreaKind::Municipality)
+        .max_by_key(|(_, b)| b.len())
+        .unwrap();
+    let (&(_, value), _) = d
+        .index
+        .enums
+        .iter()
+        .filter(|((p, _), _)| *p == 1876)
+        .max_by_key(|(_, b)| b.len())
+        .unwrap();
+    let f = ObjectFilter {
+        any_of: vec![(AreaKind::Municipality, muni)],
+        egenskap: Some(egenskap::parse(&format!("1876={value}")).unwrap()),
+        ..Default::default()
+    };
+    let mut group = c.benchmark_group(format!("objects_{name}"));
+    eprintln!(
+        "type 95: {} objects; kommune {muni}: {}; with 1876={value}: {}",
+        d.table.len(),
+        d.index.areas[&(AreaKind::Municipality, muni)].len(),
+        select(&g, d, &f).len()
+    );
+    group.bench_function("statistikk_kommune_and_enum", |b| {
+        b.iter(|| {
+            let rows = select(&g, d, &f);
+            (rows.len(), total_length(&g, d, &rows, &f, true))
+        })
+    });
+    let none = ObjectFilter::default();
+    group.bench_function("statistikk_whole_type", |b| {
+        b.iter(|| {
+            let rows = select(&g, d, &none);
+            (rows.len(), total_length(&g, d, &rows, &none, true))
+        })
+    });
+    let stretch = &g.objects[&105];
+    let fk = ObjectFilter {
+        any_of: vec![(AreaKind::Municipality, muni)],
+        ..Default::default()
+    };
+    group.bench_function("statistikk_105_kommune_segmented", |b| {
+        b.iter(|| {
+            let rows = select(&g, stretch, &fk);
+            (rows.len(), total_length(&g, stretch, &rows, &fk, true))
+        })
+    });
+    let rows: Vec<u32> = all_rows(d)
+        .iter()
+        .skip(d.table.len() / 2)
+        .take(1000)
+        .collect();
+    let parts: Vec<(String, Vec<String>)> = if std::env::var("VEGDB_BENCH_PARTS").is_ok() {
+        [
+            "metadata",
+            "egenskaper",
+            "lokasjon",
+            "geometri",
+            "relasjoner",
+        ]
+        .iter()
+        .map(|w| (format!("page_1000_{w}"), vec![w.to_string()]))
+        .collect()
+    } else {
+        vec![]
+    };
+    for (label, words) in [
+        ("page_1000_alle".to_string(), vec!["alle".to_string()]),
+        ("page_1000_minimum".to_string(), vec!["minimum".to_string()]),
+    ]
+    .into_iter()
+    .chain(parts)
+    {
+        let render = Render {
+            s: &s,
+            g: &g,
+            srid: Srid::default(),
+            include: Include::from_words(&words, &[], false),
+            tolerance_m: None,
+            segment_by: None,
+            revision: 2,
+        };
+        let mut buf = Vec::with_capacity(1 << 20);
+        group.bench_function(&label, |b| {
+            b.iter(|| {
+                let items: Vec<serde_json::Value> = rows
+                    .iter()
+                    .map(|&r| render.object(d, r as usize).unwrap())
+                    .collect();
+                buf.clear();
+                serde_json::to_writer(&mut buf, &items).unwrap();
+                buf.len()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
