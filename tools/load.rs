@@ -17,8 +17,12 @@ struct Args {
     #[arg(long)]
     base: String,
     /// File with one request path (relative to base) per line.
+    #[arg(long, required_unless_present = "follow")]
+    paths: Option<std::path::PathBuf>,
+    /// Instead of a path file: GET this path and follow `metadata.neste.href` until a page
+    /// returns 0 items; report pages and objects per second (one connection).
     #[arg(long)]
-    paths: std::path::PathBuf,
+    follow: Option<String>,
     #[arg(long, default_value_t = 4)]
     connections: usize,
     #[arg(long, default_value_t = 10)]
@@ -102,6 +106,81 @@ async fn worker(
     Ok(stats)
 }
 
+/// One keep-alive GET; returns status and body.
+async fn get(
+    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    w: &mut tokio::net::tcp::OwnedWriteHalf,
+    host: &str,
+    path: &str,
+) -> std::io::Result<(u16, Vec<u8>)> {
+    w.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: keep-alive\r\n\r\n").as_bytes(),
+    )
+    .await?;
+    let (mut status, mut len, mut first) = (0u16, 0usize, true);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if r.read_line(&mut line).await? == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "connection closed",
+            ));
+        }
+        if first {
+            status = line
+                .split(' ')
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            first = false;
+        } else if line == "\r\n" {
+            break;
+        } else if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).await?;
+    Ok((status, body))
+}
+
+async fn follow(hostport: &str, prefix: &str, first: &str) -> anyhow::Result<()> {
+    let stream = TcpStream::connect(hostport).await?;
+    stream.set_nodelay(true)?;
+    let (r, mut w) = stream.into_split();
+    let mut r = BufReader::with_capacity(1 << 20, r);
+    let started = Instant::now();
+    let mut path = format!("{prefix}{first}");
+    let (mut pages, mut objects, mut bytes) = (0usize, 0u64, 0usize);
+    loop {
+        let (status, body) = get(&mut r, &mut w, hostport, &path).await?;
+        anyhow::ensure!(status == 200, "GET {path}: status {status}");
+        bytes += body.len();
+        let v: serde_json::Value = serde_json::from_slice(&body)?;
+        let n = v["metadata"]["returnert"].as_u64().unwrap_or(0);
+        pages += 1;
+        if n == 0 {
+            break;
+        }
+        objects += n;
+        let href = v["metadata"]["neste"]["href"]
+            .as_str()
+            .ok_or_else(|| anyhow::anyhow!("no neste.href"))?;
+        path = href
+            .split_once("://")
+            .and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()))
+            .ok_or_else(|| anyhow::anyhow!("bad href {href}"))?;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "{objects} objects in {pages} pages in {secs:.2} s: {:.0} objects/s, {:.1} MB",
+        objects as f64 / secs,
+        bytes as f64 / 1e6
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let rest = args
@@ -116,12 +195,22 @@ fn main() -> anyhow::Result<()> {
     if !(host == "localhost" || host == "[::1]" || host.starts_with("127.")) {
         anyhow::bail!("refusing to load {host}: only loopback addresses are allowed");
     }
-    let paths: Vec<String> = std::fs::read_to_string(&args.paths)?
+    if let Some(first) = &args.follow {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        return rt.block_on(follow(&hostport, &prefix, first));
+    }
+    let path_file = args
+        .paths
+        .clone()
+        .expect("clap requires --paths without --follow");
+    let paths: Vec<String> = std::fs::read_to_string(&path_file)?
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(str::to_string)
         .collect();
-    anyhow::ensure!(!paths.is_empty(), "no paths in {}", args.paths.display());
+    anyhow::ensure!(!paths.is_empty(), "no paths in {}", path_file.display());
     let paths = std::sync::Arc::new(paths);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
