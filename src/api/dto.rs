@@ -51,9 +51,49 @@ pub fn position_result(p: &NetworkPosition, srid: Srid, with_distance: bool) -> 
     Ok(v)
 }
 
+/// (year, month, day) of a day number since 1970-01-01 (Howard Hinnant's civil_from_days).
+pub fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// `YYYY-MM-DD`
 pub fn date(days: Days) -> String {
-    (chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch")
-        + chrono::Duration::days(days as i64))
-    .format("%Y-%m-%d")
-    .to_string()
+    let (y, m, d) = civil(days as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// `YYYY-MM-DD HH:MM:SS`, or with `T` between date and time.
+pub fn date_time(secs: i64, with_t: bool) -> String {
+    let (y, m, d) = civil(secs.div_euclid(86_400));
+    let s = secs.rem_euclid(86_400);
+    let sep = if with_t { 'T' } else { ' ' };
+    format!(
+        "{y:04}-{m:02}-{d:02}{sep}{:02}:{:02}:{:02}",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn dates_match_chrono(secs in -2_000_000_000i64..4_000_000_000) {
+            let c = chrono::DateTime::from_timestamp(secs, 0).unwrap().naive_utc();
+            prop_assert_eq!(date_time(secs, true), c.format("%Y-%m-%dT%H:%M:%S").to_string());
+            prop_assert_eq!(date(secs.div_euclid(86_400) as i32), c.format("%Y-%m-%d").to_string());
+        }
+    }
 }

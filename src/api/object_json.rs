@@ -9,18 +9,19 @@ use std::collections::BTreeMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::Array;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
-use super::dto::{date, road_ref_stretch};
+use super::dto::date;
 use super::error::ApiResult;
 use super::AppState;
-use crate::catalog::{datatype, ObjectType, ValueKind};
+use crate::catalog::{datatype, ObjectType, Unit, ValueKind};
 use crate::geo::linref::{point_at, sub_line};
 use crate::geo::srid::Srid;
 use crate::geo::{wkt, Coord3};
 use crate::query::network::{meter_exact, row_key};
 use crate::query::objects::{parts, ObjectFilter, Part};
-use crate::query::vegref::{link_point_short, link_range_short};
+use crate::query::vegref::{link_point_short, link_range_short, RoadKey};
 use crate::snapshot::columns::{ObjectTable, DIRECTION_AGAINST, OPEN_END};
 use crate::snapshot::generation::{Generation, TypeData};
 
@@ -104,23 +105,218 @@ fn simplify(coords: Vec<Coord3>, tolerance: Option<f64>) -> Vec<Coord3> {
 }
 
 fn last_modified(secs: i64, revision: u8) -> String {
-    let t = chrono::DateTime::from_timestamp(secs, 0)
-        .unwrap_or_default()
-        .naive_utc();
-    if revision >= 2 {
-        t.format("%Y-%m-%dT%H:%M:%S").to_string()
+    super::dto::date_time(secs, revision >= 2)
+}
+
+/// Static one-letter strings for road category and status letters.
+fn letter(b: u8) -> &'static str {
+    const L: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ?";
+    let i = if b.is_ascii_uppercase() {
+        (b - b'A') as usize
     } else {
-        t.format("%Y-%m-%d %H:%M:%S").to_string()
+        26
+    };
+    &L[i..i + 1]
+}
+
+#[derive(Serialize)]
+pub struct GeometryDoc {
+    pub wkt: String,
+    pub srid: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub egengeometri: Option<bool>,
+}
+
+#[derive(Serialize)]
+pub struct TypeRefDoc<'a> {
+    pub id: u32,
+    pub navn: &'a str,
+}
+
+#[derive(Serialize)]
+pub struct MetadataDoc<'a> {
+    #[serde(rename = "type")]
+    pub kind: TypeRefDoc<'a>,
+    pub versjon: u32,
+    pub startdato: String,
+    pub sist_modifisert: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sluttdato: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum VerdiDoc<'a> {
+    Int(i64),
+    Float(f64),
+    Text(&'a str),
+    Owned(String),
+}
+
+#[derive(Serialize)]
+pub struct PropertyDoc<'a> {
+    pub id: u32,
+    pub navn: &'a str,
+    pub datatype: u16,
+    pub datatype_tekst: &'a str,
+    pub verdi: VerdiDoc<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enum_id: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enhet: Option<&'a Unit>,
+}
+
+#[derive(Serialize)]
+pub struct RoadRefDoc {
+    pub fylke: u8,
+    pub kommune: u8,
+    pub kategori: &'static str,
+    pub status: &'static str,
+    pub nummer: u32,
+    pub hp: u16,
+    pub fra_meter: u32,
+    pub til_meter: u32,
+    pub kortform: String,
+}
+
+impl RoadRefDoc {
+    fn new(k: &RoadKey, from_m: u32, to_m: u32) -> Self {
+        RoadRefDoc {
+            fylke: k.county,
+            kommune: k.municipality_part,
+            kategori: letter(k.category),
+            status: letter(k.status),
+            nummer: k.number,
+            hp: k.hp,
+            fra_meter: from_m,
+            til_meter: to_m,
+            kortform: if from_m == to_m {
+                k.point(from_m)
+            } else {
+                k.stretch(from_m, to_m)
+            },
+        }
     }
 }
 
-impl Render<'_> {
+#[derive(Serialize)]
+pub struct PlacementDoc {
+    pub veglenkeid: u64,
+    pub fra_posisjon: f64,
+    pub til_posisjon: f64,
+    pub kortform: String,
+    pub retning: &'static str,
+}
+
+impl PlacementDoc {
+    fn new(p: &Part) -> Self {
+        PlacementDoc {
+            veglenkeid: p.link_id,
+            fra_posisjon: p.from,
+            til_posisjon: p.to,
+            kortform: if p.from == p.to {
+                link_point_short(p.from, p.link_id)
+            } else {
+                link_range_short(p.from, p.to, p.link_id)
+            },
+            retning: if p.direction == DIRECTION_AGAINST {
+                "MOT"
+            } else {
+                "MED"
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct ContractDoc<'a> {
+    pub nummer: u32,
+    pub navn: &'a str,
+}
+
+#[derive(Serialize)]
+pub struct RouteDoc<'a> {
+    pub nummer: &'a str,
+    pub navn: &'a str,
+    pub periode: &'a str,
+}
+
+#[derive(Serialize)]
+pub struct LocationDoc<'a> {
+    pub kommuner: Vec<u16>,
+    pub fylker: Vec<u8>,
+    pub regioner: Vec<u8>,
+    pub vegavdelinger: Vec<u8>,
+    #[serde(rename = "kontraktsområder")]
+    pub kontraktsomrader: Vec<ContractDoc<'a>>,
+    pub riksvegruter: Vec<RouteDoc<'a>>,
+    pub vegreferanser: Vec<RoadRefDoc>,
+    pub stedfestinger: Vec<PlacementDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geometri: Option<GeometryDoc>,
+    pub strekningslengde: f64,
+}
+
+#[derive(Serialize)]
+pub struct RelatedDoc<'a> {
+    #[serde(rename = "type")]
+    pub kind: TypeRefDoc<'a>,
+    pub vegobjekter: Vec<u64>,
+}
+
+#[derive(Serialize)]
+pub struct RelationsDoc<'a> {
+    pub foreldre: Vec<RelatedDoc<'a>>,
+    pub barn: Vec<RelatedDoc<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct SegmentDoc {
+    pub veglenkeid: u64,
+    pub fra_posisjon: f64,
+    pub til_posisjon: f64,
+    pub kortform: String,
+    pub retning: &'static str,
+    pub vegreferanse: RoadRefDoc,
+    pub kommune: u16,
+    pub fylke: u8,
+    pub region: u8,
+    pub vegavdeling: u8,
+    pub strekningslengde: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geometri: Option<GeometryDoc>,
+}
+
+/// A road object, serialized directly (static keys, borrowed names).
+#[derive(Serialize)]
+pub struct ObjectDoc<'a> {
+    pub id: u64,
+    pub href: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<MetadataDoc<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub egenskaper: Option<Vec<PropertyDoc<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geometri: Option<GeometryDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lokasjon: Option<LocationDoc<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relasjoner: Option<RelationsDoc<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegsegmenter: Option<Vec<SegmentDoc>>,
+}
+
+impl<'a> Render<'a> {
     pub fn href(&self, type_id: u32, id: u64) -> String {
         self.s.href(&format!("/vegobjekter/{type_id}/{id}"))
     }
 
-    fn geometry(&self, wkt_text: String) -> Value {
-        json!({ "wkt": wkt_text, "srid": self.srid.code() })
+    fn geometry(&self, wkt_text: String) -> GeometryDoc {
+        GeometryDoc {
+            wkt: wkt_text,
+            srid: self.srid.code(),
+            egengeometri: None,
+        }
     }
 
     /// Located geometry of the parts: a point, or lines (contiguous parts joined).
@@ -175,25 +371,25 @@ impl Render<'_> {
     }
 
     /// The property values (without sensitive ones), in catalogue order.
-    pub fn properties(
+    pub fn property_docs(
         &self,
-        t: &ObjectType,
-        table: &ObjectTable,
+        t: &'a ObjectType,
+        table: &'a ObjectTable,
         row: usize,
-    ) -> ApiResult<Vec<Value>> {
+    ) -> ApiResult<Vec<PropertyDoc<'a>>> {
         let mut out = Vec::new();
         for p in &t.property_types {
             if p.sensitivity > 0 {
                 continue;
             }
-            let head = |verdi: Value| {
-                let mut m = Map::with_capacity(6);
-                m.insert("id".into(), json!(p.id));
-                m.insert("navn".into(), json!(p.name));
-                m.insert("datatype".into(), json!(p.datatype));
-                m.insert("datatype_tekst".into(), json!(p.datatype_tekst));
-                m.insert("verdi".into(), verdi);
-                m
+            let doc = |verdi: VerdiDoc<'a>| PropertyDoc {
+                id: p.id,
+                navn: &p.name,
+                datatype: p.datatype,
+                datatype_tekst: &p.datatype_tekst,
+                verdi,
+                enum_id: None,
+                enhet: None,
             };
             if p.is_geometry() {
                 if !self.include.geom_property {
@@ -205,7 +401,9 @@ impl Render<'_> {
                     _ => p.datatype == datatype::GEOM_LINE,
                 };
                 if fits && t.geometry_property(p.datatype).map(|g| g.id) == Some(p.id) {
-                    out.push(Value::Object(head(json!(self.own_wkt(table, row)?))));
+                    if let Some(w) = self.own_wkt(table, row)? {
+                        out.push(doc(VerdiDoc::Owned(w)));
+                    }
                 }
                 continue;
             }
@@ -217,127 +415,144 @@ impl Render<'_> {
             if a.is_null(row) {
                 continue;
             }
-            let mut v = match p.storage() {
+            let mut d = match p.storage() {
                 ValueKind::Enum => {
                     let id = a.as_primitive::<Int64Type>().value(row) as u32;
                     let Some(av) = p.allowed_value(id) else {
                         continue;
                     };
-                    let mut v = head(match av.number {
-                        Some(num) if p.datatype == datatype::ENUM_NUMBER => json!(num),
-                        _ => json!(av.name),
+                    let mut d = doc(match av.number {
+                        Some(num) if p.datatype == datatype::ENUM_NUMBER => VerdiDoc::Float(num),
+                        _ => VerdiDoc::Text(&av.name),
                     });
-                    v.insert("enum_id".into(), json!(id));
-                    v
+                    d.enum_id = Some(id);
+                    d
                 }
-                ValueKind::Integer => head(json!(a.as_primitive::<Int64Type>().value(row))),
-                ValueKind::Float => head(json!(a.as_primitive::<Float64Type>().value(row))),
+                ValueKind::Integer => doc(VerdiDoc::Int(a.as_primitive::<Int64Type>().value(row))),
+                ValueKind::Float => {
+                    doc(VerdiDoc::Float(a.as_primitive::<Float64Type>().value(row)))
+                }
                 ValueKind::Text | ValueKind::Geometry => {
-                    head(json!(a.as_string::<i32>().value(row)))
+                    doc(VerdiDoc::Text(a.as_string::<i32>().value(row)))
                 }
             };
-            if let Some(u) = &p.unit {
-                v.insert(
-                    "enhet".into(),
-                    json!({ "id": u.id, "navn": u.name, "kortnavn": u.short_name }),
-                );
-            }
-            out.push(Value::Object(v));
+            d.enhet = p.unit.as_ref();
+            out.push(d);
         }
         Ok(out)
     }
 
-    fn location(&self, ps: &[Part]) -> ApiResult<Value> {
+    /// The property values as JSON (for the egenskaper endpoints).
+    pub fn properties(
+        &self,
+        t: &'a ObjectType,
+        table: &'a ObjectTable,
+        row: usize,
+    ) -> ApiResult<Vec<Value>> {
+        Ok(self
+            .property_docs(t, table, row)?
+            .iter()
+            .map(|d| serde_json::to_value(d).expect("property docs serialize"))
+            .collect())
+    }
+
+    fn location(&self, ps: &[Part]) -> ApiResult<LocationDoc<'a>> {
         let n = &self.g.network;
         let areas = self.g.areas;
-        let mut kommuner: Vec<u16> = ps
-            .iter()
-            .map(|p| n.municipality[p.net_row as usize])
-            .collect();
-        kommuner.sort_unstable();
-        kommuner.dedup();
+        let uniq16 = |f: &dyn Fn(usize) -> u16| {
+            let mut v: Vec<u16> = ps.iter().map(|p| f(p.net_row as usize)).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
         let uniq = |f: &dyn Fn(usize) -> u8| {
             let mut v: Vec<u8> = ps.iter().map(|p| f(p.net_row as usize)).collect();
             v.sort_unstable();
             v.dedup();
             v
         };
+        let kommuner = uniq16(&|r| n.municipality[r]);
         let mut contracts: Vec<u32> = kommuner
             .iter()
             .flat_map(|&m| areas.contracts_of(m).iter().copied())
             .collect();
         contracts.sort_unstable();
         contracts.dedup();
-        let mut routes: Vec<u32> = ps
-            .iter()
-            .flat_map(|p| {
-                let r = p.net_row as usize;
-                areas
-                    .routes_of(n.road_category[r], n.road_number[r], n.county[r])
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        routes.sort_unstable();
-        routes.dedup();
-        let refs: Vec<Value> = ps
-            .iter()
-            .map(|p| {
-                let r = p.net_row as usize;
-                let (a, b) = (
-                    meter_exact(n, r, p.from).round() as u32,
-                    meter_exact(n, r, p.to).round() as u32,
-                );
-                road_ref_stretch(&row_key(n, r), a.min(b), a.max(b))
-            })
-            .collect();
-        let mut v = json!({
-            "kommuner": kommuner,
-            "fylker": uniq(&|r| n.county[r]),
-            "regioner": uniq(&|r| n.region[r]),
-            "vegavdelinger": uniq(&|r| n.road_department[r]),
-            "kontraktsområder": contracts.iter().map(|&c| { let c = &areas.contracts[c as usize]; json!({ "nummer": c.number, "navn": c.name }) }).collect::<Vec<_>>(),
-            "riksvegruter": routes.iter().map(|&i| { let r = &areas.routes[i as usize]; json!({ "nummer": r.number, "navn": r.name, "periode": r.period }) }).collect::<Vec<_>>(),
-            "vegreferanser": refs,
-            "stedfestinger": placements_json(ps),
-        });
-        if self.include.geometry && self.include.geom_location {
-            if let Some(w) = self.located_wkt(ps)? {
-                v["geometri"] = self.geometry(w);
+        let mut routes: Vec<u32> = Vec::new();
+        for p in ps {
+            let r = p.net_row as usize;
+            if matches!(n.road_category[r], b'E' | b'R') {
+                routes.extend(areas.routes_of(n.road_category[r], n.road_number[r], n.county[r]));
             }
         }
-        v["strekningslengde"] = json!(round3(ps.iter().map(|p| p.length_m).sum()));
-        Ok(v)
+        routes.sort_unstable();
+        routes.dedup();
+        let geometri = if self.include.geometry && self.include.geom_location {
+            self.located_wkt(ps)?.map(|w| self.geometry(w))
+        } else {
+            None
+        };
+        Ok(LocationDoc {
+            fylker: uniq(&|r| n.county[r]),
+            regioner: uniq(&|r| n.region[r]),
+            vegavdelinger: uniq(&|r| n.road_department[r]),
+            kontraktsomrader: contracts
+                .iter()
+                .map(|&c| {
+                    let c = &areas.contracts[c as usize];
+                    ContractDoc {
+                        nummer: c.number,
+                        navn: &c.name,
+                    }
+                })
+                .collect(),
+            riksvegruter: routes
+                .iter()
+                .map(|&i| {
+                    let r = &areas.routes[i as usize];
+                    RouteDoc {
+                        nummer: &r.number,
+                        navn: &r.name,
+                        periode: &r.period,
+                    }
+                })
+                .collect(),
+            vegreferanser: ps.iter().map(|p| road_ref_of(n, p)).collect(),
+            stedfestinger: merged(ps).iter().map(PlacementDoc::new).collect(),
+            geometri,
+            strekningslengde: round3(ps.iter().map(|p| p.length_m).sum()),
+            kommuner,
+        })
     }
 
-    fn segments(&self, ps: &[Part]) -> ApiResult<Vec<Value>> {
+    fn segments(&self, ps: &[Part]) -> ApiResult<Vec<SegmentDoc>> {
         let n = &self.g.network;
         ps.iter()
             .map(|p| {
                 let r = p.net_row as usize;
-                let (a, b) = (meter_exact(n, r, p.from).round() as u32, meter_exact(n, r, p.to).round() as u32);
-                let mut v = json!({
-                    "veglenkeid": p.link_id,
-                    "fra_posisjon": p.from,
-                    "til_posisjon": p.to,
-                    "kortform": if p.from == p.to { link_point_short(p.from, p.link_id) } else { link_range_short(p.from, p.to, p.link_id) },
-                    "retning": if p.direction == DIRECTION_AGAINST { "MOT" } else { "MED" },
-                    "vegreferanse": road_ref_stretch(&row_key(n, r), a.min(b), a.max(b)),
-                    "kommune": n.municipality[r],
-                    "fylke": n.county[r],
-                    "region": n.region[r],
-                    "vegavdeling": n.road_department[r],
-                    "strekningslengde": round3(p.length_m),
-                });
-                if let Some(w) = self.located_wkt(std::slice::from_ref(p))? {
-                    v["geometri"] = self.geometry(w);
-                }
-                Ok(v)
+                let pl = PlacementDoc::new(p);
+                Ok(SegmentDoc {
+                    veglenkeid: pl.veglenkeid,
+                    fra_posisjon: pl.fra_posisjon,
+                    til_posisjon: pl.til_posisjon,
+                    kortform: pl.kortform,
+                    retning: pl.retning,
+                    vegreferanse: road_ref_of(n, p),
+                    kommune: n.municipality[r],
+                    fylke: n.county[r],
+                    region: n.region[r],
+                    vegavdeling: n.road_department[r],
+                    strekningslengde: round3(p.length_m),
+                    geometri: self
+                        .located_wkt(std::slice::from_ref(p))?
+                        .map(|w| self.geometry(w)),
+                })
             })
             .collect()
     }
 
-    /// The object at `row` of `data`.
-    pub fn object(&self, data: &TypeData, row: usize) -> ApiResult<Value> {
+    /// The object at `row` of `data`, ready to serialize.
+    pub fn doc(&self, data: &'a TypeData, row: usize) -> ApiResult<ObjectDoc<'a>> {
         let table = &data.table;
         let t = self
             .g
@@ -345,28 +560,22 @@ impl Render<'_> {
             .object_type(table.type_id)
             .expect("loaded types are catalogue types");
         let id = table.id[row];
-        let mut v = Map::new();
-        v.insert("id".into(), json!(id));
-        v.insert("href".into(), json!(self.href(t.id, id)));
         let inc = self.include;
-        if inc.metadata {
-            let mut m = json!({
-                "type": { "id": t.id, "navn": t.name },
-                "versjon": table.version[row],
-                "startdato": date(table.start_date[row]),
-                "sist_modifisert": last_modified(table.last_modified[row], self.revision),
-            });
-            if table.end_date[row] != OPEN_END {
-                m["sluttdato"] = json!(date(table.end_date[row]));
-            }
-            v.insert("metadata".into(), m);
-        }
-        if inc.properties {
-            v.insert(
-                "egenskaper".into(),
-                Value::Array(self.properties(t, table, row)?),
-            );
-        }
+        let metadata = inc.metadata.then(|| MetadataDoc {
+            kind: TypeRefDoc {
+                id: t.id,
+                navn: &t.name,
+            },
+            versjon: table.version[row],
+            startdato: date(table.start_date[row]),
+            sist_modifisert: last_modified(table.last_modified[row], self.revision),
+            sluttdato: (table.end_date[row] != OPEN_END).then(|| date(table.end_date[row])),
+        });
+        let egenskaper = if inc.properties {
+            Some(self.property_docs(t, table, row)?)
+        } else {
+            None
+        };
         let need_parts = inc.location
             || inc.segments
             || (inc.geometry && inc.geom_derived && table.own_geometry(row).is_empty());
@@ -375,41 +584,59 @@ impl Render<'_> {
         } else {
             Vec::new()
         };
-        if inc.geometry && inc.geom_derived {
-            let own = self.own_wkt(table, row)?;
-            let (w, own_flag) = match own {
-                Some(w) => (Some(w), true),
-                None => (self.located_wkt(&ps)?, false),
-            };
-            if let Some(w) = w {
-                v.insert(
-                    "geometri".into(),
-                    json!({ "wkt": w, "srid": self.srid.code(), "egengeometri": own_flag }),
-                );
+        let geometri = if inc.geometry && inc.geom_derived {
+            match self.own_wkt(table, row)? {
+                Some(w) => Some(GeometryDoc {
+                    wkt: w,
+                    srid: self.srid.code(),
+                    egengeometri: Some(true),
+                }),
+                None => self.located_wkt(&ps)?.map(|w| GeometryDoc {
+                    wkt: w,
+                    srid: self.srid.code(),
+                    egengeometri: Some(false),
+                }),
             }
-        }
-        if inc.location {
-            v.insert("lokasjon".into(), self.location(&ps)?);
-        }
-        if inc.relations {
-            v.insert("relasjoner".into(), self.relations(table, row));
-        }
-        if inc.segments {
-            v.insert("vegsegmenter".into(), Value::Array(self.segments(&ps)?));
-        }
-        Ok(Value::Object(v))
+        } else {
+            None
+        };
+        Ok(ObjectDoc {
+            id,
+            href: self.href(t.id, id),
+            metadata,
+            egenskaper,
+            geometri,
+            lokasjon: if inc.location {
+                Some(self.location(&ps)?)
+            } else {
+                None
+            },
+            relasjoner: inc.relations.then(|| self.relations(table, row)),
+            vegsegmenter: if inc.segments {
+                Some(self.segments(&ps)?)
+            } else {
+                None
+            },
+        })
     }
 
-    fn relations(&self, table: &ObjectTable, row: usize) -> Value {
+    /// The object as a JSON value (for responses that wrap it).
+    pub fn object(&self, data: &'a TypeData, row: usize) -> ApiResult<Value> {
+        Ok(serde_json::to_value(self.doc(data, row)?).expect("object docs serialize"))
+    }
+
+    fn relations(&self, table: &ObjectTable, row: usize) -> RelationsDoc<'a> {
         let cat = self.g.catalog;
-        let name = |t: u32| {
-            cat.object_type(t)
-                .map(|t| t.name.clone())
-                .unwrap_or_default()
+        let kind = |t: u32| TypeRefDoc {
+            id: t,
+            navn: cat.object_type(t).map(|t| t.name.as_str()).unwrap_or(""),
         };
-        let mut parents = Vec::new();
+        let mut foreldre = Vec::new();
         if let Some(&(pt, pid)) = self.g.parents.get(&table.id[row]) {
-            parents.push(json!({ "type": { "id": pt, "navn": name(pt) }, "vegobjekter": [pid] }));
+            foreldre.push(RelatedDoc {
+                kind: kind(pt),
+                vegobjekter: vec![pid],
+            });
         }
         let mut children: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
         for c in table.children(row) {
@@ -418,12 +645,24 @@ impl Render<'_> {
                 .or_default()
                 .push(table.child_id[c]);
         }
-        let barn: Vec<Value> = children
+        let barn = children
             .into_iter()
-            .map(|(t, ids)| json!({ "type": { "id": t, "navn": name(t) }, "vegobjekter": ids }))
+            .map(|(t, ids)| RelatedDoc {
+                kind: kind(t),
+                vegobjekter: ids,
+            })
             .collect();
-        json!({ "foreldre": parents, "barn": barn })
+        RelationsDoc { foreldre, barn }
     }
+}
+
+fn road_ref_of(n: &crate::snapshot::columns::RoadNetwork, p: &Part) -> RoadRefDoc {
+    let r = p.net_row as usize;
+    let (a, b) = (
+        meter_exact(n, r, p.from).round() as u32,
+        meter_exact(n, r, p.to).round() as u32,
+    );
+    RoadRefDoc::new(&row_key(n, r), a.min(b), a.max(b))
 }
 
 fn round3(v: f64) -> f64 {
@@ -431,7 +670,7 @@ fn round3(v: f64) -> f64 {
 }
 
 /// stedfestinger: parts on the same link that touch are merged.
-fn placements_json(ps: &[Part]) -> Vec<Value> {
+fn merged(ps: &[Part]) -> Vec<Part> {
     let mut merged: Vec<Part> = Vec::new();
     for p in ps {
         match merged.last_mut() {
@@ -442,15 +681,4 @@ fn placements_json(ps: &[Part]) -> Vec<Value> {
         }
     }
     merged
-        .iter()
-        .map(|p| {
-            json!({
-                "veglenkeid": p.link_id,
-                "fra_posisjon": p.from,
-                "til_posisjon": p.to,
-                "kortform": if p.from == p.to { link_point_short(p.from, p.link_id) } else { link_range_short(p.from, p.to, p.link_id) },
-                "retning": if p.direction == DIRECTION_AGAINST { "MOT" } else { "MED" },
-            })
-        })
-        .collect()
 }

@@ -1,7 +1,7 @@
 //! The list envelope `{objekter, metadata: {returnert, neste: {start, href}}}` shared by the
 //! paginated endpoints, and page-size rules.
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::cursor::Cursor;
 use super::error::{ApiError, ApiResult};
@@ -49,25 +49,47 @@ pub fn next_href(
 /// Build the envelope. `next` is the cursor after the last item, or the request's own `start`
 /// when the page is empty (the end: clients stop on `returnert == 0` or a repeated start).
 #[allow(clippy::too_many_arguments)]
-pub fn envelope(
+pub fn envelope<T: Serialize>(
     s: &AppState,
     path: &str,
     query: Option<&str>,
-    items: Vec<Value>,
+    items: Vec<T>,
     antall: usize,
     next: String,
     total: Option<u64>,
     revision: u8,
-) -> Value {
-    let returned = items.len();
-    let mut metadata = json!({
-        "returnert": returned,
-        "neste": { "start": next, "href": next_href(s, path, query, antall, &next) },
-    });
-    if revision == 0 {
-        if let Some(t) = total {
-            metadata["antall"] = json!(t);
-        }
+) -> Envelope<T> {
+    Envelope {
+        metadata: PageMetadata {
+            returnert: items.len(),
+            antall: if revision == 0 { total } else { None },
+            neste: Next {
+                href: next_href(s, path, query, antall, &next),
+                start: next,
+            },
+        },
+        objekter: items,
     }
-    json!({ "objekter": items, "metadata": metadata })
+}
+
+#[derive(Serialize)]
+pub struct Next {
+    pub start: String,
+    pub href: String,
+}
+
+#[derive(Serialize)]
+pub struct PageMetadata {
+    pub returnert: usize,
+    /// Total count: only response revision 0 (plain nvdb-v2+json) carries it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub antall: Option<u64>,
+    pub neste: Next,
+}
+
+/// `{objekter, metadata}`, serialized without building an intermediate tree.
+#[derive(Serialize)]
+pub struct Envelope<T> {
+    pub objekter: Vec<T>,
+    pub metadata: PageMetadata,
 }

@@ -8,20 +8,20 @@ use super::Coord3;
 use crate::error::Result;
 
 fn push_num(out: &mut String, v: f64, decimals: usize) {
-    // Trim trailing zeros so that 262000.000 is written 262000 and 12.500 as 12.5.
-    let mut s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        while s.ends_with('0') {
-            s.pop();
-        }
-        if s.ends_with('.') {
-            s.pop();
+    // Written in place, then trailing zeros trimmed: 262000.000 -> 262000, 12.500 -> 12.5.
+    let start = out.len();
+    let _ = write!(out, "{v:.decimals$}");
+    if out[start..].contains('.') {
+        let trimmed = out.trim_end_matches('0').len();
+        out.truncate(trimmed);
+        if out.ends_with('.') {
+            out.pop();
         }
     }
-    if s == "-0" {
-        s = "0".into();
+    if &out[start..] == "-0" {
+        out.truncate(start);
+        out.push('0');
     }
-    out.push_str(&s);
 }
 
 fn push_coord(out: &mut String, srid: Srid, c: &Coord3, with_z: bool) -> Result<()> {
@@ -109,7 +109,6 @@ pub fn polygon(srid: Srid, rings: &[Vec<(f64, f64)>]) -> Result<String> {
         s.push(')');
     }
     s.push(')');
-    let _ = write!(s, "");
     Ok(s)
 }
 

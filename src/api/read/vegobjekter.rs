@@ -303,7 +303,7 @@ pub async fn list_objects(
     let mut last = None;
     for k in skip..(skip + antall as u64).min(rows.len()) {
         let row = rows.select(k as u32).expect("k < len") as usize;
-        items.push(render.object(data, row)?);
+        items.push(render.doc(data, row)?);
         last = Some(row);
     }
     let next = match (last, from) {
