@@ -1,6 +1,7 @@
 //! `vegdb generate`: a deterministic national-scale dataset from a seed, written as a new
 //! snapshot generation. See `network` and `objects` for what is generated and how.
 
+mod local_roads;
 pub mod network;
 pub mod objects;
 pub mod values;

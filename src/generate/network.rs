@@ -85,7 +85,12 @@ fn terrain_z(x: f64, y: f64) -> f64 {
 }
 
 /// A wiggly path from a to b with vertices about every 25 m.
-fn path_between(rng: &mut ChaCha8Rng, a: (f64, f64), b: (f64, f64), wiggle: f64) -> Vec<Coord3> {
+pub(super) fn path_between(
+    rng: &mut ChaCha8Rng,
+    a: (f64, f64),
+    b: (f64, f64),
+    wiggle: f64,
+) -> Vec<Coord3> {
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let len = (dx * dx + dy * dy).sqrt().max(1.0);
     let n = ((len / STEP_M).ceil() as usize).max(1);
@@ -119,7 +124,7 @@ fn round3(v: f64) -> f64 {
 }
 
 /// Random point inside a municipality (rejection sampling in its bbox).
-fn point_inside(rng: &mut ChaCha8Rng, m: &Municipality) -> (f64, f64) {
+pub(super) fn point_inside(rng: &mut ChaCha8Rng, m: &Municipality) -> (f64, f64) {
     use geo::Contains;
     let (min, max) = (m.bbox.min(), m.bbox.max());
     for _ in 0..200 {
@@ -135,29 +140,29 @@ fn point_inside(rng: &mut ChaCha8Rng, m: &Municipality) -> (f64, f64) {
 }
 
 /// Builds drafts in a local id space (nodes from `node_base`).
-struct DraftBuilder<'a> {
-    areas: &'a Areas,
-    rng: ChaCha8Rng,
-    drafts: Vec<LinkDraft>,
-    chains: Vec<Chain>,
-    next_node: u64,
+pub(super) struct DraftBuilder<'a> {
+    pub(super) areas: &'a Areas,
+    pub(super) rng: ChaCha8Rng,
+    pub(super) drafts: Vec<LinkDraft>,
+    pub(super) chains: Vec<Chain>,
+    pub(super) next_node: u64,
     /// (node id, position) of nodes usable as junctions
-    junctions: Vec<(u64, (f64, f64))>,
-    home: u16,
-    date_range: (Days, Days),
+    pub(super) junctions: Vec<(u64, (f64, f64))>,
+    pub(super) home: u16,
+    pub(super) date_range: (Days, Days),
     /// Next hp per (category, number, county) for roads numbered per county (E, R, F).
-    hp_counters: std::collections::HashMap<(u8, u32, u8), u16>,
+    pub(super) hp_counters: std::collections::HashMap<(u8, u32, u8), u16>,
 }
 
-struct RoadSpec {
-    category: u8,
-    status: u8,
-    number: u32,
-    lanes: &'static str,
-    theme: u16,
-    road_type: u8,
+pub(super) struct RoadSpec {
+    pub(super) category: u8,
+    pub(super) status: u8,
+    pub(super) number: u32,
+    pub(super) lanes: &'static str,
+    pub(super) theme: u16,
+    pub(super) road_type: u8,
     /// Meter value the road continues from (K streets laid edge by edge).
-    first_meter: f64,
+    pub(super) first_meter: f64,
 }
 
 impl<'a> DraftBuilder<'a> {
@@ -203,7 +208,7 @@ impl<'a> DraftBuilder<'a> {
 
     /// Lay a road along `coords` from node `start` (ending at `end` if given). Returns the end
     /// node and the meter value reached.
-    fn lay_road(
+    pub(super) fn lay_road(
         &mut self,
         coords: &[Coord3],
         start: u64,
@@ -554,7 +559,14 @@ pub fn generate(
             );
             b.date_range = dates;
             let place = ms[..i].iter().filter(|o| o.county == m.county).count() as u32;
-            local_roads(&mut b, m, place, centres[i], centre_nodes[i], budget_m);
+            super::local_roads::local_roads(
+                &mut b,
+                m,
+                place,
+                centres[i],
+                centre_nodes[i],
+                budget_m,
+            );
             b
         })
         .collect();
@@ -578,154 +590,8 @@ pub fn generate(
     finish(areas, drafts, chains, seed, dates)
 }
 
-fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
+pub(super) fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
     ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt()
-}
-
-/// K grid, F roads and P roads of one municipality, using about `budget_m` meters of road.
-fn local_roads(
-    b: &mut DraftBuilder,
-    m: &Municipality,
-    place_in_county: u32,
-    centre: (f64, f64),
-    centre_node: u64,
-    budget_m: f64,
-) {
-    // K: street grid, 45 % of the budget
-    let spacing = 120.0;
-    let k_budget = budget_m * 0.45;
-    let side = ((k_budget / (2.0 * spacing)).sqrt().floor() as i64).clamp(1, 400);
-    let angle: f64 = b.rng.random_range(0.0..1.5);
-    let (ca, sa) = (angle.cos(), angle.sin());
-    let half = side / 2;
-    let pos = |i: i64, j: i64| -> (f64, f64) {
-        let (u, v) = ((i - half) as f64 * spacing, (j - half) as f64 * spacing);
-        (centre.0 + u * ca - v * sa, centre.1 + u * sa + v * ca)
-    };
-    let mut grid_nodes = std::collections::HashMap::new();
-    grid_nodes.insert((half, half), centre_node);
-    let mut street_no = 1000u32;
-    for dir in 0..2 {
-        for line in 0..=side {
-            street_no += 1;
-            let status_g = b.rng.random_bool(0.05);
-            let spec = RoadSpec {
-                category: b'K',
-                status: if status_g { b'G' } else { b'V' },
-                number: street_no,
-                lanes: if status_g { "" } else { "1#2" },
-                theme: if status_g { 7042 } else { 7001 },
-                road_type: if status_g {
-                    4
-                } else if b.rng.random_bool(0.03) {
-                    6
-                } else {
-                    0
-                },
-                first_meter: 0.0,
-            };
-            let mut meter = 0.0;
-            for step in 0..side {
-                let (a_ij, b_ij) = if dir == 0 {
-                    ((step, line), (step + 1, line))
-                } else {
-                    ((line, step), (line, step + 1))
-                };
-                let pa = pos(a_ij.0, a_ij.1);
-                let pb = pos(b_ij.0, b_ij.1);
-                let na = *grid_nodes.entry(a_ij).or_insert_with(|| {
-                    b.next_node += 1;
-                    b.next_node
-                });
-                let nb = *grid_nodes.entry(b_ij).or_insert_with(|| {
-                    b.next_node += 1;
-                    b.next_node
-                });
-                let path = path_between(&mut b.rng, pa, pb, 0.01);
-                let s = RoadSpec {
-                    first_meter: meter,
-                    ..spec_clone(&spec)
-                };
-                let (_, reached) = b.lay_road(&path, na, Some(nb), &s, 1e12);
-                meter = reached;
-                if b.rng.random_bool(0.1) {
-                    b.junctions.push((nb, pb));
-                }
-            }
-        }
-    }
-    // F roads: 35 % of the budget, from the centre to villages
-    let mut f_left = budget_m * 0.35;
-    // county road numbers are unique per county: 1000 + 100 × (municipality's place in county)
-    let mut f_no = 1000 + 100 * place_in_county;
-    let mut attempts = 0;
-    while f_left > 500.0 && attempts < 60 && f_no < 1000 + 100 * place_in_county + 99 {
-        attempts += 1;
-        let target = point_inside(&mut b.rng, m);
-        let d = dist(centre, target);
-        if d < 300.0 {
-            continue;
-        }
-        let d = d.min(f_left.max(500.0));
-        let t = d / dist(centre, target);
-        let end = (
-            centre.0 + (target.0 - centre.0) * t,
-            centre.1 + (target.1 - centre.1) * t,
-        );
-        f_no += 1;
-        let path = path_between(&mut b.rng, centre, end, 0.06);
-        let spec = RoadSpec {
-            category: b'F',
-            status: b'V',
-            number: f_no,
-            lanes: "1#2",
-            theme: 7001,
-            road_type: 0,
-            first_meter: 0.0,
-        };
-        b.lay_road(&path, centre_node, None, &spec, 10_000.0);
-        f_left -= length_2d(&path);
-    }
-    // P roads: the rest, short dead ends off existing junctions
-    let mut p_left = budget_m * 0.20 + f_left.max(0.0);
-    let mut p_no = 1u32;
-    while p_left > 100.0 && !b.junctions.is_empty() {
-        let (node, at) = b.junctions[b.rng.random_range(0..b.junctions.len())];
-        let len = b.rng.random_range(150.0..1200.0_f64).min(p_left + 100.0);
-        let dir: f64 = b.rng.random_range(0.0..std::f64::consts::TAU);
-        let end = (at.0 + len * dir.cos(), at.1 + len * dir.sin());
-        let path = path_between(&mut b.rng, at, end, 0.08);
-        p_no += 1;
-        let spec = RoadSpec {
-            category: b'P',
-            status: b'V',
-            number: p_no,
-            lanes: "1#2",
-            theme: 7001,
-            road_type: 0,
-            first_meter: 0.0,
-        };
-        let first = b.drafts.len();
-        b.lay_road(&path, node, None, &spec, 1e12);
-        if b.rng.random_bool(0.3) {
-            if let Some(d) = b.drafts.get_mut(first) {
-                d.is_connection = true;
-            }
-        }
-        p_left -= len;
-    }
-}
-
-fn spec_clone(s: &RoadSpec) -> RoadSpec {
-    RoadSpec {
-        category: s.category,
-        status: s.status,
-        number: s.number,
-        lanes: s.lanes,
-        theme: s.theme,
-        road_type: s.road_type,
-        first_meter: s.first_meter,
-    }
 }
 
 /// Assign link ids and node ids and build the columnar network.
