@@ -342,3 +342,21 @@ fn interrupted_publish_leaves_old_or_new_generation() {
         assert!(leftovers.is_empty(), "{point}");
     }
 }
+
+#[test]
+fn direct_link_index_agrees_with_binary_search() {
+    let (_t, dir) = tiny(31);
+    let g = load(&dir);
+    let indexed = &g.network;
+    assert!(!indexed.link_start.is_empty(), "generated ids are dense");
+    let mut plain = indexed.clone();
+    plain.link_start.clear();
+    let (lo, hi) = (indexed.link_id[0], *indexed.link_id.last().unwrap());
+    for id in (lo.saturating_sub(3)..=hi + 3).chain([0, u64::MAX]) {
+        assert_eq!(
+            indexed.rows_of_link(id),
+            plain.rows_of_link(id),
+            "link {id}"
+        );
+    }
+}

@@ -672,6 +672,7 @@ fn finish(
             n.q_capture_date.push(capture);
         }
     }
+    n.build_link_index();
     GeneratedNetwork {
         network: n,
         chains,

@@ -70,9 +70,36 @@ pub struct RoadNetwork {
     pub q_tolerance: Vec<u16>,
     pub q_visibility: Vec<u8>,
     pub q_capture_date: Vec<Days>,
+    /// Direct index from link id to rows (derived, built by `build_link_index` when ids are
+    /// dense): rows of link `link_base + i` are `link_start[i]..link_start[i + 1]`.
+    pub link_base: u64,
+    pub link_start: Vec<u32>,
 }
 
 impl RoadNetwork {
+    /// Build the direct link index when link ids are dense enough (span at most 4 × rows);
+    /// otherwise lookups binary-search the sorted link id column.
+    pub fn build_link_index(&mut self) {
+        self.link_start.clear();
+        let (Some(&first), Some(&last)) = (self.link_id.first(), self.link_id.last()) else {
+            return;
+        };
+        let span = (last - first + 1) as usize;
+        if span > 4 * self.len().max(1) {
+            return;
+        }
+        self.link_base = first;
+        self.link_start = Vec::with_capacity(span + 1);
+        let mut row = 0usize;
+        for i in 0..=span {
+            let id = first + i as u64;
+            while row < self.len() && self.link_id[row] < id {
+                row += 1;
+            }
+            self.link_start.push(row as u32);
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.link_id.len()
     }
@@ -84,6 +111,19 @@ impl RoadNetwork {
     }
     /// Rows of a link id (empty when unknown).
     pub fn rows_of_link(&self, link_id: u64) -> Range<usize> {
+        if !self.link_start.is_empty() {
+            let i = link_id.wrapping_sub(self.link_base) as usize;
+            if i < self.link_start.len() - 1 {
+                return self.link_start[i] as usize..self.link_start[i + 1] as usize;
+            }
+            // outside the indexed span: the insertion point is the start or the end
+            let at = if link_id < self.link_base {
+                0
+            } else {
+                self.len()
+            };
+            return at..at;
+        }
         let start = self.link_id.partition_point(|&l| l < link_id);
         let end = self.link_id.partition_point(|&l| l <= link_id);
         start..end

@@ -240,6 +240,10 @@ pub fn read_network(path: &Path) -> Result<RoadNetwork> {
     }
     n.check_lengths()
         .map_err(|e| EngineError::corrupt(path, e))?;
+    if !n.link_id.windows(2).all(|w| w[0] <= w[1]) {
+        return Err(EngineError::corrupt(path, "rows are not sorted by link id"));
+    }
+    n.build_link_index();
     Ok(n)
 }
 
