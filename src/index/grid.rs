@@ -214,6 +214,12 @@ impl SegmentGrid {
                     break;
                 }
                 for p in &self.pieces[cell.start as usize..self.cells[c + 1].start as usize] {
+                    // cheap reject on the piece's bounding box before the exact distance
+                    let ox = (p.x0.min(p.x1) - x).max(x - p.x0.max(p.x1)).max(0.0);
+                    let oy = (p.y0.min(p.y1) - y).max(y - p.y0.max(p.y1)).max(0.0);
+                    if ox * ox + oy * oy > r2 {
+                        continue;
+                    }
                     let d2 = segment_distance2(x, y, p.x0, p.y0, p.x1, p.y1);
                     if d2 <= r2 {
                         visit(p, d2);
