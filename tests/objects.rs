@@ -66,6 +66,41 @@ fn brute(g: &Generation, d: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
                         && c.municipalities.contains(&n.municipality[r])
                 })
             });
+        let in_route = f.routes.is_empty()
+            || net.iter().any(|&r| {
+                f.routes.iter().any(|&i| {
+                    g.areas.routes[i as usize].covers(
+                        n.road_category[r],
+                        n.road_number[r],
+                        n.county[r],
+                    )
+                })
+            });
+        let on_road = f.roads.is_empty()
+            || net.iter().any(|&r| {
+                let key = vegdb::query::network::row_key(n, r);
+                f.roads
+                    .iter()
+                    .any(|q| q.matches(&key, n.from_m[r], n.to_m[r]))
+            });
+        let in_box = f.bbox.is_none_or(|[x0, y0, x1, y1]| {
+            net.iter().any(|&r| {
+                n.geometry(r).windows(2).any(|w| {
+                    w[0][0].min(w[1][0]) <= x1
+                        && w[0][0].max(w[1][0]) >= x0
+                        && w[0][1].min(w[1][1]) <= y1
+                        && w[0][1].max(w[1][1]) >= y0
+                })
+            })
+        });
+        let on_link = f.links.is_empty()
+            || d.table.placements(row).any(|p| {
+                f.links.iter().any(|l| {
+                    l.link_id == d.table.loc_link[p]
+                        && d.table.loc_from[p] <= l.to
+                        && d.table.loc_to[p] >= l.from
+                })
+            });
         let props = f
             .egenskap
             .as_ref()
@@ -85,7 +120,7 @@ fn brute(g: &Generation, d: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
                 })
             })
         });
-        if in_any && in_contract && props && overlaps {
+        if in_any && in_contract && in_route && on_road && in_box && on_link && props && overlaps {
             out.insert(row as u32);
         }
     }
@@ -164,7 +199,9 @@ proptest! {
     #[test]
     fn selection_equals_brute_force(ti in 0usize..6, areas in prop::collection::vec((0usize..4, 0usize..3), 0..3),
                                     contract in prop::option::of(0usize..4), conds in prop::collection::vec((0usize..20, 0usize..6, 0usize..1000), 0..3),
-                                    or in any::<bool>(), overlap in prop::option::of((0usize..20, 0usize..1000))) {
+                                    or in any::<bool>(), overlap in prop::option::of((0usize..20, 0usize..1000)),
+                                    road in prop::option::of(0usize..5), bbox in prop::option::of((any::<usize>(), 100.0f64..2000.0)),
+                                    route in prop::option::of(0usize..20), link in prop::option::of(any::<usize>())) {
         let g = tiny();
         let d = &g.objects[&TYPES[ti]];
         let municipalities = [5001u32, 5028, 5031];
@@ -188,6 +225,22 @@ proptest! {
         if let Some((p, s)) = overlap {
             let speed = &g.objects[&105];
             f.overlaps.push((105, condition(speed, g, p, 0, s)));
+        }
+        if let Some(r) = road {
+            f.roads.push(vegdb::query::vegref::RoadRefFilter::parse(["E", "Kv", "F", "Ev6hp1", "5000Rv"][r]).unwrap());
+        }
+        if let Some((seed, half)) = bbox {
+            let c = g.network.coords[seed % g.network.coords.len()];
+            f.bbox = Some([c[0] - half, c[1] - half, c[0] + half, c[1] + half]);
+        }
+        if let Some(i) = route {
+            f.routes.push((i % g.areas.routes.len()) as u32);
+        }
+        if let Some(seed) = link {
+            // veglenke stands alone: a link that some object of this type is placed on
+            let t = &d.table;
+            let p = seed % t.loc_link.len();
+            f = ObjectFilter { links: vec![vegdb::query::vegref::LinkRef { link_id: t.loc_link[p], from: 0.0, to: 1.0 }], egenskap: f.egenskap.clone(), ..Default::default() };
         }
         let got = select(g, d, &f);
         let want = brute(g, d, &f);

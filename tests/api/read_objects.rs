@@ -434,3 +434,47 @@ async fn object_query_errors() {
     .await;
     s.get_json("/vegobjekter/95/?riksvegrute=%22RUTE2A%202014-2023%22&kontraktsomrade=%225001%20Trondheim%20-%20Tr%C3%A5ante%202019-2024%22", 200).await;
 }
+
+#[tokio::test]
+async fn geometry_tolerance_simplifies_located_lines() {
+    let s = TestServer::start().await;
+    let vertices =
+        |v: &serde_json::Value| v["geometri"]["wkt"].as_str().unwrap().matches(',').count() + 1;
+    let list = s
+        .get_json("/vegobjekter/105/?antall=200&inkluder=geometri", 200)
+        .await;
+    let simplified = s
+        .get_json(
+            "/vegobjekter/105/?antall=200&inkluder=geometri&geometritoleranse=30",
+            200,
+        )
+        .await;
+    let (a, b) = (
+        list["objekter"].as_array().unwrap(),
+        simplified["objekter"].as_array().unwrap(),
+    );
+    assert_eq!(a.len(), b.len());
+    let (mut fewer, mut total) = (0, 0);
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(x["id"], y["id"]);
+        assert!(vertices(y) <= vertices(x));
+        assert!(vertices(y) >= 2, "a line keeps its ends");
+        fewer += usize::from(vertices(y) < vertices(x));
+        total += 1;
+    }
+    assert!(
+        fewer * 2 > total,
+        "most speed-limit lines lose vertices at 30 m: {fewer} of {total}"
+    );
+    // ends are kept exactly
+    let first_point = |v: &serde_json::Value| {
+        v["geometri"]["wkt"]
+            .as_str()
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(first_point(&a[0]), first_point(&b[0]));
+}
