@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use vegdb::api::object_json::{Include, Render};
+use vegdb::api::object_json::{Include, Render, StreamedObjects};
 use vegdb::api::{ApiConfig, AppState};
 use vegdb::area::AreaKind;
 use vegdb::generate::{generate_into, Scale};
@@ -134,12 +134,13 @@ fn bench(c: &mut Criterion) {
         let mut buf = Vec::with_capacity(1 << 20);
         group.bench_function(&label, |b| {
             b.iter(|| {
-                let items: Vec<serde_json::Value> = rows
-                    .iter()
-                    .map(|&r| render.object(d, r as usize).unwrap())
-                    .collect();
                 buf.clear();
-                serde_json::to_writer(&mut buf, &items).unwrap();
+                let page = StreamedObjects {
+                    render: &render,
+                    data: d,
+                    rows: rows.clone(),
+                };
+                serde_json::to_writer(&mut buf, &page).unwrap();
                 buf.len()
             })
         });

@@ -682,3 +682,26 @@ fn merged(ps: &[Part]) -> Vec<Part> {
     }
     merged
 }
+
+/// A page of objects rendered while serializing: each object is built, written and dropped
+/// before the next, so no page-sized intermediate exists.
+pub struct StreamedObjects<'a> {
+    pub render: &'a Render<'a>,
+    pub data: &'a TypeData,
+    pub rows: Vec<u32>,
+}
+
+impl Serialize for StreamedObjects<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = serializer.serialize_seq(Some(self.rows.len()))?;
+        for &r in &self.rows {
+            let doc = self
+                .render
+                .doc(self.data, r as usize)
+                .map_err(|e| S::Error::custom(e.message))?;
+            seq.serialize_element(&doc)?;
+        }
+        seq.end()
+    }
+}

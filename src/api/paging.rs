@@ -58,10 +58,29 @@ pub fn envelope<T: Serialize>(
     next: String,
     total: Option<u64>,
     revision: u8,
+) -> Envelope<Vec<T>> {
+    let returned = items.len();
+    streamed_envelope(
+        s, path, query, items, returned, antall, next, total, revision,
+    )
+}
+
+/// The envelope around any serializable list (e.g. objects rendered while writing).
+#[allow(clippy::too_many_arguments)]
+pub fn streamed_envelope<T: Serialize>(
+    s: &AppState,
+    path: &str,
+    query: Option<&str>,
+    items: T,
+    returned: usize,
+    antall: usize,
+    next: String,
+    total: Option<u64>,
+    revision: u8,
 ) -> Envelope<T> {
     Envelope {
         metadata: PageMetadata {
-            returnert: items.len(),
+            returnert: returned,
             antall: if revision == 0 { total } else { None },
             neste: Next {
                 href: next_href(s, path, query, antall, &next),
@@ -90,6 +109,6 @@ pub struct PageMetadata {
 /// `{objekter, metadata}`, serialized without building an intermediate tree.
 #[derive(Serialize)]
 pub struct Envelope<T> {
-    pub objekter: Vec<T>,
+    pub objekter: T,
     pub metadata: PageMetadata,
 }

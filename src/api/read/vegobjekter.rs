@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use crate::api::cursor::Cursor;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
-use crate::api::object_json::{Include, Render, INKLUDER, INKLUDERGEOMETRI};
-use crate::api::paging::{envelope, page_size, start};
+use crate::api::object_json::{Include, Render, StreamedObjects, INKLUDER, INKLUDERGEOMETRI};
+use crate::api::paging::{page_size, start, streamed_envelope};
 use crate::api::params::Params;
 use crate::api::read::vegnett::parse_map_extent;
 use crate::api::{begin, AppState};
@@ -299,13 +299,11 @@ pub async fn list_objects(
     } else {
         rows.rank(first_row - 1)
     };
-    let mut items = Vec::with_capacity(antall.min(rows.len() as usize));
-    let mut last = None;
-    for k in skip..(skip + antall as u64).min(rows.len()) {
-        let row = rows.select(k as u32).expect("k < len") as usize;
-        items.push(render.doc(data, row)?);
-        last = Some(row);
-    }
+    let end = (skip + antall as u64).min(rows.len());
+    let page: Vec<u32> = (skip..end)
+        .map(|k| rows.select(k as u32).expect("k < len"))
+        .collect();
+    let last = page.last().map(|&r| r as usize);
     let next = match (last, from) {
         (Some(r), _) => Cursor {
             generation: g.id,
@@ -325,13 +323,20 @@ pub async fn list_objects(
         .encode(),
     };
     let path = format!("/vegobjekter/{tid}");
+    let returned = page.len();
+    let objects = StreamedObjects {
+        render: &render,
+        data,
+        rows: page,
+    };
     Ok(respond(
         n,
-        &envelope(
+        &streamed_envelope(
             &s,
             &path,
             q.as_deref(),
-            items,
+            objects,
+            returned,
             antall,
             next,
             Some(rows.len()),
