@@ -308,7 +308,11 @@ pub struct ObjectDoc<'a> {
 
 impl<'a> Render<'a> {
     pub fn href(&self, type_id: u32, id: u64) -> String {
-        self.s.href(&format!("/vegobjekter/{type_id}/{id}"))
+        format!(
+            "{}{}/vegobjekter/{type_id}/{id}",
+            self.s.config.public_url,
+            super::READ_BASE
+        )
     }
 
     fn geometry(&self, wkt_text: String) -> GeometryDoc {
@@ -377,6 +381,18 @@ impl<'a> Render<'a> {
         table: &'a ObjectTable,
         row: usize,
     ) -> ApiResult<Vec<PropertyDoc<'a>>> {
+        let own = self.own_wkt(table, row)?;
+        self.property_docs_with(t, table, row, own.as_deref())
+    }
+
+    /// As `property_docs`, with the object's own geometry already written as WKT.
+    fn property_docs_with(
+        &self,
+        t: &'a ObjectType,
+        table: &'a ObjectTable,
+        row: usize,
+        own: Option<&str>,
+    ) -> ApiResult<Vec<PropertyDoc<'a>>> {
         let mut out = Vec::new();
         for p in &t.property_types {
             if p.sensitivity > 0 {
@@ -401,8 +417,8 @@ impl<'a> Render<'a> {
                     _ => p.datatype == datatype::GEOM_LINE,
                 };
                 if fits && t.geometry_property(p.datatype).map(|g| g.id) == Some(p.id) {
-                    if let Some(w) = self.own_wkt(table, row)? {
-                        out.push(doc(VerdiDoc::Owned(w)));
+                    if let Some(w) = own {
+                        out.push(doc(VerdiDoc::Owned(w.to_string())));
                     }
                 }
                 continue;
@@ -571,8 +587,14 @@ impl<'a> Render<'a> {
             sist_modifisert: last_modified(table.last_modified[row], self.revision),
             sluttdato: (table.end_date[row] != OPEN_END).then(|| date(table.end_date[row])),
         });
+        // the own geometry's WKT is written once, for egenskaper and for geometri
+        let own = if (inc.properties && inc.geom_property) || (inc.geometry && inc.geom_derived) {
+            self.own_wkt(table, row)?
+        } else {
+            None
+        };
         let egenskaper = if inc.properties {
-            Some(self.property_docs(t, table, row)?)
+            Some(self.property_docs_with(t, table, row, own.as_deref())?)
         } else {
             None
         };
@@ -585,7 +607,7 @@ impl<'a> Render<'a> {
             Vec::new()
         };
         let geometri = if inc.geometry && inc.geom_derived {
-            match self.own_wkt(table, row)? {
+            match own {
                 Some(w) => Some(GeometryDoc {
                     wkt: w,
                     srid: self.srid.code(),
