@@ -12,7 +12,6 @@ use arrow_array::Array;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::dto::date;
 use super::error::ApiResult;
 use super::AppState;
 use crate::catalog::{datatype, ObjectType, Unit, ValueKind};
@@ -21,7 +20,7 @@ use crate::geo::srid::Srid;
 use crate::geo::{wkt, Coord3};
 use crate::query::network::{meter_exact, row_key};
 use crate::query::objects::{parts, ObjectFilter, Part};
-use crate::query::vegref::{link_point_short, link_range_short, RoadKey};
+use crate::query::vegref::RoadKey;
 use crate::snapshot::columns::{ObjectTable, DIRECTION_AGAINST, OPEN_END};
 use crate::snapshot::generation::{Generation, TypeData};
 
@@ -104,9 +103,123 @@ fn simplify(coords: Vec<Coord3>, tolerance: Option<f64>) -> Vec<Coord3> {
     }
 }
 
-fn last_modified(secs: i64, revision: u8) -> String {
-    super::dto::date_time(secs, revision >= 2)
+/// Text written straight into the output by `Display` (no intermediate String).
+macro_rules! serialize_as_display {
+    ($t:ty) => {
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+    };
 }
+
+/// `YYYY-MM-DD`
+pub struct DateText(pub crate::snapshot::columns::Days);
+impl std::fmt::Display for DateText {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let (y, m, d) = super::dto::civil(self.0 as i64);
+        write!(f, "{y:04}-{m:02}-{d:02}")
+    }
+}
+serialize_as_display!(DateText);
+
+/// `YYYY-MM-DDTHH:MM:SS` (revision 2) or with a space (revisions 0 and 1).
+pub struct DateTimeText(pub i64, pub bool);
+impl std::fmt::Display for DateTimeText {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let (y, m, d) = super::dto::civil(self.0.div_euclid(86_400));
+        let t = self.0.rem_euclid(86_400);
+        let sep = if self.1 { 'T' } else { ' ' };
+        write!(
+            f,
+            "{y:04}-{m:02}-{d:02}{sep}{:02}:{:02}:{:02}",
+            t / 3600,
+            t % 3600 / 60,
+            t % 60
+        )
+    }
+}
+serialize_as_display!(DateTimeText);
+
+/// An object's href.
+pub struct HrefText<'a> {
+    pub base: &'a str,
+    pub type_id: u32,
+    pub id: u64,
+}
+impl std::fmt::Display for HrefText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "{}{}/vegobjekter/{}/{}",
+            self.base,
+            super::READ_BASE,
+            self.type_id,
+            self.id
+        )
+    }
+}
+serialize_as_display!(HrefText<'_>);
+
+/// A road reference's kortform: `1800 Ev6 hp23 m17084` or `... m17084-17117`.
+pub struct RoadRefText {
+    pub key: RoadKey,
+    pub from_m: u32,
+    pub to_m: u32,
+}
+impl std::fmt::Display for RoadRefText {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let k = &self.key;
+        write!(
+            f,
+            "{:02}{:02} {}{}{} hp{} m{}",
+            k.county,
+            k.municipality_part,
+            k.category as char,
+            (k.status as char).to_ascii_lowercase(),
+            k.number,
+            k.hp,
+            self.from_m
+        )?;
+        if self.to_m != self.from_m {
+            write!(f, "-{}", self.to_m)?;
+        }
+        Ok(())
+    }
+}
+serialize_as_display!(RoadRefText);
+
+/// A link position or range: `0.3@1125766`, `0.1-0.5@7` (positions with 1–8 decimals).
+pub struct LinkPosText {
+    pub from: f64,
+    pub to: f64,
+    pub link_id: u64,
+}
+fn write_position(f: &mut std::fmt::Formatter, p: f64) -> std::fmt::Result {
+    let mut buf = [0u8; 32];
+    let mut cur = std::io::Cursor::new(&mut buf[..]);
+    use std::io::Write as _;
+    let _ = write!(cur, "{:.8}", (p * 1e8).round() / 1e8);
+    let n = cur.position() as usize;
+    let text = std::str::from_utf8(&buf[..n]).map_err(|_| std::fmt::Error)?;
+    let mut t = text.trim_end_matches('0');
+    if t.ends_with('.') {
+        t = &text[..t.len() + 1];
+    }
+    f.write_str(t)
+}
+impl std::fmt::Display for LinkPosText {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write_position(f, self.from)?;
+        if self.to != self.from {
+            f.write_str("-")?;
+            write_position(f, self.to)?;
+        }
+        write!(f, "@{}", self.link_id)
+    }
+}
+serialize_as_display!(LinkPosText);
 
 /// Static one-letter strings for road category and status letters.
 fn letter(b: u8) -> &'static str {
@@ -138,10 +251,10 @@ pub struct MetadataDoc<'a> {
     #[serde(rename = "type")]
     pub kind: TypeRefDoc<'a>,
     pub versjon: u32,
-    pub startdato: String,
-    pub sist_modifisert: String,
+    pub startdato: DateText,
+    pub sist_modifisert: DateTimeText,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sluttdato: Option<String>,
+    pub sluttdato: Option<DateText>,
 }
 
 #[derive(Serialize)]
@@ -176,7 +289,7 @@ pub struct RoadRefDoc {
     pub hp: u16,
     pub fra_meter: u32,
     pub til_meter: u32,
-    pub kortform: String,
+    pub kortform: RoadRefText,
 }
 
 impl RoadRefDoc {
@@ -190,10 +303,10 @@ impl RoadRefDoc {
             hp: k.hp,
             fra_meter: from_m,
             til_meter: to_m,
-            kortform: if from_m == to_m {
-                k.point(from_m)
-            } else {
-                k.stretch(from_m, to_m)
+            kortform: RoadRefText {
+                key: *k,
+                from_m,
+                to_m,
             },
         }
     }
@@ -204,7 +317,7 @@ pub struct PlacementDoc {
     pub veglenkeid: u64,
     pub fra_posisjon: f64,
     pub til_posisjon: f64,
-    pub kortform: String,
+    pub kortform: LinkPosText,
     pub retning: &'static str,
 }
 
@@ -214,10 +327,10 @@ impl PlacementDoc {
             veglenkeid: p.link_id,
             fra_posisjon: p.from,
             til_posisjon: p.to,
-            kortform: if p.from == p.to {
-                link_point_short(p.from, p.link_id)
-            } else {
-                link_range_short(p.from, p.to, p.link_id)
+            kortform: LinkPosText {
+                from: p.from,
+                to: p.to,
+                link_id: p.link_id,
             },
             retning: if p.direction == DIRECTION_AGAINST {
                 "MOT"
@@ -275,7 +388,7 @@ pub struct SegmentDoc {
     pub veglenkeid: u64,
     pub fra_posisjon: f64,
     pub til_posisjon: f64,
-    pub kortform: String,
+    pub kortform: LinkPosText,
     pub retning: &'static str,
     pub vegreferanse: RoadRefDoc,
     pub kommune: u16,
@@ -291,7 +404,7 @@ pub struct SegmentDoc {
 #[derive(Serialize)]
 pub struct ObjectDoc<'a> {
     pub id: u64,
-    pub href: String,
+    pub href: HrefText<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<MetadataDoc<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -583,9 +696,9 @@ impl<'a> Render<'a> {
                 navn: &t.name,
             },
             versjon: table.version[row],
-            startdato: date(table.start_date[row]),
-            sist_modifisert: last_modified(table.last_modified[row], self.revision),
-            sluttdato: (table.end_date[row] != OPEN_END).then(|| date(table.end_date[row])),
+            startdato: DateText(table.start_date[row]),
+            sist_modifisert: DateTimeText(table.last_modified[row], self.revision >= 2),
+            sluttdato: (table.end_date[row] != OPEN_END).then(|| DateText(table.end_date[row])),
         });
         // the own geometry's WKT is written once, for egenskaper and for geometri
         let own = if (inc.properties && inc.geom_property) || (inc.geometry && inc.geom_derived) {
@@ -624,7 +737,11 @@ impl<'a> Render<'a> {
         };
         Ok(ObjectDoc {
             id,
-            href: self.href(t.id, id),
+            href: HrefText {
+                base: &self.s.config.public_url,
+                type_id: t.id,
+                id,
+            },
             metadata,
             egenskaper,
             geometri,
@@ -725,5 +842,28 @@ impl Serialize for StreamedObjects<'_> {
             seq.serialize_element(&doc)?;
         }
         seq.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::vegref::{link_point_short, link_range_short};
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn lazy_texts_equal_the_formatters(a in 0.0f64..=1.0, b in 0.0f64..=1.0, link in 1u64..u64::MAX / 2,
+                                           m0 in 0u32..500_000, m1 in 0u32..500_000, secs in 0i64..4_000_000_000, t in any::<bool>()) {
+            let (from, to) = (a.min(b), a.max(b));
+            let expect = if from == to { link_point_short(from, link) } else { link_range_short(from, to, link) };
+            prop_assert_eq!(LinkPosText { from, to, link_id: link }.to_string(), expect);
+            let key = RoadKey { county: 50, municipality_part: 1, category: b'K', status: b'V', number: 1234, hp: 2 };
+            let (lo, hi) = (m0.min(m1), m0.max(m1));
+            let expect = if lo == hi { key.point(lo) } else { key.stretch(lo, hi) };
+            prop_assert_eq!(RoadRefText { key, from_m: lo, to_m: hi }.to_string(), expect);
+            prop_assert_eq!(DateTimeText(secs, t).to_string(), super::super::dto::date_time(secs, t));
+            prop_assert_eq!(DateText((secs / 86_400) as i32).to_string(), super::super::dto::date((secs / 86_400) as i32));
+        }
     }
 }
