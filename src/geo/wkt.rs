@@ -8,19 +8,27 @@ use super::Coord3;
 use crate::error::Result;
 
 fn push_num(out: &mut String, v: f64, decimals: usize) {
-    // Written in place, then trailing zeros trimmed: 262000.000 -> 262000, 12.500 -> 12.5.
-    let start = out.len();
-    let _ = write!(out, "{v:.decimals$}");
-    if out[start..].contains('.') {
-        let trimmed = out.trim_end_matches('0').len();
-        out.truncate(trimmed);
-        if out.ends_with('.') {
-            out.pop();
-        }
+    // Fixed point through integers (much cheaper than float formatting with a precision),
+    // trailing zeros trimmed: 262000.000 -> 262000, 12.500 -> 12.5.
+    let scale = 10i64.pow(decimals as u32);
+    let scaled = (v * scale as f64).round();
+    if !scaled.is_finite() || scaled.abs() >= 9.0e18 {
+        let _ = write!(out, "{v}");
+        return;
     }
-    if &out[start..] == "-0" {
-        out.truncate(start);
-        out.push('0');
+    let n = scaled as i64;
+    if n < 0 {
+        out.push('-');
+    }
+    let (int, mut frac) = ((n / scale).unsigned_abs(), (n % scale).unsigned_abs());
+    let _ = write!(out, "{int}");
+    if frac != 0 {
+        let mut digits = decimals;
+        while frac % 10 == 0 {
+            frac /= 10;
+            digits -= 1;
+        }
+        let _ = write!(out, ".{frac:0digits$}");
     }
 }
 
@@ -115,6 +123,21 @@ pub fn polygon(srid: Srid, rings: &[Vec<(f64, f64)>]) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn numbers_round_to_the_requested_decimals(v in -2.0e7f64..2.0e7, d in prop::sample::select(vec![3usize, 8])) {
+            let mut s = String::new();
+            push_num(&mut s, v, d);
+            let back: f64 = s.parse().unwrap();
+            prop_assert!((back - v).abs() <= 0.5 * 10f64.powi(-(d as i32)) + 1e-9 * v.abs().max(1.0), "{} -> {}", v, s);
+            let trailing_zero = s.contains('.') && s.ends_with('0');
+            prop_assert!(!s.ends_with('.') && !trailing_zero, "{}", s);
+            prop_assert!(s != "-0");
+        }
+    }
 
     #[test]
     fn writes_api_style_wkt() {
