@@ -45,6 +45,8 @@ def main(root, value="8005"):
     print(f"DuckDB table: whole type count {r[0][0]} in {ms:.2f} ms")
     ms, r = timed(con, area_enum.format(o="objs", l="links"))
     print(f"DuckDB table: kommune 301 + 1876={value}: {r[0][0]} in {ms:.2f} ms")
+    ms, r = timed(con, "SELECT to_json(list(t)) FROM (SELECT id, p1876 FROM objs WHERE id > 0 ORDER BY id LIMIT 1000) t")
+    print(f"DuckDB table: listing page of 1000 as JSON (id + one property): {ms:.2f} ms")
 
 
 if __name__ == "__main__":

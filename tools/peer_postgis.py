@@ -6,6 +6,10 @@ peer scripts: `PEERDATA=/tmp/peerdata ../shared/bench/peers/pg_cluster.sh start`
 (127.0.0.1:54329, trust auth).
 
 Usage: python3 tools/peer_postgis.py DATA_DIR QUERIES.txt [N_QUERIES]
+       python3 tools/peer_postgis.py --objects DATA_DIR [VALUE]
+The --objects mode loads type 95 (id, 1876, its links) and the links' municipalities and times
+the statistikk query (kommune 301 + 1876 = VALUE) with a matching index, the whole-type count,
+and a listing page of 1000 objects as json_agg.
 """
 import io
 import os
@@ -68,5 +72,55 @@ def main(root, queries, n=10000):
           f"KNN within 30 m, psycopg prepared, 1 connection: {sorted(rates)[1]:.0f} queries/s (median of 3 rounds of {len(pts)}), {hits} hits")
 
 
+def objects(root, value="8005"):
+    gen = "gen-%06d" % int(open(os.path.join(root, "CURRENT")).read())
+    links = pq.read_table(os.path.join(root, gen, "network/links.parquet"), columns=["link_id", "municipality"])
+    objs = pq.read_table(os.path.join(root, gen, "objects/type-95.parquet"), columns=["id", "p1876", "placements"])
+    con = psycopg.connect("host=127.0.0.1 port=54329 user=postgres dbname=postgres", autocommit=True)
+    cur = con.cursor()
+    for t in ("obj_links", "objs", "link_muni"):
+        cur.execute(f"DROP TABLE IF EXISTS {t}")
+    cur.execute("CREATE TABLE link_muni (link_id bigint, municipality int)")
+    cur.execute("CREATE TABLE objs (id bigint primary key, p1876 bigint, version int, startdato date)")
+    cur.execute("CREATE TABLE obj_links (id bigint, link_id bigint)")
+    t = time.perf_counter()
+    with cur.copy("COPY link_muni FROM STDIN") as cp:
+        for l, m in zip(links.column("link_id").to_pylist(), links.column("municipality").to_pylist()):
+            cp.write_row((l, m))
+    ids = objs.column("id").to_pylist()
+    with cur.copy("COPY objs (id, p1876) FROM STDIN") as cp:
+        for i, v in zip(ids, objs.column("p1876").to_pylist()):
+            cp.write_row((i, v))
+    # one COPY at a time per connection
+    with cur.copy("COPY obj_links FROM STDIN") as cl:
+        for i, pl in zip(ids, objs.column("placements").to_pylist()):
+            for p in pl:
+                cl.write_row((i, p["link_id"]))
+    cur.execute("CREATE INDEX ON link_muni (link_id) INCLUDE (municipality)")
+    cur.execute("CREATE INDEX ON obj_links (link_id)")
+    cur.execute("CREATE INDEX ON objs (p1876)")
+    cur.execute("ANALYZE")
+    print(f"PostGIS/PostgreSQL: loaded {objs.num_rows} objects and {links.num_rows} links with indexes in {time.perf_counter() - t:.1f} s")
+    def timed(sql, args=(), n=20):
+        cur.execute(sql, args, prepare=True).fetchall()
+        ts = []
+        for _ in range(n):
+            t = time.perf_counter()
+            r = cur.execute(sql, args, prepare=True).fetchall()
+            ts.append(time.perf_counter() - t)
+        ts.sort()
+        return ts[len(ts) // 2] * 1000, r
+    ms, r = timed("SELECT count(*) FROM objs")
+    print(f"whole-type count: {r[0][0]} in {ms:.2f} ms (median of 20)")
+    ms, r = timed("SELECT count(DISTINCT o.id) FROM objs o JOIN obj_links ol ON ol.id = o.id JOIN link_muni lm ON lm.link_id = ol.link_id "
+                  "WHERE o.p1876 = %s AND lm.municipality = 301", (int(value),))
+    print(f"kommune 301 + 1876={value}: {r[0][0]} in {ms:.2f} ms (median of 20)")
+    ms, r = timed("SELECT json_agg(t) FROM (SELECT o.id, o.p1876 FROM objs o WHERE o.id > %s ORDER BY o.id LIMIT 1000) t", (0,))
+    print(f"listing page of 1000 (json_agg of id + one property): {ms:.2f} ms (median of 20)")
+
+
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    if sys.argv[1] == "--objects":
+        objects(*sys.argv[2:4])
+    else:
+        main(*sys.argv[1:4])
