@@ -5,6 +5,7 @@ pub mod cursor;
 pub mod dto;
 pub mod error;
 pub mod media;
+pub mod object_docs;
 pub mod object_json;
 pub mod openapi;
 pub mod paging;
