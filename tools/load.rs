@@ -59,42 +59,13 @@ async fn worker(
         bytes: 0,
     };
     let mut i = offset;
-    let mut line = String::new();
-    let mut body = Vec::new();
     while Instant::now() < until && stats.latencies_us.len() < max {
         let path = &paths[i % paths.len()];
         i += 1;
-        let req = format!(
-            "GET {prefix}{path} HTTP/1.1\r\nHost: {addr}\r\nConnection: keep-alive\r\n\r\n"
-        );
+        let full = format!("{prefix}{path}");
         let t = Instant::now();
-        w.write_all(req.as_bytes()).await?;
-        let mut status = 0u16;
-        let mut len = 0usize;
-        let mut first = true;
-        loop {
-            line.clear();
-            if r.read_line(&mut line).await? == 0 {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "connection closed",
-                ));
-            }
-            if first {
-                status = line
-                    .split(' ')
-                    .nth(1)
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or(0);
-                first = false;
-            } else if line == "\r\n" {
-                break;
-            } else if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-        body.resize(len, 0);
-        r.read_exact(&mut body).await?;
+        let (status, body) = get(&mut r, &mut w, &addr, &full).await?;
+        let len = body.len();
         if t >= counted_from {
             stats.latencies_us.push(t.elapsed().as_micros() as u32);
             stats.bytes += len;

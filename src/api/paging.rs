@@ -27,6 +27,27 @@ pub fn start(p: &Params) -> ApiResult<Option<Cursor>> {
     p.one("start")?.map(Cursor::decode).transpose()
 }
 
+/// `neste.start` of a page: a cursor after the last item returned (`last` = its key), or, for an
+/// empty page, the request's own `start` (the end: clients stop on `returnert == 0` or a
+/// repeated start), or a cursor past every key for an empty first page.
+pub fn next_start(p: &Params, generation: u64, last: Option<(u64, f64)>) -> ApiResult<String> {
+    Ok(match (last, p.one("start")?) {
+        (Some((key, key2)), _) => Cursor {
+            generation,
+            key,
+            key2,
+        }
+        .encode(),
+        (None, Some(start)) => start.to_string(),
+        (None, None) => Cursor {
+            generation,
+            key: u64::MAX,
+            key2: 1.0,
+        }
+        .encode(),
+    })
+}
+
 /// Absolute URL repeating the query with `antall` and `start`.
 pub fn next_href(
     s: &AppState,

@@ -9,11 +9,10 @@ use axum::Router;
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, TimeZone};
 use serde_json::json;
 
-use crate::api::cursor::Cursor;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
 use crate::api::object_json::{Include, Render};
-use crate::api::paging::{envelope, page_size, start};
+use crate::api::paging::{envelope, next_start, page_size, start};
 use crate::api::{begin, AppState};
 use crate::geo::srid::Srid;
 
@@ -154,24 +153,7 @@ pub async fn list_changes(
             ))
         }
     }
-    let next = match (last, from) {
-        (Some(id), _) => Cursor {
-            generation: g.id,
-            key: id,
-            key2: 0.0,
-        }
-        .encode(),
-        (None, Some(c)) => p
-            .one("start")?
-            .map(str::to_string)
-            .unwrap_or_else(|| c.encode()),
-        (None, None) => Cursor {
-            generation: g.id,
-            key: u64::MAX,
-            key2: 0.0,
-        }
-        .encode(),
-    };
+    let next = next_start(&p, g.id, last.map(|id| (id, 0.0)))?;
     Ok(respond(
         n,
         &envelope(

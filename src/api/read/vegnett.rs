@@ -12,11 +12,10 @@ use axum::Router;
 use roaring::RoaringBitmap;
 use serde_json::{json, Value};
 
-use crate::api::cursor::Cursor;
 use crate::api::dto::{date, road_ref_stretch};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
-use crate::api::paging::{envelope, page_size, start};
+use crate::api::paging::{envelope, next_start, page_size, start};
 use crate::api::params::Params;
 use crate::api::{begin, AppState};
 use crate::area::AreaKind;
@@ -236,24 +235,7 @@ pub async fn list_links(
         items.push(link_json(&s, &g, r as usize, srid)?);
         last = Some(r as usize);
     }
-    let next = match (last, from) {
-        (Some(r), _) => Cursor {
-            generation: g.id,
-            key: net.link_id[r],
-            key2: net.from_pos[r],
-        }
-        .encode(),
-        (None, Some(c)) => p
-            .one("start")?
-            .map(str::to_string)
-            .unwrap_or_else(|| c.encode()),
-        (None, None) => Cursor {
-            generation: g.id,
-            key: u64::MAX,
-            key2: 1.0,
-        }
-        .encode(),
-    };
+    let next = next_start(&p, g.id, last.map(|r| (net.link_id[r], net.from_pos[r])))?;
     let total = Some(rows.len());
     Ok(respond(
         n,

@@ -9,11 +9,10 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::api::cursor::Cursor;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
 use crate::api::object_json::{Include, Render, StreamedObjects, INKLUDER, INKLUDERGEOMETRI};
-use crate::api::paging::{page_size, start, streamed_envelope};
+use crate::api::paging::{next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
 use crate::api::read::vegnett::parse_map_extent;
 use crate::api::{begin, AppState};
@@ -304,24 +303,7 @@ pub async fn list_objects(
         .map(|k| rows.select(k as u32).expect("k < len"))
         .collect();
     let last = page.last().map(|&r| r as usize);
-    let next = match (last, from) {
-        (Some(r), _) => Cursor {
-            generation: g.id,
-            key: ids[r],
-            key2: 0.0,
-        }
-        .encode(),
-        (None, Some(c)) => p
-            .one("start")?
-            .map(str::to_string)
-            .unwrap_or_else(|| c.encode()),
-        (None, None) => Cursor {
-            generation: g.id,
-            key: u64::MAX,
-            key2: 0.0,
-        }
-        .encode(),
-    };
+    let next = next_start(&p, g.id, last.map(|r| (ids[r], 0.0)))?;
     let path = format!("/vegobjekter/{tid}");
     let returned = page.len();
     let objects = StreamedObjects {
