@@ -95,6 +95,15 @@ impl Params {
             .transpose()
     }
 
+    /// `srid`, default 32633.
+    pub fn srid(&self) -> ApiResult<crate::geo::srid::Srid> {
+        Ok(self
+            .one("srid")?
+            .map(crate::geo::srid::Srid::parse)
+            .transpose()?
+            .unwrap_or_default())
+    }
+
     /// `inkluder`-style list checked against the allowed words.
     pub fn words(&self, name: &str, allowed: &[&str]) -> ApiResult<Vec<String>> {
         let words = self.list(name);

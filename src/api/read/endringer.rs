@@ -14,7 +14,6 @@ use crate::api::media::json as respond;
 use crate::api::object_json::{Include, Render};
 use crate::api::paging::{envelope, next_start, page_size, start};
 use crate::api::{begin, AppState};
-use crate::geo::srid::Srid;
 
 pub const MAX_PAGE: usize = 10_000;
 
@@ -89,11 +88,7 @@ pub async fn list_changes(
     let antall = page_size(&p, MAX_PAGE)?;
     let from = start(&p)?;
     let after_id = from.map(|c| c.key);
-    let srid = p
-        .one("srid")?
-        .map(Srid::parse)
-        .transpose()?
-        .unwrap_or_default();
+    let srid = p.srid()?;
     let g = s.store.current();
     if g.catalog.object_type(tid).is_none() {
         return Err(ApiError::not_found(format!(

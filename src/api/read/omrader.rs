@@ -55,11 +55,7 @@ fn extras(
     let (p, n) = begin(headers, q, &["inkluder", "srid"])?;
     let words = p.words("inkluder", INKLUDER)?;
     let all = words.iter().any(|w| w == "alle");
-    let srid = p
-        .one("srid")?
-        .map(Srid::parse)
-        .transpose()?
-        .unwrap_or_default();
+    let srid = p.srid()?;
     Ok((
         Extras {
             map_extent: all || words.iter().any(|w| w == "kartutsnitt"),

@@ -67,11 +67,7 @@ pub async fn get_nearest(
             "srid",
         ],
     )?;
-    let srid = p
-        .one("srid")?
-        .map(Srid::parse)
-        .transpose()?
-        .unwrap_or_default();
+    let srid = p.srid()?;
     let (x, y) = match (
         float(&p, "nord")?,
         float(&p, "ost")?,

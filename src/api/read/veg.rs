@@ -11,7 +11,6 @@ use crate::api::dto::position_result;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
 use crate::api::{begin, AppState};
-use crate::geo::srid::Srid;
 use crate::query::network::{locate_link, locate_road_ref, NetworkPosition};
 use crate::query::vegref::{LinkRef, RoadRefFilter};
 use crate::snapshot::generation::Generation;
@@ -59,11 +58,7 @@ pub async fn get_position(
         q.as_deref(),
         &["vegreferanse", "veglenke", "srid"],
     )?;
-    let srid = p
-        .one("srid")?
-        .map(Srid::parse)
-        .transpose()?
-        .unwrap_or_default();
+    let srid = p.srid()?;
     let g = s.store.current();
     let found = match (p.one("vegreferanse")?, p.one("veglenke")?) {
         (Some(r), None) => lookup_road_ref(&g, r)?,
@@ -105,11 +100,7 @@ pub async fn get_positions(
         q.as_deref(),
         &["vegreferanser", "veglenker", "srid"],
     )?;
-    let srid = p
-        .one("srid")?
-        .map(Srid::parse)
-        .transpose()?
-        .unwrap_or_default();
+    let srid = p.srid()?;
     let (values, by_ref) = match (p.has("vegreferanser"), p.has("veglenker")) {
         (true, false) => (p.list("vegreferanser"), true),
         (false, true) => (p.list("veglenker"), false),

@@ -214,11 +214,7 @@ pub async fn list_links(
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (p, n) = begin(&headers, q.as_deref(), LIST_PARAMS)?;
-    let srid = p
-        .one("srid")?
-        .map(Srid::parse)
-        .transpose()?
-        .unwrap_or_default();
+    let srid = p.srid()?;
     let antall = page_size(&p, MAX_PAGE)?;
     let from = start(&p)?;
     let g = s.store.current();
@@ -264,11 +260,7 @@ pub async fn get_link(
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (p, n) = begin(&headers, q.as_deref(), &["srid"])?;
-    let srid = p
-        .one("srid")?
-        .map(Srid::parse)
-        .transpose()?
-        .unwrap_or_default();
+    let srid = p.srid()?;
     let id: u64 = id
         .parse()
         .map_err(|_| ApiError::bad(4002, format!("Ugyldig veglenke-id: '{id}'")))?;

@@ -212,13 +212,6 @@ pub fn parse_filter(
     Ok(f)
 }
 
-fn srid_of(p: &Params) -> ApiResult<Srid> {
-    Ok(p.one("srid")?
-        .map(Srid::parse)
-        .transpose()?
-        .unwrap_or_default())
-}
-
 fn tolerance(p: &Params) -> ApiResult<Option<f64>> {
     match p.int("geometritoleranse")? {
         None => Ok(None),
@@ -268,7 +261,7 @@ pub async fn list_objects(
     let g = s.store.current();
     let empty = empty_type(tid);
     let data = type_data(&g, tid, &empty)?;
-    let srid = srid_of(&p)?;
+    let srid = p.srid()?;
     let filter = parse_filter(&g, &p, tid, srid)?;
     let segment = p.bool("segmentering")?.unwrap_or(true);
     let include = Include::from_words(
@@ -351,7 +344,7 @@ pub async fn get_statistics(
     let g = s.store.current();
     let empty = empty_type(tid);
     let data = type_data(&g, tid, &empty)?;
-    let filter = parse_filter(&g, &p, tid, srid_of(&p)?)?;
+    let filter = parse_filter(&g, &p, tid, p.srid()?)?;
     let segment = p.bool("segmentering")?.unwrap_or(true);
     let rows = select(&g, data, &filter);
     let length = total_length(&g, data, &rows, &filter, segment);
@@ -420,7 +413,7 @@ pub async fn get_object(
     let render = Render {
         s: &s,
         g: &g,
-        srid: srid_of(&p)?,
+        srid: p.srid()?,
         include: Include::from_words(
             &words,
             &p.words("inkludergeometri", INKLUDERGEOMETRI)?,
