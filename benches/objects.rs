@@ -31,13 +31,10 @@ fn state() -> (String, AppState) {
         std::mem::forget(tmp);
         ("demo", g)
     };
-    let s = AppState {
-        store: Arc::new(GenerationStore::new(g)),
-        config: Arc::new(ApiConfig {
-            public_url: "http://127.0.0.1:8080".into(),
-            request_timeout: Duration::from_secs(30),
-        }),
-    };
+    let s = AppState::read_only(
+        Arc::new(GenerationStore::new(g)),
+        ApiConfig::new("http://127.0.0.1:8080", Duration::from_secs(30)),
+    );
     (name.into(), s)
 }
 
@@ -130,6 +127,7 @@ fn bench(c: &mut Criterion) {
             tolerance_m: None,
             segment_by: None,
             revision: 2,
+            sensitive: false,
         };
         let mut buf = Vec::with_capacity(1 << 20);
         group.bench_function(&label, |b| {

@@ -56,6 +56,18 @@ pub struct ServeArgs {
     /// Per-request time limit in seconds.
     #[arg(long, env = "VEGDB_REQUEST_TIMEOUT", default_value_t = 30)]
     pub request_timeout: u64,
+    /// Users of the write interface (default: <data>/users.json; see `vegdb user add`).
+    #[arg(long, env = "VEGDB_USERS")]
+    pub users: Option<PathBuf>,
+    /// Serve only the read interface (the write interface answers 503).
+    #[arg(long, env = "VEGDB_READ_ONLY")]
+    pub read_only: bool,
+    /// Largest changeset or converter request body in bytes (413 beyond).
+    #[arg(long, env = "VEGDB_MAX_CHANGESET_BYTES", default_value_t = crate::api::DEFAULT_MAX_CHANGESET_BYTES)]
+    pub max_changeset_bytes: usize,
+    /// Largest binary upload in bytes (413 beyond).
+    #[arg(long, env = "VEGDB_MAX_BINARY_BYTES", default_value_t = crate::api::DEFAULT_MAX_BINARY_BYTES)]
+    pub max_binary_bytes: usize,
 }
 
 /// `vegdb` with no subcommand: serve with defaults from the environment.
@@ -83,6 +95,62 @@ pub enum Command {
         #[command(subcommand)]
         action: SnapshotAction,
     },
+    /// Manage users of the write interface.
+    User {
+        #[command(subcommand)]
+        action: UserAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum UserAction {
+    /// Create (or replace) a user; prints its token as the last line of output.
+    Add {
+        name: String,
+        /// Comma-separated roles: skriv, korriger, admin, sensitiv.
+        #[arg(long, value_delimiter = ',', required = true)]
+        roles: Vec<String>,
+        /// Limit writing to these object type ids (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        types: Option<Vec<u32>>,
+        /// Limit writing to these municipality numbers (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        kommuner: Option<Vec<u16>>,
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        /// Users file (default: <data>/users.json).
+        #[arg(long, env = "VEGDB_USERS")]
+        users: Option<PathBuf>,
+    },
+}
+
+/// `vegdb user add`.
+pub fn run_user_add(
+    name: &str,
+    roles: &[String],
+    types: Option<Vec<u32>>,
+    kommuner: Option<Vec<u16>>,
+    data: &Path,
+    users: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use crate::users::{add_user, Role, USERS_FILE};
+    let roles = roles
+        .iter()
+        .map(|r| {
+            Role::parse(r).ok_or_else(|| {
+                anyhow::anyhow!("unknown role '{r}' (roles: skriv, korriger, admin, sensitiv)")
+            })
+        })
+        .collect::<anyhow::Result<Vec<Role>>>()?;
+    anyhow::ensure!(!name.trim().is_empty(), "the user name must not be empty");
+    let path = users.unwrap_or_else(|| data.join(USERS_FILE));
+    let token = add_user(&path, name, roles.clone(), types, kommuner)?;
+    println!(
+        "user {name} with roles {roles:?} written to {}",
+        path.display()
+    );
+    println!("{token}");
+    Ok(())
 }
 
 #[derive(Subcommand, Debug)]

@@ -4,6 +4,7 @@
 
 pub mod area;
 pub mod catalog;
+pub mod changeset;
 pub mod error;
 pub mod geo;
 
@@ -15,3 +16,4 @@ pub mod index;
 pub mod query;
 pub mod server;
 pub mod snapshot;
+pub mod users;

@@ -1,7 +1,7 @@
 use clap::Parser;
 use mimalloc::MiMalloc;
 
-use vegdb::cli::{self, Cli, Command, SnapshotAction};
+use vegdb::cli::{self, Cli, Command, SnapshotAction, UserAction};
 
 #[global_allocator]
 static GLOBAL: MiMalloc = MiMalloc;
@@ -23,6 +23,16 @@ fn main() -> anyhow::Result<()> {
                 count,
                 seed,
             } => cli::run_queries(&data, kind, count, seed),
+        },
+        Some(Command::User { action }) => match action {
+            UserAction::Add {
+                name,
+                roles,
+                types,
+                kommuner,
+                data,
+                users,
+            } => cli::run_user_add(&name, &roles, types, kommuner, &data, users),
         },
     }
 }

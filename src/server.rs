@@ -7,9 +7,11 @@ use anyhow::Context;
 use tower::ServiceExt;
 
 use crate::api::{self, ApiConfig, AppState};
+use crate::changeset::writer::Writer;
 use crate::cli::{default_demo_dir, ServeArgs};
 use crate::snapshot::generation::{Generation, GenerationStore};
 use crate::snapshot::store::DataDir;
+use crate::users::{Users, USERS_FILE};
 
 pub fn init_tracing(filter: &str, json: bool) {
     let env = tracing_subscriber::EnvFilter::try_new(filter)
@@ -66,12 +68,26 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         .unwrap_or_else(|| format!("http://{}", args.listen))
         .trim_end_matches('/')
         .to_string();
+    let store = Arc::new(GenerationStore::new(g));
+    let writer = if args.read_only {
+        None
+    } else {
+        Some(Writer::start(data.clone(), store.clone())?)
+    };
+    let users_path = args
+        .users
+        .clone()
+        .unwrap_or_else(|| data.root.join(USERS_FILE));
+    let users = Users::open(&users_path)
+        .with_context(|| format!("reading users from {}", users_path.display()))?;
+    let mut config = ApiConfig::new(public_url, Duration::from_secs(args.request_timeout));
+    config.max_changeset_bytes = args.max_changeset_bytes;
+    config.max_binary_bytes = args.max_binary_bytes;
     Ok(AppState {
-        store: Arc::new(GenerationStore::new(g)),
-        config: Arc::new(ApiConfig {
-            public_url,
-            request_timeout: Duration::from_secs(args.request_timeout),
-        }),
+        store,
+        config: Arc::new(config),
+        writer,
+        users: Arc::new(users),
     })
 }
 

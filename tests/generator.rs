@@ -9,6 +9,7 @@ use arrow_array::Array;
 use vegdb::catalog::{Catalog, ValueKind};
 use vegdb::generate::values::{is_valid, Value};
 use vegdb::generate::{generate_into, Scale};
+use vegdb::snapshot::columns::RoadNetwork;
 use vegdb::snapshot::generation::Generation;
 use vegdb::snapshot::manifest::Manifest;
 use vegdb::snapshot::store::DataDir;
@@ -349,7 +350,7 @@ fn direct_link_index_agrees_with_binary_search() {
     let g = load(&dir);
     let indexed = &g.network;
     assert!(!indexed.link_start.is_empty(), "generated ids are dense");
-    let mut plain = indexed.clone();
+    let mut plain = RoadNetwork::clone(indexed);
     plain.link_start.clear();
     let (lo, hi) = (indexed.link_id[0], *indexed.link_id.last().unwrap());
     for id in (lo.saturating_sub(3)..=hi + 3).chain([0, u64::MAX]) {

@@ -11,6 +11,7 @@ pub mod openapi;
 pub mod paging;
 pub mod params;
 pub mod read;
+pub mod write;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +30,9 @@ use tower_http::trace::TraceLayer;
 
 use crate::area::Areas;
 use crate::catalog::Catalog;
+use crate::changeset::writer::Writer;
 use crate::snapshot::generation::GenerationStore;
+use crate::users::Users;
 use error::{ApiError, ApiResult};
 use media::Negotiated;
 use params::Params;
@@ -41,15 +44,45 @@ pub struct ApiConfig {
     /// Public base URL without trailing slash, e.g. `https://vegdb.example.no`.
     pub public_url: String,
     pub request_timeout: Duration,
+    /// Largest changeset / converter body (413 beyond).
+    pub max_changeset_bytes: usize,
+    /// Largest binary upload (413 beyond).
+    pub max_binary_bytes: usize,
+}
+
+pub const DEFAULT_MAX_CHANGESET_BYTES: usize = 64 << 20;
+pub const DEFAULT_MAX_BINARY_BYTES: usize = 16 << 20;
+
+impl ApiConfig {
+    pub fn new(public_url: impl Into<String>, request_timeout: Duration) -> ApiConfig {
+        ApiConfig {
+            public_url: public_url.into(),
+            request_timeout,
+            max_changeset_bytes: DEFAULT_MAX_CHANGESET_BYTES,
+            max_binary_bytes: DEFAULT_MAX_BINARY_BYTES,
+        }
+    }
 }
 
 #[derive(Clone)]
 pub struct AppState {
     pub store: Arc<GenerationStore>,
     pub config: Arc<ApiConfig>,
+    /// The write path (None: read-only service, the write API answers 503).
+    pub writer: Option<Arc<Writer>>,
+    pub users: Arc<Users>,
 }
 
 impl AppState {
+    /// A read-only state without users.
+    pub fn read_only(store: Arc<GenerationStore>, config: ApiConfig) -> AppState {
+        AppState {
+            store,
+            config: Arc::new(config),
+            writer: None,
+            users: Arc::new(Users::none()),
+        }
+    }
     pub fn catalog(&self) -> &'static Catalog {
         Catalog::embedded()
     }
@@ -126,8 +159,12 @@ pub fn rewrite_suffix(mut req: Request) -> Request {
 pub fn app(state: AppState) -> Router {
     let x_request_id = HeaderName::from_static("x-request-id");
     let timeout = state.config.request_timeout;
-    Router::new()
-        .nest(READ_BASE, read_routes())
+    let write = write::routes().layer(axum::extract::DefaultBodyLimit::disable());
+    let mut router = Router::new().nest(READ_BASE, read_routes());
+    for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
+        router = router.nest(base, write.clone());
+    }
+    router
         .fallback(not_found)
         .with_state(state)
         .layer(CompressionLayer::new().gzip(true))

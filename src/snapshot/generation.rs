@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -32,13 +33,18 @@ pub struct Generation {
     pub manifest: Manifest,
     pub catalog: &'static Catalog,
     pub areas: &'static Areas,
-    pub network: RoadNetwork,
-    pub network_index: NetworkIndex,
-    pub network_indexes: NetworkIndexes,
-    pub objects: BTreeMap<u32, TypeData>,
-    pub deleted: DeletedTable,
+    /// The road network and its indexes never change through the write path, so generations
+    /// derived by changesets share them.
+    pub network: Arc<RoadNetwork>,
+    pub network_index: Arc<NetworkIndex>,
+    pub network_indexes: Arc<NetworkIndexes>,
+    /// Per type; a derived generation shares the types a changeset did not touch.
+    pub objects: BTreeMap<u32, Arc<TypeData>>,
+    pub deleted: Arc<DeletedTable>,
     /// child object id -> (parent type, parent id)
-    pub parents: HashMap<u64, (u32, u64)>,
+    pub parents: Arc<HashMap<u64, (u32, u64)>>,
+    /// Smallest id never used by any object of this generation (current or deleted).
+    pub next_object_id: u64,
 }
 
 /// Timings of a load, for logs and benchmarks.
@@ -112,7 +118,7 @@ impl Generation {
                             &network,
                             areas,
                         );
-                        (table.type_id, TypeData { table, index })
+                        (table.type_id, Arc::new(TypeData { table, index }))
                     })
                     .collect::<Vec<_>>()
             },
@@ -132,6 +138,8 @@ impl Generation {
             rows_network: network.len(),
             rows_objects: typed.iter().map(|(_, d)| d.table.len()).sum(),
         };
+        let objects: BTreeMap<u32, Arc<TypeData>> = typed.into_iter().collect();
+        let next_object_id = next_free_id(&objects, &deleted);
         Ok((
             Generation {
                 id: manifest.generation,
@@ -139,12 +147,13 @@ impl Generation {
                 manifest,
                 catalog,
                 areas,
-                network,
-                network_index,
-                network_indexes,
-                objects: typed.into_iter().collect(),
-                deleted,
-                parents,
+                network: Arc::new(network),
+                network_index: Arc::new(network_index),
+                network_indexes: Arc::new(network_indexes),
+                objects,
+                deleted: Arc::new(deleted),
+                parents: Arc::new(parents),
+                next_object_id,
             },
             stats,
         ))
@@ -160,6 +169,16 @@ impl Generation {
             .iter()
             .find_map(|(&t, d)| d.table.row_of(id).map(|r| (t, r)))
     }
+}
+
+fn next_free_id(objects: &BTreeMap<u32, Arc<TypeData>>, deleted: &DeletedTable) -> u64 {
+    let live = objects
+        .values()
+        .filter_map(|d| d.table.id.last().copied())
+        .max()
+        .unwrap_or(0);
+    let gone = deleted.id.iter().copied().max().unwrap_or(0);
+    live.max(gone) + 1
 }
 
 /// The current generation, swapped atomically when a new one is published. Readers call
@@ -179,5 +198,55 @@ impl GenerationStore {
     }
     pub fn swap(&self, g: Generation) {
         self.current.store(std::sync::Arc::new(g));
+    }
+}
+
+impl Generation {
+    /// A new generation that replaces the tables of some types (and possibly the deleted list
+    /// and the parents map) and shares everything else with `self`. Only the replaced types are
+    /// re-indexed.
+    pub fn derive(
+        &self,
+        dir: PathBuf,
+        manifest: Manifest,
+        tables: BTreeMap<u32, ObjectTable>,
+        deleted: Option<DeletedTable>,
+        parents: Arc<HashMap<u64, (u32, u64)>>,
+    ) -> Generation {
+        let network = &self.network;
+        let (catalog, areas) = (self.catalog, self.areas);
+        let rebuilt: Vec<(u32, Arc<TypeData>)> = tables
+            .into_par_iter()
+            .map(|(t, table)| {
+                let index = TypeIndex::build(&table, catalog.object_type(t), network, areas);
+                (t, Arc::new(TypeData { table, index }))
+            })
+            .collect();
+        let mut objects = self.objects.clone();
+        for (t, d) in rebuilt {
+            if d.table.is_empty() {
+                objects.remove(&t);
+            } else {
+                objects.insert(t, d);
+            }
+        }
+        let deleted = deleted
+            .map(Arc::new)
+            .unwrap_or_else(|| self.deleted.clone());
+        let next_object_id = next_free_id(&objects, &deleted).max(self.next_object_id);
+        Generation {
+            id: manifest.generation,
+            dir,
+            manifest,
+            catalog,
+            areas,
+            network: self.network.clone(),
+            network_index: self.network_index.clone(),
+            network_indexes: self.network_indexes.clone(),
+            objects,
+            deleted,
+            parents,
+            next_object_id,
+        }
     }
 }

@@ -45,13 +45,10 @@ impl TestServer {
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let state = AppState {
-            store: store(),
-            config: Arc::new(ApiConfig {
-                public_url: format!("http://{addr}"),
-                request_timeout: Duration::from_secs(10),
-            }),
-        };
+        let state = AppState::read_only(
+            store(),
+            ApiConfig::new(format!("http://{addr}"), Duration::from_secs(10)),
+        );
         tokio::spawn(vegdb::server::serve(
             listener,
             state,

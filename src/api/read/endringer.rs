@@ -109,6 +109,8 @@ pub async fn list_changes(
                     tolerance_m: None,
                     segment_by: None,
                     revision: n.revision,
+                    sensitive: crate::api::write::optional_user(&s, &headers)
+                        .is_some_and(|u| u.sees_sensitive()),
                 };
                 let t = &d.table;
                 let first = after_id

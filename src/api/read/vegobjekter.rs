@@ -81,7 +81,7 @@ fn type_data<'g>(g: &'g Generation, id: u32, empty: &'g TypeData) -> ApiResult<&
             "Vegobjekttype {id} finnes ikke"
         )));
     }
-    Ok(g.objects.get(&id).unwrap_or(empty))
+    Ok(g.objects.get(&id).map(|d| d.as_ref()).unwrap_or(empty))
 }
 
 fn empty_type(id: u32) -> TypeData {
@@ -280,6 +280,7 @@ pub async fn list_objects(
         tolerance_m: tolerance(&p)?,
         segment_by: (segment && filter.segments()).then_some(&filter),
         revision: n.revision,
+        sensitive: sees_sensitive(&s, &headers),
     };
     let ids = &data.table.id;
     let first_row = match from {
@@ -422,6 +423,7 @@ pub async fn get_object(
         tolerance_m: tolerance(&p)?,
         segment_by: None,
         revision: n.revision,
+        sensitive: sees_sensitive(&s, &headers),
     };
     let depth = match p.one("dybde")? {
         None => return Ok(respond(n, &render.object(data, row)?)),
@@ -472,6 +474,7 @@ fn property_list(
     g: &Generation,
     data: &TypeData,
     row: usize,
+    sensitive: bool,
 ) -> ApiResult<Vec<Value>> {
     let render = Render {
         s,
@@ -481,6 +484,7 @@ fn property_list(
         tolerance_m: None,
         segment_by: None,
         revision: 2,
+        sensitive,
     };
     let t = g
         .catalog
@@ -502,7 +506,10 @@ pub async fn list_object_properties(
     let g = s.store.current();
     let empty = empty_type(0);
     let (data, row) = locate(&g, &tid, &id, &empty)?;
-    Ok(respond(n, &property_list(&s, &g, data, row)?))
+    Ok(respond(
+        n,
+        &property_list(&s, &g, data, row, sees_sensitive(&s, &headers))?,
+    ))
 }
 
 /// GET /vegobjekter/{type}/{id}/egenskaper/{egenskapstype}
@@ -522,7 +529,7 @@ pub async fn get_object_property(
     let pid: u64 = pid
         .parse()
         .map_err(|_| ApiError::bad(4002, format!("Ugyldig egenskapstype-id: '{pid}'")))?;
-    let v = property_list(&s, &g, data, row)?
+    let v = property_list(&s, &g, data, row, sees_sensitive(&s, &headers))?
         .into_iter()
         .find(|v| v["id"] == pid)
         .ok_or_else(|| {
@@ -551,4 +558,9 @@ pub async fn find_object(
         .ok_or_else(|| ApiError::not_found(format!("Vegobjekt {id} finnes ikke")))?;
     let href = s.href(&format!("/vegobjekter/{t}/{id}"));
     Ok((StatusCode::FOUND, [(header::LOCATION, href)]).into_response())
+}
+
+/// Does the request present credentials of a user who may see sensitive values?
+fn sees_sensitive(s: &AppState, headers: &HeaderMap) -> bool {
+    crate::api::write::optional_user(s, headers).is_some_and(|u| u.sees_sensitive())
 }

@@ -1,0 +1,166 @@
+//! `/binaer`: upload binary data (raw body, or the first file part of multipart/form-data) and
+//! fetch it by ressursId. Uploads are limited to `max_binary_bytes` (413 beyond).
+
+use axum::body::Body;
+use axum::extract::{FromRequest, Multipart, Path, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::json;
+
+use super::xml::{XmlOut, DOMAIN_NS};
+use super::{caller, read_body, writer, Fault, Format};
+use crate::api::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/binaer", post(post_binary))
+        .route("/binaer/{id}", get(get_binary))
+}
+
+fn too_large(limit: usize, f: Format) -> Fault {
+    Fault::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("Binærdata er større enn grensen på {limit} byte"),
+        f,
+    )
+}
+
+async fn post_binary(State(state): State<AppState>, req: Request) -> Result<Response, Fault> {
+    let headers = req.headers().clone();
+    let c = caller(&state, &headers)?;
+    let f = c.format;
+    if !c.user.may_write() {
+        return Err(Fault::new(
+            StatusCode::FORBIDDEN,
+            format!("Brukeren {} har ikke skriverett", c.user.name),
+            f,
+        ));
+    }
+    let w = writer(&state, f)?.clone();
+    let limit = state.config.max_binary_bytes;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    // multipart adds a little framing around the file
+    if declared.is_some_and(|n| n > limit + 64 * 1024) {
+        return Err(too_large(limit, f));
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/octet-stream")
+        .to_string();
+    let (bytes, stored_type) = if content_type
+        .to_ascii_lowercase()
+        .starts_with("multipart/form-data")
+    {
+        let mut mp = Multipart::from_request(req, &state)
+            .await
+            .map_err(|e| Fault::bad(format!("Ugyldig multipart/form-data: {e}"), f))?;
+        // the first part with a file name, else the first part
+        let mut found: Option<(Vec<u8>, String)> = None;
+        while let Some(mut field) = mp
+            .next_field()
+            .await
+            .map_err(|e| Fault::bad(format!("Ugyldig multipart/form-data: {e}"), f))?
+        {
+            let is_file = field.file_name().is_some();
+            if found.is_some() && !is_file {
+                continue;
+            }
+            let ct = field
+                .content_type()
+                .unwrap_or("application/octet-stream")
+                .to_string();
+            let mut data = Vec::new();
+            while let Some(chunk) = field
+                .chunk()
+                .await
+                .map_err(|e| Fault::bad(format!("Ugyldig multipart/form-data: {e}"), f))?
+            {
+                if data.len() + chunk.len() > limit {
+                    return Err(too_large(limit, f));
+                }
+                data.extend_from_slice(&chunk);
+            }
+            found = Some((data, ct));
+            if is_file {
+                break;
+            }
+        }
+        found.ok_or_else(|| Fault::bad("multipart/form-data uten fil", f))?
+    } else {
+        let body: Body = req.into_body();
+        let bytes = read_body(body, limit, f).await.map_err(|e| {
+            if e.status == StatusCode::PAYLOAD_TOO_LARGE {
+                too_large(limit, f)
+            } else {
+                e
+            }
+        })?;
+        (bytes.to_vec(), content_type)
+    };
+    if bytes.is_empty() {
+        return Err(Fault::bad("Binærdata er tom", f));
+    }
+    let id = tokio::task::spawn_blocking(move || w.binaries.put(&bytes, &stored_type))
+        .await
+        .map_err(|e| Fault::internal(e, f))?
+        .map_err(|e| Fault::internal(e, f))?;
+    let href = format!(
+        "{}{}/binaer/{id}",
+        state.config.public_url,
+        super::WRITE_BASE
+    );
+    let mut r = match f {
+        Format::Json => super::json_response(
+            StatusCode::CREATED,
+            &json!({ "ressursId": id, "href": href }),
+        ),
+        Format::Xml => {
+            let mut x = XmlOut::new();
+            x.open(
+                "binaer",
+                &[("xmlns", DOMAIN_NS), ("ressursId", &id), ("href", &href)],
+                true,
+            );
+            super::xml_response(StatusCode::CREATED, x)
+        }
+    };
+    if let Ok(v) = HeaderValue::from_str(&href) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(r)
+}
+
+async fn get_binary(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Fault> {
+    let c = caller(&state, &headers)?;
+    let f = c.format;
+    let w = writer(&state, f)?.clone();
+    let id2 = id.clone();
+    let found = tokio::task::spawn_blocking(move || w.binaries.get(&id2))
+        .await
+        .map_err(|e| Fault::internal(e, f))?
+        .map_err(|e| Fault::internal(e, f))?;
+    let Some((bytes, ct)) = found else {
+        return Err(Fault::new(
+            StatusCode::NOT_FOUND,
+            format!("Binærressurs {id} finnes ikke"),
+            f,
+        ));
+    };
+    let mut r = (StatusCode::OK, bytes).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(&ct)
+            .unwrap_or_else(|_| HeaderValue::from_static("application/octet-stream")),
+    );
+    Ok(r)
+}

@@ -1,0 +1,776 @@
+//! `/endringssett`: validate, register, start, cancel, restart, follow and list changesets.
+
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::{json, Map, Value};
+
+use super::xml::{XmlOut, DOMAIN_NS};
+use super::{caller, read_body, writer, Caller, Fault, Format};
+use crate::api::AppState;
+use crate::changeset::journal::{Progress, Record};
+use crate::changeset::model::{Changeset, Operation};
+use crate::changeset::validate::{check_shape, Context, Issue, ObjectResult, Outcome};
+use crate::changeset::writer::StateError;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/endringssett/validator", post(post_validate))
+        .route("/endringssett", post(post_register).get(list_changesets))
+        .route("/endringssett/{id}", get(get_content))
+        .route("/endringssett/{id}/start", post(post_start))
+        .route("/endringssett/{id}/kanseller", post(post_cancel))
+        .route("/endringssett/{id}/restart", post(post_restart))
+        .route("/endringssett/{id}/fremdrift", get(get_progress))
+        .route("/endringssett/{id}/status", get(get_status))
+}
+
+/// Parse and shape-check a changeset body; check the caller may send its operations and types.
+async fn read_changeset(
+    state: &AppState,
+    c: &Caller,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Changeset, Fault> {
+    let f = c.format;
+    let Some(body_format) = super::body_format(headers) else {
+        return Err(Fault::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type må være application/json eller application/xml",
+            f,
+        ));
+    };
+    let bytes = read_body(body, state.config.max_changeset_bytes, f).await?;
+    let value: Value = match body_format {
+        Format::Json => serde_json::from_slice(&bytes)
+            .map_err(|e| Fault::bad(format!("Ugyldig JSON: {e}"), f))?,
+        Format::Xml => {
+            let (root, v) = super::xml::parse(&bytes).map_err(|m| Fault::bad(m, f))?;
+            if root != "endringssett" {
+                return Err(Fault::bad(
+                    format!("Rotelementet må være endringssett, ikke {root}"),
+                    f,
+                ));
+            }
+            v
+        }
+    };
+    let changeset: Changeset = serde_json::from_value(value)
+        .map_err(|e| Fault::bad(format!("Ugyldig endringssett: {e}"), f))?;
+    check_shape(&changeset).map_err(|m| Fault::bad(m, f))?;
+    if !c.user.may_write() {
+        return Err(Fault::new(
+            StatusCode::FORBIDDEN,
+            format!("Brukeren {} har ikke skriverett", c.user.name),
+            f,
+        ));
+    }
+    for op in Operation::ALL {
+        if !changeset.part(op).is_empty() && !c.user.may(op) {
+            return Err(Fault::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "Brukeren {} har ikke rett til {} (krever rollen korriger eller admin)",
+                    c.user.name,
+                    op.api_name()
+                ),
+                f,
+            ));
+        }
+    }
+    if let Some(types) = c.user.rights().types {
+        if let Some((_, o)) = changeset
+            .objects()
+            .find(|(_, o)| !types.contains(&o.type_id))
+        {
+            return Err(Fault::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "Brukeren {} har ikke skriverett til vegobjekttype {}",
+                    c.user.name, o.type_id
+                ),
+                f,
+            ));
+        }
+    }
+    Ok(changeset)
+}
+
+fn query_flags(
+    query: Option<&str>,
+    allowed: &[&str],
+    f: Format,
+) -> Result<Map<String, Value>, Fault> {
+    let mut out = Map::new();
+    for (k, v) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        if !allowed.contains(&k.as_ref()) {
+            return Err(Fault::bad(format!("Ukjent parameter: {k}"), f));
+        }
+        out.insert(k.to_string(), Value::String(v.to_string()));
+    }
+    Ok(out)
+}
+
+fn flag(params: &Map<String, Value>, name: &str, f: Format) -> Result<bool, Fault> {
+    match params.get(name).and_then(Value::as_str) {
+        None => Ok(false),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(v) => Err(Fault::bad(
+            format!("{name} må være true eller false, ikke '{v}'"),
+            f,
+        )),
+    }
+}
+
+async fn post_validate(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+    body: Body,
+) -> Result<Response, Fault> {
+    let c = caller(&state, &headers)?;
+    let f = c.format;
+    let params = query_flags(
+        query.as_deref(),
+        &["skipLocation", "skipAssociations", "useObjectList"],
+        f,
+    )?;
+    let skip_location = flag(&params, "skipLocation", f)?;
+    let skip_associations = flag(&params, "skipAssociations", f)?;
+    // useObjectList: vegdb has no object lists; accepted and without effect
+    flag(&params, "useObjectList", f)?;
+    let w = writer(&state, f)?.clone();
+    let changeset = read_changeset(&state, &c, &headers, body).await?;
+    let rights = c.user.rights();
+    let received = chrono::Utc::now();
+    let outcome = tokio::task::spawn_blocking(move || {
+        let binaries = w.binaries.clone();
+        let exists = move |r: &str| binaries.exists(r);
+        let ctx = Context {
+            rights: &rights,
+            binary_exists: &exists,
+            skip_location,
+            skip_associations,
+        };
+        w.validate_now(&changeset, &ctx)
+    })
+    .await
+    .map_err(|e| Fault::internal(e, f))?;
+    let progress = if outcome.has_errors() {
+        Progress::Rejected
+    } else {
+        Progress::Done
+    };
+    let record = Record {
+        id: String::new(),
+        received: received.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        received_ms: received.timestamp_millis(),
+        progress,
+        waiting_reason: None,
+        rejected_reason: outcome.has_errors().then(|| {
+            if outcome.unauthorized {
+                "IKKE_AUTORISERT".to_string()
+            } else {
+                "VALIDERINGSFEIL".to_string()
+            }
+        }),
+        owner: c.user.name.clone(),
+        client: Some(c.client.clone()),
+        rights: Default::default(),
+        dry_run: true,
+        start_seq: None,
+        generation: None,
+        objects: 0,
+        outcome,
+    };
+    Ok(status_response(&record, f))
+}
+
+async fn post_register(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+    body: Body,
+) -> Result<Response, Fault> {
+    let c = caller(&state, &headers)?;
+    let f = c.format;
+    query_flags(query.as_deref(), &[], f)?;
+    let w = writer(&state, f)?.clone();
+    let dry_run = match headers.get("x-nvdb-dryrun").and_then(|v| v.to_str().ok()) {
+        None => false,
+        Some(v) if v.eq_ignore_ascii_case("true") => true,
+        Some(v) if v.eq_ignore_ascii_case("false") => false,
+        Some(v) => {
+            return Err(Fault::bad(
+                format!("X-NVDB-DryRun må være true eller false, ikke '{v}'"),
+                f,
+            ))
+        }
+    };
+    let changeset = read_changeset(&state, &c, &headers, body).await?;
+    let received = chrono::Utc::now();
+    let record = Record {
+        id: uuid::Uuid::new_v4().to_string(),
+        received: received.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        received_ms: received.timestamp_millis(),
+        progress: Progress::NotStarted,
+        waiting_reason: None,
+        rejected_reason: None,
+        owner: c.user.name.clone(),
+        client: Some(c.client.clone()),
+        rights: c.user.rights(),
+        dry_run,
+        start_seq: None,
+        generation: None,
+        objects: changeset.object_count(),
+        outcome: Outcome::default(),
+    };
+    let id = record.id.clone();
+    tokio::task::spawn_blocking(move || w.journal.register(changeset, record))
+        .await
+        .map_err(|e| Fault::internal(e, f))?
+        .map_err(|e| Fault::internal(e, f))?;
+    let links = links(
+        &state,
+        &id,
+        &["self", "start", "kanseller", "status", "fremdrift"],
+    );
+    let mut r = links_response(StatusCode::CREATED, &links, f);
+    if let Ok(v) = HeaderValue::from_str(&links[0].1) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(r)
+}
+
+/// The changeset's record, if the caller may see it (owner or admin).
+fn owned_record(state: &AppState, c: &Caller, id: &str) -> Result<Record, Fault> {
+    let w = writer(state, c.format)?;
+    let r = w.journal.get(id).ok_or_else(|| {
+        Fault::new(
+            StatusCode::NOT_FOUND,
+            format!("Endringssett {id} finnes ikke"),
+            c.format,
+        )
+    })?;
+    if r.owner != c.user.name && !c.user.is_admin() {
+        return Err(Fault::new(
+            StatusCode::FORBIDDEN,
+            format!("Endringssett {id} tilhører en annen bruker"),
+            c.format,
+        ));
+    }
+    Ok(r)
+}
+
+fn state_fault(e: StateError, id: &str, action: &str, f: Format) -> Fault {
+    match e {
+        StateError::NotFound => Fault::new(
+            StatusCode::NOT_FOUND,
+            format!("Endringssett {id} finnes ikke"),
+            f,
+        ),
+        StateError::Conflict(p) => Fault::new(
+            StatusCode::CONFLICT,
+            format!(
+                "Endringssett {id} kan ikke {action}: fremdrift er {}",
+                p.api_name()
+            ),
+            f,
+        ),
+        StateError::Engine(e) => Fault::internal(e, f),
+    }
+}
+
+async fn transition(
+    state: AppState,
+    headers: HeaderMap,
+    id: String,
+    action: &'static str,
+    rels: &'static [&'static str],
+    op: fn(&crate::changeset::writer::Writer, &str) -> Result<Record, StateError>,
+) -> Result<Response, Fault> {
+    let c = caller(&state, &headers)?;
+    let f = c.format;
+    owned_record(&state, &c, &id)?;
+    let w = writer(&state, f)?.clone();
+    let id2 = id.clone();
+    tokio::task::spawn_blocking(move || op(&w, &id2))
+        .await
+        .map_err(|e| Fault::internal(e, f))?
+        .map_err(|e| state_fault(e, &id, action, f))?;
+    Ok(links_response(StatusCode::OK, &links(&state, &id, rels), f))
+}
+
+async fn post_start(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Fault> {
+    transition(
+        state,
+        headers,
+        id,
+        "startes",
+        &["self", "status", "fremdrift"],
+        |w, id| w.start_changeset(id),
+    )
+    .await
+}
+
+async fn post_cancel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Fault> {
+    transition(
+        state,
+        headers,
+        id,
+        "kanselleres",
+        &["self", "status"],
+        |w, id| w.cancel(id),
+    )
+    .await
+}
+
+async fn post_restart(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Fault> {
+    transition(
+        state,
+        headers,
+        id,
+        "restartes",
+        &["self", "status", "fremdrift"],
+        |w, id| w.restart(id),
+    )
+    .await
+}
+
+async fn get_progress(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Fault> {
+    let c = caller(&state, &headers)?;
+    let r = owned_record(&state, &c, &id)?;
+    Ok(match c.format {
+        Format::Json => super::json_response(StatusCode::OK, &json!(r.progress.api_name())),
+        Format::Xml => {
+            let mut x = XmlOut::new();
+            x.open("fremdrift", &[("xmlns", DOMAIN_NS)], false);
+            x.buf.push_str(r.progress.api_name());
+            x.end("fremdrift");
+            super::xml_response(StatusCode::OK, x)
+        }
+    })
+}
+
+async fn get_status(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Fault> {
+    let c = caller(&state, &headers)?;
+    let r = owned_record(&state, &c, &id)?;
+    Ok(status_response(&r, c.format))
+}
+
+async fn get_content(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Fault> {
+    let c = caller(&state, &headers)?;
+    let f = c.format;
+    let r = owned_record(&state, &c, &id)?;
+    let w = writer(&state, f)?.clone();
+    let id2 = id.clone();
+    let content = tokio::task::spawn_blocking(move || w.journal.content(&id2))
+        .await
+        .map_err(|e| Fault::internal(e, f))?
+        .map_err(|e| Fault::internal(e, f))?;
+    let mut v = serde_json::to_value(&*content).map_err(|e| Fault::internal(e, f))?;
+    if let Value::Object(m) = &mut v {
+        m.insert("status".into(), status_json(&r));
+        m.insert(
+            "etterbehandling".into(),
+            json!({ "tilgjengeligILes": r.progress == Progress::DoneAndVisible }),
+        );
+    }
+    Ok(match f {
+        Format::Json => super::json_response(StatusCode::OK, &v),
+        Format::Xml => {
+            let mut x = XmlOut::new();
+            changeset_xml(&mut x, &v, Some(&r));
+            super::xml_response(StatusCode::OK, x)
+        }
+    })
+}
+
+/// Largest `max` of the overview.
+pub const MAX_LIST: usize = 1000;
+
+async fn list_changesets(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Fault> {
+    let c = caller(&state, &headers)?;
+    let f = c.format;
+    let params = query_flags(
+        query.as_deref(),
+        &["max", "skip", "reverse", "fra", "til", "status", "årsak"],
+        f,
+    )?;
+    let num = |name: &str, default: i64| -> Result<i64, Fault> {
+        match params.get(name).and_then(Value::as_str) {
+            None => Ok(default),
+            Some(v) => v.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
+                Fault::bad(
+                    format!("{name} må være et ikke-negativt heltall, ikke '{v}'"),
+                    f,
+                )
+            }),
+        }
+    };
+    let max = num("max", 100)?;
+    if max as usize > MAX_LIST {
+        return Err(Fault::bad(
+            format!("max kan ikke være større enn {MAX_LIST}"),
+            f,
+        ));
+    }
+    let skip = num("skip", 0)? as usize;
+    let from = num("fra", 0)?;
+    let to = num("til", i64::MAX)?;
+    let reverse = flag(&params, "reverse", f)?;
+    let status = match params.get("status").and_then(Value::as_str) {
+        None => None,
+        Some(s) => {
+            Some(Progress::parse(s).ok_or_else(|| Fault::bad(format!("Ukjent status '{s}'"), f))?)
+        }
+    };
+    let reason = params
+        .get("årsak")
+        .and_then(Value::as_str)
+        .map(str::to_uppercase);
+    let w = writer(&state, f)?;
+    let mut records: Vec<Record> = w
+        .journal
+        .list()
+        .into_iter()
+        .filter(|r| c.user.is_admin() || r.owner == c.user.name)
+        .filter(|r| r.received_ms >= from && r.received_ms <= to)
+        .filter(|r| status.is_none_or(|s| r.progress == s))
+        .filter(|r| {
+            reason.as_deref().is_none_or(|a| {
+                r.waiting_reason.as_deref() == Some(a) || r.rejected_reason.as_deref() == Some(a)
+            })
+        })
+        .collect();
+    records.sort_by(|a, b| a.received_ms.cmp(&b.received_ms).then(a.id.cmp(&b.id)));
+    if reverse {
+        records.reverse();
+    }
+    let page: Vec<&Record> = records.iter().skip(skip).take(max as usize).collect();
+    Ok(match f {
+        Format::Json => {
+            let items: Vec<Value> = page
+                .iter()
+                .map(|r| {
+                    let mut s = status_json(r);
+                    if let Value::Object(m) = &mut s {
+                        m.insert("id".into(), json!(r.id));
+                        m.insert("href".into(), json!(links(&state, &r.id, &["self"])[0].1));
+                        m.remove("resultat");
+                    }
+                    s
+                })
+                .collect();
+            super::json_response(StatusCode::OK, &Value::Array(items))
+        }
+        Format::Xml => {
+            let mut x = XmlOut::new();
+            x.open("endringssettliste", &[("xmlns", DOMAIN_NS)], false);
+            for r in page {
+                let href = links(&state, &r.id, &["self"])[0].1.clone();
+                x.open("endringssett", &[("id", &r.id), ("href", &href)], false);
+                x.leaf("mottatt", &r.received);
+                x.leaf("fremdrift", r.progress.api_name());
+                x.leaf("eier", &r.owner);
+                if let Some(k) = &r.client {
+                    x.leaf("klient", k);
+                }
+                x.end("endringssett");
+            }
+            x.end("endringssettliste");
+            super::xml_response(StatusCode::OK, x)
+        }
+    })
+}
+
+// ---- response documents ----------------------------------------------------------------------
+
+fn links(state: &AppState, id: &str, rels: &[&str]) -> Vec<(String, String)> {
+    let base = format!(
+        "{}{}/endringssett/{id}",
+        state.config.public_url,
+        super::WRITE_BASE
+    );
+    rels.iter()
+        .map(|&rel| {
+            let src = if rel == "self" {
+                base.clone()
+            } else {
+                format!("{base}/{rel}")
+            };
+            (rel.to_string(), src)
+        })
+        .collect()
+}
+
+fn links_response(status: StatusCode, links: &[(String, String)], f: Format) -> Response {
+    match f {
+        Format::Json => {
+            let v: Vec<Value> = links
+                .iter()
+                .map(|(rel, src)| json!({ "rel": rel, "src": src }))
+                .collect();
+            super::json_response(status, &Value::Array(v))
+        }
+        Format::Xml => {
+            let mut x = XmlOut::new();
+            x.open("ressurser", &[("xmlns", DOMAIN_NS)], false);
+            for (rel, src) in links {
+                x.open("ressurs", &[("rel", rel), ("src", src)], true);
+            }
+            x.end("ressurser");
+            super::xml_response(status, x)
+        }
+    }
+}
+
+fn issue_json(i: &Issue) -> Value {
+    let mut m = Map::new();
+    m.insert("kode".into(), json!(i.code));
+    m.insert("melding".into(), json!(i.message));
+    m.insert("referanse".into(), json!(i.reference));
+    if let Some(p) = i.property_type_id {
+        m.insert("egenskapTypeId".into(), json!(p));
+    }
+    Value::Object(m)
+}
+
+fn object_json(o: &ObjectResult) -> Value {
+    let mut m = Map::new();
+    if let Some(t) = &o.temp_id {
+        m.insert("tempId".into(), json!(t));
+    }
+    if let Some(id) = o.nvdb_id {
+        m.insert("nvdbId".into(), json!(id));
+    }
+    m.insert("feil".into(), o.errors.iter().map(issue_json).collect());
+    m.insert(
+        "advarsel".into(),
+        o.warnings.iter().map(issue_json).collect(),
+    );
+    Value::Object(m)
+}
+
+/// The status document (JSON form).
+pub fn status_json(r: &Record) -> Value {
+    let mut m = Map::new();
+    m.insert("mottatt".into(), json!(r.received));
+    m.insert("fremdrift".into(), json!(r.progress.api_name()));
+    if let Some(w) = &r.waiting_reason {
+        m.insert("venteårsak".into(), json!(w));
+    }
+    if let Some(a) = &r.rejected_reason {
+        m.insert("avvistårsak".into(), json!(a));
+    }
+    m.insert(
+        "resultat".into(),
+        json!({
+            "vegObjekter": r.outcome.objects.iter().map(object_json).collect::<Vec<_>>(),
+            "feil": r.outcome.errors.iter().map(issue_json).collect::<Vec<_>>(),
+            "advarsel": r.outcome.warnings.iter().map(issue_json).collect::<Vec<_>>(),
+        }),
+    );
+    m.insert("eier".into(), json!(r.owner));
+    if let Some(k) = &r.client {
+        m.insert("klient".into(), json!(k));
+    }
+    Value::Object(m)
+}
+
+fn issues_xml(x: &mut XmlOut, name: &str, issues: &[Issue]) {
+    if issues.is_empty() {
+        return;
+    }
+    x.open(name, &[], false);
+    for i in issues {
+        x.open(name, &[("kode", &i.code)], false);
+        x.leaf("melding", &i.message);
+        x.leaf("referanse", &i.reference);
+        if let Some(p) = i.property_type_id {
+            x.leaf("egenskapTypeId", &p.to_string());
+        }
+        x.end(name);
+    }
+    x.end(name);
+}
+
+fn status_xml(x: &mut XmlOut, r: &Record, ns: bool) {
+    let attrs: &[(&str, &str)] = if ns { &[("xmlns", DOMAIN_NS)] } else { &[] };
+    x.open("status", attrs, false);
+    x.leaf("mottatt", &r.received);
+    x.leaf("fremdrift", r.progress.api_name());
+    if let Some(w) = &r.waiting_reason {
+        x.leaf("venteårsak", w);
+    }
+    if let Some(a) = &r.rejected_reason {
+        x.leaf("avvistårsak", a);
+    }
+    x.open("resultat", &[], false);
+    x.open("vegObjekter", &[], false);
+    for o in &r.outcome.objects {
+        let id = o.nvdb_id.map(|i| i.to_string());
+        let mut attrs: Vec<(&str, &str)> = Vec::new();
+        if let Some(t) = &o.temp_id {
+            attrs.push(("tempId", t));
+        }
+        if let Some(i) = &id {
+            attrs.push(("nvdbId", i));
+        }
+        x.open("vegObjekt", &attrs, false);
+        issues_xml(x, "feil", &o.errors);
+        issues_xml(x, "advarsel", &o.warnings);
+        x.end("vegObjekt");
+    }
+    x.end("vegObjekter");
+    issues_xml(x, "feil", &r.outcome.errors);
+    issues_xml(x, "advarsel", &r.outcome.warnings);
+    x.end("resultat");
+    x.leaf("eier", &r.owner);
+    if let Some(k) = &r.client {
+        x.leaf("klient", k);
+    }
+    x.end("status");
+}
+
+pub fn status_response(r: &Record, f: Format) -> Response {
+    match f {
+        Format::Json => super::json_response(StatusCode::OK, &status_json(r)),
+        Format::Xml => {
+            let mut x = XmlOut::new();
+            status_xml(&mut x, r, true);
+            super::xml_response(StatusCode::OK, x)
+        }
+    }
+}
+
+/// Fields written as child elements although they hold a single value.
+const ELEMENT_SCALARS: [&str; 6] = [
+    "sluttDato",
+    "ansvarlig",
+    "id",
+    "verdi",
+    "enum",
+    "tilgjengeligILes",
+];
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Write a JSON value of the changeset model as XML (inverse of `xml::parse`).
+fn element_xml(x: &mut XmlOut, name: &str, v: &Value) {
+    let Value::Object(m) = v else {
+        x.leaf(name, &scalar_text(v));
+        return;
+    };
+    let attrs: Vec<(String, String)> = m
+        .iter()
+        .filter(|(k, v)| !v.is_object() && !v.is_array() && !ELEMENT_SCALARS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), scalar_text(v)))
+        .collect();
+    let attr_refs: Vec<(&str, &str)> = attrs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let children: Vec<(&String, &Value)> = m
+        .iter()
+        .filter(|(k, v)| v.is_object() || v.is_array() || ELEMENT_SCALARS.contains(&k.as_str()))
+        .collect();
+    if children.is_empty() {
+        x.open(name, &attr_refs, true);
+        return;
+    }
+    x.open(name, &attr_refs, false);
+    for (k, v) in children {
+        match v {
+            Value::Array(items) => {
+                let wrapped = match k.as_str() {
+                    "vegObjekter" => Some("vegObjekt"),
+                    "egenskaper" => Some("egenskap"),
+                    "assosiasjoner" => Some("assosiasjon"),
+                    _ => None,
+                };
+                match wrapped {
+                    Some(item) => {
+                        x.open(k, &[], false);
+                        for i in items {
+                            element_xml(x, item, i);
+                        }
+                        x.end(k);
+                    }
+                    None => {
+                        for i in items {
+                            element_xml(x, k, i);
+                        }
+                    }
+                }
+            }
+            v => element_xml(x, k, v),
+        }
+    }
+    x.end(name);
+}
+
+/// A changeset document in XML; `r` adds the status element.
+pub fn changeset_xml(x: &mut XmlOut, v: &Value, r: Option<&Record>) {
+    let Value::Object(m) = v else { return };
+    let attr = |k: &str| m.get(k).map(scalar_text).unwrap_or_default();
+    let (effect, version) = (attr("effektDato"), attr("datakatalogversjon"));
+    x.open(
+        "endringssett",
+        &[
+            ("xmlns", DOMAIN_NS),
+            ("effektDato", &effect),
+            ("datakatalogversjon", &version),
+        ],
+        false,
+    );
+    for (k, v) in m {
+        match k.as_str() {
+            "effektDato" | "datakatalogversjon" => {}
+            "status" => {
+                if let Some(r) = r {
+                    status_xml(x, r, false)
+                }
+            }
+            _ => element_xml(x, k, v),
+        }
+    }
+    x.end("endringssett");
+}

@@ -1,0 +1,65 @@
+//! `/konverter/sosiGeoJson` and `/konverter/sosi`: SOSI-GeoJSON and SOSI to a changeset
+//! (`registrer`, no `lokasjon`). Malformed input is a 400 fault naming the line or feature.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
+use axum::Router;
+
+use super::xml::XmlOut;
+use super::{caller, read_body, Fault, Format};
+use crate::api::AppState;
+use crate::changeset::convert::{decode_sosi, from_sosi, from_sosi_geojson};
+use crate::changeset::model::Changeset;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/konverter/sosiGeoJson", post(post_sosi_geojson))
+        .route("/konverter/sosi", post(post_sosi))
+}
+
+fn today() -> String {
+    chrono::Local::now().format("%Y-%m-%d").to_string()
+}
+
+fn respond(c: &Changeset, f: Format) -> Result<Response, Fault> {
+    let v = serde_json::to_value(c).map_err(|e| Fault::internal(e, f))?;
+    Ok(match f {
+        Format::Json => super::json_response(StatusCode::OK, &v),
+        Format::Xml => {
+            let mut x = XmlOut::new();
+            super::endringssett::changeset_xml(&mut x, &v, None);
+            super::xml_response(StatusCode::OK, x)
+        }
+    })
+}
+
+async fn post_sosi_geojson(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Fault> {
+    let c = caller(&state, &headers)?;
+    let f = c.format;
+    let bytes = read_body(body, state.config.max_changeset_bytes, f).await?;
+    let doc: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| Fault::bad(format!("Ugyldig JSON: {e}"), f))?;
+    let cs = from_sosi_geojson(&doc, state.catalog(), &today()).map_err(|m| Fault::bad(m, f))?;
+    respond(&cs, f)
+}
+
+async fn post_sosi(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Fault> {
+    // the body is SOSI text, so the answer is JSON unless Accept asks for XML
+    let c = caller(&state, &headers)?;
+    let f = c.format;
+    let bytes = read_body(body, state.config.max_changeset_bytes, f).await?;
+    let text = decode_sosi(&bytes);
+    let cs = from_sosi(&text, state.catalog(), &today()).map_err(|m| Fault::bad(m, f))?;
+    respond(&cs, f)
+}

@@ -1,0 +1,270 @@
+//! The write interface (NVDB API SKRIV v2) under `/nvdb/apiskriv/rest/v2`, also answering on
+//! `/nvdb/apiskriv/v2` (older clients) and `/registry/apiskriv/rest/v2` (the path in the
+//! service description). JSON and XML in and out; errors are fault entities (`{"message": ...}`
+//! or `<fault xmlns=".../fault/v1"><message>..</message></fault>`) with the HTTP status.
+//!
+//! Every request must carry `X-Client` (400 without) and credentials: `Authorization: Bearer
+//! <token>` or the `iPlanetDirectoryProOAM` cookie real v2 clients send (401 without, 403 for a
+//! user without the right).
+
+pub mod binaer;
+pub mod endringssett;
+pub mod konverter;
+pub mod xml;
+
+use axum::body::{Body, Bytes};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+
+use super::AppState;
+use crate::changeset::writer::Writer;
+use crate::users::User;
+use xml::{XmlOut, FAULT_NS};
+
+/// The canonical write base and its aliases.
+pub const WRITE_BASE: &str = "/nvdb/apiskriv/rest/v2";
+pub const WRITE_ALIASES: [&str; 2] = ["/nvdb/apiskriv/v2", "/registry/apiskriv/rest/v2"];
+
+/// Cookie names of SVV's OpenAM in production, test and development.
+pub const SSO_COOKIES: [&str; 3] = [
+    "iPlanetDirectoryProOAM",
+    "iPlanetDirectoryProOAMTP",
+    "iPlanetDirectoryProOAMutv",
+];
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .merge(endringssett::routes())
+        .merge(binaer::routes())
+        .merge(konverter::routes())
+}
+
+/// Response format of the write API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Xml,
+}
+
+/// Format of the request body from Content-Type (None = neither JSON nor XML).
+pub fn body_format(headers: &HeaderMap) -> Option<Format> {
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .to_ascii_lowercase();
+    if ct.contains("json") {
+        Some(Format::Json)
+    } else if ct.contains("xml") {
+        Some(Format::Xml)
+    } else {
+        None
+    }
+}
+
+/// Response format: what Accept asks for; without a preference, the request body's format.
+pub fn response_format(headers: &HeaderMap) -> Format {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let xml = accept.contains("xml");
+    let json = accept.contains("json");
+    match (json, xml) {
+        (true, false) => Format::Json,
+        (false, true) => Format::Xml,
+        (true, true) => {
+            if accept.find("xml") < accept.find("json") {
+                Format::Xml
+            } else {
+                Format::Json
+            }
+        }
+        (false, false) => body_format(headers).unwrap_or(Format::Json),
+    }
+}
+
+/// A write-API error: status + fault entity.
+#[derive(Debug)]
+pub struct Fault {
+    pub status: StatusCode,
+    pub message: String,
+    pub format: Format,
+}
+
+impl Fault {
+    pub fn new(status: StatusCode, message: impl Into<String>, format: Format) -> Fault {
+        Fault {
+            status,
+            message: message.into(),
+            format,
+        }
+    }
+    pub fn bad(message: impl Into<String>, format: Format) -> Fault {
+        Fault::new(StatusCode::BAD_REQUEST, message, format)
+    }
+    pub fn internal(e: impl std::fmt::Display, format: Format) -> Fault {
+        tracing::error!(error = %e, "internal error in the write API");
+        Fault::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Uventet feil på tjenesten",
+            format,
+        )
+    }
+}
+
+impl IntoResponse for Fault {
+    fn into_response(self) -> Response {
+        let mut r = match self.format {
+            Format::Json => (
+                self.status,
+                serde_json::json!({ "message": self.message }).to_string(),
+            )
+                .into_response(),
+            Format::Xml => {
+                let mut x = XmlOut::new();
+                x.open("fault", &[("xmlns", FAULT_NS)], false);
+                x.leaf("message", &self.message);
+                x.end("fault");
+                (self.status, x.buf).into_response()
+            }
+        };
+        set_content_type(&mut r, self.format);
+        if self.status == StatusCode::UNAUTHORIZED {
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"vegdb\""),
+            );
+        }
+        r
+    }
+}
+
+pub fn set_content_type(r: &mut Response, f: Format) {
+    let ct = match f {
+        Format::Json => "application/json;charset=utf-8",
+        Format::Xml => "application/xml;charset=utf-8",
+    };
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+}
+
+pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
+    let mut r = (status, value.to_string()).into_response();
+    set_content_type(&mut r, Format::Json);
+    r
+}
+
+pub fn xml_response(status: StatusCode, x: XmlOut) -> Response {
+    let mut r = (status, x.buf).into_response();
+    set_content_type(&mut r, Format::Xml);
+    r
+}
+
+/// The authenticated caller of a write request.
+pub struct Caller {
+    pub user: User,
+    pub client: String,
+    pub format: Format,
+}
+
+/// The token a request presents (Bearer header or SSO cookie).
+pub fn presented_token(headers: &HeaderMap) -> Option<String> {
+    if let Some(auth) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    {
+        if let Some(t) = auth
+            .strip_prefix("Bearer ")
+            .or_else(|| auth.strip_prefix("bearer "))
+        {
+            return Some(t.trim().to_string());
+        }
+    }
+    for cookie in headers.get_all(header::COOKIE) {
+        let Ok(text) = cookie.to_str() else { continue };
+        for pair in text.split(';') {
+            if let Some((k, v)) = pair.trim().split_once('=') {
+                if SSO_COOKIES.contains(&k.trim()) {
+                    return Some(v.trim().trim_matches('"').to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The user behind a request, if it presents valid credentials (read requests use this to
+/// show sensitive values).
+pub fn optional_user(state: &AppState, headers: &HeaderMap) -> Option<User> {
+    presented_token(headers).and_then(|t| state.users.authenticate(&t))
+}
+
+/// Check `X-Client` and credentials.
+pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, Fault> {
+    let format = response_format(headers);
+    let client = headers
+        .get("x-client")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| {
+            Fault::bad(
+                "Mangler header X-Client: oppgi navnet på klienten som sender forespørselen",
+                format,
+            )
+        })?;
+    let token = presented_token(headers).ok_or_else(|| {
+        Fault::new(
+            StatusCode::UNAUTHORIZED,
+            "Mangler innlogging: send Authorization: Bearer <token> eller informasjonskapselen iPlanetDirectoryProOAM",
+            format,
+        )
+    })?;
+    let user = state.users.authenticate(&token).ok_or_else(|| {
+        Fault::new(
+            StatusCode::UNAUTHORIZED,
+            "Ugyldig eller utløpt token",
+            format,
+        )
+    })?;
+    Ok(Caller {
+        user,
+        client: client.to_string(),
+        format,
+    })
+}
+
+pub fn writer(state: &AppState, format: Format) -> Result<&std::sync::Arc<Writer>, Fault> {
+    state.writer.as_ref().ok_or_else(|| {
+        Fault::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Skrivegrensesnittet er ikke aktivert på denne tjenesten",
+            format,
+        )
+    })
+}
+
+/// Read a request body up to `limit` bytes (413 beyond).
+pub async fn read_body(body: Body, limit: usize, format: Format) -> Result<Bytes, Fault> {
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        // axum wraps http-body-util's LengthLimitError ("length limit exceeded")
+        let mut too_large = false;
+        let mut source: Option<&dyn std::error::Error> = Some(&e);
+        while let Some(s) = source {
+            too_large |= s.to_string().contains("length limit");
+            source = s.source();
+        }
+        if too_large {
+            Fault::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Forespørselen er større enn grensen på {limit} byte"),
+                format,
+            )
+        } else {
+            Fault::bad(format!("Kunne ikke lese forespørselen: {e}"), format)
+        }
+    })
+}

@@ -1,0 +1,233 @@
+//! XML of the write API (namespace `http://nvdb.vegvesen.no/apiskriv/domain/v2`, faults in
+//! `http://nvdb.vegvesen.no/apiskriv/fault/v1`).
+//!
+//! Reading: an XML document becomes the JSON value the JSON reader would see (attributes and
+//! child elements are fields, repeated elements lists, the XSD's wrapper elements `vegObjekter`,
+//! `egenskaper`, `assosiasjoner` lists of their children), so both formats share one model and
+//! one validation. Namespace prefixes are ignored. Writing: small writers for the response
+//! documents.
+
+use quick_xml::events::Event;
+use quick_xml::Reader;
+use serde_json::{Map, Value};
+
+pub const DOMAIN_NS: &str = "http://nvdb.vegvesen.no/apiskriv/domain/v2";
+pub const FAULT_NS: &str = "http://nvdb.vegvesen.no/apiskriv/fault/v1";
+/// Deepest element nesting accepted (a changeset needs 8).
+const MAX_DEPTH: usize = 32;
+
+const WRAPPERS: [&str; 3] = ["vegObjekter", "egenskaper", "assosiasjoner"];
+
+struct Element {
+    name: String,
+    fields: Map<String, Value>,
+    text: String,
+    has_children: bool,
+}
+
+fn local(s: &str) -> String {
+    match s.rsplit_once(':') {
+        Some((_, l)) => l.to_string(),
+        None => s.to_string(),
+    }
+}
+
+fn open(e: &quick_xml::events::BytesStart) -> Result<Element, String> {
+    let mut fields = Map::new();
+    for a in e.attributes() {
+        let a = a.map_err(|e| format!("ugyldig XML-attributt: {e}"))?;
+        let key = local(a.key.as_ref());
+        if a.key.as_ref().starts_with("xmlns") {
+            continue;
+        }
+        let v = a
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map_err(|e| format!("ugyldig XML-attributt: {e}"))?;
+        fields.insert(key, Value::String(v.into_owned()));
+    }
+    Ok(Element {
+        name: local(e.name().as_ref()),
+        fields,
+        text: String::new(),
+        has_children: false,
+    })
+}
+
+fn close(e: Element) -> Value {
+    if WRAPPERS.contains(&e.name.as_str()) {
+        // <vegObjekter><vegObjekt/>...</vegObjekter> -> [ ... ]
+        let items = e
+            .fields
+            .into_iter()
+            .flat_map(|(_, v)| match v {
+                Value::Array(a) => a,
+                v => vec![v],
+            })
+            .collect();
+        return Value::Array(items);
+    }
+    if e.fields.is_empty() && !e.has_children {
+        return Value::String(e.text.trim().to_string());
+    }
+    Value::Object(e.fields)
+}
+
+fn add_child(parent: &mut Element, name: String, value: Value) {
+    parent.has_children = true;
+    match parent.fields.get_mut(&name) {
+        None => {
+            parent.fields.insert(name, value);
+        }
+        Some(Value::Array(list)) if !WRAPPERS.contains(&name.as_str()) => list.push(value),
+        Some(existing) => {
+            let first = existing.take();
+            *existing = Value::Array(vec![first, value]);
+        }
+    }
+}
+
+/// Parse an XML document into (root element name, value).
+pub fn parse(bytes: &[u8]) -> Result<(String, Value), String> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| "XML-dokumentet er ikke UTF-8".to_string())?;
+    let mut reader = Reader::from_str(text);
+    let mut stack: Vec<Element> = Vec::new();
+    loop {
+        let event = reader
+            .read_event()
+            .map_err(|e| format!("ugyldig XML ved posisjon {}: {e}", reader.buffer_position()))?;
+        match event {
+            Event::Start(e) => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err("XML-dokumentet er for dypt nøstet".into());
+                }
+                stack.push(open(&e)?);
+            }
+            Event::Empty(e) => {
+                let el = open(&e)?;
+                let name = el.name.clone();
+                let v = close(el);
+                match stack.last_mut() {
+                    Some(parent) => add_child(parent, name.clone(), v),
+                    None => return Ok((name, v)),
+                }
+            }
+            Event::End(_) => {
+                let el = stack.pop().ok_or("uventet slutt-tagg")?;
+                let name = el.name.clone();
+                let v = close(el);
+                match stack.last_mut() {
+                    Some(parent) => add_child(parent, name, v),
+                    None => return Ok((name, v)),
+                }
+            }
+            Event::Text(t) => {
+                if let Some(el) = stack.last_mut() {
+                    let raw: &str = &t;
+                    let s = quick_xml::escape::unescape(raw)
+                        .map_err(|e| format!("ugyldig XML-tekst: {e}"))?;
+                    el.text.push_str(&s);
+                }
+            }
+            Event::CData(t) => {
+                if let Some(el) = stack.last_mut() {
+                    el.text.push_str(&t);
+                }
+            }
+            Event::GeneralRef(r) => {
+                if let Some(el) = stack.last_mut() {
+                    if let Ok(Some(c)) = r.resolve_char_ref() {
+                        el.text.push(c);
+                    } else if let Some(s) = quick_xml::escape::resolve_predefined_entity(&r) {
+                        el.text.push_str(s);
+                    } else {
+                        return Err(format!("ukjent XML-entitet &{};", &*r));
+                    }
+                }
+            }
+            Event::DocType(_) => return Err("DOCTYPE er ikke tillatt".into()),
+            Event::Eof => return Err("XML-dokumentet slutter for tidlig".into()),
+            _ => {}
+        }
+    }
+}
+
+/// Escape text for element content and attribute values.
+pub fn esc(s: &str) -> std::borrow::Cow<'_, str> {
+    quick_xml::escape::escape(s)
+}
+
+/// A small XML writer for response documents.
+#[derive(Default)]
+pub struct XmlOut {
+    pub buf: String,
+}
+
+impl XmlOut {
+    pub fn new() -> XmlOut {
+        XmlOut {
+            buf: String::from("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>"),
+        }
+    }
+    /// `<name a="v"...>`; `close` makes it empty (`/>`).
+    pub fn open(&mut self, name: &str, attrs: &[(&str, &str)], close: bool) {
+        self.buf.push('<');
+        self.buf.push_str(name);
+        for (k, v) in attrs {
+            self.buf.push(' ');
+            self.buf.push_str(k);
+            self.buf.push_str("=\"");
+            self.buf.push_str(&esc(v));
+            self.buf.push('"');
+        }
+        self.buf.push_str(if close { "/>" } else { ">" });
+    }
+    pub fn end(&mut self, name: &str) {
+        self.buf.push_str("</");
+        self.buf.push_str(name);
+        self.buf.push('>');
+    }
+    pub fn leaf(&mut self, name: &str, text: &str) {
+        self.open(name, &[], false);
+        self.buf.push_str(&esc(text));
+        self.end(name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_changeset_reads_like_json() {
+        let xml = r#"<?xml version="1.0"?>
+<endringssett xmlns="http://nvdb.vegvesen.no/apiskriv/domain/v2" effektDato="2015-02-26" datakatalogversjon="2.01">
+  <registrer><vegObjekter>
+    <vegObjekt typeId="95" tempId="1">
+      <egenskaper>
+        <egenskap typeId="1884"><verdi>0.30</verdi></egenskap>
+        <egenskap typeId="1876"><enum>2868</enum></egenskap>
+      </egenskaper>
+      <lokasjon><punkt lenkeId="1125766" posisjon="0.3"/></lokasjon>
+      <assosiasjoner><assosiasjon typeId="220"><tempId>2</tempId><tempId>3</tempId></assosiasjon></assosiasjoner>
+    </vegObjekt>
+  </vegObjekter></registrer>
+</endringssett>"#;
+        let (root, v) = parse(xml.as_bytes()).unwrap();
+        assert_eq!(root, "endringssett");
+        let c: crate::changeset::model::Changeset = serde_json::from_value(v).unwrap();
+        let o = &c.registrer.objects[0];
+        assert_eq!(o.type_id, 95);
+        assert_eq!(o.properties.len(), 2);
+        assert_eq!(o.properties[1].enum_ids, vec![2868]);
+        assert_eq!(o.associations[0].temp_ids, vec!["2", "3"]);
+        assert_eq!(o.location.as_ref().unwrap().punkt[0].link_id, 1125766);
+    }
+
+    #[test]
+    fn malformed_xml_is_an_error() {
+        assert!(parse(b"<endringssett><registrer></endringssett>").is_err());
+        assert!(parse(b"<a>").is_err());
+        assert!(parse(b"<!DOCTYPE x [<!ENTITY a 'b'>]><a>&a;</a>").is_err());
+    }
+}

@@ -1,0 +1,257 @@
+//! The changeset journal: every registered changeset on disk, durable before the client hears
+//! about it.
+//!
+//! ```text
+//! <data>/changesets/<uuid>.content.json   the changeset as registered (written once)
+//! <data>/changesets/<uuid>.state.json     progress, owner, result (replaced atomically)
+//! ```
+//! Both are written to a temp file, fsynced, renamed into place, and the directory fsynced. A
+//! content file without a state file is an interrupted registration (the client never got its
+//! 201) and is removed at startup.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use super::model::Changeset;
+use super::validate::{Outcome, Rights};
+use crate::error::{EngineError, Result};
+
+/// `fremdrift` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Progress {
+    #[serde(rename = "IKKE_STARTET")]
+    NotStarted,
+    #[serde(rename = "BEHANDLES")]
+    Processing,
+    #[serde(rename = "VENTER")]
+    Waiting,
+    #[serde(rename = "KANSELLERT")]
+    Cancelled,
+    #[serde(rename = "AVVIST")]
+    Rejected,
+    #[serde(rename = "UTFØRT")]
+    Done,
+    #[serde(rename = "UTFØRT_OG_ETTERBEHANDLET")]
+    DoneAndVisible,
+}
+
+impl Progress {
+    pub fn api_name(self) -> &'static str {
+        match self {
+            Progress::NotStarted => "IKKE_STARTET",
+            Progress::Processing => "BEHANDLES",
+            Progress::Waiting => "VENTER",
+            Progress::Cancelled => "KANSELLERT",
+            Progress::Rejected => "AVVIST",
+            Progress::Done => "UTFØRT",
+            Progress::DoneAndVisible => "UTFØRT_OG_ETTERBEHANDLET",
+        }
+    }
+    pub fn parse(text: &str) -> Option<Progress> {
+        serde_json::from_value(serde_json::Value::String(text.to_uppercase())).ok()
+    }
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            Progress::Cancelled | Progress::Rejected | Progress::Done | Progress::DoneAndVisible
+        )
+    }
+}
+
+/// The mutable state of a changeset.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    pub id: String,
+    /// RFC 3339 registration time (`mottatt`).
+    pub received: String,
+    pub received_ms: i64,
+    pub progress: Progress,
+    /// `venteårsak` (VENTER) and `avvistårsak` (AVVIST).
+    #[serde(default)]
+    pub waiting_reason: Option<String>,
+    #[serde(default)]
+    pub rejected_reason: Option<String>,
+    /// `eier`: the registering user; `klient`: its X-Client.
+    pub owner: String,
+    #[serde(default)]
+    pub client: Option<String>,
+    /// The owner's rights when registering (processing checks against them).
+    #[serde(default)]
+    pub rights: Rights,
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Order of `start` calls; the writer applies started changesets in this order.
+    #[serde(default)]
+    pub start_seq: Option<u64>,
+    /// The generation that made the changes visible.
+    #[serde(default)]
+    pub generation: Option<u64>,
+    #[serde(default)]
+    pub outcome: Outcome,
+    pub objects: usize,
+}
+
+pub struct Journal {
+    dir: PathBuf,
+    records: Mutex<BTreeMap<String, Record>>,
+    contents: Mutex<HashMap<String, Arc<Changeset>>>,
+}
+
+fn fsync_dir(path: &Path) -> Result<()> {
+    fs::File::open(path)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| EngineError::io(path, e))
+}
+
+/// Write `bytes` to `path` atomically and durably (temp file, fsync, rename, fsync dir).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path.parent().expect("journal files live in a directory");
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let mut f = fs::File::create(&tmp).map_err(|e| EngineError::io(&tmp, e))?;
+    f.write_all(bytes).map_err(|e| EngineError::io(&tmp, e))?;
+    f.sync_all().map_err(|e| EngineError::io(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| EngineError::io(path, e))?;
+    fsync_dir(dir)
+}
+
+impl Journal {
+    /// Open (creating) the journal in `dir` and read every record.
+    pub fn open(dir: impl Into<PathBuf>) -> Result<Journal> {
+        let dir = dir.into();
+        fs::create_dir_all(&dir).map_err(|e| EngineError::io(&dir, e))?;
+        let mut records = BTreeMap::new();
+        let mut contents = Vec::new();
+        for entry in fs::read_dir(&dir).map_err(|e| EngineError::io(&dir, e))? {
+            let entry = entry.map_err(|e| EngineError::io(&dir, e))?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            let path = entry.path();
+            if name.starts_with('.') && name.ends_with(".tmp") {
+                fs::remove_file(&path).map_err(|e| EngineError::io(&path, e))?;
+            } else if let Some(id) = name.strip_suffix(".state.json") {
+                let text = fs::read(&path).map_err(|e| EngineError::io(&path, e))?;
+                let r: Record = serde_json::from_slice(&text)
+                    .map_err(|e| EngineError::corrupt(&path, e.to_string()))?;
+                records.insert(id.to_string(), r);
+            } else if let Some(id) = name.strip_suffix(".content.json") {
+                contents.push((id.to_string(), path));
+            }
+        }
+        for (id, path) in contents {
+            if !records.contains_key(&id) {
+                tracing::warn!(changeset = %id, "removing an interrupted registration");
+                fs::remove_file(&path).map_err(|e| EngineError::io(&path, e))?;
+            }
+        }
+        Ok(Journal {
+            dir,
+            records: Mutex::new(records),
+            contents: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn content_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.content.json"))
+    }
+    fn state_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.state.json"))
+    }
+
+    /// Store a new changeset durably. `record.id` names it.
+    pub fn register(&self, mut content: Changeset, record: Record) -> Result<Record> {
+        content.id = Some(record.id.clone());
+        let bytes =
+            serde_json::to_vec(&content).map_err(|e| EngineError::Internal(e.to_string()))?;
+        write_atomically(&self.content_path(&record.id), &bytes)?;
+        self.persist(&record)?;
+        self.contents
+            .lock()
+            .expect("journal lock")
+            .insert(record.id.clone(), Arc::new(content));
+        self.records
+            .lock()
+            .expect("journal lock")
+            .insert(record.id.clone(), record.clone());
+        Ok(record)
+    }
+
+    fn persist(&self, r: &Record) -> Result<()> {
+        let bytes = serde_json::to_vec(r).map_err(|e| EngineError::Internal(e.to_string()))?;
+        write_atomically(&self.state_path(&r.id), &bytes)
+    }
+
+    pub fn get(&self, id: &str) -> Option<Record> {
+        self.records.lock().expect("journal lock").get(id).cloned()
+    }
+
+    pub fn list(&self) -> Vec<Record> {
+        self.records
+            .lock()
+            .expect("journal lock")
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// The registered content (cached after the first read).
+    pub fn content(&self, id: &str) -> Result<Arc<Changeset>> {
+        if let Some(c) = self.contents.lock().expect("journal lock").get(id) {
+            return Ok(c.clone());
+        }
+        let path = self.content_path(id);
+        let bytes = fs::read(&path).map_err(|e| EngineError::io(&path, e))?;
+        let c: Changeset = serde_json::from_slice(&bytes)
+            .map_err(|e| EngineError::corrupt(&path, e.to_string()))?;
+        let c = Arc::new(c);
+        self.contents
+            .lock()
+            .expect("journal lock")
+            .insert(id.to_string(), c.clone());
+        Ok(c)
+    }
+
+    /// Drop cached content of finished changesets (they are re-read from disk on demand).
+    pub fn forget_content(&self, id: &str) {
+        self.contents.lock().expect("journal lock").remove(id);
+    }
+
+    /// Change a record under the lock if `allowed` accepts its current state; persists before
+    /// returning. Err(Ok(record)) = the state did not allow the change.
+    pub fn transition(
+        &self,
+        id: &str,
+        allowed: impl FnOnce(&Record) -> bool,
+        change: impl FnOnce(&mut Record),
+    ) -> Result<std::result::Result<Record, Option<Record>>> {
+        let mut records = self.records.lock().expect("journal lock");
+        let Some(r) = records.get(id) else {
+            return Ok(Err(None));
+        };
+        if !allowed(r) {
+            return Ok(Err(Some(r.clone())));
+        }
+        let mut next = r.clone();
+        change(&mut next);
+        self.persist(&next)?;
+        records.insert(id.to_string(), next.clone());
+        Ok(Ok(next))
+    }
+
+    /// Highest start sequence number handed out so far.
+    pub fn last_start_seq(&self) -> u64 {
+        self.records
+            .lock()
+            .expect("journal lock")
+            .values()
+            .filter_map(|r| r.start_seq)
+            .max()
+            .unwrap_or(0)
+    }
+}

@@ -1,0 +1,17 @@
+//! The write path: changesets (NVDB API SKRIV v2 `endringssett`) registered in a durable
+//! journal, validated against the catalogue and the current generation, applied by one writer
+//! into new generations copy-on-write. No HTTP here; `api::write` speaks the API.
+//!
+//! `model` (the changeset), `validate` (shape + catalogue/data checks → plan), `working`
+//! (base generation + edits → new tables), `apply` (plan → edits), `journal` (changesets on
+//! disk), `writer` (the single writer thread, publishing, recovery), `binary` (the binary
+//! store), `convert` (SOSI and SOSI-GeoJSON to changesets).
+
+pub mod apply;
+pub mod binary;
+pub mod convert;
+pub mod journal;
+pub mod model;
+pub mod validate;
+pub mod working;
+pub mod writer;

@@ -1,0 +1,552 @@
+//! The changeset (endringssett) of NVDB API SKRIV v2: English field names, the v2 JSON names as
+//! serde renames (the same names as the elements and attributes of the official XSD). This is
+//! also the journal format, so `GET /endringssett/{id}` returns exactly what was registered.
+//!
+//! Readers are lenient the way real clients need: numbers may arrive as strings (KLIENTEKSP
+//! sends `"lenkeId": "123"`), a single value may stand where a list is expected (XML with one
+//! element), and empty lists may be sent for absent parts.
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+
+/// A whole changeset as registered.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Changeset {
+    /// Server-assigned id (UUID), filled in at registration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `YYYY-MM-DD`: start date of new objects/versions, end date of deleted ones.
+    #[serde(rename = "effektDato", deserialize_with = "text")]
+    pub effect_date: String,
+    #[serde(rename = "datakatalogversjon", deserialize_with = "text")]
+    pub catalogue_version: String,
+    #[serde(default, skip_serializing_if = "Part::is_empty")]
+    pub registrer: Part,
+    #[serde(default, skip_serializing_if = "Part::is_empty")]
+    pub oppdater: Part,
+    #[serde(default, skip_serializing_if = "Part::is_empty")]
+    pub korriger: Part,
+    #[serde(default, skip_serializing_if = "Part::is_empty")]
+    pub slett: Part,
+    #[serde(
+        rename = "delvisOppdater",
+        default,
+        skip_serializing_if = "Part::is_empty"
+    )]
+    pub partial_update: Part,
+    #[serde(
+        rename = "delvisKorriger",
+        default,
+        skip_serializing_if = "Part::is_empty"
+    )]
+    pub partial_correct: Part,
+    #[serde(
+        rename = "ansvarlig",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_text"
+    )]
+    pub responsible: Option<String>,
+}
+
+/// The six operations, in the order the writer applies them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    Register,
+    Update,
+    Correct,
+    PartialUpdate,
+    PartialCorrect,
+    Delete,
+}
+
+impl Operation {
+    pub const ALL: [Operation; 6] = [
+        Operation::Register,
+        Operation::Update,
+        Operation::Correct,
+        Operation::PartialUpdate,
+        Operation::PartialCorrect,
+        Operation::Delete,
+    ];
+    /// The changeset part's name in the API.
+    pub fn api_name(self) -> &'static str {
+        match self {
+            Operation::Register => "registrer",
+            Operation::Update => "oppdater",
+            Operation::Correct => "korriger",
+            Operation::PartialUpdate => "delvisOppdater",
+            Operation::PartialCorrect => "delvisKorriger",
+            Operation::Delete => "slett",
+        }
+    }
+    /// Corrections rewrite history and need the korriger (or admin) role.
+    pub fn is_correction(self) -> bool {
+        matches!(self, Operation::Correct | Operation::PartialCorrect)
+    }
+    pub fn is_partial(self) -> bool {
+        matches!(self, Operation::PartialUpdate | Operation::PartialCorrect)
+    }
+}
+
+impl Changeset {
+    pub fn part(&self, op: Operation) -> &Part {
+        match op {
+            Operation::Register => &self.registrer,
+            Operation::Update => &self.oppdater,
+            Operation::Correct => &self.korriger,
+            Operation::PartialUpdate => &self.partial_update,
+            Operation::PartialCorrect => &self.partial_correct,
+            Operation::Delete => &self.slett,
+        }
+    }
+    /// Every object with its operation, in application order.
+    pub fn objects(&self) -> impl Iterator<Item = (Operation, &RoadObject)> {
+        Operation::ALL
+            .into_iter()
+            .flat_map(move |op| self.part(op).objects.iter().map(move |o| (op, o)))
+    }
+    pub fn object_count(&self) -> usize {
+        Operation::ALL
+            .iter()
+            .map(|&op| self.part(op).objects.len())
+            .sum()
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Part {
+    #[serde(rename = "vegObjekter", default, deserialize_with = "list")]
+    pub objects: Vec<RoadObject>,
+}
+
+impl Part {
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+}
+
+/// A road object in any part; which fields are required depends on the operation (checked by
+/// `validate::check_shape`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RoadObject {
+    #[serde(rename = "typeId", deserialize_with = "number")]
+    pub type_id: u32,
+    #[serde(
+        rename = "tempId",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_text"
+    )]
+    pub temp_id: Option<String>,
+    #[serde(
+        rename = "nvdbId",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_number"
+    )]
+    pub nvdb_id: Option<u64>,
+    #[serde(
+        rename = "versjon",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_number"
+    )]
+    pub version: Option<u32>,
+    #[serde(
+        rename = "egenskaper",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "list"
+    )]
+    pub properties: Vec<Property>,
+    #[serde(
+        rename = "assosiasjoner",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "list"
+    )]
+    pub associations: Vec<Association>,
+    #[serde(rename = "lokasjon", default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    #[serde(
+        rename = "sluttDato",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_text"
+    )]
+    pub end_date: Option<String>,
+    /// slett: "ja" also deletes the daughters.
+    #[serde(
+        rename = "kaskadeSletting",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_text"
+    )]
+    pub cascade: Option<String>,
+}
+
+/// `operasjon` of the partial operations.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PartialOp {
+    Oppdater,
+    Slett,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Property {
+    #[serde(rename = "typeId", deserialize_with = "number")]
+    pub type_id: u32,
+    #[serde(
+        rename = "verdi",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "text_list"
+    )]
+    pub values: Vec<String>,
+    #[serde(
+        rename = "enum",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "number_list"
+    )]
+    pub enum_ids: Vec<u32>,
+    #[serde(
+        rename = "struktur",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "list"
+    )]
+    pub structs: Vec<Struct>,
+    #[serde(
+        rename = "binaer",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "list"
+    )]
+    pub binaries: Vec<Binary>,
+    #[serde(rename = "operasjon", default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<PartialOp>,
+}
+
+impl Property {
+    /// How many values the property carries (of any kind).
+    pub fn value_count(&self) -> usize {
+        self.values.len() + self.enum_ids.len() + self.structs.len() + self.binaries.len()
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Struct {
+    #[serde(
+        rename = "medlem",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "list"
+    )]
+    pub members: Vec<StructMember>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StructMember {
+    #[serde(
+        rename = "typeId",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_number"
+    )]
+    pub type_id: Option<u32>,
+    #[serde(
+        rename = "verdi",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_text"
+    )]
+    pub value: Option<String>,
+    #[serde(
+        rename = "enum",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_number"
+    )]
+    pub enum_id: Option<u32>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Binary {
+    #[serde(
+        rename = "ressursId",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_text"
+    )]
+    pub resource_id: Option<String>,
+    #[serde(
+        rename = "nvdbId",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_number"
+    )]
+    pub nvdb_id: Option<u64>,
+    #[serde(
+        rename = "format",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_text"
+    )]
+    pub format: Option<String>,
+}
+
+/// A mother's daughters of one relation type (`typeId` is the relation type id, or the
+/// daughter type id, which vegdb also accepts).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Association {
+    #[serde(rename = "typeId", deserialize_with = "number")]
+    pub type_id: u32,
+    #[serde(
+        rename = "nvdbId",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "number_list"
+    )]
+    pub nvdb_ids: Vec<u64>,
+    #[serde(
+        rename = "tempId",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "text_list"
+    )]
+    pub temp_ids: Vec<String>,
+    #[serde(rename = "operasjon", default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<PartialOp>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Direction {
+    #[serde(rename = "MED")]
+    With,
+    #[serde(rename = "MOT")]
+    Against,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Location {
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "list"
+    )]
+    pub punkt: Vec<PointPlacement>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "list"
+    )]
+    pub linje: Vec<LinePlacement>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "list"
+    )]
+    pub sving: Vec<TurnPlacement>,
+    #[serde(rename = "operasjon", default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<PartialOp>,
+}
+
+impl Location {
+    pub fn is_empty(&self) -> bool {
+        self.punkt.is_empty() && self.linje.is_empty() && self.sving.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PointPlacement {
+    #[serde(rename = "lenkeId", deserialize_with = "number")]
+    pub link_id: u64,
+    #[serde(rename = "posisjon", deserialize_with = "number")]
+    pub position: f64,
+    #[serde(rename = "retning", default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
+    #[serde(
+        rename = "sidePosisjon",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "side_position"
+    )]
+    pub side: Option<String>,
+    #[serde(
+        rename = "felt",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_text"
+    )]
+    pub lanes: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LinePlacement {
+    #[serde(rename = "lenkeId", deserialize_with = "number")]
+    pub link_id: u64,
+    #[serde(rename = "fra", deserialize_with = "number")]
+    pub from: f64,
+    #[serde(rename = "til", deserialize_with = "number")]
+    pub to: f64,
+    #[serde(rename = "retning", default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
+    #[serde(
+        rename = "sidePosisjon",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "side_position"
+    )]
+    pub side: Option<String>,
+    #[serde(
+        rename = "felt",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_text"
+    )]
+    pub lanes: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TurnPlacement {
+    #[serde(rename = "nodeId", deserialize_with = "number")]
+    pub node_id: u64,
+    pub fra: PointPlacement,
+    pub til: PointPlacement,
+}
+
+/// The `sidePosisjon` values of the XSD.
+pub const SIDE_POSITIONS: [&str; 11] = ["MH", "MV", "VT", "M", "H", "HT", "VH", "K", "V", "L", "R"];
+
+// ---- lenient readers -------------------------------------------------------------------------
+
+/// A scalar as it may arrive: a number, a string holding one, or a boolean.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Number(serde_json::Number),
+    Text(String),
+    Bool(bool),
+}
+
+impl Scalar {
+    fn into_text(self) -> String {
+        match self {
+            Scalar::Number(n) => n.to_string(),
+            Scalar::Text(s) => s,
+            Scalar::Bool(b) => b.to_string(),
+        }
+    }
+}
+
+/// One value or a list of them.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    Many(Vec<T>),
+    One(T),
+}
+
+fn parse_scalar<T: std::str::FromStr, E: de::Error>(s: Scalar) -> Result<T, E> {
+    let text = s.into_text();
+    let t = text.trim();
+    // "0,30" (comma decimals) is how SOSI-style clients write numbers
+    t.parse::<T>()
+        .or_else(|_| t.replace(',', ".").parse::<T>())
+        .map_err(|_| E::custom(format!("'{text}' er ikke et gyldig tall")))
+}
+
+fn number<'de, D: Deserializer<'de>, T: std::str::FromStr>(d: D) -> Result<T, D::Error> {
+    parse_scalar(Scalar::deserialize(d)?)
+}
+
+fn opt_number<'de, D: Deserializer<'de>, T: std::str::FromStr>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    match Option::<Scalar>::deserialize(d)? {
+        None => Ok(None),
+        Some(Scalar::Text(s)) if s.trim().is_empty() => Ok(None),
+        Some(s) => parse_scalar(s).map(Some),
+    }
+}
+
+fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Scalar::deserialize(d)?.into_text())
+}
+
+fn opt_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<Scalar>::deserialize(d)?.map(Scalar::into_text))
+}
+
+fn side_position<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let v = opt_text(d)?;
+    match v {
+        Some(s) if !SIDE_POSITIONS.contains(&s.as_str()) => Err(de::Error::custom(format!(
+            "sidePosisjon '{s}' er ugyldig; tillatt: {}",
+            SIDE_POSITIONS.join(", ")
+        ))),
+        v => Ok(v),
+    }
+}
+
+fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    Ok(match Option::<OneOrMany<T>>::deserialize(d)? {
+        None => Vec::new(),
+        Some(OneOrMany::Many(v)) => v,
+        Some(OneOrMany::One(x)) => vec![x],
+    })
+}
+
+fn text_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    Ok(list::<D, Scalar>(d)?
+        .into_iter()
+        .map(Scalar::into_text)
+        .collect())
+}
+
+fn number_list<'de, D: Deserializer<'de>, T: std::str::FromStr>(d: D) -> Result<Vec<T>, D::Error> {
+    list::<D, Scalar>(d)?
+        .into_iter()
+        .map(parse_scalar)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_sent_as_strings_and_single_values_are_accepted() {
+        let text = r#"{"effektDato":"2015-02-26","datakatalogversjon":2.01,
+          "registrer":{"vegObjekter":[{"typeId":"95","tempId":1,
+            "egenskaper":[{"typeId":"1884","verdi":"0,30"},{"typeId":1876,"enum":["2868"]}],
+            "lokasjon":{"punkt":{"lenkeId":"1125766","posisjon":"0.3","retning":"MOT"},"linje":[]}}]}}"#;
+        let c: Changeset = serde_json::from_str(text).unwrap();
+        assert_eq!(c.catalogue_version, "2.01");
+        let o = &c.registrer.objects[0];
+        assert_eq!((o.type_id, o.temp_id.as_deref()), (95, Some("1")));
+        assert_eq!(o.properties[0].values, vec!["0,30".to_string()]);
+        assert_eq!(o.properties[1].enum_ids, vec![2868]);
+        let p = &o.location.as_ref().unwrap().punkt[0];
+        assert_eq!(
+            (p.link_id, p.position, p.direction),
+            (1125766, 0.3, Some(Direction::Against))
+        );
+        // the journal form reads back to the same changeset
+        let again: Changeset = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(again, c);
+    }
+
+    #[test]
+    fn malformed_numbers_and_side_positions_are_rejected() {
+        let bad = r#"{"effektDato":"2015-02-26","datakatalogversjon":"2.01",
+          "registrer":{"vegObjekter":[{"typeId":"nittifem"}]}}"#;
+        assert!(serde_json::from_str::<Changeset>(bad).is_err());
+        let bad = r#"{"effektDato":"2015-02-26","datakatalogversjon":"2.01",
+          "registrer":{"vegObjekter":[{"typeId":95,"lokasjon":{"punkt":[{"lenkeId":1,"posisjon":0.5,"sidePosisjon":"X"}]}}]}}"#;
+        assert!(serde_json::from_str::<Changeset>(bad).is_err());
+    }
+}

@@ -1,0 +1,960 @@
+//! Checking a changeset: `check_shape` (synchronous, at registration: what makes the request
+//! itself malformed, answered with HTTP 400) and `validate` (against the catalogue and the
+//! current data, reported per object with the v2 codes of DOC-SKRIV2 `validering.md`).
+//!
+//! `validate` never mutates; when it finds no error it returns a `Plan` that `apply` carries out
+//! without further checks, which is what makes a changeset all or nothing.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+
+use super::model::{Changeset, Operation, PartialOp, Property, RoadObject};
+use super::working::{Found, ObjectState, Placement, Working};
+use crate::catalog::{datatype, ObjectType, Placement as Stedfesting, PropertyType, ValueKind};
+use crate::generate::values::Value;
+use crate::geo::srid::{to_storage, Srid};
+use crate::geo::Coord3;
+use crate::snapshot::columns::Days;
+
+/// Most objects one changeset may hold.
+pub const MAX_OBJECTS: usize = 100_000;
+
+/// One reported problem (`feil` or `advarsel`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Issue {
+    pub code: String,
+    pub message: String,
+    pub reference: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property_type_id: Option<u32>,
+}
+
+/// The result for one object of the changeset.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObjectResult {
+    pub temp_id: Option<String>,
+    pub nvdb_id: Option<u64>,
+    pub errors: Vec<Issue>,
+    pub warnings: Vec<Issue>,
+}
+
+/// Everything validation (and later processing) reports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub objects: Vec<ObjectResult>,
+    pub errors: Vec<Issue>,
+    pub warnings: Vec<Issue>,
+    /// An object has a newer version than the changeset names.
+    pub version_conflict: bool,
+    /// The user lacks the right for a municipality or type.
+    pub unauthorized: bool,
+}
+
+impl Outcome {
+    pub fn has_errors(&self) -> bool {
+        !self.errors.is_empty() || self.objects.iter().any(|o| !o.errors.is_empty())
+    }
+}
+
+/// What the writing user may touch (None = no limit).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Rights {
+    pub municipalities: Option<HashSet<u16>>,
+    pub types: Option<HashSet<u32>>,
+}
+
+/// How an object's daughters of one relation change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Daughter {
+    Id(u64),
+    Temp(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct ChildEdit {
+    /// Daughter type.
+    pub child_type: u32,
+    pub daughters: Vec<Daughter>,
+    /// None = full replacement of this relation; Some = partial operation.
+    pub op: Option<PartialOp>,
+}
+
+/// A checked object, ready to apply.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub op: Operation,
+    pub type_id: u32,
+    pub temp_id: Option<String>,
+    /// The current object (all operations but registrer).
+    pub current: Option<ObjectState>,
+    /// property id -> new value (None = remove).
+    pub values: BTreeMap<u32, Option<Value>>,
+    /// Replace all values (full operations) rather than patch.
+    pub replace_values: bool,
+    /// Some(new own geometry), Some(empty) = remove.
+    pub geometry: Option<Vec<Coord3>>,
+    pub placements: Option<Vec<Placement>>,
+    pub children: Vec<ChildEdit>,
+    pub end_date: Option<Days>,
+    pub cascade: bool,
+}
+
+/// The checked changeset.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub effect_date: Days,
+    pub steps: Vec<Step>,
+}
+
+pub fn parse_date(text: &str) -> Option<Days> {
+    let d = NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").ok()?;
+    Some((d - NaiveDate::from_ymd_opt(1970, 1, 1).expect("valid date")).num_days() as Days)
+}
+
+/// Problems that make the request malformed (HTTP 400 at registration or validation).
+pub fn check_shape(c: &Changeset) -> Result<(), String> {
+    if parse_date(&c.effect_date).is_none() {
+        return Err(format!(
+            "Ugyldig effektDato '{}': bruk ÅÅÅÅ-MM-DD",
+            c.effect_date
+        ));
+    }
+    if c.catalogue_version.trim().is_empty() {
+        return Err("Mangler datakatalogversjon".into());
+    }
+    let n = c.object_count();
+    if n == 0 {
+        return Err("Endringssettet inneholder ingen vegobjekter".into());
+    }
+    if n > MAX_OBJECTS {
+        return Err(format!(
+            "Endringssettet har {n} vegobjekter; største tillatte antall er {MAX_OBJECTS}"
+        ));
+    }
+    let mut temp_ids = HashSet::new();
+    for (op, o) in c.objects() {
+        let name = op.api_name();
+        if let Some(t) = &o.temp_id {
+            if !temp_ids.insert(t.as_str()) {
+                return Err("Må være unik: tempId".into());
+            }
+        }
+        if op != Operation::Register && (o.nvdb_id.is_none() || o.version.is_none()) {
+            return Err(format!(
+                "{name}: vegObjekt av type {} mangler nvdbId eller versjon",
+                o.type_id
+            ));
+        }
+        if op == Operation::Delete {
+            match o.cascade.as_deref().map(str::to_ascii_lowercase).as_deref() {
+                Some("ja") | Some("nei") => {}
+                _ => {
+                    return Err(format!(
+                        "slett: vegObjekt {} mangler kaskadeSletting (ja eller nei)",
+                        o.nvdb_id.unwrap_or_default()
+                    ))
+                }
+            }
+        }
+        if op.is_partial() {
+            let missing = o.properties.iter().any(|p| p.op.is_none())
+                || o.associations.iter().any(|a| a.op.is_none())
+                || o.location.as_ref().is_some_and(|l| l.op.is_none());
+            if missing {
+                return Err(format!(
+                    "{name}: hver egenskap, assosiasjon og lokasjon må ha operasjon (oppdater eller slett)"
+                ));
+            }
+        }
+        for d in [&o.end_date].into_iter().flatten() {
+            if parse_date(d).is_none() {
+                return Err(format!("Ugyldig sluttDato '{d}': bruk ÅÅÅÅ-MM-DD"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Context validation needs besides the working state.
+pub struct Context<'a> {
+    pub rights: &'a Rights,
+    /// Does a binary resource exist?
+    pub binary_exists: &'a dyn Fn(&str) -> bool,
+    /// Validator options `skipLocation` / `skipAssociations`: leave those checks out.
+    pub skip_location: bool,
+    pub skip_associations: bool,
+}
+
+struct ObjectCheck<'a> {
+    result: &'a mut ObjectResult,
+    reference: String,
+}
+
+impl ObjectCheck<'_> {
+    fn error(&mut self, code: &'static str, message: String, property: Option<u32>) {
+        self.result.errors.push(Issue {
+            code: code.into(),
+            message,
+            reference: self.reference.clone(),
+            property_type_id: property,
+        });
+    }
+    fn warn(&mut self, code: &'static str, message: String, property: Option<u32>) {
+        self.result.warnings.push(Issue {
+            code: code.into(),
+            message,
+            reference: self.reference.clone(),
+            property_type_id: property,
+        });
+    }
+}
+
+/// Validate `c` against the working state. Returns the outcome and, when it has no errors,
+/// the plan to apply.
+pub fn validate(work: &mut Working, c: &Changeset, ctx: &Context) -> (Outcome, Option<Plan>) {
+    let mut out = Outcome::default();
+    let Some(effect_date) = parse_date(&c.effect_date) else {
+        out.errors.push(Issue {
+            code: "UGYLDIG_EFFEKTDATO".into(),
+            message: format!("Ugyldig effektDato '{}'", c.effect_date),
+            reference: "endringssett".into(),
+            property_type_id: None,
+        });
+        return (out, None);
+    };
+    let catalog = work.catalog();
+    if c.catalogue_version.trim() != catalog.version.version {
+        out.warnings.push(Issue {
+            code: "IKKE_GJELDENDE_DATAKATALOGVERSJON".into(),
+            message: format!(
+                "Endringssettet er laget for datakatalogversjon {}; gjeldende er {}",
+                c.catalogue_version, catalog.version.version
+            ),
+            reference: "endringssett".into(),
+            property_type_id: None,
+        });
+    }
+    // types of the objects registered here, by tempId (for associations to new daughters)
+    let new_types: HashMap<&str, u32> = c
+        .registrer
+        .objects
+        .iter()
+        .filter_map(|o| Some((o.temp_id.as_deref()?, o.type_id)))
+        .collect();
+    let mut seen_ids: HashSet<u64> = HashSet::new();
+    let mut steps = Vec::with_capacity(c.object_count());
+    for (index, (op, o)) in c.objects().enumerate() {
+        let mut result = ObjectResult {
+            temp_id: o.temp_id.clone(),
+            nvdb_id: o.nvdb_id,
+            ..Default::default()
+        };
+        let reference = match (&o.temp_id, o.nvdb_id) {
+            (Some(t), _) => format!("{}/vegObjekt[tempId={t}]", op.api_name()),
+            (None, Some(id)) => format!("{}/vegObjekt[nvdbId={id}]", op.api_name()),
+            (None, None) => format!("{}/vegObjekt[{index}]", op.api_name()),
+        };
+        let mut check = ObjectCheck {
+            result: &mut result,
+            reference,
+        };
+        let step = check_object(
+            work,
+            ctx,
+            &mut check,
+            op,
+            o,
+            &new_types,
+            &mut seen_ids,
+            &mut out,
+        );
+        if let Some(s) = step {
+            steps.push(s);
+        }
+        out.objects.push(result);
+    }
+    if out.has_errors() {
+        (out, None)
+    } else {
+        (out, Some(Plan { effect_date, steps }))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_object(
+    work: &mut Working,
+    ctx: &Context,
+    check: &mut ObjectCheck,
+    op: Operation,
+    o: &RoadObject,
+    new_types: &HashMap<&str, u32>,
+    seen_ids: &mut HashSet<u64>,
+    out: &mut Outcome,
+) -> Option<Step> {
+    let catalog = work.catalog();
+    let Some(t) = catalog.object_type(o.type_id) else {
+        check.error(
+            "UKJENT_VEGOBJEKTTYPE",
+            format!("Vegobjekttype {} finnes ikke i datakatalogen", o.type_id),
+            None,
+        );
+        return None;
+    };
+    if let Some(types) = &ctx.rights.types {
+        if !types.contains(&t.id) {
+            out.unauthorized = true;
+            check.error(
+                "MANGLER_TILGANG",
+                format!(
+                    "Brukeren har ikke skriverett til vegobjekttype {} ({})",
+                    t.name, t.id
+                ),
+                None,
+            );
+        }
+    }
+    // the object as it is now
+    let current = match op {
+        Operation::Register => None,
+        _ => {
+            let id = o.nvdb_id.expect("check_shape requires nvdbId");
+            if !seen_ids.insert(id) {
+                check.error(
+                    "KONFLIKT_MELLOM_VEGOBJEKTER",
+                    format!("Vegobjekt {id} forekommer flere ganger i endringssettet"),
+                    None,
+                );
+                return None;
+            }
+            match work.find(id) {
+                Found::Missing => {
+                    check.error(
+                        "VEGOBJEKTET_FINNES_IKKE",
+                        format!("Vegobjekt {id} finnes ikke"),
+                        None,
+                    );
+                    return None;
+                }
+                Found::Closed(_) => {
+                    check.error(
+                        "VEGOBJEKTET_ER_LUKKET",
+                        format!("Vegobjekt {id} er lukket (slettet)"),
+                        None,
+                    );
+                    return None;
+                }
+                Found::Current(cur) => {
+                    if cur.type_id != o.type_id {
+                        check.error(
+                            "FEIL_VEGOBJEKTTYPE",
+                            format!(
+                                "Vegobjekt {id} er av type {}, ikke {}",
+                                cur.type_id, o.type_id
+                            ),
+                            None,
+                        );
+                        return None;
+                    }
+                    let given = o.version.expect("check_shape requires versjon");
+                    if given < cur.version {
+                        out.version_conflict = true;
+                        check.error(
+                            "VERSJONSKONFLIKT",
+                            format!(
+                                "Vegobjekt {id} er endret av andre: gjeldende versjon er {}, endringssettet har versjon {given}",
+                                cur.version
+                            ),
+                            None,
+                        );
+                        return None;
+                    }
+                    if given > cur.version {
+                        check.error(
+                            "UKJENT_VERSJON",
+                            format!(
+                                "Vegobjekt {id} har ikke versjon {given}; gjeldende versjon er {}",
+                                cur.version
+                            ),
+                            None,
+                        );
+                        return None;
+                    }
+                    Some(cur)
+                }
+            }
+        }
+    };
+    let mut step = Step {
+        op,
+        type_id: t.id,
+        temp_id: o.temp_id.clone(),
+        current,
+        values: BTreeMap::new(),
+        replace_values: matches!(
+            op,
+            Operation::Register | Operation::Update | Operation::Correct
+        ),
+        geometry: None,
+        placements: None,
+        children: Vec::new(),
+        end_date: o.end_date.as_deref().and_then(parse_date),
+        cascade: o
+            .cascade
+            .as_deref()
+            .is_some_and(|c| c.eq_ignore_ascii_case("ja")),
+    };
+    if op == Operation::Delete {
+        if let Some(cur) = &step.current {
+            check_municipalities(work, ctx, check, &cur.placements, out);
+        }
+        return Some(step);
+    }
+
+    // properties
+    let mut given: HashSet<u32> = HashSet::new();
+    for p in &o.properties {
+        let Some(pt) = t.property(p.type_id) else {
+            check.error(
+                "UKJENT_EGENSKAPSTYPE",
+                format!(
+                    "Egenskapstype {} finnes ikke for vegobjekttype {} ({})",
+                    p.type_id, t.name, t.id
+                ),
+                Some(p.type_id),
+            );
+            continue;
+        };
+        given.insert(pt.id);
+        if p.op == Some(PartialOp::Slett) {
+            if pt.is_geometry() {
+                step.geometry = Some(Vec::new());
+            } else {
+                step.values.insert(pt.id, None);
+            }
+            continue;
+        }
+        if p.value_count() == 0 {
+            continue;
+        }
+        if p.value_count() > 1 {
+            check.error(
+                "UGYLDIG_FLERVERDI",
+                format!("{} ({}) kan bare ha én verdi", pt.name, pt.id),
+                Some(pt.id),
+            );
+            continue;
+        }
+        for b in &p.binaries {
+            if let Some(r) = &b.resource_id {
+                if !(ctx.binary_exists)(r) {
+                    check.error(
+                        "UKJENT_BINÆRRESSURS",
+                        format!("Binærressurs {r} finnes ikke; last den opp med POST /binaer"),
+                        Some(pt.id),
+                    );
+                }
+            }
+        }
+        if pt.is_geometry() {
+            match geometry_value(pt, p) {
+                Ok(g) => step.geometry = Some(g),
+                Err(m) => check.error("UGYLDIG_GEOMETRI", m, Some(pt.id)),
+            }
+            continue;
+        }
+        if let Some(v) = property_value(check, pt, p) {
+            step.values.insert(pt.id, Some(v));
+        }
+    }
+    if step.replace_values {
+        let missing: Vec<&PropertyType> = t
+            .property_types
+            .iter()
+            .filter(|p| p.importance == 1 && !p.control.derived && !given.contains(&p.id))
+            .collect();
+        for p in missing {
+            check.error(
+                "MANGLER_OBLIGATORISKE_EGENSKAPER",
+                format!("Mangler obligatorisk egenskap {} ({})", p.name, p.id),
+                Some(p.id),
+            );
+        }
+        let recommended: Vec<String> = t
+            .property_types
+            .iter()
+            .filter(|p| p.importance == 2 && !p.control.derived && !given.contains(&p.id))
+            .map(|p| format!("{} ({})", p.name, p.id))
+            .collect();
+        if !recommended.is_empty() {
+            check.warn(
+                "MANGLER_ANBEFALTE_EGENSKAPER",
+                format!("Mangler anbefalte egenskaper: {}", recommended.join(", ")),
+                None,
+            );
+        }
+    }
+
+    // location
+    let location = if ctx.skip_location {
+        None
+    } else {
+        o.location.as_ref()
+    };
+    match location {
+        Some(l) if l.op == Some(PartialOp::Slett) => {
+            if t.placement != Stedfesting::Ingen {
+                check.error(
+                    "MANGLER_LOKASJON",
+                    format!("{} ({}) må ha lokasjon; den kan ikke slettes", t.name, t.id),
+                    None,
+                );
+            } else {
+                step.placements = Some(Vec::new());
+            }
+        }
+        Some(l) if !l.is_empty() => {
+            if let Some(p) = check_location(work, check, t, l) {
+                check_municipalities(work, ctx, check, &p, out);
+                step.placements = Some(p);
+            }
+        }
+        _ => {
+            if op == Operation::Register && t.placement != Stedfesting::Ingen && !ctx.skip_location
+            {
+                check.error(
+                    "MANGLER_LOKASJON",
+                    format!(
+                        "{} ({}) har stedfesting {:?} og må ha lokasjon",
+                        t.name, t.id, t.placement
+                    ),
+                    None,
+                );
+            } else if let Some(cur) = &step.current {
+                check_municipalities(work, ctx, check, &cur.placements, out);
+            }
+        }
+    }
+
+    // associations (the mother lists her daughters)
+    let associations: &[super::model::Association] = if ctx.skip_associations {
+        &[]
+    } else {
+        &o.associations
+    };
+    for a in associations {
+        let relation = t
+            .relation_types
+            .children
+            .iter()
+            .find(|r| r.id == a.type_id || r.target.id == a.type_id);
+        let Some(relation) = relation else {
+            check.error(
+                "UGYLDIG_ASSOSIASJON",
+                format!(
+                    "{} ({}) kan ikke ha døtre av assosiasjonstype {}",
+                    t.name, t.id, a.type_id
+                ),
+                None,
+            );
+            continue;
+        };
+        let child_type = relation.target.id;
+        let mut daughters = Vec::new();
+        for &id in &a.nvdb_ids {
+            match work.find(id) {
+                Found::Current(d) if d.type_id == child_type => daughters.push(Daughter::Id(id)),
+                Found::Current(d) => check.error(
+                    "UGYLDIG_ASSOSIASJON",
+                    format!("Datter {id} er av type {}, ikke {child_type}", d.type_id),
+                    None,
+                ),
+                Found::Closed(_) | Found::Missing if a.op == Some(PartialOp::Slett) => {
+                    daughters.push(Daughter::Id(id))
+                }
+                _ => check.error(
+                    "VEGOBJEKTET_FINNES_IKKE",
+                    format!("Datter {id} finnes ikke"),
+                    None,
+                ),
+            }
+        }
+        for temp in &a.temp_ids {
+            match new_types.get(temp.as_str()) {
+                Some(&ty) if ty == child_type => daughters.push(Daughter::Temp(temp.clone())),
+                Some(&ty) => check.error(
+                    "UGYLDIG_ASSOSIASJON",
+                    format!("Datter med tempId {temp} er av type {ty}, ikke {child_type}"),
+                    None,
+                ),
+                None => check.error(
+                    "UKJENT_TEMPID",
+                    format!("Ingen vegObjekt i registrer har tempId {temp}"),
+                    None,
+                ),
+            }
+        }
+        step.children.push(ChildEdit {
+            child_type,
+            daughters,
+            op: a.op,
+        });
+    }
+    Some(step)
+}
+
+fn check_municipalities(
+    work: &Working,
+    ctx: &Context,
+    check: &mut ObjectCheck,
+    placements: &[Placement],
+    out: &mut Outcome,
+) {
+    let Some(allowed) = &ctx.rights.municipalities else {
+        return;
+    };
+    let n = &work.base.network;
+    for p in placements {
+        for row in n.rows_overlapping(p.link_id, p.from.min(p.to), p.from.max(p.to)) {
+            let m = n.municipality[row];
+            if !allowed.contains(&m) {
+                out.unauthorized = true;
+                check.error(
+                    "MANGLER_TILGANG",
+                    format!("Brukeren har ikke skriverett i kommune {m}"),
+                    None,
+                );
+                return;
+            }
+        }
+    }
+}
+
+fn check_location(
+    work: &Working,
+    check: &mut ObjectCheck,
+    t: &ObjectType,
+    l: &super::model::Location,
+) -> Option<Vec<Placement>> {
+    let kind_ok = match t.placement {
+        Stedfesting::Punkt => l.linje.is_empty() && l.sving.is_empty() && l.punkt.len() == 1,
+        Stedfesting::Flerepunkt => l.linje.is_empty() && l.sving.is_empty(),
+        Stedfesting::Linje => l.punkt.is_empty() && l.sving.is_empty(),
+        Stedfesting::Sving => l.punkt.is_empty() && l.linje.is_empty(),
+        Stedfesting::Ingen => false,
+    };
+    if !kind_ok {
+        check.error(
+            "UGYLDIG_STEDFESTING",
+            format!(
+                "{} ({}) har stedfesting {:?}; lokasjonen har {} punkt, {} linje og {} sving",
+                t.name,
+                t.id,
+                t.placement,
+                l.punkt.len(),
+                l.linje.len(),
+                l.sving.len()
+            ),
+            None,
+        );
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut ok = true;
+    let mut one = |check: &mut ObjectCheck, link: u64, from: f64, to: f64, against: bool| {
+        let n = &work.base.network;
+        let rows = n.rows_of_link(link);
+        if rows.is_empty() {
+            check.error("UKJENT_LENKE", format!("Veglenke {link} finnes ikke"), None);
+            return false;
+        }
+        let in_range = |v: f64| v.is_finite() && (0.0..=1.0).contains(&v);
+        if !in_range(from) || !in_range(to) || from > to {
+            check.error(
+                "UGYLDIG_POSISJON",
+                format!(
+                    "Posisjon {from}..{to} på veglenke {link} er utenfor [0, 1] eller fra > til"
+                ),
+                None,
+            );
+            return false;
+        }
+        let covering: Vec<usize> = n.rows_overlapping(link, from, to).collect();
+        if covering.is_empty() {
+            check.error(
+                "UGYLDIG_POSISJON",
+                format!("Veglenke {link} har ingen vegreferanse ved posisjon {from}..{to}"),
+                None,
+            );
+            return false;
+        }
+        if covering.iter().any(|&r| n.is_connection[r]) {
+            check.error(
+                "STEDFESTET_PÅ_KONNEKTERINGSLENKE",
+                format!("Veglenke {link} er en konnekteringslenke"),
+                None,
+            );
+            return false;
+        }
+        out.push(Placement {
+            link_id: link,
+            from,
+            to,
+            against,
+        });
+        true
+    };
+    use super::model::Direction::Against;
+    for p in &l.punkt {
+        ok &= one(
+            check,
+            p.link_id,
+            p.position,
+            p.position,
+            p.direction == Some(Against),
+        );
+    }
+    for p in &l.linje {
+        ok &= one(check, p.link_id, p.from, p.to, p.direction == Some(Against));
+    }
+    for s in &l.sving {
+        for p in [&s.fra, &s.til] {
+            ok &= one(
+                check,
+                p.link_id,
+                p.position,
+                p.position,
+                p.direction == Some(Against),
+            );
+        }
+    }
+    ok.then_some(out)
+}
+
+fn digits_of(text: &str) -> usize {
+    text.chars().filter(|c| c.is_ascii_digit()).count()
+}
+
+/// A scalar property value checked against the catalogue.
+fn property_value(check: &mut ObjectCheck, p: &PropertyType, given: &Property) -> Option<Value> {
+    let pid = Some(p.id);
+    if !given.structs.is_empty() || !given.binaries.is_empty() {
+        check.error(
+            "UGYLDIG_VERDI",
+            format!(
+                "{} ({}) har datatype {}; struktur og binær er ikke tillatt",
+                p.name, p.id, p.datatype_tekst
+            ),
+            pid,
+        );
+        return None;
+    }
+    let kind = p.storage();
+    if kind == ValueKind::Enum {
+        let id = match (given.enum_ids.first(), given.values.first()) {
+            (Some(&id), _) => Some(id),
+            (None, Some(text)) => text.trim().parse::<u32>().ok(),
+            _ => None,
+        };
+        return match id.and_then(|id| p.allowed_value(id).map(|_| id)) {
+            Some(id) => Some(Value::Int(id as i64)),
+            None => {
+                check.error(
+                    "UGYLDIG_ENUMVERDI",
+                    format!(
+                        "{:?} er ikke en tillatt verdi for {} ({})",
+                        given
+                            .enum_ids
+                            .first()
+                            .map(|i| i.to_string())
+                            .or(given.values.first().cloned()),
+                        p.name,
+                        p.id
+                    ),
+                    pid,
+                );
+                None
+            }
+        };
+    }
+    if !given.enum_ids.is_empty() {
+        check.error(
+            "UGYLDIG_VERDI",
+            format!("{} ({}) er ikke en enum-egenskap; bruk verdi", p.name, p.id),
+            pid,
+        );
+        return None;
+    }
+    let raw = given.values.first().map(|s| s.trim()).unwrap_or("");
+    match kind {
+        ValueKind::Integer | ValueKind::Float => {
+            let text = raw.replace(',', ".");
+            let Ok(v) = text.parse::<f64>() else {
+                check.error(
+                    "UGYLDIG_VERDI",
+                    format!("'{raw}' er ikke et tall ({}, {})", p.name, p.id),
+                    pid,
+                );
+                return None;
+            };
+            let decimals = text.split('.').nth(1).map(|d| d.len()).unwrap_or(0);
+            let allowed = p.decimals.unwrap_or(0) as usize;
+            let mut ok = v.is_finite();
+            if decimals > allowed {
+                check.error(
+                    "FOR_MANGE_DESIMALER",
+                    format!(
+                        "{raw} har {decimals} desimaler; {} ({}) tillater {allowed}",
+                        p.name, p.id
+                    ),
+                    pid,
+                );
+                ok = false;
+            }
+            if let Some(max) = p.max {
+                if v > max {
+                    check.error(
+                        "STØRRE_ENN_ABSOLUTT_MAKSIMUM",
+                        format!(
+                            "{raw} er større enn maksimum {max} for {} ({})",
+                            p.name, p.id
+                        ),
+                        pid,
+                    );
+                    ok = false;
+                }
+            }
+            if let Some(min) = p.min {
+                if v < min {
+                    check.error(
+                        "MINDRE_ENN_ABSOLUTT_MINIMUM",
+                        format!(
+                            "{raw} er mindre enn minimum {min} for {} ({})",
+                            p.name, p.id
+                        ),
+                        pid,
+                    );
+                    ok = false;
+                }
+            }
+            if let Some(fl) = p.field_length {
+                if digits_of(&text) > fl as usize {
+                    check.error(
+                        "OVERSKRIDER_FELTLENGDE",
+                        format!("{raw} har flere enn {fl} sifre ({}, {})", p.name, p.id),
+                        pid,
+                    );
+                    ok = false;
+                }
+            }
+            if !ok {
+                return None;
+            }
+            Some(if kind == ValueKind::Integer {
+                Value::Int(v as i64)
+            } else {
+                Value::Float(v)
+            })
+        }
+        _ => {
+            let normalised = match p.datatype {
+                datatype::DATE => {
+                    let d = NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+                        .or_else(|_| NaiveDate::parse_from_str(raw, "%Y%m%d"));
+                    d.ok().map(|d| d.format("%Y-%m-%d").to_string())
+                }
+                datatype::SHORT_DATE => {
+                    let ok = raw.len() == 5
+                        && NaiveDate::parse_from_str(&format!("2000-{raw}"), "%Y-%m-%d").is_ok();
+                    ok.then(|| raw.to_string())
+                }
+                datatype::TIME => chrono::NaiveTime::parse_from_str(raw, "%H:%M")
+                    .ok()
+                    .map(|t| t.format("%H:%M").to_string()),
+                datatype::BOOLEAN => match raw.to_ascii_lowercase().as_str() {
+                    "true" | "ja" | "1" => Some("true".into()),
+                    "false" | "nei" | "0" => Some("false".into()),
+                    _ => None,
+                },
+                _ => Some(raw.to_string()),
+            };
+            let Some(text) = normalised else {
+                check.error(
+                    "UGYLDIG_VERDI",
+                    format!(
+                        "'{raw}' er ikke en gyldig verdi av datatype {} ({}, {})",
+                        p.datatype_tekst, p.name, p.id
+                    ),
+                    pid,
+                );
+                return None;
+            };
+            if p.datatype == datatype::TEXT {
+                if let Some(fl) = p.field_length {
+                    if text.chars().count() > fl as usize {
+                        check.error(
+                            "OVERSKRIDER_FELTLENGDE",
+                            format!(
+                                "Verdien har {} tegn; {} ({}) tillater {fl}",
+                                text.chars().count(),
+                                p.name,
+                                p.id
+                            ),
+                            pid,
+                        );
+                        return None;
+                    }
+                }
+            }
+            Some(Value::Text(text))
+        }
+    }
+}
+
+/// An EWKT geometry value (`srid=32633;POINT(x y)`, optionally with quality parameters before
+/// the WKT, as the converters write it) in storage coordinates.
+pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>, String> {
+    let text = given.values.first().map(String::as_str).unwrap_or("");
+    let mut srid = Srid::Utm33Wgs84;
+    let mut wkt_text = text.trim();
+    for part in text.split(';') {
+        let part = part.trim();
+        if let Some(code) = part
+            .strip_prefix("srid=")
+            .or_else(|| part.strip_prefix("SRID="))
+        {
+            srid = Srid::parse(code).map_err(|e| e.to_string())?;
+        }
+        wkt_text = part;
+    }
+    let parsed: wkt::Wkt<f64> = wkt_text
+        .parse()
+        .map_err(|e| format!("Ugyldig WKT for {} ({}): {e}", p.name, p.id))?;
+    let coords: Vec<(f64, f64, f64)> = match (&parsed, p.datatype) {
+        (wkt::Wkt::Point(pt), datatype::GEOM_POINT) => {
+            let c = pt
+                .coord()
+                .ok_or_else(|| format!("Tomt punkt for {} ({})", p.name, p.id))?;
+            vec![(c.x, c.y, c.z.unwrap_or(0.0))]
+        }
+        (wkt::Wkt::LineString(l), datatype::GEOM_LINE) if l.coords().len() >= 2 => l
+            .coords()
+            .iter()
+            .map(|c| (c.x, c.y, c.z.unwrap_or(0.0)))
+            .collect(),
+        _ => {
+            return Err(format!(
+                "{} ({}) har datatype {}; geometrien passer ikke (flater støttes ikke)",
+                p.name, p.id, p.datatype_tekst
+            ))
+        }
+    };
+    coords
+        .into_iter()
+        .map(|(x, y, z)| {
+            let (x, y) = to_storage(srid, x, y).map_err(|e| e.to_string())?;
+            Ok([x, y, z])
+        })
+        .collect()
+}

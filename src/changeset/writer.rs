@@ -1,0 +1,416 @@
+//! The single writer: one thread takes started changesets in start order, validates and
+//! applies them (a batch of those waiting at once) into a working state, writes the touched
+//! type partitions into a new generation (sharing the other files with the parent by hard
+//! link), publishes it crash-safely and swaps it in. Readers never wait for it.
+//!
+//! Recovery: a generation records the changesets it applied (manifest `changesets`) and their
+//! results (`changesets.json`, inside the generation, so results and data publish atomically).
+//! At startup, a started changeset found in the current generation is finished from that file;
+//! any other started one is queued again in start order. Nothing registered is ever dropped.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::apply::apply;
+use super::journal::{Journal, Progress, Record};
+use super::model::Changeset;
+use super::validate::{validate, Context, Outcome};
+use super::working::Working;
+use crate::error::{EngineError, Result};
+use crate::snapshot::generation::{Generation, GenerationStore};
+use crate::snapshot::manifest::{FileEntry, Manifest};
+use crate::snapshot::parquet_write::{hex, write_deleted, write_objects, DELETED_FILE};
+use crate::snapshot::store::{fail_point, DataDir};
+
+/// Results of the changesets a generation applied (inside the generation directory).
+pub const RESULTS_FILE: &str = "changesets.json";
+/// Most changesets (and objects) one generation takes from the queue.
+pub const MAX_BATCH_CHANGESETS: usize = 64;
+pub const MAX_BATCH_OBJECTS: usize = 200_000;
+/// Generations kept on disk besides the current one.
+pub const KEEP_OLD_GENERATIONS: usize = 1;
+
+/// Why a state change was refused.
+#[derive(Debug)]
+pub enum StateError {
+    NotFound,
+    /// The changeset is in a state that does not allow it.
+    Conflict(Progress),
+    Engine(EngineError),
+}
+
+impl From<EngineError> for StateError {
+    fn from(e: EngineError) -> Self {
+        StateError::Engine(e)
+    }
+}
+
+/// Handle for the API: queue changesets, follow them.
+pub struct Writer {
+    pub journal: Arc<Journal>,
+    pub store: Arc<GenerationStore>,
+    pub data: DataDir,
+    pub binaries: Arc<super::binary::BinaryStore>,
+    queue: Mutex<Sender<String>>,
+    next_seq: Mutex<u64>,
+}
+
+impl Writer {
+    /// Open the journal, recover interrupted work and start the writer thread.
+    pub fn start(data: DataDir, store: Arc<GenerationStore>) -> Result<Arc<Writer>> {
+        let journal = Arc::new(Journal::open(data.root.join("changesets"))?);
+        let binaries = Arc::new(super::binary::BinaryStore::open(data.root.join("binaer"))?);
+        let (tx, rx) = mpsc::channel();
+        let writer = Arc::new(Writer {
+            next_seq: Mutex::new(journal.last_start_seq() + 1),
+            journal,
+            store,
+            data,
+            binaries,
+            queue: Mutex::new(tx),
+        });
+        writer.recover()?;
+        let w = writer.clone();
+        std::thread::Builder::new()
+            .name("vegdb-writer".into())
+            .spawn(move || w.run(rx))
+            .map_err(|e| EngineError::Internal(format!("starting the writer thread: {e}")))?;
+        Ok(writer)
+    }
+
+    fn recover(&self) -> Result<()> {
+        let g = self.store.current();
+        let results = read_results(&g)?;
+        let mut pending: Vec<Record> = self
+            .journal
+            .list()
+            .into_iter()
+            .filter(|r| r.progress == Progress::Processing)
+            .collect();
+        pending.sort_by_key(|r| r.start_seq);
+        for r in pending {
+            if let Some(outcome) = results.get(&r.id) {
+                tracing::info!(changeset = %r.id, generation = g.id, "finishing a changeset published before a restart");
+                let outcome = outcome.clone();
+                let _ = self.journal.transition(
+                    &r.id,
+                    |_| true,
+                    |rec| {
+                        rec.progress = Progress::DoneAndVisible;
+                        rec.generation = Some(g.id);
+                        rec.outcome = outcome;
+                    },
+                )?;
+            } else {
+                tracing::info!(changeset = %r.id, "re-queueing a started changeset after a restart");
+                self.enqueue(&r.id);
+            }
+        }
+        Ok(())
+    }
+
+    fn enqueue(&self, id: &str) {
+        // the receiver lives as long as the writer thread, which lives as long as the process
+        let _ = self.queue.lock().expect("queue lock").send(id.to_string());
+    }
+
+    /// `start`: IKKE_STARTET → BEHANDLES, queued.
+    pub fn start_changeset(&self, id: &str) -> std::result::Result<Record, StateError> {
+        let mut seq = self.next_seq.lock().expect("seq lock");
+        let r = self.journal.transition(
+            id,
+            |r| r.progress == Progress::NotStarted,
+            |r| {
+                r.progress = Progress::Processing;
+                r.start_seq = Some(*seq);
+            },
+        )?;
+        let r = settle(r)?;
+        *seq += 1;
+        drop(seq);
+        self.enqueue(id);
+        Ok(r)
+    }
+
+    /// `kanseller`: only before processing begins.
+    pub fn cancel(&self, id: &str) -> std::result::Result<Record, StateError> {
+        let r = self.journal.transition(
+            id,
+            |r| r.progress == Progress::NotStarted,
+            |r| r.progress = Progress::Cancelled,
+        )?;
+        settle(r)
+    }
+
+    /// `restart`: VENTER → BEHANDLES, queued again.
+    pub fn restart(&self, id: &str) -> std::result::Result<Record, StateError> {
+        let r = self.journal.transition(
+            id,
+            |r| r.progress == Progress::Waiting,
+            |r| {
+                r.progress = Progress::Processing;
+                r.waiting_reason = None;
+            },
+        )?;
+        let r = settle(r)?;
+        self.enqueue(id);
+        Ok(r)
+    }
+
+    /// Validate without registering (the validator endpoint).
+    pub fn validate_now(&self, c: &Changeset, ctx: &Context) -> Outcome {
+        let g = self.store.current();
+        let mut work = Working::new(&g);
+        validate(&mut work, c, ctx).0
+    }
+
+    fn run(self: Arc<Self>, rx: Receiver<String>) {
+        while let Ok(first) = rx.recv() {
+            let mut ids = vec![first];
+            while ids.len() < MAX_BATCH_CHANGESETS {
+                match rx.try_recv() {
+                    Ok(id) => ids.push(id),
+                    Err(_) => break,
+                }
+            }
+            if let Err(e) = self.process(&ids) {
+                tracing::error!(error = %e, "processing changesets failed; they wait for restart");
+                for id in &ids {
+                    let _ = self.journal.transition(
+                        id,
+                        |r| r.progress == Progress::Processing,
+                        |r| {
+                            r.progress = Progress::Waiting;
+                            r.waiting_reason = Some("SYSTEMFEIL".into());
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    fn process(&self, ids: &[String]) -> Result<()> {
+        let started = Instant::now();
+        let base = self.store.current();
+        let mut work = Working::new(&base);
+        let mut applied: Vec<(String, Outcome)> = Vec::new();
+        let mut objects = 0usize;
+        let mut deferred = Vec::new();
+        let now = chrono::Utc::now().timestamp();
+        for id in ids {
+            let Some(rec) = self.journal.get(id) else {
+                continue;
+            };
+            if rec.progress != Progress::Processing {
+                continue; // queued twice (restart) or already finished
+            }
+            if objects + rec.objects > MAX_BATCH_OBJECTS && !applied.is_empty() {
+                deferred.push(id.clone());
+                continue;
+            }
+            let content = self.journal.content(id)?;
+            let binaries = self.binaries.clone();
+            let exists = move |r: &str| binaries.exists(r);
+            let ctx = Context {
+                rights: &rec.rights,
+                binary_exists: &exists,
+                skip_location: false,
+                skip_associations: false,
+            };
+            if rec.dry_run {
+                // a dry run sees the batch so far but leaves no trace in it
+                let mut scratch = Working::new(&base);
+                let (outcome, plan) = validate(&mut scratch, &content, &ctx);
+                let done = plan.is_some();
+                if let Some(plan) = plan {
+                    apply(&mut scratch, &plan, now);
+                    scratch.materialise()?;
+                }
+                self.finish(id, outcome, done.then_some(Progress::Done), None)?;
+                continue;
+            }
+            let (mut outcome, plan) = validate(&mut work, &content, &ctx);
+            let Some(plan) = plan else {
+                self.finish(id, outcome, None, None)?;
+                continue;
+            };
+            let nvdb_ids = apply(&mut work, &plan, now);
+            for (o, nvdb_id) in outcome.objects.iter_mut().zip(nvdb_ids) {
+                o.nvdb_id = Some(nvdb_id);
+            }
+            objects += rec.objects;
+            applied.push((id.clone(), outcome));
+        }
+        for id in deferred {
+            self.enqueue(&id);
+        }
+        if applied.is_empty() {
+            return Ok(());
+        }
+        let (tables, deleted) = work.materialise()?;
+        let parents = work.parents(&tables);
+        let new = self.publish(&base, tables, deleted, parents, &applied)?;
+        let generation = new.id;
+        self.store.swap(new);
+        fail_point("after-swap");
+        for (id, outcome) in applied {
+            self.finish(
+                &id,
+                outcome,
+                Some(Progress::DoneAndVisible),
+                Some(generation),
+            )?;
+            self.journal.forget_content(&id);
+        }
+        tracing::info!(
+            generation,
+            changesets = ids.len(),
+            objects,
+            ms = started.elapsed().as_millis() as u64,
+            "changesets applied"
+        );
+        self.collect_garbage();
+        Ok(())
+    }
+
+    fn finish(
+        &self,
+        id: &str,
+        outcome: Outcome,
+        done: Option<Progress>,
+        generation: Option<u64>,
+    ) -> Result<()> {
+        let _ = self.journal.transition(
+            id,
+            |r| r.progress == Progress::Processing,
+            |r| {
+                match done {
+                    Some(p) => r.progress = p,
+                    None => {
+                        r.progress = Progress::Rejected;
+                        r.rejected_reason = Some(
+                            if outcome.unauthorized {
+                                "IKKE_AUTORISERT"
+                            } else {
+                                "VALIDERINGSFEIL"
+                            }
+                            .into(),
+                        );
+                    }
+                }
+                r.generation = generation;
+                r.outcome = outcome;
+            },
+        )?;
+        Ok(())
+    }
+
+    /// Write the touched partitions into a new generation and publish it.
+    fn publish(
+        &self,
+        base: &Generation,
+        tables: BTreeMap<u32, crate::snapshot::columns::ObjectTable>,
+        deleted: Option<crate::snapshot::columns::DeletedTable>,
+        parents: Arc<std::collections::HashMap<u64, (u32, u64)>>,
+        applied: &[(String, Outcome)],
+    ) -> Result<Generation> {
+        use rayon::prelude::*;
+        let id = self.data.next_id()?;
+        let mut staging = self.data.begin(id)?;
+        for entry in &base.manifest.files {
+            let replaced = entry.type_id.is_some_and(|t| tables.contains_key(&t))
+                || (entry.path == DELETED_FILE && deleted.is_some())
+                || entry.path == RESULTS_FILE;
+            if !replaced {
+                staging.share_from(&base.dir, entry)?;
+            }
+        }
+        let dir = staging.dir.clone();
+        let written: Vec<FileEntry> = tables
+            .par_iter()
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(_, t)| write_objects(&dir, t))
+            .collect::<Result<_>>()?;
+        staging.files.extend(written);
+        if let Some(d) = &deleted {
+            staging.files.push(write_deleted(&dir, d)?);
+        }
+        let results: BTreeMap<&str, &Outcome> =
+            applied.iter().map(|(id, o)| (id.as_str(), o)).collect();
+        let bytes =
+            serde_json::to_vec(&results).map_err(|e| EngineError::Internal(e.to_string()))?;
+        staging
+            .files
+            .push(write_file(&dir.join(RESULTS_FILE), &bytes)?);
+        fail_point("before-publish");
+        let manifest = Manifest {
+            format_version: base.manifest.format_version,
+            generation: id,
+            parent: Some(base.id),
+            created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            datakatalog_versjon: base.manifest.datakatalog_versjon.clone(),
+            origin: format!("{} changeset(s)", applied.len()),
+            changesets: applied.iter().map(|(id, _)| id.clone()).collect(),
+            files: Vec::new(),
+        };
+        let final_dir: PathBuf = self.data.publish(staging, manifest)?;
+        let manifest = Manifest::read(&final_dir)?;
+        Ok(base.derive(final_dir, manifest, tables, deleted, parents))
+    }
+
+    fn collect_garbage(&self) {
+        let result = (|| -> Result<usize> {
+            let mut ids = self.data.generations()?;
+            let current = self.data.current()?.unwrap_or(0);
+            ids.retain(|&g| g <= current);
+            let keep: Vec<u64> = ids
+                .iter()
+                .rev()
+                .take(KEEP_OLD_GENERATIONS + 1)
+                .copied()
+                .collect();
+            self.data.collect_garbage(&keep)
+        })();
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "removing old generations failed");
+        }
+    }
+}
+
+fn settle(
+    r: std::result::Result<Record, Option<Record>>,
+) -> std::result::Result<Record, StateError> {
+    match r {
+        Ok(r) => Ok(r),
+        Err(None) => Err(StateError::NotFound),
+        Err(Some(r)) => Err(StateError::Conflict(r.progress)),
+    }
+}
+
+fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<FileEntry> {
+    use sha2::Digest;
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).map_err(|e| EngineError::io(path, e))?;
+    f.write_all(bytes).map_err(|e| EngineError::io(path, e))?;
+    f.sync_all().map_err(|e| EngineError::io(path, e))?;
+    Ok(FileEntry {
+        path: RESULTS_FILE.into(),
+        rows: 0,
+        bytes: bytes.len() as u64,
+        sha256: hex(&sha2::Sha256::digest(bytes)),
+        type_id: None,
+    })
+}
+
+/// The results file of a generation (empty when it applied no changesets).
+pub fn read_results(g: &Generation) -> Result<BTreeMap<String, Outcome>> {
+    let path = g.dir.join(RESULTS_FILE);
+    if !g.manifest.files.iter().any(|f| f.path == RESULTS_FILE) {
+        return Ok(BTreeMap::new());
+    }
+    let bytes = std::fs::read(&path).map_err(|e| EngineError::io(&path, e))?;
+    serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt(&path, e.to_string()))
+}

@@ -1,0 +1,224 @@
+//! Users of the write interface and their rights, from a JSON configuration file (by default
+//! `<data>/users.json`). Tokens are 256-bit random values; the file holds only their SHA-256
+//! (a fast hash is enough for secrets of that entropy), so a leaked file grants nothing.
+//!
+//! Roles: `skriv` (registrer, oppdater, delvisOppdater, slett), `korriger` (also korriger and
+//! delvisKorriger), `admin` (everything, every changeset, sensitive values), `sensitiv` (read
+//! sensitivitet-1 values). Rights can be limited to object types and municipalities.
+//! The file is re-read when it changes, so `vegdb user add` takes effect without a restart.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use crate::changeset::journal::write_atomically;
+use crate::changeset::model::Operation;
+use crate::changeset::validate::Rights;
+use crate::error::{EngineError, Result};
+use crate::snapshot::parquet_write::hex;
+
+pub const USERS_FILE: &str = "users.json";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Skriv,
+    Korriger,
+    Admin,
+    Sensitiv,
+}
+
+impl Role {
+    pub fn parse(text: &str) -> Option<Role> {
+        serde_json::from_value(serde_json::Value::String(text.trim().to_lowercase())).ok()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct User {
+    pub name: String,
+    pub roles: Vec<Role>,
+    /// Lower-case hex SHA-256 of the token.
+    pub token_sha256: String,
+    /// Object types the user may write (None = all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub types: Option<Vec<u32>>,
+    /// Municipalities the user may write in (None = all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub municipalities: Option<Vec<u16>>,
+}
+
+impl User {
+    pub fn has(&self, role: Role) -> bool {
+        self.roles.contains(&role)
+    }
+    pub fn is_admin(&self) -> bool {
+        self.has(Role::Admin)
+    }
+    /// May the user send objects with this operation?
+    pub fn may(&self, op: Operation) -> bool {
+        if self.is_admin() {
+            return true;
+        }
+        if op.is_correction() {
+            self.has(Role::Korriger)
+        } else {
+            self.has(Role::Skriv) || self.has(Role::Korriger)
+        }
+    }
+    pub fn may_write(&self) -> bool {
+        self.is_admin() || self.has(Role::Skriv) || self.has(Role::Korriger)
+    }
+    pub fn sees_sensitive(&self) -> bool {
+        self.is_admin() || self.has(Role::Sensitiv)
+    }
+    pub fn rights(&self) -> Rights {
+        if self.is_admin() {
+            return Rights::default();
+        }
+        Rights {
+            municipalities: self
+                .municipalities
+                .as_ref()
+                .map(|m| m.iter().copied().collect()),
+            types: self.types.as_ref().map(|t| t.iter().copied().collect()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct UserFile {
+    pub users: Vec<User>,
+}
+
+pub fn token_hash(token: &str) -> String {
+    hex(&sha2::Sha256::digest(token.trim().as_bytes()))
+}
+
+fn read_file(path: &Path) -> Result<UserFile> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|e| EngineError::corrupt(path, format!("bad users file: {e}"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(UserFile::default()),
+        Err(e) => Err(EngineError::io(path, e)),
+    }
+}
+
+/// Users by token hash, with the users file's modification time when read.
+type UserCache = (Option<SystemTime>, Arc<HashMap<String, User>>);
+
+/// The users, re-read when the file's modification time changes.
+pub struct Users {
+    path: PathBuf,
+    cache: Mutex<UserCache>,
+}
+
+impl Users {
+    pub fn open(path: impl Into<PathBuf>) -> Result<Users> {
+        let u = Users {
+            path: path.into(),
+            cache: Mutex::new((None, Arc::new(HashMap::new()))),
+        };
+        u.current()?;
+        Ok(u)
+    }
+
+    /// No users at all (read-only tests).
+    pub fn none() -> Users {
+        Users {
+            path: PathBuf::new(),
+            cache: Mutex::new((None, Arc::new(HashMap::new()))),
+        }
+    }
+
+    fn current(&self) -> Result<Arc<HashMap<String, User>>> {
+        if self.path.as_os_str().is_empty() {
+            return Ok(Arc::new(HashMap::new()));
+        }
+        let mtime = std::fs::metadata(&self.path)
+            .and_then(|m| m.modified())
+            .ok();
+        let mut cache = self.cache.lock().expect("users lock");
+        if cache.0 != mtime || mtime.is_none() {
+            let file = read_file(&self.path)?;
+            let by_hash = file
+                .users
+                .into_iter()
+                .map(|u| (u.token_sha256.clone(), u))
+                .collect();
+            *cache = (mtime, Arc::new(by_hash));
+        }
+        Ok(cache.1.clone())
+    }
+
+    /// The user a token belongs to.
+    pub fn authenticate(&self, token: &str) -> Option<User> {
+        match self.current() {
+            Ok(users) => users.get(&token_hash(token)).cloned(),
+            Err(e) => {
+                tracing::error!(error = %e, "reading the users file failed");
+                None
+            }
+        }
+    }
+}
+
+/// Add (or replace) a user in the users file; returns the new token.
+pub fn add_user(
+    path: &Path,
+    name: &str,
+    roles: Vec<Role>,
+    types: Option<Vec<u32>>,
+    municipalities: Option<Vec<u16>>,
+) -> Result<String> {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    let token = hex(&bytes);
+    let mut file = read_file(path)?;
+    file.users.retain(|u| u.name != name);
+    file.users.push(User {
+        name: name.to_string(),
+        roles,
+        token_sha256: token_hash(&token),
+        types,
+        municipalities,
+    });
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
+    }
+    let text =
+        serde_json::to_vec_pretty(&file).map_err(|e| EngineError::Internal(e.to_string()))?;
+    write_atomically(path, &text)?;
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn added_users_authenticate_by_token_and_the_file_holds_no_token() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(USERS_FILE);
+        let users = Users::open(&path).unwrap();
+        assert!(users.authenticate("x").is_none());
+        let token = add_user(&path, "kari", vec![Role::Skriv], Some(vec![95]), None).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(&token));
+        let u = users
+            .authenticate(&token)
+            .expect("the new token works at once");
+        assert_eq!(u.name, "kari");
+        assert!(u.may(Operation::Register) && !u.may(Operation::Correct));
+        assert!(users.authenticate(&token[1..]).is_none());
+        // replacing a user revokes the old token
+        let token2 = add_user(&path, "kari", vec![Role::Admin], None, None).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(users.authenticate(&token2).unwrap().may(Operation::Correct));
+    }
+}
