@@ -6,3 +6,5 @@ mod read_network;
 mod read_objects;
 mod read_omrader;
 mod server;
+mod write_changesets;
+mod write_server;
