@@ -798,7 +798,12 @@ fn property_value(check: &mut ObjectCheck, p: &PropertyType, given: &Property) -
                 );
                 return None;
             };
-            let decimals = text.split('.').nth(1).map(|d| d.len()).unwrap_or(0);
+            // trailing zeros carry no precision: "0,30" has one decimal (the SOSI example)
+            let decimals = text
+                .split('.')
+                .nth(1)
+                .map(|d| d.trim_end_matches('0').len())
+                .unwrap_or(0);
             let allowed = p.decimals.unwrap_or(0) as usize;
             let mut ok = v.is_finite();
             if decimals > allowed {

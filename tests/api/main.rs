@@ -6,5 +6,6 @@ mod read_network;
 mod read_objects;
 mod read_omrader;
 mod server;
+mod write_binaer;
 mod write_changesets;
 mod write_server;
