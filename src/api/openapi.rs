@@ -48,3 +48,30 @@ pub struct ApiDoc;
 pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
 }
+
+/// The write interface (NVDB API SKRIV v2), served at `/nvdb/apiskriv/rest/v2/openapi.json`.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "vegdb — NVDB API SKRIV v2", description = "Write interface of the Norwegian road database, API version 2, as served by vegdb. Every request needs X-Client and credentials (Authorization: Bearer <token> or the iPlanetDirectoryProOAM cookie)."),
+    servers((url = "/nvdb/apiskriv/rest/v2")),
+    paths(
+        super::write::endringssett::post_validate,
+        super::write::endringssett::post_register,
+        super::write::endringssett::list_changesets,
+        super::write::endringssett::get_content,
+        super::write::endringssett::post_start,
+        super::write::endringssett::post_cancel,
+        super::write::endringssett::post_restart,
+        super::write::endringssett::get_progress,
+        super::write::endringssett::get_status,
+        super::write::binaer::post_binary,
+        super::write::binaer::get_binary,
+        super::write::konverter::post_sosi_geojson,
+        super::write::konverter::post_sosi,
+    )
+)]
+pub struct WriteApiDoc;
+
+pub fn write_document() -> utoipa::openapi::OpenApi {
+    WriteApiDoc::openapi()
+}

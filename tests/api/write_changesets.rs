@@ -877,3 +877,76 @@ async fn sensitive_values_are_shown_only_to_users_with_the_right() {
         "shown to admin"
     );
 }
+
+/// Every write route, as (method, template, example).
+const WRITE_ROUTES: &[(&str, &str, &str)] = &[
+    ("post", "/endringssett/validator", "/endringssett/validator"),
+    ("post", "/endringssett", "/endringssett"),
+    ("get", "/endringssett", "/endringssett"),
+    ("get", "/endringssett/{id}", "/endringssett/x"),
+    ("post", "/endringssett/{id}/start", "/endringssett/x/start"),
+    (
+        "post",
+        "/endringssett/{id}/kanseller",
+        "/endringssett/x/kanseller",
+    ),
+    (
+        "post",
+        "/endringssett/{id}/restart",
+        "/endringssett/x/restart",
+    ),
+    (
+        "get",
+        "/endringssett/{id}/fremdrift",
+        "/endringssett/x/fremdrift",
+    ),
+    ("get", "/endringssett/{id}/status", "/endringssett/x/status"),
+    ("post", "/binaer", "/binaer"),
+    ("get", "/binaer/{id}", "/binaer/x"),
+    ("post", "/konverter/sosiGeoJson", "/konverter/sosiGeoJson"),
+    ("post", "/konverter/sosi", "/konverter/sosi"),
+];
+
+#[tokio::test]
+async fn every_write_route_is_documented_and_demands_x_client() {
+    let s = WriteServer::start().await;
+    let r = s
+        .client
+        .get(format!("{}{WRITE}/openapi.json", s.root))
+        .send()
+        .await
+        .unwrap();
+    let doc: Value = r.json().await.unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    let mut documented = 0;
+    for (method, template, example) in WRITE_ROUTES {
+        assert!(
+            paths[*template].get(*method).is_some(),
+            "{method} {template} undocumented"
+        );
+        let req = match *method {
+            "get" => s.client.get(format!("{}{WRITE}{example}", s.root)),
+            _ => s.client.post(format!("{}{WRITE}{example}", s.root)),
+        };
+        let r = req
+            .header("Authorization", format!("Bearer {}", s.admin))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status().as_u16(),
+            400,
+            "{method} {example} without X-Client"
+        );
+        let body: Value = r.json().await.unwrap();
+        assert!(body["message"].as_str().unwrap().contains("X-Client"));
+        documented += 1;
+    }
+    let operations: usize = paths.values().map(|p| p.as_object().unwrap().len()).sum();
+    assert_eq!(
+        operations,
+        documented,
+        "no undocumented extras: {:?}",
+        paths.keys()
+    );
+}

@@ -27,7 +27,8 @@ fn too_large(limit: usize, f: Format) -> Fault {
     )
 }
 
-async fn post_binary(State(state): State<AppState>, req: Request) -> Result<Response, Fault> {
+#[utoipa::path(post, path = "/binaer", tag = "binaer", responses((status = 201, description = "ressursId (SHA-256 of the bytes) + Location; raw body or multipart/form-data"), (status = 413, description = "fault: larger than the limit")))]
+pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<Response, Fault> {
     let headers = req.headers().clone();
     let c = caller(&state, &headers)?;
     let f = c.format;
@@ -136,7 +137,8 @@ async fn post_binary(State(state): State<AppState>, req: Request) -> Result<Resp
     Ok(r)
 }
 
-async fn get_binary(
+#[utoipa::path(get, path = "/binaer/{id}", tag = "binaer", params(("id" = String, Path)), responses((status = 200, description = "the bytes with their content type"), (status = 404, description = "fault")))]
+pub async fn get_binary(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,

@@ -126,7 +126,8 @@ fn flag(params: &Map<String, Value>, name: &str, f: Format) -> Result<bool, Faul
     }
 }
 
-async fn post_validate(
+#[utoipa::path(post, path = "/endringssett/validator", tag = "endringssett", params(("skipLocation" = Option<bool>, Query), ("skipAssociations" = Option<bool>, Query), ("useObjectList" = Option<bool>, Query)), responses((status = 200, description = "status document: fremdrift UTFØRT (valid) or AVVIST with resultat.feil"), (status = 400, description = "fault: malformed changeset"), (status = 401, description = "fault: no credentials"), (status = 403, description = "fault: no right")))]
+pub async fn post_validate(
     State(state): State<AppState>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
@@ -190,7 +191,8 @@ async fn post_validate(
     Ok(status_response(&record, f))
 }
 
-async fn post_register(
+#[utoipa::path(post, path = "/endringssett", tag = "endringssett", params(("X-NVDB-DryRun" = Option<bool>, Header)), responses((status = 201, description = "Location + links self, start, kanseller, status, fremdrift (JSON: bare array; XML: ressurser)"), (status = 400, description = "fault, e.g. Må være unik: tempId"), (status = 413, description = "fault: body too large"), (status = 415, description = "fault: not JSON or XML")))]
+pub async fn post_register(
     State(state): State<AppState>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
@@ -305,7 +307,8 @@ async fn transition(
     Ok(links_response(StatusCode::OK, &links(&state, &id, rels), f))
 }
 
-async fn post_start(
+#[utoipa::path(post, path = "/endringssett/{id}/start", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "links self, status, fremdrift"), (status = 409, description = "fault: not IKKE_STARTET")))]
+pub async fn post_start(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -321,7 +324,8 @@ async fn post_start(
     .await
 }
 
-async fn post_cancel(
+#[utoipa::path(post, path = "/endringssett/{id}/kanseller", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "links self, status"), (status = 409, description = "fault: processing has begun")))]
+pub async fn post_cancel(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -337,7 +341,8 @@ async fn post_cancel(
     .await
 }
 
-async fn post_restart(
+#[utoipa::path(post, path = "/endringssett/{id}/restart", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "links self, status, fremdrift"), (status = 409, description = "fault: not VENTER")))]
+pub async fn post_restart(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -353,7 +358,8 @@ async fn post_restart(
     .await
 }
 
-async fn get_progress(
+#[utoipa::path(get, path = "/endringssett/{id}/fremdrift", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "a bare JSON string (XML: fremdrift)")))]
+pub async fn get_progress(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -372,7 +378,8 @@ async fn get_progress(
     })
 }
 
-async fn get_status(
+#[utoipa::path(get, path = "/endringssett/{id}/status", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "mottatt, fremdrift, venteårsak, avvistårsak, resultat, eier, klient")))]
+pub async fn get_status(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -382,7 +389,8 @@ async fn get_status(
     Ok(status_response(&r, c.format))
 }
 
-async fn get_content(
+#[utoipa::path(get, path = "/endringssett/{id}", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "the changeset with status and etterbehandling"), (status = 404, description = "fault")))]
+pub async fn get_content(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -417,7 +425,8 @@ async fn get_content(
 /// Largest `max` of the overview.
 pub const MAX_LIST: usize = 1000;
 
-async fn list_changesets(
+#[utoipa::path(get, path = "/endringssett", tag = "endringssett", params(("max" = Option<usize>, Query), ("skip" = Option<usize>, Query), ("reverse" = Option<bool>, Query), ("fra" = Option<i64>, Query, description = "epoch ms"), ("til" = Option<i64>, Query, description = "epoch ms"), ("status" = Option<String>, Query), ("årsak" = Option<String>, Query)), responses((status = 200, description = "the caller's changesets (admin: all)")))]
+pub async fn list_changesets(
     State(state): State<AppState>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,

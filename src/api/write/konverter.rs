@@ -36,7 +36,8 @@ fn respond(c: &Changeset, f: Format) -> Result<Response, Fault> {
     })
 }
 
-async fn post_sosi_geojson(
+#[utoipa::path(post, path = "/konverter/sosiGeoJson", tag = "konverter", responses((status = 200, description = "changeset (registrer, no lokasjon)"), (status = 400, description = "fault naming the feature")))]
+pub async fn post_sosi_geojson(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Body,
@@ -50,7 +51,8 @@ async fn post_sosi_geojson(
     respond(&cs, f)
 }
 
-async fn post_sosi(
+#[utoipa::path(post, path = "/konverter/sosi", tag = "konverter", responses((status = 200, description = "changeset (registrer, no lokasjon)"), (status = 400, description = "fault naming the line")))]
+pub async fn post_sosi(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Body,

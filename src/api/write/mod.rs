@@ -38,6 +38,14 @@ pub fn routes() -> Router<AppState> {
         .merge(endringssett::routes())
         .merge(binaer::routes())
         .merge(konverter::routes())
+        .route("/openapi.json", axum::routing::get(openapi_json))
+}
+
+async fn openapi_json() -> Response {
+    let doc = super::openapi::write_document();
+    let mut r = doc.to_json().unwrap_or_default().into_response();
+    set_content_type(&mut r, Format::Json);
+    r
 }
 
 /// Response format of the write API.
