@@ -15,6 +15,7 @@ use arrow_schema::DataType;
 use crate::catalog::{Catalog, ValueKind};
 use crate::error::{EngineError, Result};
 use crate::generate::values::Value;
+use crate::index::bitmaps::RowChanges;
 use crate::geo::Coord3;
 use crate::snapshot::columns::{
     Days, DeletedTable, ObjectTable, PropertyColumn, Seconds, DIRECTION_AGAINST, DIRECTION_WITH,
@@ -210,18 +211,18 @@ impl<'g> Working<'g> {
     }
 
     /// The new table of each touched type and, when objects were closed, the new deleted table.
-    pub fn materialise(&self) -> Result<(BTreeMap<u32, ObjectTable>, Option<DeletedTable>)> {
-        let mut tables = BTreeMap::new();
-        for (&t, e) in &self.edits {
-            let empty = ObjectTable::new(t);
-            let base = self
-                .base
-                .objects
-                .get(&t)
-                .map(|d| &d.table)
-                .unwrap_or(&empty);
-            tables.insert(t, merge(self.base.catalog, base, e)?);
-        }
+    pub fn materialise(&self) -> Result<(BTreeMap<u32, Merged>, Option<DeletedTable>)> {
+        use rayon::prelude::*;
+        let merged: Vec<(u32, Merged)> = self
+            .edits
+            .par_iter()
+            .map(|(&t, e)| {
+                let empty = ObjectTable::new(t);
+                let base = self.base.objects.get(&t).map(|d| &d.table).unwrap_or(&empty);
+                Ok((t, merge(self.base.catalog, base, e)?))
+            })
+            .collect::<Result<_>>()?;
+        let tables: BTreeMap<u32, Merged> = merged.into_iter().collect();
         let deleted = (!self.deleted.is_empty()).then(|| {
             let mut d = DeletedTable::clone(&self.base.deleted);
             for &(t, id, v, at) in &self.deleted {
@@ -237,7 +238,7 @@ impl<'g> Working<'g> {
 
     /// The parents map of the new generation: the base's, with the touched types' daughters
     /// re-derived. Shared unchanged when no relation changed.
-    pub fn parents(&self, tables: &BTreeMap<u32, ObjectTable>) -> Arc<HashMap<u64, (u32, u64)>> {
+    pub fn parents(&self, tables: &BTreeMap<u32, Merged>) -> Arc<HashMap<u64, (u32, u64)>> {
         if !self.relations_changed {
             return self.base.parents.clone();
         }
@@ -246,7 +247,7 @@ impl<'g> Working<'g> {
         parents.retain(|child, (pt, pid)| {
             !removed.contains(child) && !removed.contains(pid) && !tables.contains_key(pt)
         });
-        for table in tables.values() {
+        for table in tables.values().map(|m| &m.table) {
             for row in 0..table.len() {
                 for c in table.children(row) {
                     parents.insert(table.child_id[c], (table.type_id, table.id[row]));
@@ -257,96 +258,138 @@ impl<'g> Working<'g> {
     }
 }
 
-enum Source<'a> {
-    Base(usize),
-    New(&'a ObjectState),
+/// A stretch of the merged table: base rows `a..b`, or new objects `a..b` of the edits.
+#[derive(Debug, Clone)]
+enum Run {
+    Base(usize, usize),
+    New(usize, usize),
 }
 
-/// Merge a type's edits into its base table (ids stay ascending).
-fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<ObjectTable> {
-    let mut sources: Vec<Source> = Vec::with_capacity(base.len() + e.upserts.len());
-    let mut consumed = 0usize;
-    for (row, id) in base.id.iter().enumerate() {
-        if e.removed.contains(id) {
-            continue;
-        }
-        match e.upserts.get(id) {
-            Some(o) => {
-                consumed += 1;
-                sources.push(Source::New(o));
-            }
-            None => sources.push(Source::Base(row)),
+/// A type's new table, and how its rows relate to the base table's (None: rows were removed,
+/// so row numbers shifted and the index must be rebuilt).
+pub struct Merged {
+    pub table: ObjectTable,
+    pub changes: Option<RowChanges>,
+    /// Ids the edits touched (changed, removed or added), ascending: the chunk files holding
+    /// them are rewritten, the others shared.
+    pub edited_ids: Vec<u64>,
+}
+
+/// Merge a type's edits into its base table (ids stay ascending). Unchanged stretches of the
+/// base are copied in bulk, so the cost is a memory copy of the type plus work per edit.
+fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged> {
+    // rows of the base that change, ascending
+    let mut touched: Vec<(usize, Option<&ObjectState>)> = Vec::new();
+    for id in &e.removed {
+        if let Some(r) = base.row_of(*id) {
+            touched.push((r, None));
         }
     }
-    let last_base = base.id.last().copied().unwrap_or(0);
+    let mut appended: Vec<&ObjectState> = Vec::new();
     for (id, o) in &e.upserts {
-        if base.row_of(*id).is_none() {
-            if *id <= last_base {
-                return Err(EngineError::Internal(format!(
-                    "new object {id} sorts before existing ones in type {}",
-                    base.type_id
-                )));
-            }
-            consumed += 1;
-            sources.push(Source::New(o));
+        match base.row_of(*id) {
+            Some(r) => touched.push((r, Some(o))),
+            None => appended.push(o),
         }
     }
-    debug_assert_eq!(consumed, e.upserts.len());
+    touched.sort_unstable_by_key(|t| t.0);
+    let last_base = base.id.last().copied().unwrap_or(0);
+    if appended.first().is_some_and(|o| o.id <= last_base) {
+        return Err(EngineError::Internal(format!(
+            "new object sorts before existing ones in type {}",
+            base.type_id
+        )));
+    }
+    let removed_any = touched.iter().any(|t| t.1.is_none());
+    let mut news: Vec<&ObjectState> = Vec::with_capacity(touched.len() + appended.len());
+    let mut runs: Vec<Run> = Vec::new();
+    let mut at = 0usize;
+    fn push_new<'e>(runs: &mut Vec<Run>, news: &mut Vec<&'e ObjectState>, o: &'e ObjectState) {
+        news.push(o);
+        let i = news.len() - 1;
+        match runs.last_mut() {
+            Some(Run::New(_, b)) if *b == i => *b = i + 1,
+            _ => runs.push(Run::New(i, i + 1)),
+        }
+    }
+    for &(row, o) in &touched {
+        if row > at {
+            runs.push(Run::Base(at, row));
+        }
+        if let Some(o) = o {
+            push_new(&mut runs, &mut news, o);
+        }
+        at = row + 1;
+    }
+    if base.len() > at {
+        runs.push(Run::Base(at, base.len()));
+    }
+    for o in &appended {
+        push_new(&mut runs, &mut news, o);
+    }
 
     let mut t = ObjectTable::new(base.type_id);
-    for s in &sources {
-        match *s {
-            Source::Base(r) => {
-                t.id.push(base.id[r]);
-                t.version.push(base.version[r]);
-                t.start_date.push(base.start_date[r]);
-                t.end_date.push(base.end_date[r]);
-                t.last_modified.push(base.last_modified[r]);
-                for p in base.placements(r) {
-                    t.loc_link.push(base.loc_link[p]);
-                    t.loc_from.push(base.loc_from[p]);
-                    t.loc_to.push(base.loc_to[p]);
-                    t.loc_direction.push(base.loc_direction[p]);
-                }
-                t.geom_coords.extend_from_slice(base.own_geometry(r));
-                for c in base.children(r) {
-                    t.child_type.push(base.child_type[c]);
-                    t.child_id.push(base.child_id[c]);
-                }
+    let total = base.len() - touched.iter().filter(|x| x.1.is_none()).count() + appended.len();
+    t.id.reserve(total);
+    for run in &runs {
+        match *run {
+            Run::Base(a, b) => {
+                t.id.extend_from_slice(&base.id[a..b]);
+                t.version.extend_from_slice(&base.version[a..b]);
+                t.start_date.extend_from_slice(&base.start_date[a..b]);
+                t.end_date.extend_from_slice(&base.end_date[a..b]);
+                t.last_modified.extend_from_slice(&base.last_modified[a..b]);
+                copy_offsets(&mut t.loc_offsets, &base.loc_offsets, a, b);
+                let (pa, pb) = (base.loc_offsets[a] as usize, base.loc_offsets[b] as usize);
+                t.loc_link.extend_from_slice(&base.loc_link[pa..pb]);
+                t.loc_from.extend_from_slice(&base.loc_from[pa..pb]);
+                t.loc_to.extend_from_slice(&base.loc_to[pa..pb]);
+                t.loc_direction.extend_from_slice(&base.loc_direction[pa..pb]);
+                copy_offsets(&mut t.geom_offsets, &base.geom_offsets, a, b);
+                let (ga, gb) = (base.geom_offsets[a] as usize, base.geom_offsets[b] as usize);
+                t.geom_coords.extend_from_slice(&base.geom_coords[ga..gb]);
+                copy_offsets(&mut t.child_offsets, &base.child_offsets, a, b);
+                let (ca, cb) = (base.child_offsets[a] as usize, base.child_offsets[b] as usize);
+                t.child_type.extend_from_slice(&base.child_type[ca..cb]);
+                t.child_id.extend_from_slice(&base.child_id[ca..cb]);
             }
-            Source::New(o) => {
-                t.id.push(o.id);
-                t.version.push(o.version);
-                t.start_date.push(o.start_date);
-                t.end_date.push(o.end_date);
-                t.last_modified.push(o.last_modified);
-                for p in &o.placements {
-                    t.loc_link.push(p.link_id);
-                    t.loc_from.push(p.from);
-                    t.loc_to.push(p.to);
-                    t.loc_direction.push(if p.against {
-                        DIRECTION_AGAINST
-                    } else {
-                        DIRECTION_WITH
-                    });
-                }
-                t.geom_coords.extend_from_slice(&o.geometry);
-                for &(ct, cid) in &o.children {
-                    t.child_type.push(ct);
-                    t.child_id.push(cid);
+            Run::New(a, b) => {
+                for o in &news[a..b] {
+                    t.id.push(o.id);
+                    t.version.push(o.version);
+                    t.start_date.push(o.start_date);
+                    t.end_date.push(o.end_date);
+                    t.last_modified.push(o.last_modified);
+                    for p in &o.placements {
+                        t.loc_link.push(p.link_id);
+                        t.loc_from.push(p.from);
+                        t.loc_to.push(p.to);
+                        t.loc_direction.push(if p.against {
+                            DIRECTION_AGAINST
+                        } else {
+                            DIRECTION_WITH
+                        });
+                    }
+                    t.geom_coords.extend_from_slice(&o.geometry);
+                    for &(ct, cid) in &o.children {
+                        t.child_type.push(ct);
+                        t.child_id.push(cid);
+                    }
+                    t.loc_offsets.push(t.loc_link.len() as u32);
+                    t.geom_offsets.push(t.geom_coords.len() as u32);
+                    t.child_offsets.push(t.child_id.len() as u32);
                 }
             }
         }
-        t.loc_offsets.push(t.loc_link.len() as u32);
-        t.geom_offsets.push(t.geom_coords.len() as u32);
-        t.child_offsets.push(t.child_id.len() as u32);
     }
 
     // property columns: the base's, plus any property first given a value by the edits
-    let mut property_ids: BTreeSet<u32> = base.properties.iter().map(|c| c.property_id).collect();
-    for o in e.upserts.values() {
-        property_ids.extend(o.values.keys().copied());
+    let mut property_ids: Vec<u32> = base.properties.iter().map(|c| c.property_id).collect();
+    let mut extra: BTreeSet<u32> = BTreeSet::new();
+    for o in &news {
+        extra.extend(o.values.keys().filter(|k| base.property(**k).is_none()));
     }
+    property_ids.extend(extra);
     let object_type = catalog.object_type(base.type_id);
     for pid in property_ids {
         let base_col = base.property(pid).map(|c| c.values.clone());
@@ -362,31 +405,48 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<ObjectT
             },
         };
         let base_col = base_col.unwrap_or_else(|| new_null_array(&data_type, base.len()));
-        let column = build_column(&data_type, &base_col, &sources, pid)?;
+        let new_col = new_values(&data_type, &news, pid)?;
+        let parts: Vec<ArrayRef> = runs
+            .iter()
+            .map(|r| match *r {
+                Run::Base(a, b) => base_col.slice(a, b - a),
+                Run::New(a, b) => new_col.slice(a, b - a),
+            })
+            .collect();
+        let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+        let values = if refs.is_empty() {
+            new_null_array(&data_type, 0)
+        } else {
+            arrow_select::concat::concat(&refs)
+                .map_err(|e| EngineError::Internal(format!("concatenating column {pid}: {e}")))?
+        };
         t.properties.push(PropertyColumn {
             property_id: pid,
-            values: column,
+            values,
         });
     }
-    // keep the base's column order first (stable files), new columns after
-    let order: HashMap<u32, usize> = base
-        .properties
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.property_id, i))
-        .collect();
-    t.properties
-        .sort_by_key(|c| order.get(&c.property_id).copied().unwrap_or(usize::MAX));
     t.check_lengths().map_err(EngineError::Internal)?;
-    Ok(t)
+    let changes = (!removed_any).then(|| RowChanges {
+        replaced: touched.iter().map(|x| x.0).collect(),
+        appended_from: base.len(),
+    });
+    let mut edited_ids: Vec<u64> = e.upserts.keys().chain(e.removed.iter()).copied().collect();
+    edited_ids.sort_unstable();
+    Ok(Merged {
+        table: t,
+        changes,
+        edited_ids,
+    })
 }
 
-fn build_column(
-    data_type: &DataType,
-    base: &ArrayRef,
-    sources: &[Source],
-    pid: u32,
-) -> Result<ArrayRef> {
+/// Append the offsets of base rows `a..b` (whose data is appended after what `out` covers).
+fn copy_offsets(out: &mut Vec<u32>, base: &[u32], a: usize, b: usize) {
+    let shift = *out.last().expect("offsets start with 0") as i64 - base[a] as i64;
+    out.extend(base[a + 1..=b].iter().map(|&o| (o as i64 + shift) as u32));
+}
+
+/// The values of property `pid` of the new objects, in order.
+fn new_values(data_type: &DataType, news: &[&ObjectState], pid: u32) -> Result<ArrayRef> {
     let bad = |v: &Value| {
         EngineError::Internal(format!(
             "value {v:?} does not fit column {pid} of type {data_type}"
@@ -394,47 +454,35 @@ fn build_column(
     };
     Ok(match data_type {
         DataType::Int64 => {
-            let col = base.as_primitive::<Int64Type>();
-            let mut b = Int64Builder::with_capacity(sources.len());
-            for s in sources {
-                match s {
-                    Source::Base(r) => b.append_option((!col.is_null(*r)).then(|| col.value(*r))),
-                    Source::New(o) => match o.values.get(&pid) {
-                        None => b.append_null(),
-                        Some(Value::Int(v)) => b.append_value(*v),
-                        Some(v) => return Err(bad(v)),
-                    },
+            let mut b = Int64Builder::with_capacity(news.len());
+            for o in news {
+                match o.values.get(&pid) {
+                    None => b.append_null(),
+                    Some(Value::Int(v)) => b.append_value(*v),
+                    Some(v) => return Err(bad(v)),
                 }
             }
             Arc::new(b.finish())
         }
         DataType::Float64 => {
-            let col = base.as_primitive::<Float64Type>();
-            let mut b = Float64Builder::with_capacity(sources.len());
-            for s in sources {
-                match s {
-                    Source::Base(r) => b.append_option((!col.is_null(*r)).then(|| col.value(*r))),
-                    Source::New(o) => match o.values.get(&pid) {
-                        None => b.append_null(),
-                        Some(Value::Float(v)) => b.append_value(*v),
-                        Some(Value::Int(v)) => b.append_value(*v as f64),
-                        Some(v) => return Err(bad(v)),
-                    },
+            let mut b = Float64Builder::with_capacity(news.len());
+            for o in news {
+                match o.values.get(&pid) {
+                    None => b.append_null(),
+                    Some(Value::Float(v)) => b.append_value(*v),
+                    Some(Value::Int(v)) => b.append_value(*v as f64),
+                    Some(v) => return Err(bad(v)),
                 }
             }
             Arc::new(b.finish())
         }
         DataType::Utf8 => {
-            let col = base.as_string::<i32>();
-            let mut b = StringBuilder::with_capacity(sources.len(), sources.len() * 8);
-            for s in sources {
-                match s {
-                    Source::Base(r) => b.append_option((!col.is_null(*r)).then(|| col.value(*r))),
-                    Source::New(o) => match o.values.get(&pid) {
-                        None => b.append_null(),
-                        Some(Value::Text(v)) => b.append_value(v),
-                        Some(v) => return Err(bad(v)),
-                    },
+            let mut b = StringBuilder::with_capacity(news.len(), news.len() * 8);
+            for o in news {
+                match o.values.get(&pid) {
+                    None => b.append_null(),
+                    Some(Value::Text(v)) => b.append_value(v),
+                    Some(v) => return Err(bad(v)),
                 }
             }
             Arc::new(b.finish())

@@ -22,7 +22,9 @@ use super::working::Working;
 use crate::error::{EngineError, Result};
 use crate::snapshot::generation::{Generation, GenerationStore};
 use crate::snapshot::manifest::{FileEntry, Manifest};
-use crate::snapshot::parquet_write::{hex, write_deleted, write_objects, DELETED_FILE};
+use crate::snapshot::parquet_write::{
+    chunk_file, hex, write_deleted, write_objects_at, CHUNK_ROWS, DELETED_FILE,
+};
 use crate::snapshot::store::{fail_point, DataDir};
 
 /// Results of the changesets a generation applied (inside the generation directory).
@@ -250,11 +252,14 @@ impl Writer {
         if applied.is_empty() {
             return Ok(());
         }
+        let validated_ms = started.elapsed().as_millis() as u64;
         let (tables, deleted) = work.materialise()?;
         let parents = work.parents(&tables);
+        let materialised_ms = started.elapsed().as_millis() as u64;
         let new = self.publish(&base, tables, deleted, parents, &applied)?;
         let generation = new.id;
         self.store.swap(new);
+        let visible_ms = started.elapsed().as_millis() as u64;
         fail_point("after-swap");
         for (id, outcome) in applied {
             self.finish(
@@ -269,6 +274,9 @@ impl Writer {
             generation,
             changesets = ids.len(),
             objects,
+            validated_ms,
+            materialised_ms,
+            visible_ms,
             ms = started.elapsed().as_millis() as u64,
             "changesets applied"
         );
@@ -312,29 +320,66 @@ impl Writer {
     fn publish(
         &self,
         base: &Generation,
-        tables: BTreeMap<u32, crate::snapshot::columns::ObjectTable>,
+        tables: BTreeMap<u32, super::working::Merged>,
         deleted: Option<crate::snapshot::columns::DeletedTable>,
         parents: Arc<std::collections::HashMap<u64, (u32, u64)>>,
         applied: &[(String, Outcome)],
     ) -> Result<Generation> {
         use rayon::prelude::*;
+        let t0 = Instant::now();
         let id = self.data.next_id()?;
         let mut staging = self.data.begin(id)?;
+        // shared: files of untouched types, and the chunks of touched types no edit falls in
+        let mut rewrite: Vec<(u32, std::ops::Range<usize>)> = Vec::new();
+        let mut chunks: BTreeMap<u32, Vec<&FileEntry>> = BTreeMap::new();
         for entry in &base.manifest.files {
-            let replaced = entry.type_id.is_some_and(|t| tables.contains_key(&t))
-                || (entry.path == DELETED_FILE && deleted.is_some())
-                || entry.path == RESULTS_FILE;
-            if !replaced {
-                staging.share_from(&base.dir, entry)?;
+            match entry.type_id {
+                Some(t) if tables.contains_key(&t) => chunks.entry(t).or_default().push(entry),
+                _ => {
+                    let replaced = (entry.path == DELETED_FILE && deleted.is_some())
+                        || entry.path == RESULTS_FILE;
+                    if !replaced {
+                        staging.share_from(&base.dir, entry)?;
+                    }
+                }
+            }
+        }
+        for (&t, merged) in &tables {
+            let mut parts = chunks.remove(&t).unwrap_or_default();
+            parts.sort_by_key(|e| e.first_id.unwrap_or(0));
+            // a single-file partition (first format) is rewritten as chunks once
+            if parts.iter().any(|e| e.first_id.is_none()) {
+                parts.clear();
+            }
+            let table = &merged.table;
+            let mut row = 0usize;
+            for (i, entry) in parts.iter().enumerate() {
+                let lo = entry.first_id.expect("chunked");
+                let hi = parts.get(i + 1).and_then(|e| e.first_id).unwrap_or(u64::MAX);
+                let end = row + table.id[row..].partition_point(|&id| id < hi);
+                let first = if i == 0 { 0 } else { lo };
+                let start = table.id.partition_point(|&id| id < first).max(row);
+                let lo_edit = merged.edited_ids.partition_point(|&id| id < first);
+                let touched = merged.edited_ids.get(lo_edit).is_some_and(|&id| id < hi);
+                if touched {
+                    if end > start {
+                        rewrite.push((t, start..end));
+                    }
+                } else {
+                    staging.share_from(&base.dir, entry)?;
+                }
+                row = end;
+            }
+            if parts.is_empty() && !table.is_empty() {
+                rewrite.push((t, 0..table.len()));
             }
         }
         let dir = staging.dir.clone();
-        let written: Vec<FileEntry> = tables
+        let written: Vec<Vec<FileEntry>> = rewrite
             .par_iter()
-            .filter(|(_, t)| !t.is_empty())
-            .map(|(_, t)| write_objects(&dir, t))
+            .map(|(t, rows)| write_chunks(&dir, &tables[t].table, rows.clone()))
             .collect::<Result<_>>()?;
-        staging.files.extend(written);
+        staging.files.extend(written.into_iter().flatten());
         if let Some(d) = &deleted {
             staging.files.push(write_deleted(&dir, d)?);
         }
@@ -356,9 +401,23 @@ impl Writer {
             changesets: applied.iter().map(|(id, _)| id.clone()).collect(),
             files: Vec::new(),
         };
+        let written_ms = t0.elapsed().as_millis() as u64;
         let final_dir: PathBuf = self.data.publish(staging, manifest)?;
+        let published_ms = t0.elapsed().as_millis() as u64;
         let manifest = Manifest::read(&final_dir)?;
-        Ok(base.derive(final_dir, manifest, tables, deleted, parents))
+        let tables = tables
+            .into_iter()
+            .map(|(t, m)| (t, (m.table, m.changes)))
+            .collect();
+        let g = base.derive(final_dir, manifest, tables, deleted, parents);
+        tracing::debug!(
+            generation = id,
+            written_ms,
+            published_ms,
+            indexed_ms = t0.elapsed().as_millis() as u64,
+            "generation published"
+        );
+        Ok(g)
     }
 
     fn collect_garbage(&self) {
@@ -402,6 +461,7 @@ fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<FileEntry> {
         bytes: bytes.len() as u64,
         sha256: hex(&sha2::Sha256::digest(bytes)),
         type_id: None,
+        first_id: None,
     })
 }
 
@@ -413,4 +473,31 @@ pub fn read_results(g: &Generation) -> Result<BTreeMap<String, Outcome>> {
     }
     let bytes = std::fs::read(&path).map_err(|e| EngineError::io(&path, e))?;
     serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt(&path, e.to_string()))
+}
+
+/// Write rows `rows` of a table as chunk files: one file, or pieces of `CHUNK_ROWS` when the
+/// range has grown past twice that.
+fn write_chunks(
+    dir: &std::path::Path,
+    table: &crate::snapshot::columns::ObjectTable,
+    rows: std::ops::Range<usize>,
+) -> Result<Vec<FileEntry>> {
+    let step = if rows.len() > 2 * CHUNK_ROWS {
+        CHUNK_ROWS
+    } else {
+        rows.len()
+    };
+    let mut out = Vec::new();
+    let mut a = rows.start;
+    while a < rows.end {
+        let b = (a + step).min(rows.end);
+        let part = table.slice(a..b);
+        out.push(write_objects_at(
+            dir,
+            &part,
+            &chunk_file(table.type_id, table.id[a]),
+        )?);
+        a = b;
+    }
+    Ok(out)
 }

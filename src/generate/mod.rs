@@ -17,7 +17,7 @@ use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
 use crate::snapshot::columns::Days;
 use crate::snapshot::manifest::{Manifest, FORMAT_VERSION};
-use crate::snapshot::parquet_write::{write_deleted, write_network, write_objects};
+use crate::snapshot::parquet_write::{write_deleted, write_network, write_type};
 use crate::snapshot::store::DataDir;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -131,12 +131,12 @@ pub fn generate(
         || {
             tables
                 .par_iter()
-                .map(|(_, t)| write_objects(&dir, t))
+                .map(|(_, t)| write_type(&dir, t))
                 .collect::<Result<Vec<_>>>()
         },
     );
     staging.files.push(net_entry?);
-    staging.files.extend(object_entries?);
+    staging.files.extend(object_entries?.into_iter().flatten());
     staging.files.push(write_deleted(&dir, &deleted)?);
     progress("written");
     let manifest = Manifest {

@@ -261,6 +261,99 @@ impl ObjectTable {
             .iter()
             .find(|c| c.property_id == property_id)
     }
+    /// Rows `rows` as a table of their own (property arrays are shared, not copied).
+    pub fn slice(&self, rows: Range<usize>) -> ObjectTable {
+        let (a, b) = (rows.start, rows.end);
+        let mut t = ObjectTable::new(self.type_id);
+        t.id = self.id[a..b].to_vec();
+        t.version = self.version[a..b].to_vec();
+        t.start_date = self.start_date[a..b].to_vec();
+        t.end_date = self.end_date[a..b].to_vec();
+        t.last_modified = self.last_modified[a..b].to_vec();
+        let rebase = |offsets: &[u32]| -> Vec<u32> {
+            let base = offsets[a];
+            offsets[a..=b].iter().map(|o| o - base).collect()
+        };
+        t.loc_offsets = rebase(&self.loc_offsets);
+        let (pa, pb) = (self.loc_offsets[a] as usize, self.loc_offsets[b] as usize);
+        t.loc_link = self.loc_link[pa..pb].to_vec();
+        t.loc_from = self.loc_from[pa..pb].to_vec();
+        t.loc_to = self.loc_to[pa..pb].to_vec();
+        t.loc_direction = self.loc_direction[pa..pb].to_vec();
+        t.geom_offsets = rebase(&self.geom_offsets);
+        let (ga, gb) = (self.geom_offsets[a] as usize, self.geom_offsets[b] as usize);
+        t.geom_coords = self.geom_coords[ga..gb].to_vec();
+        t.child_offsets = rebase(&self.child_offsets);
+        let (ca, cb) = (self.child_offsets[a] as usize, self.child_offsets[b] as usize);
+        t.child_type = self.child_type[ca..cb].to_vec();
+        t.child_id = self.child_id[ca..cb].to_vec();
+        t.properties = self
+            .properties
+            .iter()
+            .map(|c| PropertyColumn {
+                property_id: c.property_id,
+                values: c.values.slice(a, b - a),
+            })
+            .collect();
+        t
+    }
+
+    /// Tables of one type in id order as one table. A property missing from some parts is
+    /// null there.
+    pub fn concat(type_id: u32, parts: Vec<ObjectTable>) -> Result<ObjectTable, String> {
+        if parts.len() == 1 {
+            return Ok(parts.into_iter().next().expect("one part"));
+        }
+        let mut t = ObjectTable::new(type_id);
+        let mut columns: BTreeMap<u32, arrow_schema::DataType> = BTreeMap::new();
+        for p in &parts {
+            for c in &p.properties {
+                columns
+                    .entry(c.property_id)
+                    .or_insert_with(|| c.values.data_type().clone());
+            }
+        }
+        for p in &parts {
+            t.id.extend_from_slice(&p.id);
+            t.version.extend_from_slice(&p.version);
+            t.start_date.extend_from_slice(&p.start_date);
+            t.end_date.extend_from_slice(&p.end_date);
+            t.last_modified.extend_from_slice(&p.last_modified);
+            let append = |out: &mut Vec<u32>, offsets: &[u32]| {
+                let shift = *out.last().expect("offsets start with 0");
+                out.extend(offsets[1..].iter().map(|o| o + shift));
+            };
+            append(&mut t.loc_offsets, &p.loc_offsets);
+            t.loc_link.extend_from_slice(&p.loc_link);
+            t.loc_from.extend_from_slice(&p.loc_from);
+            t.loc_to.extend_from_slice(&p.loc_to);
+            t.loc_direction.extend_from_slice(&p.loc_direction);
+            append(&mut t.geom_offsets, &p.geom_offsets);
+            t.geom_coords.extend_from_slice(&p.geom_coords);
+            append(&mut t.child_offsets, &p.child_offsets);
+            t.child_type.extend_from_slice(&p.child_type);
+            t.child_id.extend_from_slice(&p.child_id);
+        }
+        for (pid, data_type) in columns {
+            let arrays: Vec<ArrayRef> = parts
+                .iter()
+                .map(|p| match p.property(pid) {
+                    Some(c) => c.values.clone(),
+                    None => arrow_array::new_null_array(&data_type, p.len()),
+                })
+                .collect();
+            let refs: Vec<&dyn arrow_array::Array> = arrays.iter().map(|a| a.as_ref()).collect();
+            let values = arrow_select::concat::concat(&refs)
+                .map_err(|e| format!("type {type_id}: property {pid}: {e}"))?;
+            t.properties.push(PropertyColumn {
+                property_id: pid,
+                values,
+            });
+        }
+        t.check_lengths()?;
+        Ok(t)
+    }
+
     pub fn check_lengths(&self) -> Result<(), String> {
         let n = self.len();
         for (name, l) in [

@@ -15,7 +15,7 @@ use super::parquet_write::{DELETED_FILE, NETWORK_FILE};
 use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
-use crate::index::bitmaps::TypeIndex;
+use crate::index::bitmaps::{RowChanges, TypeIndex};
 use crate::index::rtree::NetworkIndex;
 use crate::query::network::NetworkIndexes;
 
@@ -76,18 +76,31 @@ impl Generation {
                 ));
             }
         }
-        let object_files: Vec<(u32, PathBuf)> = manifest
+        // (type, first id, path): one file per type, or chunks that concatenate in id order
+        let mut object_files: Vec<(u32, u64, PathBuf)> = manifest
             .files
             .iter()
-            .filter_map(|f| Some((f.type_id?, dir.join(&f.path))))
+            .filter_map(|f| Some((f.type_id?, f.first_id.unwrap_or(0), dir.join(&f.path))))
             .collect();
+        object_files.sort_by_key(|f| (f.0, f.1));
         let (network, tables) = rayon::join(
             || read_network(&dir.join(NETWORK_FILE)),
-            || {
-                object_files
+            || -> Result<Vec<ObjectTable>> {
+                let parts = object_files
                     .par_iter()
-                    .map(|(t, p)| read_objects(p, *t))
-                    .collect::<Result<Vec<_>>>()
+                    .map(|(t, _, p)| read_objects(p, *t))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut by_type: BTreeMap<u32, Vec<ObjectTable>> = BTreeMap::new();
+                for part in parts {
+                    by_type.entry(part.type_id).or_default().push(part);
+                }
+                by_type
+                    .into_par_iter()
+                    .map(|(t, parts)| {
+                        ObjectTable::concat(t, parts)
+                            .map_err(|e| EngineError::corrupt(dir, e))
+                    })
+                    .collect()
             },
         );
         let network = network?;
@@ -209,7 +222,7 @@ impl Generation {
         &self,
         dir: PathBuf,
         manifest: Manifest,
-        tables: BTreeMap<u32, ObjectTable>,
+        tables: BTreeMap<u32, (ObjectTable, Option<RowChanges>)>,
         deleted: Option<DeletedTable>,
         parents: Arc<HashMap<u64, (u32, u64)>>,
     ) -> Generation {
@@ -217,8 +230,20 @@ impl Generation {
         let (catalog, areas) = (self.catalog, self.areas);
         let rebuilt: Vec<(u32, Arc<TypeData>)> = tables
             .into_par_iter()
-            .map(|(t, table)| {
-                let index = TypeIndex::build(&table, catalog.object_type(t), network, areas);
+            .map(|(t, (table, changes))| {
+                let object_type = catalog.object_type(t);
+                // rows kept in place: update the parent's index; otherwise build anew
+                let index = match (self.objects.get(&t), changes) {
+                    (Some(old), Some(changes)) => old.index.update(
+                        &old.table,
+                        &table,
+                        &changes,
+                        object_type,
+                        network,
+                        areas,
+                    ),
+                    _ => TypeIndex::build(&table, object_type, network, areas),
+                };
                 (t, Arc::new(TypeData { table, index }))
             })
             .collect();

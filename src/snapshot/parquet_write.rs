@@ -107,6 +107,7 @@ fn write_file(
         bytes: sink.bytes,
         sha256: hex(&sink.hasher.finalize()),
         type_id: None,
+        first_id: None,
     })
 }
 
@@ -135,8 +136,32 @@ fn dates(v: &[i32]) -> ArrayRef {
 pub const NETWORK_FILE: &str = "network/links.parquet";
 pub const DELETED_FILE: &str = "objects/deleted.parquet";
 
+/// The single-file partition of a type (format of the first generations; still read).
 pub fn object_file(type_id: u32) -> String {
     format!("objects/type-{type_id}.parquet")
+}
+
+/// Rows per chunk file of a type. A changeset rewrites only the chunks whose id range it
+/// touches, so small chunks keep small changesets cheap; ~1 µs per row to write.
+pub const CHUNK_ROWS: usize = 32_768;
+
+/// The chunk file of a type starting at object id `first_id`.
+pub fn chunk_file(type_id: u32, first_id: u64) -> String {
+    format!("objects/type-{type_id}/part-{first_id:015}.parquet")
+}
+
+/// Write a type's table as chunks of `CHUNK_ROWS` rows (in parallel).
+pub fn write_type(dir: &Path, t: &ObjectTable) -> Result<Vec<FileEntry>> {
+    use rayon::prelude::*;
+    let starts: Vec<usize> = (0..t.len()).step_by(CHUNK_ROWS).collect();
+    starts
+        .par_iter()
+        .map(|&a| {
+            let b = (a + CHUNK_ROWS).min(t.len());
+            let chunk = t.slice(a..b);
+            write_objects_at(dir, &chunk, &chunk_file(t.type_id, t.id[a]))
+        })
+        .collect()
 }
 
 fn bbox_of(coords: &[[f64; 3]]) -> Option<[f64; 4]> {
@@ -270,6 +295,11 @@ fn list_of(fields: Fields, offsets: &[u32], columns: Vec<ArrayRef>) -> Result<Ar
 
 /// Write one object type's table to `objects/type-<id>.parquet`.
 pub fn write_objects(dir: &Path, t: &ObjectTable) -> Result<FileEntry> {
+    write_objects_at(dir, t, &object_file(t.type_id))
+}
+
+/// Write (part of) an object table to `rel_path`; the entry records the first id.
+pub fn write_objects_at(dir: &Path, t: &ObjectTable, rel_path: &str) -> Result<FileEntry> {
     t.check_lengths().map_err(EngineError::Internal)?;
     let mut geometry = BinaryBuilder::new();
     let mut kinds = Vec::new();
@@ -357,8 +387,11 @@ pub fn write_objects(dir: &Path, t: &ObjectTable) -> Result<FileEntry> {
         },
         bbox_of(&t.geom_coords),
     );
-    let mut entry = write_file(dir, &object_file(t.type_id), schema, vec![batch], Some(geo))?;
+    let mut entry = write_file(dir, rel_path, schema, vec![batch], Some(geo))?;
     entry.type_id = Some(t.type_id);
+    if rel_path != object_file(t.type_id) {
+        entry.first_id = t.id.first().copied();
+    }
     Ok(entry)
 }
 
