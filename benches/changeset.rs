@@ -25,8 +25,10 @@ fn changeset(links: &[u64], n: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Chan
                 "lokasjon": {"punkt": [{"lenkeId": links[rng.random_range(0..links.len())], "posisjon": rng.random_range(0.0..1.0)}]}})
         })
         .collect();
-    serde_json::from_value(json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38",
-        "registrer": {"vegObjekter": objects}}))
+    serde_json::from_value(
+        json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38",
+        "registrer": {"vegObjekter": objects}}),
+    )
     .unwrap()
 }
 
@@ -64,7 +66,11 @@ fn bench(c: &mut Criterion) {
     };
     let data = DataDir::open(tmp.path().join("data")).unwrap();
     data.init_from(&source).unwrap();
-    let (g, _) = Generation::load(&data.generation_dir(data.current().unwrap().unwrap()), &|_| {}).unwrap();
+    let (g, _) = Generation::load(
+        &data.generation_dir(data.current().unwrap().unwrap()),
+        &|_| {},
+    )
+    .unwrap();
     let n = &g.network;
     let links: Vec<u64> = (0..n.len())
         .filter(|&r| !n.is_connection[r] && n.from_pos[r] == 0.0 && n.to_pos[r] == 1.0)
@@ -77,29 +83,33 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(30));
     for size in [10usize, 10_000] {
-        group.bench_with_input(BenchmarkId::new("start_to_visible", size), &size, |b, &size| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let cs = changeset(&links, size, &mut rng);
-                    let r = writer.journal.register(cs, record(size)).unwrap();
-                    let before = store.current().id;
-                    let t = Instant::now();
-                    writer.start_changeset(&r.id).unwrap();
-                    loop {
-                        let p = writer.journal.get(&r.id).unwrap().progress;
-                        if p == Progress::DoneAndVisible {
-                            break;
+        group.bench_with_input(
+            BenchmarkId::new("start_to_visible", size),
+            &size,
+            |b, &size| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let cs = changeset(&links, size, &mut rng);
+                        let r = writer.journal.register(cs, record(size)).unwrap();
+                        let before = store.current().id;
+                        let t = Instant::now();
+                        writer.start_changeset(&r.id).unwrap();
+                        loop {
+                            let p = writer.journal.get(&r.id).unwrap().progress;
+                            if p == Progress::DoneAndVisible {
+                                break;
+                            }
+                            assert!(!p.is_final(), "changeset ended {p:?}");
+                            std::thread::sleep(Duration::from_micros(200));
                         }
-                        assert!(!p.is_final(), "changeset ended {p:?}");
-                        std::thread::sleep(Duration::from_micros(200));
+                        total += t.elapsed();
+                        assert!(store.current().id > before);
                     }
-                    total += t.elapsed();
-                    assert!(store.current().id > before);
-                }
-                total
-            })
-        });
+                    total
+                })
+            },
+        );
     }
     group.finish();
 }

@@ -65,6 +65,14 @@ pub struct ServeArgs {
     /// Largest changeset or converter request body in bytes (413 beyond).
     #[arg(long, env = "VEGDB_MAX_CHANGESET_BYTES", default_value_t = crate::api::DEFAULT_MAX_CHANGESET_BYTES)]
     pub max_changeset_bytes: usize,
+    /// Scheduling of the writer's threads against the readers' (idle, low, normal).
+    #[arg(
+        long,
+        env = "VEGDB_WRITER_PRIORITY",
+        value_enum,
+        default_value = "idle"
+    )]
+    pub writer_priority: crate::changeset::writer::WriterPriority,
     /// Largest binary upload in bytes (413 beyond).
     #[arg(long, env = "VEGDB_MAX_BINARY_BYTES", default_value_t = crate::api::DEFAULT_MAX_BINARY_BYTES)]
     pub max_binary_bytes: usize,

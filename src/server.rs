@@ -69,6 +69,7 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         .trim_end_matches('/')
         .to_string();
     let store = Arc::new(GenerationStore::new(g));
+    crate::changeset::writer::set_writer_priority(args.writer_priority);
     let writer = if args.read_only {
         None
     } else {

@@ -35,7 +35,9 @@ fn merged_tables_and_incremental_indexes_equal_a_rebuild() {
                 }
             } else if !table.is_empty() && action == 2 {
                 let row = rng.random_range(0..table.len());
-                let Found::Current(o) = work.find(table.id[row]) else { continue };
+                let Found::Current(o) = work.find(table.id[row]) else {
+                    continue;
+                };
                 work.close(&o, 1_800_000_000);
                 expected.entry(t).or_default().insert(o.id, None);
                 continue;
@@ -50,7 +52,12 @@ fn merged_tables_and_incremental_indexes_equal_a_rebuild() {
             // move it somewhere else and change a value
             let link = links[rng.random_range(0..links.len())];
             let p = rng.random_range(0.0..1.0);
-            o.placements = vec![vegdb::changeset::working::Placement { link_id: link, from: p, to: p, against: false }];
+            o.placements = vec![vegdb::changeset::working::Placement {
+                link_id: link,
+                from: p,
+                to: p,
+                against: false,
+            }];
             if let Some((&pid, v)) = o.values.iter().next() {
                 let v = match v {
                     Value::Int(i) => Value::Int(*i),
@@ -87,7 +94,14 @@ fn merged_tables_and_incremental_indexes_equal_a_rebuild() {
             assert_eq!(merged.changes.is_none(), want.values().any(|o| o.is_none()));
             if let Some(changes) = &merged.changes {
                 let ty = g.catalog.object_type(*t);
-                let inc = g.objects[t].index.update(base, &merged.table, changes, ty, &g.network, g.areas);
+                let inc = g.objects[t].index.update(
+                    base,
+                    &merged.table,
+                    changes,
+                    ty,
+                    &g.network,
+                    g.areas,
+                );
                 let full = TypeIndex::build(&merged.table, ty, &g.network, g.areas);
                 fn norm<K: std::fmt::Debug + Copy>(
                     m: &std::collections::HashMap<K, roaring::RoaringBitmap>,
@@ -108,9 +122,123 @@ fn merged_tables_and_incremental_indexes_equal_a_rebuild() {
                 }
                 assert!((inc.total_length_m - full.total_length_m).abs() < 1e-3);
                 for (k, v) in &full.area_length_m {
-                    assert!((inc.area_length_m.get(k).copied().unwrap_or(0.0) - v).abs() < 1e-3, "{k:?}");
+                    assert!(
+                        (inc.area_length_m.get(k).copied().unwrap_or(0.0) - v).abs() < 1e-3,
+                        "{k:?}"
+                    );
                 }
             }
         }
+    }
+}
+
+/// Publishing rewrites exactly the chunk files an edit falls in, and what is on disk reloads to
+/// what the writer swapped in.
+#[test]
+fn only_touched_chunks_are_rewritten_and_generations_reload_identically() {
+    use serde_json::json;
+    use std::sync::Arc;
+    use std::time::Duration;
+    use vegdb::changeset::journal::{Progress, Record};
+    use vegdb::changeset::writer::Writer;
+    use vegdb::snapshot::generation::GenerationStore;
+    use vegdb::snapshot::manifest::Manifest;
+    use vegdb::snapshot::store::DataDir;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = generate_into(Scale::Tiny, 4, tmp.path()).unwrap();
+    let data = DataDir::open(tmp.path()).unwrap();
+    let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+    let n = &g.network;
+    let link = (0..n.len())
+        .find(|&r| !n.is_connection[r] && n.from_pos[r] == 0.0 && n.to_pos[r] == 1.0)
+        .map(|r| n.link_id[r])
+        .unwrap();
+    let ids95 = g.objects[&95].table.id.clone();
+    assert!(ids95.len() > 300, "enough Skiltpunkt for several chunks");
+    let store = Arc::new(GenerationStore::new(g));
+    let writer = Writer::start_with(data.clone(), store.clone(), 64).unwrap();
+    let run = |cs: serde_json::Value| {
+        let cs = serde_json::from_value(cs).unwrap();
+        let r = writer
+            .journal
+            .register(
+                cs,
+                Record {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    received: String::new(),
+                    received_ms: 0,
+                    progress: Progress::NotStarted,
+                    waiting_reason: None,
+                    rejected_reason: None,
+                    owner: "t".into(),
+                    client: None,
+                    rights: Default::default(),
+                    dry_run: false,
+                    start_seq: None,
+                    generation: None,
+                    outcome: Default::default(),
+                    objects: 1,
+                },
+            )
+            .unwrap();
+        writer.start_changeset(&r.id).unwrap();
+        loop {
+            let p = writer.journal.get(&r.id).unwrap().progress;
+            if p.is_final() {
+                assert_eq!(p, Progress::DoneAndVisible);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    let chunks = |gen: u64| -> Vec<(String, String)> {
+        let m = Manifest::read(&data.generation_dir(gen)).unwrap();
+        m.files
+            .into_iter()
+            .filter(|f| f.type_id == Some(95))
+            .map(|f| (f.path, f.sha256))
+            .collect()
+    };
+    let update = |id: u64, version: u32| {
+        json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38", "delvisOppdater": {"vegObjekter": [
+            {"typeId": 95, "nvdbId": id, "versjon": version, "egenskaper": [{"typeId": 10854, "verdi": ["endret"], "operasjon": "oppdater"}]}]}})
+    };
+    let version_of = |id: u64| {
+        let g = store.current();
+        let t = &g.objects[&95].table;
+        t.version[t.row_of(id).unwrap()]
+    };
+    // first write: the single chunk of 95 is split into 64-row chunks
+    run(update(ids95[0], version_of(ids95[0])));
+    let split = chunks(store.current().id);
+    assert_eq!(split.len(), ids95.len().div_ceil(64), "{split:?}");
+    // then: one object in the middle -> one chunk; an append -> the last chunk; a deletion -> one
+    let mid = ids95[ids95.len() / 2];
+    let cases = [
+        update(mid, version_of(mid)),
+        json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38", "registrer": {"vegObjekter": [
+            {"typeId": 95, "tempId": "n", "egenskaper": [{"typeId": 1876, "enum": [2868]}],
+             "lokasjon": {"punkt": [{"lenkeId": link, "posisjon": 0.5}]}}]}}),
+        json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38", "slett": {"vegObjekter": [
+            {"typeId": 95, "nvdbId": ids95[70], "versjon": version_of(ids95[70]), "kaskadeSletting": "nei"}]}}),
+    ];
+    for cs in cases {
+        let before: std::collections::HashSet<(String, String)> =
+            chunks(store.current().id).into_iter().collect();
+        run(cs);
+        let gen = store.current();
+        let after = chunks(gen.id);
+        let changed = after.iter().filter(|c| !before.contains(*c)).count();
+        assert_eq!(changed, 1, "exactly one chunk rewritten: {after:?}");
+        // the files reload into exactly what the writer swapped in
+        let (disk, _) = Generation::load(&gen.dir, &|_| {}).unwrap();
+        let (a, b) = (&disk.objects[&95].table, &gen.objects[&95].table);
+        assert_eq!(a.len(), b.len());
+        for r in 0..a.len() {
+            assert_eq!(ObjectState::from_row(a, r), ObjectState::from_row(b, r));
+        }
+        assert_eq!(disk.object_count(), gen.object_count());
+        assert_eq!(disk.deleted.id, gen.deleted.id);
     }
 }

@@ -40,12 +40,19 @@ struct Server {
 fn spawn(data: &Path, fail_at: Option<&str>) -> Option<Server> {
     let port = free_port();
     let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .arg("--data")
-        .arg(data)
-        .env("VEGDB_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    // normal priority: this test is about crashes, not about yielding to readers
+    cmd.args([
+        "serve",
+        "--writer-priority",
+        "normal",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+    ])
+    .arg("--data")
+    .arg(data)
+    .env("VEGDB_LOG", "warn")
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
     if let Some(f) = fail_at {
         cmd.env("VEGDB_FAIL_AT", f);
     }

@@ -4,6 +4,10 @@
 //! Each connection is kept alive and sends the request paths of the file round robin, one at a
 //! time. The run stops after --seconds or --max-requests, whichever comes first. Prints
 //! requests/s, latency percentiles and error counts. Only loopback addresses are accepted.
+//!
+//! With `--write-changeset FILE --token T`, one more connection meanwhile registers the
+//! changeset, starts it and polls fremdrift (every 20 ms) until UTFØRT_OG_ETTERBEHANDLET, again
+//! and again (pausing --write-pause-ms between), and reports start-to-visible times.
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +36,18 @@ struct Args {
     /// Warm-up seconds not counted.
     #[arg(long, default_value_t = 2)]
     warmup: u64,
+    /// A changeset (JSON) to register and run repeatedly during the read load.
+    #[arg(long, requires = "token")]
+    write_changeset: Option<std::path::PathBuf>,
+    /// Bearer token of a user who may write.
+    #[arg(long)]
+    token: Option<String>,
+    /// Write interface path on the same host.
+    #[arg(long, default_value = "/nvdb/apiskriv/rest/v2")]
+    write_base: String,
+    /// Pause between changesets, milliseconds.
+    #[arg(long, default_value_t = 0)]
+    write_pause_ms: u64,
 }
 
 struct Stats {
@@ -88,7 +104,34 @@ async fn get(
         format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: keep-alive\r\n\r\n").as_bytes(),
     )
     .await?;
+    read_response(r).await.map(|(s, _, b)| (s, b))
+}
+
+/// One keep-alive request with extra header lines and a body.
+async fn send(
+    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    w: &mut tokio::net::tcp::OwnedWriteHalf,
+    method: &str,
+    host: &str,
+    path: &str,
+    headers: &str,
+    body: &[u8],
+) -> std::io::Result<(u16, Option<String>, Vec<u8>)> {
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: keep-alive\r\n{headers}Content-Length: {}\r\n\r\n",
+        body.len()
+    );
+    w.write_all(head.as_bytes()).await?;
+    w.write_all(body).await?;
+    read_response(r).await
+}
+
+/// Status, Location and body of a response.
+async fn read_response(
+    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+) -> std::io::Result<(u16, Option<String>, Vec<u8>)> {
     let (mut status, mut len, mut first) = (0u16, 0usize, true);
+    let mut location = None;
     let mut line = String::new();
     loop {
         line.clear();
@@ -109,11 +152,86 @@ async fn get(
             break;
         } else if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
             len = v.trim().parse().unwrap_or(0);
+        } else if line.to_ascii_lowercase().starts_with("location:") {
+            location = Some(line["location:".len()..].trim().to_string());
         }
     }
     let mut body = vec![0; len];
     r.read_exact(&mut body).await?;
-    Ok((status, body))
+    Ok((status, location, body))
+}
+
+/// Register, start and follow `changeset` until `until`; start-to-visible times in ms.
+async fn write_loop(
+    hostport: String,
+    base: String,
+    token: String,
+    changeset: Vec<u8>,
+    pause: Duration,
+    until: Instant,
+) -> anyhow::Result<Vec<f64>> {
+    let stream = TcpStream::connect(&hostport).await?;
+    stream.set_nodelay(true)?;
+    let (r, mut w) = stream.into_split();
+    let mut r = BufReader::with_capacity(1 << 16, r);
+    let auth = format!("X-Client: vegdb-load\r\nAuthorization: Bearer {token}\r\n");
+    let json = format!("{auth}Content-Type: application/json\r\n");
+    let mut times = Vec::new();
+    while Instant::now() < until {
+        let (status, location, body) = send(
+            &mut r,
+            &mut w,
+            "POST",
+            &hostport,
+            &format!("{base}/endringssett"),
+            &json,
+            &changeset,
+        )
+        .await?;
+        anyhow::ensure!(
+            status == 201,
+            "register: {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+        let location = location.ok_or_else(|| anyhow::anyhow!("no Location"))?;
+        let id = location.rsplit('/').next().unwrap_or_default().to_string();
+        let started = Instant::now();
+        let (status, _, _) = send(
+            &mut r,
+            &mut w,
+            "POST",
+            &hostport,
+            &format!("{base}/endringssett/{id}/start"),
+            &auth,
+            b"",
+        )
+        .await?;
+        anyhow::ensure!(status == 200, "start: {status}");
+        loop {
+            let (_, _, body) = send(
+                &mut r,
+                &mut w,
+                "GET",
+                &hostport,
+                &format!("{base}/endringssett/{id}/fremdrift"),
+                &auth,
+                b"",
+            )
+            .await?;
+            let p = String::from_utf8_lossy(&body).to_string();
+            if p == "\"UTFØRT_OG_ETTERBEHANDLET\"" {
+                break;
+            }
+            anyhow::ensure!(
+                !p.contains("AVVIST") && !p.contains("KANSELLERT"),
+                "changeset {id} ended {p}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+        tokio::time::sleep(pause).await;
+    }
+    Ok(times)
 }
 
 async fn follow(hostport: &str, prefix: &str, first: &str) -> anyhow::Result<()> {
@@ -190,7 +308,21 @@ fn main() -> anyhow::Result<()> {
     let counted_from = started + Duration::from_secs(args.warmup);
     let until = counted_from + Duration::from_secs(args.seconds);
     let per = args.max_requests / args.connections.max(1);
-    let results = rt.block_on(async {
+    let changeset = match &args.write_changeset {
+        Some(p) => Some(std::fs::read(p)?),
+        None => None,
+    };
+    let (results, writes) = rt.block_on(async {
+        let writes = changeset.map(|body| {
+            tokio::spawn(write_loop(
+                hostport.clone(),
+                args.write_base.clone(),
+                args.token.clone().unwrap_or_default(),
+                body,
+                Duration::from_millis(args.write_pause_ms),
+                until,
+            ))
+        });
         let mut tasks = Vec::new();
         for c in 0..args.connections {
             tasks.push(tokio::spawn(worker(
@@ -207,7 +339,11 @@ fn main() -> anyhow::Result<()> {
         for t in tasks {
             out.push(t.await);
         }
-        out
+        let writes = match writes {
+            Some(t) => Some(t.await),
+            None => None,
+        };
+        (out, writes)
     });
     let elapsed = Instant::now()
         .saturating_duration_since(counted_from)
@@ -243,5 +379,17 @@ fn main() -> anyhow::Result<()> {
         failed,
         bytes as f64 / 1e6
     );
+    if let Some(w) = writes {
+        let mut times = w??;
+        times.sort_by(f64::total_cmp);
+        anyhow::ensure!(!times.is_empty(), "no changeset finished");
+        let at = |p: f64| times[((times.len() - 1) as f64 * p) as usize];
+        println!(
+            "{} changesets during the run: start to visible ms p50 {:.0} max {:.0}",
+            times.len(),
+            at(0.5),
+            at(1.0)
+        );
+    }
     Ok(())
 }

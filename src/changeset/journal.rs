@@ -97,7 +97,11 @@ pub struct Record {
 
 pub struct Journal {
     dir: PathBuf,
+    /// Held only for in-memory reads and inserts, never across disk writes, so readers of
+    /// progress never wait for an fsync.
     records: Mutex<BTreeMap<String, Record>>,
+    /// Serialises state changes (held across their fsync).
+    transitions: Mutex<()>,
     contents: Mutex<HashMap<String, Arc<Changeset>>>,
 }
 
@@ -153,6 +157,7 @@ impl Journal {
         Ok(Journal {
             dir,
             records: Mutex::new(records),
+            transitions: Mutex::new(()),
             contents: Mutex::new(HashMap::new()),
         })
     }
@@ -230,17 +235,20 @@ impl Journal {
         allowed: impl FnOnce(&Record) -> bool,
         change: impl FnOnce(&mut Record),
     ) -> Result<std::result::Result<Record, Option<Record>>> {
-        let mut records = self.records.lock().expect("journal lock");
-        let Some(r) = records.get(id) else {
+        let _serial = self.transitions.lock().expect("journal lock");
+        let Some(current) = self.get(id) else {
             return Ok(Err(None));
         };
-        if !allowed(r) {
-            return Ok(Err(Some(r.clone())));
+        if !allowed(&current) {
+            return Ok(Err(Some(current)));
         }
-        let mut next = r.clone();
+        let mut next = current;
         change(&mut next);
         self.persist(&next)?;
-        records.insert(id.to_string(), next.clone());
+        self.records
+            .lock()
+            .expect("journal lock")
+            .insert(id.to_string(), next.clone());
         Ok(Ok(next))
     }
 

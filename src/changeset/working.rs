@@ -15,8 +15,8 @@ use arrow_schema::DataType;
 use crate::catalog::{Catalog, ValueKind};
 use crate::error::{EngineError, Result};
 use crate::generate::values::Value;
-use crate::index::bitmaps::RowChanges;
 use crate::geo::Coord3;
+use crate::index::bitmaps::RowChanges;
 use crate::snapshot::columns::{
     Days, DeletedTable, ObjectTable, PropertyColumn, Seconds, DIRECTION_AGAINST, DIRECTION_WITH,
 };
@@ -218,7 +218,12 @@ impl<'g> Working<'g> {
             .par_iter()
             .map(|(&t, e)| {
                 let empty = ObjectTable::new(t);
-                let base = self.base.objects.get(&t).map(|d| &d.table).unwrap_or(&empty);
+                let base = self
+                    .base
+                    .objects
+                    .get(&t)
+                    .map(|d| &d.table)
+                    .unwrap_or(&empty);
                 Ok((t, merge(self.base.catalog, base, e)?))
             })
             .collect::<Result<_>>()?;
@@ -344,12 +349,16 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
                 t.loc_link.extend_from_slice(&base.loc_link[pa..pb]);
                 t.loc_from.extend_from_slice(&base.loc_from[pa..pb]);
                 t.loc_to.extend_from_slice(&base.loc_to[pa..pb]);
-                t.loc_direction.extend_from_slice(&base.loc_direction[pa..pb]);
+                t.loc_direction
+                    .extend_from_slice(&base.loc_direction[pa..pb]);
                 copy_offsets(&mut t.geom_offsets, &base.geom_offsets, a, b);
                 let (ga, gb) = (base.geom_offsets[a] as usize, base.geom_offsets[b] as usize);
                 t.geom_coords.extend_from_slice(&base.geom_coords[ga..gb]);
                 copy_offsets(&mut t.child_offsets, &base.child_offsets, a, b);
-                let (ca, cb) = (base.child_offsets[a] as usize, base.child_offsets[b] as usize);
+                let (ca, cb) = (
+                    base.child_offsets[a] as usize,
+                    base.child_offsets[b] as usize,
+                );
                 t.child_type.extend_from_slice(&base.child_type[ca..cb]);
                 t.child_id.extend_from_slice(&base.child_id[ca..cb]);
             }

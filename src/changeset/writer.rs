@@ -32,6 +32,8 @@ pub const RESULTS_FILE: &str = "changesets.json";
 /// Most changesets (and objects) one generation takes from the queue.
 pub const MAX_BATCH_CHANGESETS: usize = 64;
 pub const MAX_BATCH_OBJECTS: usize = 200_000;
+/// Threads of the writer's own rayon pool.
+pub const WRITER_THREADS: usize = 1;
 /// Generations kept on disk besides the current one.
 pub const KEEP_OLD_GENERATIONS: usize = 1;
 
@@ -58,11 +60,21 @@ pub struct Writer {
     pub binaries: Arc<super::binary::BinaryStore>,
     queue: Mutex<Sender<String>>,
     next_seq: Mutex<u64>,
+    chunk_rows: usize,
 }
 
 impl Writer {
     /// Open the journal, recover interrupted work and start the writer thread.
     pub fn start(data: DataDir, store: Arc<GenerationStore>) -> Result<Arc<Writer>> {
+        Self::start_with(data, store, CHUNK_ROWS)
+    }
+
+    /// As `start`, writing chunk files of `chunk_rows` rows (tests use small chunks).
+    pub fn start_with(
+        data: DataDir,
+        store: Arc<GenerationStore>,
+        chunk_rows: usize,
+    ) -> Result<Arc<Writer>> {
         let journal = Arc::new(Journal::open(data.root.join("changesets"))?);
         let binaries = Arc::new(super::binary::BinaryStore::open(data.root.join("binaer"))?);
         let (tx, rx) = mpsc::channel();
@@ -73,6 +85,7 @@ impl Writer {
             data,
             binaries,
             queue: Mutex::new(tx),
+            chunk_rows: chunk_rows.max(1),
         });
         writer.recover()?;
         let w = writer.clone();
@@ -170,7 +183,32 @@ impl Writer {
     }
 
     fn run(self: Arc<Self>, rx: Receiver<String>) {
-        while let Ok(first) = rx.recv() {
+        // The writer's parallel work runs on its own pool of `WRITER_THREADS`, so publishing
+        // never takes every core from the readers.
+        lower_priority();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(WRITER_THREADS)
+            .thread_name(|i| format!("vegdb-writer-{i}"))
+            .start_handler(|_| lower_priority())
+            .build();
+        let pool = match pool {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!(error = %e, "the writer pool could not start; writes wait");
+                return;
+            }
+        };
+        // Replaced generations are dropped here, once no reader holds them, so freeing a large
+        // table never lands on a request's thread.
+        let mut retired: Vec<Arc<Generation>> = Vec::new();
+        loop {
+            retired.retain(|g| Arc::strong_count(g) > 1);
+            let first = match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                Ok(id) => id,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            retired.push(self.store.current());
             let mut ids = vec![first];
             while ids.len() < MAX_BATCH_CHANGESETS {
                 match rx.try_recv() {
@@ -178,7 +216,7 @@ impl Writer {
                     Err(_) => break,
                 }
             }
-            if let Err(e) = self.process(&ids) {
+            if let Err(e) = pool.install(|| self.process(&ids)) {
                 tracing::error!(error = %e, "processing changesets failed; they wait for restart");
                 for id in &ids {
                     let _ = self.journal.transition(
@@ -355,7 +393,10 @@ impl Writer {
             let mut row = 0usize;
             for (i, entry) in parts.iter().enumerate() {
                 let lo = entry.first_id.expect("chunked");
-                let hi = parts.get(i + 1).and_then(|e| e.first_id).unwrap_or(u64::MAX);
+                let hi = parts
+                    .get(i + 1)
+                    .and_then(|e| e.first_id)
+                    .unwrap_or(u64::MAX);
                 let end = row + table.id[row..].partition_point(|&id| id < hi);
                 let first = if i == 0 { 0 } else { lo };
                 let start = table.id.partition_point(|&id| id < first).max(row);
@@ -377,7 +418,7 @@ impl Writer {
         let dir = staging.dir.clone();
         let written: Vec<Vec<FileEntry>> = rewrite
             .par_iter()
-            .map(|(t, rows)| write_chunks(&dir, &tables[t].table, rows.clone()))
+            .map(|(t, rows)| write_chunks(&dir, &tables[t].table, rows.clone(), self.chunk_rows))
             .collect::<Result<_>>()?;
         staging.files.extend(written.into_iter().flatten());
         if let Some(d) = &deleted {
@@ -439,6 +480,50 @@ impl Writer {
     }
 }
 
+/// How the writer's threads are scheduled against the readers'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum WriterPriority {
+    /// Linux SCHED_IDLE: a reader waking up preempts the writer at once and the writer uses
+    /// only cores the readers leave idle (under a saturating read load, writes wait).
+    #[default]
+    Idle,
+    /// Niceness 19: readers get most of a contended core, writes still progress.
+    Low,
+    /// The readers' own priority.
+    Normal,
+}
+
+static PRIORITY: std::sync::OnceLock<WriterPriority> = std::sync::OnceLock::new();
+
+/// Choose the writer threads' priority (before `Writer::start`; the first call wins). The
+/// server sets it from `--writer-priority` (default idle); without a call it is normal.
+pub fn set_writer_priority(p: WriterPriority) {
+    let _ = PRIORITY.set(p);
+}
+
+fn lower_priority() {
+    use thread_priority::{
+        set_thread_priority_and_policy, thread_native_id, NormalThreadSchedulePolicy,
+        ThreadPriority, ThreadSchedulePolicy,
+    };
+    // unset (library use, tests): the readers' own priority
+    let (priority, policy) = match PRIORITY.get().copied().unwrap_or(WriterPriority::Normal) {
+        WriterPriority::Normal => return,
+        #[cfg(target_os = "linux")]
+        WriterPriority::Idle => (
+            ThreadPriority::Min,
+            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle),
+        ),
+        _ => (
+            ThreadPriority::Min,
+            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other),
+        ),
+    };
+    if let Err(e) = set_thread_priority_and_policy(thread_native_id(), priority, policy) {
+        tracing::warn!(error = ?e, "could not lower the writer's priority");
+    }
+}
+
 fn settle(
     r: std::result::Result<Record, Option<Record>>,
 ) -> std::result::Result<Record, StateError> {
@@ -475,15 +560,16 @@ pub fn read_results(g: &Generation) -> Result<BTreeMap<String, Outcome>> {
     serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt(&path, e.to_string()))
 }
 
-/// Write rows `rows` of a table as chunk files: one file, or pieces of `CHUNK_ROWS` when the
+/// Write rows `rows` of a table as chunk files: one file, or pieces of `chunk_rows` when the
 /// range has grown past twice that.
 fn write_chunks(
     dir: &std::path::Path,
     table: &crate::snapshot::columns::ObjectTable,
     rows: std::ops::Range<usize>,
+    chunk_rows: usize,
 ) -> Result<Vec<FileEntry>> {
-    let step = if rows.len() > 2 * CHUNK_ROWS {
-        CHUNK_ROWS
+    let step = if rows.len() > 2 * chunk_rows {
+        chunk_rows
     } else {
         rows.len()
     };

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use arrow_array::cast::AsArray;
-use arrow_array::Array;
 use arrow_array::types::Int64Type;
+use arrow_array::Array;
 use roaring::RoaringBitmap;
 
 use crate::area::{AreaKind, Areas};

@@ -284,7 +284,10 @@ impl ObjectTable {
         let (ga, gb) = (self.geom_offsets[a] as usize, self.geom_offsets[b] as usize);
         t.geom_coords = self.geom_coords[ga..gb].to_vec();
         t.child_offsets = rebase(&self.child_offsets);
-        let (ca, cb) = (self.child_offsets[a] as usize, self.child_offsets[b] as usize);
+        let (ca, cb) = (
+            self.child_offsets[a] as usize,
+            self.child_offsets[b] as usize,
+        );
         t.child_type = self.child_type[ca..cb].to_vec();
         t.child_id = self.child_id[ca..cb].to_vec();
         t.properties = self

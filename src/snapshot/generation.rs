@@ -97,8 +97,7 @@ impl Generation {
                 by_type
                     .into_par_iter()
                     .map(|(t, parts)| {
-                        ObjectTable::concat(t, parts)
-                            .map_err(|e| EngineError::corrupt(dir, e))
+                        ObjectTable::concat(t, parts).map_err(|e| EngineError::corrupt(dir, e))
                     })
                     .collect()
             },
@@ -234,14 +233,10 @@ impl Generation {
                 let object_type = catalog.object_type(t);
                 // rows kept in place: update the parent's index; otherwise build anew
                 let index = match (self.objects.get(&t), changes) {
-                    (Some(old), Some(changes)) => old.index.update(
-                        &old.table,
-                        &table,
-                        &changes,
-                        object_type,
-                        network,
-                        areas,
-                    ),
+                    (Some(old), Some(changes)) => {
+                        old.index
+                            .update(&old.table, &table, &changes, object_type, network, areas)
+                    }
                     _ => TypeIndex::build(&table, object_type, network, areas),
                 };
                 (t, Arc::new(TypeData { table, index }))

@@ -44,22 +44,27 @@ async fn read_changeset(
         ));
     };
     let bytes = read_body(body, state.config.max_changeset_bytes, f).await?;
-    let value: Value = match body_format {
-        Format::Json => serde_json::from_slice(&bytes)
-            .map_err(|e| Fault::bad(format!("Ugyldig JSON: {e}"), f))?,
-        Format::Xml => {
-            let (root, v) = super::xml::parse(&bytes).map_err(|m| Fault::bad(m, f))?;
-            if root != "endringssett" {
-                return Err(Fault::bad(
-                    format!("Rotelementet må være endringssett, ikke {root}"),
-                    f,
-                ));
+    // parsing a large changeset takes milliseconds: keep it off the async workers
+    let changeset = tokio::task::spawn_blocking(move || -> Result<Changeset, Fault> {
+        let value: Value = match body_format {
+            Format::Json => serde_json::from_slice(&bytes)
+                .map_err(|e| Fault::bad(format!("Ugyldig JSON: {e}"), f))?,
+            Format::Xml => {
+                let (root, v) = super::xml::parse(&bytes).map_err(|m| Fault::bad(m, f))?;
+                if root != "endringssett" {
+                    return Err(Fault::bad(
+                        format!("Rotelementet må være endringssett, ikke {root}"),
+                        f,
+                    ));
+                }
+                v
             }
-            v
-        }
-    };
-    let changeset: Changeset = serde_json::from_value(value)
-        .map_err(|e| Fault::bad(format!("Ugyldig endringssett: {e}"), f))?;
+        };
+        serde_json::from_value(value)
+            .map_err(|e| Fault::bad(format!("Ugyldig endringssett: {e}"), f))
+    })
+    .await
+    .map_err(|e| Fault::internal(e, f))??;
     check_shape(&changeset).map_err(|m| Fault::bad(m, f))?;
     if !c.user.may_write() {
         return Err(Fault::new(
