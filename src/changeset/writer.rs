@@ -61,6 +61,8 @@ pub struct Writer {
     queue: Mutex<Sender<String>>,
     next_seq: Mutex<u64>,
     chunk_rows: usize,
+    /// Make the next publish fail with an I/O-like error (tests of VENTER and restart).
+    fail_next_publish: std::sync::atomic::AtomicBool,
 }
 
 impl Writer {
@@ -86,6 +88,7 @@ impl Writer {
             binaries,
             queue: Mutex::new(tx),
             chunk_rows: chunk_rows.max(1),
+            fail_next_publish: std::sync::atomic::AtomicBool::new(false),
         });
         writer.recover()?;
         let w = writer.clone();
@@ -173,6 +176,12 @@ impl Writer {
         let r = settle(r)?;
         self.enqueue(id);
         Ok(r)
+    }
+
+    /// Let the next publish fail as a full disk would (for tests of VENTER and restart).
+    pub fn fail_next_publish(&self) {
+        self.fail_next_publish
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Validate without registering (the validator endpoint).
@@ -432,6 +441,15 @@ impl Writer {
             .files
             .push(write_file(&dir.join(RESULTS_FILE), &bytes)?);
         fail_point("before-publish");
+        if self
+            .fail_next_publish
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(EngineError::io(
+                &dir,
+                std::io::Error::other("injected failure: no space left on device"),
+            ));
+        }
         let manifest = Manifest {
             format_version: base.manifest.format_version,
             generation: id,

@@ -18,6 +18,7 @@ pub const WRITE: &str = "/nvdb/apiskriv/rest/v2";
 
 pub struct WriteServer {
     pub root: String,
+    pub writer: Arc<Writer>,
     pub client: reqwest::Client,
     pub store: Arc<GenerationStore>,
     pub admin: String,
@@ -46,6 +47,7 @@ impl WriteServer {
         let (g, _) = Generation::load(&data.generation_dir(current), &|_| {}).expect("loads");
         let store = Arc::new(GenerationStore::new(g));
         let writer = Writer::start(data.clone(), store.clone()).expect("writer starts");
+        let writer_handle = writer.clone();
         let users_path = tmp.path().join(USERS_FILE);
         let add = |name: &str, roles: Vec<Role>, types, kommuner| {
             add_user(&users_path, name, roles, types, kommuner).expect("user")
@@ -74,6 +76,7 @@ impl WriteServer {
         ));
         WriteServer {
             root: format!("http://{addr}"),
+            writer: writer_handle,
             client: reqwest::Client::new(),
             store,
             admin,
