@@ -4,6 +4,7 @@ DuckDB counts the rows the manifest promises, the GeoParquet `geo` metadata is v
 shapely decodes the WKB geometry column.
 
 Usage: python3 tools/check_geoparquet.py DATA_DIR   (a data dir with CURRENT, e.g. snapshots/demo)
+Works for both layouts: one file per object type, and chunk files per type.
 """
 import json
 import os
@@ -21,6 +22,8 @@ def main(root):
     passed = failed = 0
     con = duckdb.connect()
     for f in manifest["files"]:
+        if not f["path"].endswith(".parquet"):
+            continue  # changesets.json: results of the changesets a generation applied
         path = os.path.join(gdir, f["path"])
         try:
             table = pq.read_table(path)

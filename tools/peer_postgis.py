@@ -75,7 +75,10 @@ def main(root, queries, n=10000):
 def objects(root, value="8005"):
     gen = "gen-%06d" % int(open(os.path.join(root, "CURRENT")).read())
     links = pq.read_table(os.path.join(root, gen, "network/links.parquet"), columns=["link_id", "municipality"])
-    objs = pq.read_table(os.path.join(root, gen, "objects/type-95.parquet"), columns=["id", "p1876", "placements"])
+    single = os.path.join(root, gen, "objects/type-95.parquet")
+    # one file per type, or the chunked layout (a directory of part files)
+    path = single if os.path.exists(single) else os.path.join(root, gen, "objects/type-95")
+    objs = pq.read_table(path, columns=["id", "p1876", "placements"])
     con = psycopg.connect("host=127.0.0.1 port=54329 user=postgres dbname=postgres", autocommit=True)
     cur = con.cursor()
     for t in ("obj_links", "objs", "link_muni"):
