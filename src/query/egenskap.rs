@@ -416,6 +416,23 @@ pub fn check(e: &Expr, catalog: &Catalog, t: &ObjectType) -> Result<()> {
     }
 }
 
+/// The first property with `sensitivitet` > 0 the filter reads, if any (filtering on a value
+/// reveals it, so only callers who may see sensitive values may do it).
+pub fn sensitive_property(e: &Expr, catalog: &Catalog, t: &ObjectType) -> Option<u32> {
+    let sensitive = |t: &ObjectType, id: u32| {
+        t.property(id)
+            .is_some_and(|p| p.sensitivity > 0)
+            .then_some(id)
+    };
+    match e {
+        Expr::And(v) | Expr::Or(v) => v.iter().find_map(|x| sensitive_property(x, catalog, t)),
+        Expr::Relation { child_type, expr } => {
+            sensitive_property(expr, catalog, catalog.object_type(*child_type)?)
+        }
+        Expr::Cmp { property, .. } | Expr::In { property, .. } => sensitive(t, *property),
+    }
+}
+
 /// A property value of one object, as the filter sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell<'a> {

@@ -962,6 +962,18 @@ async fn every_write_route_is_documented_and_demands_x_client() {
         assert!(body["message"].as_str().unwrap().contains("X-Client"));
         documented += 1;
     }
+    // a wrong method is a fault too
+    let r = s
+        .client
+        .get(format!("{}{WRITE}/endringssett/x/start", s.root))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 405);
+    assert!(r.json::<Value>().await.unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .contains("GET"));
     let operations: usize = paths.values().map(|p| p.as_object().unwrap().len()).sum();
     assert_eq!(
         operations,

@@ -103,11 +103,14 @@ fn unquote(s: &str) -> &str {
 }
 
 /// Parse every filter parameter of a road-object query for type `type_id`.
+///
+/// `sensitive`: the caller may see (and so filter on) sensitivitet-1 values.
 pub fn parse_filter(
     g: &Generation,
     p: &Params,
     type_id: u32,
     srid: Srid,
+    sensitive: bool,
 ) -> ApiResult<ObjectFilter> {
     let t = g
         .catalog
@@ -174,6 +177,7 @@ pub fn parse_filter(
     if let Some(e) = p.one("egenskap")? {
         let expr = egenskap::parse(e)?;
         egenskap::check(&expr, g.catalog, t)?;
+        refuse_sensitive(&expr, g, t, sensitive)?;
         f.egenskap = Some(expr);
     }
     for raw in p.raw("overlapp") {
@@ -203,6 +207,7 @@ pub fn parse_filter(
             Some(i) => {
                 let e = egenskap::parse(i)?;
                 egenskap::check(&e, g.catalog, ot)?;
+                refuse_sensitive(&e, g, ot, sensitive)?;
                 Some(e)
             }
             None => None,
@@ -262,7 +267,7 @@ pub async fn list_objects(
     let empty = empty_type(tid);
     let data = type_data(&g, tid, &empty)?;
     let srid = p.srid()?;
-    let filter = parse_filter(&g, &p, tid, srid)?;
+    let filter = parse_filter(&g, &p, tid, srid, sees_sensitive(&s, &headers))?;
     let segment = p.bool("segmentering")?.unwrap_or(true);
     let include = Include::from_words(
         &p.words("inkluder", INKLUDER)?,
@@ -345,7 +350,7 @@ pub async fn get_statistics(
     let g = s.store.current();
     let empty = empty_type(tid);
     let data = type_data(&g, tid, &empty)?;
-    let filter = parse_filter(&g, &p, tid, p.srid()?)?;
+    let filter = parse_filter(&g, &p, tid, p.srid()?, sees_sensitive(&s, &headers))?;
     let segment = p.bool("segmentering")?.unwrap_or(true);
     let rows = select(&g, data, &filter);
     let length = total_length(&g, data, &rows, &filter, segment);
@@ -563,4 +568,20 @@ pub async fn find_object(
 /// Does the request present credentials of a user who may see sensitive values?
 fn sees_sensitive(s: &AppState, headers: &HeaderMap) -> bool {
     crate::api::write::optional_user(s, headers).is_some_and(|u| u.sees_sensitive())
+}
+
+/// Filtering on a sensitive value would reveal it: 422 unless the caller may see it.
+fn refuse_sensitive(
+    e: &egenskap::Expr,
+    g: &Generation,
+    t: &crate::catalog::ObjectType,
+    allowed: bool,
+) -> ApiResult<()> {
+    match egenskap::sensitive_property(e, g.catalog, t) {
+        Some(p) if !allowed => Err(ApiError::bad(
+            4005,
+            format!("Egenskapstype {p} er skjermet (sensitivitet 1) og kan bare filtreres av brukere med tilgang"),
+        )),
+        _ => Ok(()),
+    }
 }

@@ -39,6 +39,15 @@ pub fn routes() -> Router<AppState> {
         .merge(binaer::routes())
         .merge(konverter::routes())
         .route("/openapi.json", axum::routing::get(openapi_json))
+        .method_not_allowed_fallback(method_not_allowed)
+}
+
+async fn method_not_allowed(headers: HeaderMap, method: axum::http::Method) -> Fault {
+    Fault::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("Metoden {method} støttes ikke for denne ressursen"),
+        response_format(&headers),
+    )
 }
 
 async fn openapi_json() -> Response {
