@@ -242,3 +242,107 @@ fn only_touched_chunks_are_rewritten_and_generations_reload_identically() {
         assert_eq!(disk.deleted.id, gen.deleted.id);
     }
 }
+
+/// Readers see a changeset whole or not at all: while changesets that register a Skiltpunkt
+/// (95) with its Skiltplate (96) are applied, every generation a reader takes has as many new
+/// plates as new sign points, each plate with its mother.
+#[test]
+fn readers_never_see_half_a_changeset() {
+    use serde_json::json;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+    use vegdb::changeset::journal::{Progress, Record};
+    use vegdb::changeset::writer::Writer;
+    use vegdb::snapshot::generation::GenerationStore;
+    use vegdb::snapshot::store::DataDir;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = generate_into(Scale::Tiny, 6, tmp.path()).unwrap();
+    let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+    let n = &g.network;
+    let link = (0..n.len())
+        .find(|&r| !n.is_connection[r] && n.from_pos[r] == 0.0 && n.to_pos[r] == 1.0)
+        .map(|r| n.link_id[r])
+        .unwrap();
+    let count = |g: &Generation, t: u32| g.objects.get(&t).map_or(0, |d| d.table.len());
+    let (base95, base96) = (count(&g, 95), count(&g, 96));
+    let store = Arc::new(GenerationStore::new(g));
+    let writer = Writer::start(DataDir::open(tmp.path()).unwrap(), store.clone()).unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (store, done) = (store.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeSet::new();
+            while !done.load(Ordering::SeqCst) {
+                let g = store.current();
+                let new95 = count(&g, 95) - base95;
+                let new96 = count(&g, 96) - base96;
+                assert_eq!(new95, new96, "generation {} is half-applied", g.id);
+                let plates = &g.objects[&96].table;
+                for row in base96..plates.len() {
+                    assert!(
+                        g.parents.contains_key(&plates.id[row]),
+                        "a plate without its mother"
+                    );
+                }
+                seen.insert(g.id);
+            }
+            seen.len()
+        })
+    };
+    for k in 0..15 {
+        let pairs: Vec<serde_json::Value> = (0..20)
+            .flat_map(|i| {
+                let (p, c) = (format!("p{i}"), format!("c{i}"));
+                [
+                    json!({"typeId": 95, "tempId": p, "egenskaper": [{"typeId": 1876, "enum": [2868]}],
+                        "lokasjon": {"punkt": [{"lenkeId": link, "posisjon": 0.5}]},
+                        "assosiasjoner": [{"typeId": 96, "tempId": [c]}]}),
+                    json!({"typeId": 96, "tempId": c, "lokasjon": {"punkt": [{"lenkeId": link, "posisjon": 0.5}]}}),
+                ]
+            })
+            .collect();
+        let cs = serde_json::from_value(
+            json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38",
+            "registrer": {"vegObjekter": pairs}}),
+        )
+        .unwrap();
+        let r = writer
+            .journal
+            .register(
+                cs,
+                Record {
+                    id: format!("atomic-{k}"),
+                    received: String::new(),
+                    received_ms: 0,
+                    progress: Progress::NotStarted,
+                    waiting_reason: None,
+                    rejected_reason: None,
+                    owner: "t".into(),
+                    client: None,
+                    rights: Default::default(),
+                    dry_run: false,
+                    start_seq: None,
+                    generation: None,
+                    outcome: Default::default(),
+                    objects: 40,
+                },
+            )
+            .unwrap();
+        writer.start_changeset(&r.id).unwrap();
+    }
+    while !writer.journal.list().iter().all(|r| r.progress.is_final()) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(writer
+        .journal
+        .list()
+        .iter()
+        .all(|r| r.progress == Progress::DoneAndVisible));
+    done.store(true, Ordering::SeqCst);
+    let generations_seen = reader.join().expect("the reader saw only whole changesets");
+    assert!(generations_seen >= 2, "the reader saw the swaps");
+    let g = store.current();
+    assert_eq!(count(&g, 95) - base95, 15 * 20);
+}
