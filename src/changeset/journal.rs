@@ -90,8 +90,9 @@ pub struct Record {
     /// The generation that made the changes visible.
     #[serde(default)]
     pub generation: Option<u64>,
+    /// Shared: a status poll clones the record, not 10,000 results.
     #[serde(default)]
-    pub outcome: Outcome,
+    pub outcome: Arc<Outcome>,
     pub objects: usize,
 }
 

@@ -119,7 +119,7 @@ impl Writer {
                     |rec| {
                         rec.progress = Progress::DoneAndVisible;
                         rec.generation = Some(g.id);
-                        rec.outcome = outcome;
+                        rec.outcome = Arc::new(outcome);
                     },
                 )?;
             } else {
@@ -357,7 +357,7 @@ impl Writer {
                     }
                 }
                 r.generation = generation;
-                r.outcome = outcome;
+                r.outcome = Arc::new(outcome);
             },
         )?;
         Ok(())

@@ -13,7 +13,7 @@ use super::{caller, read_body, writer, Caller, Fault, Format};
 use crate::api::AppState;
 use crate::changeset::journal::{Progress, Record};
 use crate::changeset::model::{Changeset, Operation};
-use crate::changeset::validate::{check_shape, Context, Issue, ObjectResult, Outcome};
+use crate::changeset::validate::{check_shape, Context, Issue, ObjectResult};
 use crate::changeset::writer::StateError;
 
 pub fn routes() -> Router<AppState> {
@@ -191,7 +191,7 @@ pub async fn post_validate(
         start_seq: None,
         generation: None,
         objects: 0,
-        outcome,
+        outcome: std::sync::Arc::new(outcome),
     };
     Ok(status_response(&record, f))
 }
@@ -234,7 +234,7 @@ pub async fn post_register(
         start_seq: None,
         generation: None,
         objects: changeset.object_count(),
-        outcome: Outcome::default(),
+        outcome: Default::default(),
     };
     let id = record.id.clone();
     tokio::task::spawn_blocking(move || w.journal.register(changeset, record))
