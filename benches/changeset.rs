@@ -33,22 +33,7 @@ fn changeset(links: &[u64], n: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Chan
 }
 
 fn record(n: usize) -> Record {
-    Record {
-        id: uuid::Uuid::new_v4().to_string(),
-        received: "2026-11-22T00:00:00Z".into(),
-        received_ms: 0,
-        progress: Progress::NotStarted,
-        waiting_reason: None,
-        rejected_reason: None,
-        owner: "bench".into(),
-        client: None,
-        rights: Default::default(),
-        dry_run: false,
-        start_seq: None,
-        generation: None,
-        outcome: Default::default(),
-        objects: n,
-    }
+    Record::new(uuid::Uuid::new_v4().to_string(), "bench".into(), None, n)
 }
 
 fn bench(c: &mut Criterion) {

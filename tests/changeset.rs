@@ -164,22 +164,7 @@ fn only_touched_chunks_are_rewritten_and_generations_reload_identically() {
             .journal
             .register(
                 cs,
-                Record {
-                    id: uuid::Uuid::new_v4().to_string(),
-                    received: String::new(),
-                    received_ms: 0,
-                    progress: Progress::NotStarted,
-                    waiting_reason: None,
-                    rejected_reason: None,
-                    owner: "t".into(),
-                    client: None,
-                    rights: Default::default(),
-                    dry_run: false,
-                    start_seq: None,
-                    generation: None,
-                    outcome: Default::default(),
-                    objects: 1,
-                },
+                Record::new(uuid::Uuid::new_v4().to_string(), "t".into(), None, 1),
             )
             .unwrap();
         writer.start_changeset(&r.id).unwrap();
@@ -310,25 +295,7 @@ fn readers_never_see_half_a_changeset() {
         .unwrap();
         let r = writer
             .journal
-            .register(
-                cs,
-                Record {
-                    id: format!("atomic-{k}"),
-                    received: String::new(),
-                    received_ms: 0,
-                    progress: Progress::NotStarted,
-                    waiting_reason: None,
-                    rejected_reason: None,
-                    owner: "t".into(),
-                    client: None,
-                    rights: Default::default(),
-                    dry_run: false,
-                    start_seq: None,
-                    generation: None,
-                    outcome: Default::default(),
-                    objects: 40,
-                },
-            )
+            .register(cs, Record::new(format!("atomic-{k}"), "t".into(), None, 40))
             .unwrap();
         writer.start_changeset(&r.id).unwrap();
     }

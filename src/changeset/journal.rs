@@ -96,6 +96,29 @@ pub struct Record {
     pub objects: usize,
 }
 
+impl Record {
+    /// A new, not yet started changeset of `objects` objects, received now.
+    pub fn new(id: String, owner: String, client: Option<String>, objects: usize) -> Record {
+        let received = chrono::Utc::now();
+        Record {
+            id,
+            received: received.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            received_ms: received.timestamp_millis(),
+            progress: Progress::NotStarted,
+            waiting_reason: None,
+            rejected_reason: None,
+            owner,
+            client,
+            rights: Rights::default(),
+            dry_run: false,
+            start_seq: None,
+            generation: None,
+            outcome: Arc::default(),
+            objects,
+        }
+    }
+}
+
 pub struct Journal {
     dir: PathBuf,
     /// Held only for in-memory reads and inserts, never across disk writes, so readers of

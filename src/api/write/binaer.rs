@@ -107,10 +107,7 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
     if bytes.is_empty() {
         return Err(Fault::bad("Binærdata er tom", f));
     }
-    let id = tokio::task::spawn_blocking(move || w.binaries.put(&bytes, &stored_type))
-        .await
-        .map_err(|e| Fault::internal(e, f))?
-        .map_err(|e| Fault::internal(e, f))?;
+    let id = super::blocking(f, move || w.binaries.put(&bytes, &stored_type)).await?;
     let href = format!(
         "{}{}/binaer/{id}",
         state.config.public_url,
@@ -147,10 +144,7 @@ pub async fn get_binary(
     let f = c.format;
     let w = writer(&state, f)?.clone();
     let id2 = id.clone();
-    let found = tokio::task::spawn_blocking(move || w.binaries.get(&id2))
-        .await
-        .map_err(|e| Fault::internal(e, f))?
-        .map_err(|e| Fault::internal(e, f))?;
+    let found = super::blocking(f, move || w.binaries.get(&id2)).await?;
     let Some((bytes, ct)) = found else {
         return Err(Fault::new(
             StatusCode::NOT_FOUND,

@@ -219,28 +219,18 @@ pub async fn post_register(
         }
     };
     let changeset = read_changeset(&state, &c, &headers, body).await?;
-    let received = chrono::Utc::now();
     let record = Record {
-        id: uuid::Uuid::new_v4().to_string(),
-        received: received.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        received_ms: received.timestamp_millis(),
-        progress: Progress::NotStarted,
-        waiting_reason: None,
-        rejected_reason: None,
-        owner: c.user.name.clone(),
-        client: Some(c.client.clone()),
         rights: c.user.rights(),
         dry_run,
-        start_seq: None,
-        generation: None,
-        objects: changeset.object_count(),
-        outcome: Default::default(),
+        ..Record::new(
+            uuid::Uuid::new_v4().to_string(),
+            c.user.name.clone(),
+            Some(c.client.clone()),
+            changeset.object_count(),
+        )
     };
     let id = record.id.clone();
-    tokio::task::spawn_blocking(move || w.journal.register(changeset, record))
-        .await
-        .map_err(|e| Fault::internal(e, f))?
-        .map_err(|e| Fault::internal(e, f))?;
+    super::blocking(f, move || w.journal.register(changeset, record)).await?;
     let links = links(
         &state,
         &id,
@@ -405,10 +395,7 @@ pub async fn get_content(
     let r = owned_record(&state, &c, &id)?;
     let w = writer(&state, f)?.clone();
     let id2 = id.clone();
-    let content = tokio::task::spawn_blocking(move || w.journal.content(&id2))
-        .await
-        .map_err(|e| Fault::internal(e, f))?
-        .map_err(|e| Fault::internal(e, f))?;
+    let content = super::blocking(f, move || w.journal.content(&id2)).await?;
     let mut v = serde_json::to_value(&*content).map_err(|e| Fault::internal(e, f))?;
     if let Value::Object(m) = &mut v {
         m.insert("status".into(), status_json(&r));

@@ -264,6 +264,17 @@ pub fn writer(state: &AppState, format: Format) -> Result<&std::sync::Arc<Writer
     })
 }
 
+/// Run blocking engine work (disk, fsync) off the async workers; its errors are ours (500).
+pub async fn blocking<T: Send + 'static>(
+    format: Format,
+    work: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
+) -> Result<T, Fault> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Fault::internal(e, format))?
+        .map_err(|e| Fault::internal(e, format))
+}
+
 /// Read a request body up to `limit` bytes (413 beyond).
 pub async fn read_body(body: Body, limit: usize, format: Format) -> Result<Bytes, Fault> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {
