@@ -319,7 +319,14 @@ fn check_object(
     let current = match op {
         Operation::Register => None,
         _ => {
-            let id = o.nvdb_id.expect("check_shape requires nvdbId");
+            let (Some(id), Some(given)) = (o.nvdb_id, o.version) else {
+                check.error(
+                    "MANGLER_NVDBID_ELLER_VERSJON",
+                    format!("{} krever nvdbId og versjon", op.api_name()),
+                    None,
+                );
+                return None;
+            };
             if !seen_ids.insert(id) {
                 check.error(
                     "KONFLIKT_MELLOM_VEGOBJEKTER",
@@ -357,7 +364,6 @@ fn check_object(
                         );
                         return None;
                     }
-                    let given = o.version.expect("check_shape requires versjon");
                     if given < cur.version {
                         out.version_conflict = true;
                         check.error(

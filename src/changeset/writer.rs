@@ -225,7 +225,16 @@ impl Writer {
                     Err(_) => break,
                 }
             }
-            if let Err(e) = pool.install(|| self.process(&ids)) {
+            // a bug must not take the writer down with changesets stuck in BEHANDLES
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pool.install(|| self.process(&ids))
+            }))
+            .unwrap_or_else(|_| {
+                Err(EngineError::Internal(
+                    "the writer panicked while processing".into(),
+                ))
+            });
+            if let Err(e) = result {
                 tracing::error!(error = %e, "processing changesets failed; they wait for restart");
                 for id in &ids {
                     let _ = self.journal.transition(
