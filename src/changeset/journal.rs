@@ -94,6 +94,22 @@ pub struct Record {
     #[serde(default)]
     pub outcome: Arc<Outcome>,
     pub objects: usize,
+    /// In memory only: the results of this finished changeset were dropped from memory (they
+    /// are in its state file; `Journal::get_full` reads them back).
+    #[serde(skip)]
+    pub outcome_elided: bool,
+}
+
+/// Finished changesets with more object results than this keep them on disk only.
+pub const RESULTS_KEPT_IN_MEMORY: usize = 100;
+
+/// The in-memory form of a record: large results of finished changesets stay on disk.
+fn slim(mut r: Record) -> Record {
+    if r.progress.is_final() && r.outcome.objects.len() > RESULTS_KEPT_IN_MEMORY {
+        r.outcome = Arc::default();
+        r.outcome_elided = true;
+    }
+    r
 }
 
 impl Record {
@@ -115,6 +131,7 @@ impl Record {
             generation: None,
             outcome: Arc::default(),
             objects,
+            outcome_elided: false,
         }
     }
 }
@@ -167,7 +184,7 @@ impl Journal {
                 let text = fs::read(&path).map_err(|e| EngineError::io(&path, e))?;
                 let r: Record = serde_json::from_slice(&text)
                     .map_err(|e| EngineError::corrupt(&path, e.to_string()))?;
-                records.insert(id.to_string(), r);
+                records.insert(id.to_string(), slim(r));
             } else if let Some(id) = name.strip_suffix(".content.json") {
                 contents.push((id.to_string(), path));
             }
@@ -207,7 +224,7 @@ impl Journal {
         self.records
             .lock()
             .expect("journal lock")
-            .insert(record.id.clone(), record.clone());
+            .insert(record.id.clone(), slim(record.clone()));
         Ok(record)
     }
 
@@ -216,8 +233,23 @@ impl Journal {
         write_atomically(&self.state_path(&r.id), &bytes)
     }
 
+    /// The record as kept in memory (results of large finished changesets elided).
     pub fn get(&self, id: &str) -> Option<Record> {
         self.records.lock().expect("journal lock").get(id).cloned()
+    }
+
+    /// The record with all its results (read from disk when they were elided).
+    pub fn get_full(&self, id: &str) -> Result<Option<Record>> {
+        match self.get(id) {
+            Some(r) if r.outcome_elided => {
+                let path = self.state_path(id);
+                let bytes = fs::read(&path).map_err(|e| EngineError::io(&path, e))?;
+                serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|e| EngineError::corrupt(&path, e.to_string()))
+            }
+            other => Ok(other),
+        }
     }
 
     pub fn list(&self) -> Vec<Record> {
@@ -260,7 +292,7 @@ impl Journal {
         change: impl FnOnce(&mut Record),
     ) -> Result<std::result::Result<Record, Option<Record>>> {
         let _serial = self.transitions.lock().expect("journal lock");
-        let Some(current) = self.get(id) else {
+        let Some(current) = self.get_full(id)? else {
             return Ok(Err(None));
         };
         if !allowed(&current) {
@@ -272,7 +304,7 @@ impl Journal {
         self.records
             .lock()
             .expect("journal lock")
-            .insert(id.to_string(), next.clone());
+            .insert(id.to_string(), slim(next.clone()));
         Ok(Ok(next))
     }
 
@@ -285,5 +317,64 @@ impl Journal {
             .filter_map(|r| r.start_seq)
             .max()
             .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changeset::validate::ObjectResult;
+
+    fn changeset() -> Changeset {
+        serde_json::from_str(r#"{"effektDato":"2026-11-01","datakatalogversjon":"2.38"}"#).unwrap()
+    }
+
+    #[test]
+    fn large_results_of_finished_changesets_live_on_disk_and_survive_reopening() {
+        let tmp = tempfile::tempdir().unwrap();
+        let j = Journal::open(tmp.path()).unwrap();
+        let r = j
+            .register(
+                changeset(),
+                Record::new("a".into(), "kari".into(), None, 150),
+            )
+            .unwrap();
+        assert_eq!(j.get(&r.id).unwrap().progress, Progress::NotStarted);
+        let outcome = Outcome {
+            objects: (0..150)
+                .map(|i| ObjectResult {
+                    temp_id: Some(i.to_string()),
+                    nvdb_id: Some(1000 + i),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        // a refused transition changes nothing
+        let refused = j
+            .transition("a", |r| r.progress == Progress::Waiting, |_| {})
+            .unwrap();
+        assert!(matches!(refused, Err(Some(_))));
+        j.transition(
+            "a",
+            |r| r.progress == Progress::NotStarted,
+            |r| {
+                r.progress = Progress::DoneAndVisible;
+                r.outcome = Arc::new(outcome.clone());
+            },
+        )
+        .unwrap()
+        .unwrap();
+        let slim = j.get("a").unwrap();
+        assert!(slim.outcome_elided && slim.outcome.objects.is_empty());
+        assert_eq!(*j.get_full("a").unwrap().unwrap().outcome, outcome);
+        // an interrupted registration (content without state) is dropped at reopening
+        std::fs::write(tmp.path().join("b.content.json"), b"{}").unwrap();
+        let j = Journal::open(tmp.path()).unwrap();
+        assert!(!tmp.path().join("b.content.json").exists());
+        assert!(j.get("b").is_none());
+        assert!(j.get("a").unwrap().outcome_elided);
+        assert_eq!(*j.get_full("a").unwrap().unwrap().outcome, outcome);
+        assert_eq!(j.content("a").unwrap().id.as_deref(), Some("a"));
     }
 }

@@ -982,3 +982,27 @@ async fn every_write_route_is_documented_and_demands_x_client() {
         paths.keys()
     );
 }
+
+#[tokio::test]
+async fn the_status_of_a_large_changeset_lists_every_object() {
+    let s = WriteServer::start().await;
+    let (link, _) = usable_link(&s.store.current());
+    let n = vegdb::changeset::journal::RESULTS_KEPT_IN_MEMORY + 20;
+    let objects: Vec<Value> = (0..n)
+        .map(|i| skiltpunkt(&format!("t{i}"), link, 0.5))
+        .collect();
+    let status = s
+        .run(
+            &s.writer_token,
+            &changeset(json!({"registrer": {"vegObjekter": objects}})),
+        )
+        .await;
+    assert_eq!(status["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET");
+    let results = status["resultat"]["vegObjekter"].as_array().unwrap();
+    assert_eq!(results.len(), n);
+    let ids: std::collections::HashSet<u64> = results
+        .iter()
+        .map(|o| o["nvdbId"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), n, "distinct nvdbIds");
+}

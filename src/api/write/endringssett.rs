@@ -152,7 +152,6 @@ pub async fn post_validate(
     let w = writer(&state, f)?.clone();
     let changeset = read_changeset(&state, &c, &headers, body).await?;
     let rights = c.user.rights();
-    let received = chrono::Utc::now();
     let outcome = tokio::task::spawn_blocking(move || {
         let binaries = w.binaries.clone();
         let exists = move |r: &str| binaries.exists(r);
@@ -171,27 +170,24 @@ pub async fn post_validate(
     } else {
         Progress::Done
     };
+    let rejected_reason = outcome.has_errors().then(|| {
+        if outcome.unauthorized {
+            "IKKE_AUTORISERT".to_string()
+        } else {
+            "VALIDERINGSFEIL".to_string()
+        }
+    });
     let record = Record {
-        id: String::new(),
-        received: received.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        received_ms: received.timestamp_millis(),
         progress,
-        waiting_reason: None,
-        rejected_reason: outcome.has_errors().then(|| {
-            if outcome.unauthorized {
-                "IKKE_AUTORISERT".to_string()
-            } else {
-                "VALIDERINGSFEIL".to_string()
-            }
-        }),
-        owner: c.user.name.clone(),
-        client: Some(c.client.clone()),
-        rights: Default::default(),
+        rejected_reason,
         dry_run: true,
-        start_seq: None,
-        generation: None,
-        objects: 0,
         outcome: std::sync::Arc::new(outcome),
+        ..Record::new(
+            String::new(),
+            c.user.name.clone(),
+            Some(c.client.clone()),
+            0,
+        )
     };
     Ok(status_response(&record, f))
 }
@@ -241,6 +237,25 @@ pub async fn post_register(
         r.headers_mut().insert(header::LOCATION, v);
     }
     Ok(r)
+}
+
+/// As `owned_record`, with all results (large ones are read from disk).
+async fn full_record(state: &AppState, c: &Caller, id: &str) -> Result<Record, Fault> {
+    let r = owned_record(state, c, id)?;
+    if !r.outcome_elided {
+        return Ok(r);
+    }
+    let w = writer(state, c.format)?.clone();
+    let id = id.to_string();
+    super::blocking(c.format, move || w.journal.get_full(&id))
+        .await?
+        .ok_or_else(|| {
+            Fault::new(
+                StatusCode::NOT_FOUND,
+                "Endringssettet finnes ikke",
+                c.format,
+            )
+        })
 }
 
 /// The changeset's record, if the caller may see it (owner or admin).
@@ -380,7 +395,7 @@ pub async fn get_status(
     Path(id): Path<String>,
 ) -> Result<Response, Fault> {
     let c = caller(&state, &headers)?;
-    let r = owned_record(&state, &c, &id)?;
+    let r = full_record(&state, &c, &id).await?;
     Ok(status_response(&r, c.format))
 }
 
@@ -392,7 +407,7 @@ pub async fn get_content(
 ) -> Result<Response, Fault> {
     let c = caller(&state, &headers)?;
     let f = c.format;
-    let r = owned_record(&state, &c, &id)?;
+    let r = full_record(&state, &c, &id).await?;
     let w = writer(&state, f)?.clone();
     let id2 = id.clone();
     let content = super::blocking(f, move || w.journal.content(&id2)).await?;
