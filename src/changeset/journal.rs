@@ -87,6 +87,12 @@ pub struct Record {
     /// Order of `start` calls; the writer applies started changesets in this order.
     #[serde(default)]
     pub start_seq: Option<u64>,
+    /// When `start` was called (epoch ms).
+    #[serde(default)]
+    pub started_ms: Option<i64>,
+    /// `X-NVDB-Delay`: processing waits this many seconds after start.
+    #[serde(default)]
+    pub delay_s: u32,
     /// The generation that made the changes visible.
     #[serde(default)]
     pub generation: Option<u64>,
@@ -128,6 +134,8 @@ impl Record {
             rights: Rights::default(),
             dry_run: false,
             start_seq: None,
+            started_ms: None,
+            delay_s: 0,
             generation: None,
             outcome: Arc::default(),
             objects,

@@ -144,6 +144,7 @@ impl Writer {
             |r| {
                 r.progress = Progress::Processing;
                 r.start_seq = Some(*seq);
+                r.started_ms = Some(chrono::Utc::now().timestamp_millis());
             },
         )?;
         let r = settle(r)?;
@@ -210,21 +211,47 @@ impl Writer {
         // Replaced generations are dropped here, once no reader holds them, so freeing a large
         // table never lands on a request's thread.
         let mut retired: Vec<Arc<Generation>> = Vec::new();
+        // changesets registered with X-NVDB-Delay, held back until (epoch ms, id)
+        let mut delayed: Vec<(i64, String)> = Vec::new();
         loop {
             retired.retain(|g| Arc::strong_count(g) > 1);
-            let first = match rx.recv_timeout(std::time::Duration::from_millis(50)) {
-                Ok(id) => id,
-                Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            };
-            retired.push(self.store.current());
-            let mut ids = vec![first];
+            let now = chrono::Utc::now().timestamp_millis();
+            let mut ids: Vec<String> = Vec::new();
+            delayed.retain(|(due, id)| {
+                let ready = *due <= now;
+                if ready {
+                    ids.push(id.clone());
+                }
+                !ready
+            });
+            if ids.is_empty() {
+                match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                    Ok(id) => ids.push(id),
+                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            }
             while ids.len() < MAX_BATCH_CHANGESETS {
                 match rx.try_recv() {
                     Ok(id) => ids.push(id),
                     Err(_) => break,
                 }
             }
+            ids.retain(|id| match self.journal.get(id) {
+                Some(r) if r.delay_s > 0 => {
+                    let due = r.started_ms.unwrap_or(now) + r.delay_s as i64 * 1000;
+                    if due > now {
+                        delayed.push((due, id.clone()));
+                        return false;
+                    }
+                    true
+                }
+                _ => true,
+            });
+            if ids.is_empty() {
+                continue;
+            }
+            retired.push(self.store.current());
             // a bug must not take the writer down with changesets stuck in BEHANDLES
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 pool.install(|| self.process(&ids))

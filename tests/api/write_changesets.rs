@@ -1006,3 +1006,41 @@ async fn the_status_of_a_large_changeset_lists_every_object() {
         .collect();
     assert_eq!(ids.len(), n, "distinct nvdbIds");
 }
+
+#[tokio::test]
+async fn x_nvdb_delay_holds_processing_back_for_polling_tests() {
+    let s = WriteServer::start().await;
+    let (link, _) = usable_link(&s.store.current());
+    let c = changeset(json!({"registrer": {"vegObjekter": [skiltpunkt("1", link, 0.5)]}}));
+    let post = |delay: &'static str| {
+        s.client
+            .post(format!("{}{WRITE}/endringssett", s.root))
+            .headers(WriteServer::headers(&s.writer_token))
+            .header("X-NVDB-Delay", delay)
+            .header("Content-Type", "application/json")
+            .body(c.to_string())
+            .send()
+    };
+    for bad in ["-1", "soon", "301"] {
+        assert_eq!(post(bad).await.unwrap().status().as_u16(), 400, "{bad}");
+    }
+    let r = post("1").await.unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let id = r.headers()["location"]
+        .to_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let started = std::time::Instant::now();
+    s.start_changeset(&s.writer_token, &id).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (_, p) = s
+        .get_write(&format!("/endringssett/{id}/fremdrift"), &s.writer_token)
+        .await;
+    assert_eq!(p, "\"BEHANDLES\"");
+    let status = s.wait(&s.writer_token, &id).await;
+    assert_eq!(status["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(1));
+}

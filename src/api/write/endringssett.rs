@@ -192,7 +192,7 @@ pub async fn post_validate(
     Ok(status_response(&record, f))
 }
 
-#[utoipa::path(post, path = "/endringssett", tag = "endringssett", params(("X-NVDB-DryRun" = Option<bool>, Header)), responses((status = 201, description = "Location + links self, start, kanseller, status, fremdrift (JSON: bare array; XML: ressurser)"), (status = 400, description = "fault, e.g. Må være unik: tempId"), (status = 413, description = "fault: body too large"), (status = 415, description = "fault: not JSON or XML")))]
+#[utoipa::path(post, path = "/endringssett", tag = "endringssett", params(("X-NVDB-DryRun" = Option<bool>, Header), ("X-NVDB-Delay" = Option<u32>, Header, description = "seconds (0-300) processing waits after start, to test polling")), responses((status = 201, description = "Location + links self, start, kanseller, status, fremdrift (JSON: bare array; XML: ressurser)"), (status = 400, description = "fault, e.g. Må være unik: tempId"), (status = 413, description = "fault: body too large"), (status = 415, description = "fault: not JSON or XML")))]
 pub async fn post_register(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -214,10 +214,27 @@ pub async fn post_register(
             ))
         }
     };
+    let delay_s = match headers.get("x-nvdb-delay").and_then(|v| v.to_str().ok()) {
+        None => 0,
+        Some(v) => v
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|d| *d <= MAX_DELAY_S)
+            .ok_or_else(|| {
+                Fault::bad(
+                    format!(
+                        "X-NVDB-Delay må være et helt antall sekunder 0–{MAX_DELAY_S}, ikke '{v}'"
+                    ),
+                    f,
+                )
+            })?,
+    };
     let changeset = read_changeset(&state, &c, &headers, body).await?;
     let record = Record {
         rights: c.user.rights(),
         dry_run,
+        delay_s,
         ..Record::new(
             uuid::Uuid::new_v4().to_string(),
             c.user.name.clone(),
@@ -428,6 +445,9 @@ pub async fn get_content(
         }
     })
 }
+
+/// Longest `X-NVDB-Delay` (seconds).
+pub const MAX_DELAY_S: u32 = 300;
 
 /// Largest `max` of the overview.
 pub const MAX_LIST: usize = 1000;
