@@ -534,6 +534,20 @@ impl Writer {
     }
 }
 
+/// A one-thread pool at the writer's priority for other write-side work that must not compete
+/// with readers (parsing large changeset bodies, journalling them).
+pub fn background_pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "vegdb-write-bg".into())
+            .start_handler(|_| lower_priority())
+            .build()
+            .expect("a one-thread pool starts")
+    })
+}
+
 /// How the writer's threads are scheduled against the readers'.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum WriterPriority {
@@ -555,7 +569,8 @@ pub fn set_writer_priority(p: WriterPriority) {
     let _ = PRIORITY.set(p);
 }
 
-fn lower_priority() {
+/// Give the calling thread the writer's scheduling priority.
+pub fn lower_priority() {
     use thread_priority::{
         set_thread_priority_and_policy, thread_native_id, NormalThreadSchedulePolicy,
         ThreadPriority, ThreadSchedulePolicy,

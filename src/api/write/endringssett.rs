@@ -44,8 +44,8 @@ async fn read_changeset(
         ));
     };
     let bytes = read_body(body, state.config.max_changeset_bytes, f).await?;
-    // parsing a large changeset takes milliseconds: keep it off the async workers
-    let changeset = tokio::task::spawn_blocking(move || -> Result<Changeset, Fault> {
+    // parsing a large changeset takes milliseconds: keep it off the readers' cores
+    let changeset = super::in_background(f, move || -> Result<Changeset, Fault> {
         let value: Value = match body_format {
             Format::Json => serde_json::from_slice(&bytes)
                 .map_err(|e| Fault::bad(format!("Ugyldig JSON: {e}"), f))?,
@@ -63,8 +63,7 @@ async fn read_changeset(
         serde_json::from_value(value)
             .map_err(|e| Fault::bad(format!("Ugyldig endringssett: {e}"), f))
     })
-    .await
-    .map_err(|e| Fault::internal(e, f))??;
+    .await?;
     check_shape(&changeset).map_err(|m| Fault::bad(m, f))?;
     if !c.user.may_write() {
         return Err(Fault::new(
@@ -243,7 +242,12 @@ pub async fn post_register(
         )
     };
     let id = record.id.clone();
-    super::blocking(f, move || w.journal.register(changeset, record)).await?;
+    super::in_background(f, move || {
+        w.journal
+            .register(changeset, record)
+            .map_err(|e| Fault::internal(e, f))
+    })
+    .await?;
     let links = links(
         &state,
         &id,

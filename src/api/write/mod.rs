@@ -275,6 +275,19 @@ pub async fn blocking<T: Send + 'static>(
         .map_err(|e| Fault::internal(e, format))
 }
 
+/// Run heavy write-side work (parsing and journalling large changesets) on the writer's
+/// low-priority background thread, so it never competes with readers for a core.
+pub async fn in_background<T: Send + 'static>(
+    format: Format,
+    work: impl FnOnce() -> Result<T, Fault> + Send + 'static,
+) -> Result<T, Fault> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    crate::changeset::writer::background_pool().spawn(move || {
+        let _ = tx.send(work());
+    });
+    rx.await.map_err(|e| Fault::internal(e, format))?
+}
+
 /// Read a request body up to `limit` bytes (413 beyond).
 pub async fn read_body(body: Body, limit: usize, format: Format) -> Result<Bytes, Fault> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {
