@@ -27,8 +27,8 @@ def main(root, value="8005"):
     gen = "gen-%06d" % int(open(os.path.join(root, "CURRENT")).read())
     links = os.path.join(root, gen, "network/links.parquet")
     objs = os.path.join(root, gen, "objects/type-95.parquet")
-    if not os.path.exists(objs):  # chunked layout: objects/type-95/part-*.parquet
-        objs = os.path.join(root, gen, "objects/type-95/*.parquet")
+    if not os.path.exists(objs):  # chunked layout: objects/type-95-<first id>.parquet
+        objs = os.path.join(root, gen, "objects/type-95-*.parquet")
     con = duckdb.connect()
     con.execute("SET threads = 2")
     whole = "SELECT count(*) FROM {o}"

@@ -12,6 +12,7 @@ the statistikk query (kommune 301 + 1876 = VALUE) with a matching index, the who
 and a listing page of 1000 objects as json_agg.
 """
 import io
+import glob
 import os
 import sys
 import time
@@ -19,6 +20,7 @@ import urllib.parse
 
 import numpy as np
 import psycopg
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 SQL = ("SELECT id, ST_Distance(geom, p) FROM links, (SELECT ST_SetSRID(ST_MakePoint(%s, %s), 25833) AS p) q "
@@ -76,9 +78,9 @@ def objects(root, value="8005"):
     gen = "gen-%06d" % int(open(os.path.join(root, "CURRENT")).read())
     links = pq.read_table(os.path.join(root, gen, "network/links.parquet"), columns=["link_id", "municipality"])
     single = os.path.join(root, gen, "objects/type-95.parquet")
-    # one file per type, or the chunked layout (a directory of part files)
-    path = single if os.path.exists(single) else os.path.join(root, gen, "objects/type-95")
-    objs = pq.read_table(path, columns=["id", "p1876", "placements"])
+    # one file per type, or the chunked layout (objects/type-95-<first id>.parquet)
+    paths = [single] if os.path.exists(single) else sorted(glob.glob(os.path.join(root, gen, "objects/type-95-*.parquet")))
+    objs = pa.concat_tables([pq.read_table(p, columns=["id", "p1876", "placements"]) for p in paths])
     con = psycopg.connect("host=127.0.0.1 port=54329 user=postgres dbname=postgres", autocommit=True)
     cur = con.cursor()
     for t in ("obj_links", "objs", "link_muni"):

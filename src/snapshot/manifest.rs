@@ -21,7 +21,7 @@ pub struct FileEntry {
     /// Object type id for object partitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub type_id: Option<u32>,
-    /// First object id of a chunk file (`objects/type-<id>/part-<first>.parquet`); the chunk
+    /// First object id of a chunk file (`objects/type-<id>-<first>.parquet`); the chunk
     /// holds the type's ids from here up to the next chunk's first id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_id: Option<u64>,

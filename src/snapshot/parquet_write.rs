@@ -147,7 +147,8 @@ pub const CHUNK_ROWS: usize = 32_768;
 
 /// The chunk file of a type starting at object id `first_id`.
 pub fn chunk_file(type_id: u32, first_id: u64) -> String {
-    format!("objects/type-{type_id}/part-{first_id:015}.parquet")
+    // flat in objects/, so publishing fsyncs one directory, not one per type
+    format!("objects/type-{type_id}-{first_id:015}.parquet")
 }
 
 /// Write a type's table as chunks of `CHUNK_ROWS` rows (in parallel).
