@@ -307,6 +307,21 @@ fn readers_never_see_half_a_changeset() {
         .list()
         .iter()
         .all(|r| r.progress == Progress::DoneAndVisible));
+    // applied in start order: a later-started changeset never lands in an earlier generation
+    let generations: Vec<u64> = (0..15)
+        .map(|k| {
+            writer
+                .journal
+                .get(&format!("atomic-{k}"))
+                .unwrap()
+                .generation
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        generations.windows(2).all(|w| w[0] <= w[1]),
+        "{generations:?}"
+    );
     done.store(true, Ordering::SeqCst);
     let generations_seen = reader.join().expect("the reader saw only whole changesets");
     assert!(generations_seen >= 2, "the reader saw the swaps");

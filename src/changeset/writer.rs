@@ -213,10 +213,12 @@ impl Writer {
         let mut retired: Vec<Arc<Generation>> = Vec::new();
         // changesets registered with X-NVDB-Delay, held back until (epoch ms, id)
         let mut delayed: Vec<(i64, String)> = Vec::new();
+        // started changesets left over when a batch reached its size, first in line next time
+        let mut carry: Vec<String> = Vec::new();
         loop {
             retired.retain(|g| Arc::strong_count(g) > 1);
             let now = chrono::Utc::now().timestamp_millis();
-            let mut ids: Vec<String> = Vec::new();
+            let mut ids: Vec<String> = std::mem::take(&mut carry);
             delayed.retain(|(due, id)| {
                 let ready = *due <= now;
                 if ready {
@@ -248,6 +250,18 @@ impl Writer {
                 }
                 _ => true,
             });
+            // a batch is a prefix in start order, up to MAX_BATCH_OBJECTS objects
+            let mut batch_objects = 0usize;
+            let mut cut = ids.len();
+            for (i, id) in ids.iter().enumerate() {
+                let n = self.journal.get(id).map_or(0, |r| r.objects);
+                if i > 0 && batch_objects + n > MAX_BATCH_OBJECTS {
+                    cut = i;
+                    break;
+                }
+                batch_objects += n;
+            }
+            carry = ids.split_off(cut);
             if ids.is_empty() {
                 continue;
             }
@@ -283,7 +297,6 @@ impl Writer {
         let mut work = Working::new(&base);
         let mut applied: Vec<(String, Outcome)> = Vec::new();
         let mut objects = 0usize;
-        let mut deferred = Vec::new();
         let now = chrono::Utc::now().timestamp();
         for id in ids {
             let Some(rec) = self.journal.get(id) else {
@@ -291,10 +304,6 @@ impl Writer {
             };
             if rec.progress != Progress::Processing {
                 continue; // queued twice (restart) or already finished
-            }
-            if objects + rec.objects > MAX_BATCH_OBJECTS && !applied.is_empty() {
-                deferred.push(id.clone());
-                continue;
             }
             let content = self.journal.content(id)?;
             let binaries = self.binaries.clone();
@@ -328,9 +337,6 @@ impl Writer {
             }
             objects += rec.objects;
             applied.push((id.clone(), outcome));
-        }
-        for id in deferred {
-            self.enqueue(&id);
         }
         if applied.is_empty() {
             return Ok(());
