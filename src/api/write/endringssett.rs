@@ -525,13 +525,14 @@ pub async fn list_changesets(
             let items: Vec<Value> = page
                 .iter()
                 .map(|r| {
-                    let mut s = status_json(r);
-                    if let Value::Object(m) = &mut s {
-                        m.insert("id".into(), json!(r.id));
-                        m.insert("href".into(), json!(links(&state, &r.id, &["self"])[0].1));
-                        m.remove("resultat");
+                    // id and href first, then the status document without its results
+                    let mut m = Map::new();
+                    m.insert("id".into(), json!(r.id));
+                    m.insert("href".into(), json!(links(&state, &r.id, &["self"])[0].1));
+                    if let Value::Object(status) = status_json(r) {
+                        m.extend(status.into_iter().filter(|(k, _)| k != "resultat"));
                     }
-                    s
+                    Value::Object(m)
                 })
                 .collect();
             super::json_response(StatusCode::OK, &Value::Array(items))
