@@ -5,11 +5,12 @@
 //! <data>/changesets/<uuid>.content.json   the changeset as registered (written once)
 //! <data>/changesets/<uuid>.state.json     progress, owner, result (replaced atomically)
 //! ```
-//! Both are written to a temp file, fsynced, renamed into place, and the directory fsynced. A
-//! content file without a state file is an interrupted registration (the client never got its
-//! 201) and is removed at startup.
+//! Both are written to a temp file, fsynced and renamed into place; one fsync of the directory
+//! after the state file makes the registration durable, and only then does the client get its
+//! 201. One file without the other is an interrupted registration (never acknowledged) and is
+//! removed at startup.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -151,7 +152,6 @@ pub struct Journal {
     records: Mutex<BTreeMap<String, Record>>,
     /// Serialises state changes (held across their fsync).
     transitions: Mutex<()>,
-    contents: Mutex<HashMap<String, Arc<Changeset>>>,
 }
 
 fn fsync_dir(path: &Path) -> Result<()> {
@@ -162,17 +162,29 @@ fn fsync_dir(path: &Path) -> Result<()> {
 
 /// Write `bytes` to `path` atomically and durably (temp file, fsync, rename, fsync dir).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_renamed(path, bytes)?;
+    fsync_dir(&parent_dir(path))
+}
+
+/// The directory a file lives in ("." for a bare file name).
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Temp file, fsync, rename; the caller fsyncs the directory (once for several files).
+fn write_renamed(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    let dir = path.parent().expect("journal files live in a directory");
-    let tmp = dir.join(format!(
+    let tmp = parent_dir(path).join(format!(
         ".{}.tmp",
         path.file_name().unwrap_or_default().to_string_lossy()
     ));
     let mut f = fs::File::create(&tmp).map_err(|e| EngineError::io(&tmp, e))?;
     f.write_all(bytes).map_err(|e| EngineError::io(&tmp, e))?;
     f.sync_all().map_err(|e| EngineError::io(&tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| EngineError::io(path, e))?;
-    fsync_dir(dir)
+    fs::rename(&tmp, path).map_err(|e| EngineError::io(path, e))
 }
 
 impl Journal {
@@ -182,6 +194,7 @@ impl Journal {
         fs::create_dir_all(&dir).map_err(|e| EngineError::io(&dir, e))?;
         let mut records = BTreeMap::new();
         let mut contents = Vec::new();
+        let mut states = Vec::new();
         for entry in fs::read_dir(&dir).map_err(|e| EngineError::io(&dir, e))? {
             let entry = entry.map_err(|e| EngineError::io(&dir, e))?;
             let name = entry.file_name().to_string_lossy().to_string();
@@ -193,21 +206,31 @@ impl Journal {
                 let r: Record = serde_json::from_slice(&text)
                     .map_err(|e| EngineError::corrupt(&path, e.to_string()))?;
                 records.insert(id.to_string(), slim(r));
+                states.push((id.to_string(), path));
             } else if let Some(id) = name.strip_suffix(".content.json") {
                 contents.push((id.to_string(), path));
             }
         }
-        for (id, path) in contents {
-            if !records.contains_key(&id) {
+        // a registration is complete with both files; one alone was never acknowledged
+        let with_content: std::collections::HashSet<&String> =
+            contents.iter().map(|(id, _)| id).collect();
+        for (id, path) in &states {
+            if !with_content.contains(id) {
                 tracing::warn!(changeset = %id, "removing an interrupted registration");
-                fs::remove_file(&path).map_err(|e| EngineError::io(&path, e))?;
+                records.remove(id);
+                fs::remove_file(path).map_err(|e| EngineError::io(path, e))?;
+            }
+        }
+        for (id, path) in &contents {
+            if !records.contains_key(id) {
+                tracing::warn!(changeset = %id, "removing an interrupted registration");
+                fs::remove_file(path).map_err(|e| EngineError::io(path, e))?;
             }
         }
         Ok(Journal {
             dir,
             records: Mutex::new(records),
             transitions: Mutex::new(()),
-            contents: Mutex::new(HashMap::new()),
         })
     }
 
@@ -223,12 +246,9 @@ impl Journal {
         content.id = Some(record.id.clone());
         let bytes =
             serde_json::to_vec(&content).map_err(|e| EngineError::Internal(e.to_string()))?;
-        write_atomically(&self.content_path(&record.id), &bytes)?;
+        // the state file's directory fsync makes both renames durable
+        write_renamed(&self.content_path(&record.id), &bytes)?;
         self.persist(&record)?;
-        self.contents
-            .lock()
-            .expect("journal lock")
-            .insert(record.id.clone(), Arc::new(content));
         self.records
             .lock()
             .expect("journal lock")
@@ -269,26 +289,12 @@ impl Journal {
             .collect()
     }
 
-    /// The registered content (cached after the first read).
-    pub fn content(&self, id: &str) -> Result<Arc<Changeset>> {
-        if let Some(c) = self.contents.lock().expect("journal lock").get(id) {
-            return Ok(c.clone());
-        }
+    /// The registered content, read from disk (nothing is cached: a changeset may be large and
+    /// is read once by the writer).
+    pub fn content(&self, id: &str) -> Result<Changeset> {
         let path = self.content_path(id);
         let bytes = fs::read(&path).map_err(|e| EngineError::io(&path, e))?;
-        let c: Changeset = serde_json::from_slice(&bytes)
-            .map_err(|e| EngineError::corrupt(&path, e.to_string()))?;
-        let c = Arc::new(c);
-        self.contents
-            .lock()
-            .expect("journal lock")
-            .insert(id.to_string(), c.clone());
-        Ok(c)
-    }
-
-    /// Drop cached content of finished changesets (they are re-read from disk on demand).
-    pub fn forget_content(&self, id: &str) {
-        self.contents.lock().expect("journal lock").remove(id);
+        serde_json::from_slice(&bytes).map_err(|e| EngineError::corrupt(&path, e.to_string()))
     }
 
     /// Change a record under the lock if `allowed` accepts its current state; persists before
@@ -376,11 +382,14 @@ mod tests {
         let slim = j.get("a").unwrap();
         assert!(slim.outcome_elided && slim.outcome.objects.is_empty());
         assert_eq!(*j.get_full("a").unwrap().unwrap().outcome, outcome);
-        // an interrupted registration (content without state) is dropped at reopening
+        // interrupted registrations (one file without the other) are dropped at reopening
         std::fs::write(tmp.path().join("b.content.json"), b"{}").unwrap();
+        let state = std::fs::read(tmp.path().join("a.state.json")).unwrap();
+        std::fs::write(tmp.path().join("c.state.json"), state).unwrap();
         let j = Journal::open(tmp.path()).unwrap();
         assert!(!tmp.path().join("b.content.json").exists());
-        assert!(j.get("b").is_none());
+        assert!(!tmp.path().join("c.state.json").exists());
+        assert!(j.get("b").is_none() && j.get("c").is_none());
         assert!(j.get("a").unwrap().outcome_elided);
         assert_eq!(*j.get_full("a").unwrap().unwrap().outcome, outcome);
         assert_eq!(j.content("a").unwrap().id.as_deref(), Some("a"));

@@ -357,7 +357,6 @@ impl Writer {
                 Some(Progress::DoneAndVisible),
                 Some(generation),
             )?;
-            self.journal.forget_content(&id);
         }
         tracing::info!(
             generation,

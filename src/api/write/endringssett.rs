@@ -432,7 +432,7 @@ pub async fn get_content(
     let w = writer(&state, f)?.clone();
     let id2 = id.clone();
     let content = super::blocking(f, move || w.journal.content(&id2)).await?;
-    let mut v = serde_json::to_value(&*content).map_err(|e| Fault::internal(e, f))?;
+    let mut v = serde_json::to_value(&content).map_err(|e| Fault::internal(e, f))?;
     if let Value::Object(m) = &mut v {
         m.insert("status".into(), status_json(&r));
         m.insert(
