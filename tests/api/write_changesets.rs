@@ -1044,3 +1044,37 @@ async fn x_nvdb_delay_holds_processing_back_for_polling_tests() {
     assert_eq!(status["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET");
     assert!(started.elapsed() >= std::time::Duration::from_secs(1));
 }
+
+#[tokio::test]
+async fn a_read_only_service_answers_the_write_api_with_503() {
+    let tmp = tempfile::tempdir().unwrap();
+    let users = tmp.path().join("users.json");
+    let token = vegdb::users::add_user(&users, "kari", vec![vegdb::users::Role::Skriv], None, None)
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut state = vegdb::api::AppState::read_only(
+        super::server::store(),
+        vegdb::api::ApiConfig::new(format!("http://{addr}"), std::time::Duration::from_secs(10)),
+    );
+    state.users = std::sync::Arc::new(vegdb::users::Users::open(&users).unwrap());
+    tokio::spawn(vegdb::server::serve(
+        listener,
+        state,
+        std::future::pending(),
+    ));
+    let r = reqwest::Client::new()
+        .post(format!("http://{addr}{WRITE}/endringssett"))
+        .headers(WriteServer::headers(&token))
+        .header("Content-Type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 503);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["message"].as_str().unwrap().contains("ikke aktivert"),
+        "{body}"
+    );
+}
