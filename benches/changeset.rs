@@ -57,10 +57,7 @@ fn bench(c: &mut Criterion) {
     )
     .unwrap();
     let n = &g.network;
-    let links: Vec<u64> = (0..n.len())
-        .filter(|&r| !n.is_connection[r] && n.from_pos[r] == 0.0 && n.to_pos[r] == 1.0)
-        .map(|r| n.link_id[r])
-        .collect();
+    let links: Vec<u64> = n.plain_link_rows().map(|r| n.link_id[r]).collect();
     let store = Arc::new(GenerationStore::new(g));
     let writer = Writer::start(data, store.clone()).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);

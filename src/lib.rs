@@ -5,6 +5,7 @@
 pub mod area;
 pub mod catalog;
 pub mod changeset;
+pub mod durable;
 pub mod error;
 pub mod geo;
 

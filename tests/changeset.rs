@@ -150,10 +150,7 @@ fn only_touched_chunks_are_rewritten_and_generations_reload_identically() {
     let data = DataDir::open(tmp.path()).unwrap();
     let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
     let n = &g.network;
-    let link = (0..n.len())
-        .find(|&r| !n.is_connection[r] && n.from_pos[r] == 0.0 && n.to_pos[r] == 1.0)
-        .map(|r| n.link_id[r])
-        .unwrap();
+    let link = n.plain_link_rows().next().map(|r| n.link_id[r]).unwrap();
     let ids95 = g.objects[&95].table.id.clone();
     assert!(ids95.len() > 300, "enough Skiltpunkt for several chunks");
     let store = Arc::new(GenerationStore::new(g));
@@ -246,10 +243,7 @@ fn readers_never_see_half_a_changeset() {
     let dir = generate_into(Scale::Tiny, 6, tmp.path()).unwrap();
     let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
     let n = &g.network;
-    let link = (0..n.len())
-        .find(|&r| !n.is_connection[r] && n.from_pos[r] == 0.0 && n.to_pos[r] == 1.0)
-        .map(|r| n.link_id[r])
-        .unwrap();
+    let link = n.plain_link_rows().next().map(|r| n.link_id[r]).unwrap();
     let count = |g: &Generation, t: u32| g.objects.get(&t).map_or(0, |d| d.table.len());
     let (base95, base96) = (count(&g, 95), count(&g, 96));
     let store = Arc::new(GenerationStore::new(g));

@@ -129,11 +129,7 @@ fn killing_the_writer_at_any_moment_loses_nothing_accepted() {
     let gen_dir = generate_into(Scale::Tiny, 11, tmp.path()).unwrap();
     let (g, _) = Generation::load(&gen_dir, &|_| {}).unwrap();
     let n = &g.network;
-    let links: Vec<u64> = (0..n.len())
-        .filter(|&r| !n.is_connection[r] && n.from_pos[r] == 0.0 && n.to_pos[r] == 1.0)
-        .map(|r| n.link_id[r])
-        .take(50)
-        .collect();
+    let links: Vec<u64> = n.plain_link_rows().map(|r| n.link_id[r]).take(50).collect();
     drop(g);
     let token = add_user(
         &tmp.path().join("users.json"),

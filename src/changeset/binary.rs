@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use sha2::Digest;
 
-use super::journal::write_atomically;
+use crate::durable::write_atomically;
 use crate::error::{EngineError, Result};
 use crate::snapshot::parquet_write::hex;
 

@@ -12,13 +12,14 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use super::model::Changeset;
 use super::validate::{Outcome, Rights};
+use crate::durable::{write_atomically, write_renamed};
 use crate::error::{EngineError, Result};
 
 /// `fremdrift` values.
@@ -152,39 +153,6 @@ pub struct Journal {
     records: Mutex<BTreeMap<String, Record>>,
     /// Serialises state changes (held across their fsync).
     transitions: Mutex<()>,
-}
-
-fn fsync_dir(path: &Path) -> Result<()> {
-    fs::File::open(path)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| EngineError::io(path, e))
-}
-
-/// Write `bytes` to `path` atomically and durably (temp file, fsync, rename, fsync dir).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_renamed(path, bytes)?;
-    fsync_dir(&parent_dir(path))
-}
-
-/// The directory a file lives in ("." for a bare file name).
-fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// Temp file, fsync, rename; the caller fsyncs the directory (once for several files).
-fn write_renamed(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let tmp = parent_dir(path).join(format!(
-        ".{}.tmp",
-        path.file_name().unwrap_or_default().to_string_lossy()
-    ));
-    let mut f = fs::File::create(&tmp).map_err(|e| EngineError::io(&tmp, e))?;
-    f.write_all(bytes).map_err(|e| EngineError::io(&tmp, e))?;
-    f.sync_all().map_err(|e| EngineError::io(&tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| EngineError::io(path, e))
 }
 
 impl Journal {

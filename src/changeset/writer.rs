@@ -478,9 +478,7 @@ impl Writer {
             applied.iter().map(|(id, o)| (id.as_str(), o)).collect();
         let bytes =
             serde_json::to_vec(&results).map_err(|e| EngineError::Internal(e.to_string()))?;
-        staging
-            .files
-            .push(write_file(&dir.join(RESULTS_FILE), &bytes)?);
+        staging.files.push(write_results(&dir, &bytes)?);
         fail_point("before-publish");
         if self
             .fail_next_publish
@@ -608,12 +606,10 @@ fn settle(
     }
 }
 
-fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<FileEntry> {
+/// Write the results file of a staged generation; its manifest entry.
+fn write_results(dir: &std::path::Path, bytes: &[u8]) -> Result<FileEntry> {
     use sha2::Digest;
-    use std::io::Write;
-    let mut f = std::fs::File::create(path).map_err(|e| EngineError::io(path, e))?;
-    f.write_all(bytes).map_err(|e| EngineError::io(path, e))?;
-    f.sync_all().map_err(|e| EngineError::io(path, e))?;
+    crate::durable::write_durably(&dir.join(RESULTS_FILE), bytes)?;
     Ok(FileEntry {
         path: RESULTS_FILE.into(),
         rows: 0,

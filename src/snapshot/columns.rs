@@ -135,6 +135,14 @@ impl RoadNetwork {
         within.unwrap_or(rows.end)
     }
 
+    /// Rows of links one row covers end to end (0..1) that are not connection links: any
+    /// position on them is a valid placement (the write tests and benchmarks place objects
+    /// there).
+    pub fn plain_link_rows(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.len())
+            .filter(|&r| !self.is_connection[r] && self.from_pos[r] == 0.0 && self.to_pos[r] == 1.0)
+    }
+
     /// Rows of a link overlapping the position range `from..=to`.
     pub fn rows_overlapping(
         &self,

@@ -14,6 +14,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::manifest::{FileEntry, Manifest, MANIFEST_FILE};
+use crate::durable::{fsync_dir, write_durably};
 use crate::error::{EngineError, Result};
 
 pub const CURRENT_FILE: &str = "CURRENT";
@@ -25,18 +26,6 @@ pub fn fail_point(name: &str) {
         eprintln!("fail point {name}: aborting");
         std::process::abort();
     }
-}
-
-fn fsync_dir(path: &Path) -> Result<()> {
-    let dir = fs::File::open(path).map_err(|e| EngineError::io(path, e))?;
-    dir.sync_all().map_err(|e| EngineError::io(path, e))
-}
-
-fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let mut f = fs::File::create(path).map_err(|e| EngineError::io(path, e))?;
-    f.write_all(bytes).map_err(|e| EngineError::io(path, e))?;
-    f.sync_all().map_err(|e| EngineError::io(path, e))
 }
 
 pub fn generation_name(id: u64) -> String {

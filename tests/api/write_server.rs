@@ -196,9 +196,7 @@ impl WriteServer {
 /// A link row that is not a connection link: (link id, municipality).
 pub fn usable_link(g: &Generation) -> (u64, u16) {
     let n = &g.network;
-    let row = (0..n.len())
-        .find(|&r| !n.is_connection[r] && n.from_pos[r] == 0.0 && n.to_pos[r] == 1.0)
-        .expect("a plain link");
+    let row = n.plain_link_rows().next().expect("a plain link");
     (n.link_id[row], n.municipality[row])
 }
 

@@ -267,7 +267,9 @@ pub async fn list_objects(
     let empty = empty_type(tid);
     let data = type_data(&g, tid, &empty)?;
     let srid = p.srid()?;
-    let filter = parse_filter(&g, &p, tid, srid, sees_sensitive(&s, &headers))?;
+    // one authentication per request: the filter check and the rendering share it
+    let sensitive = sees_sensitive(&s, &headers);
+    let filter = parse_filter(&g, &p, tid, srid, sensitive)?;
     let segment = p.bool("segmentering")?.unwrap_or(true);
     let include = Include::from_words(
         &p.words("inkluder", INKLUDER)?,
@@ -285,7 +287,7 @@ pub async fn list_objects(
         tolerance_m: tolerance(&p)?,
         segment_by: (segment && filter.segments()).then_some(&filter),
         revision: n.revision,
-        sensitive: sees_sensitive(&s, &headers),
+        sensitive,
     };
     let ids = &data.table.id;
     let first_row = match from {

@@ -1,0 +1,247 @@
+//! Property values against the catalogue: data type, allowed values, decimals, min/maks,
+//! feltlengde; EWKT geometry into storage coordinates.
+
+use chrono::NaiveDate;
+
+use super::ObjectCheck;
+use crate::catalog::{datatype, PropertyType, ValueKind};
+use crate::changeset::model::Property;
+use crate::generate::values::Value;
+use crate::geo::srid::{to_storage, Srid};
+use crate::geo::Coord3;
+
+fn digits_of(text: &str) -> usize {
+    text.chars().filter(|c| c.is_ascii_digit()).count()
+}
+
+/// A scalar property value checked against the catalogue.
+pub(super) fn property_value(
+    check: &mut ObjectCheck,
+    p: &PropertyType,
+    given: &Property,
+) -> Option<Value> {
+    let pid = Some(p.id);
+    if !given.structs.is_empty() || !given.binaries.is_empty() {
+        check.error(
+            "UGYLDIG_VERDI",
+            format!(
+                "{} ({}) har datatype {}; struktur og binær er ikke tillatt",
+                p.name, p.id, p.datatype_tekst
+            ),
+            pid,
+        );
+        return None;
+    }
+    let kind = p.storage();
+    if kind == ValueKind::Enum {
+        let id = match (given.enum_ids.first(), given.values.first()) {
+            (Some(&id), _) => Some(id),
+            (None, Some(text)) => text.trim().parse::<u32>().ok(),
+            _ => None,
+        };
+        return match id.and_then(|id| p.allowed_value(id).map(|_| id)) {
+            Some(id) => Some(Value::Int(id as i64)),
+            None => {
+                check.error(
+                    "UGYLDIG_ENUMVERDI",
+                    format!(
+                        "{:?} er ikke en tillatt verdi for {} ({})",
+                        given
+                            .enum_ids
+                            .first()
+                            .map(|i| i.to_string())
+                            .or(given.values.first().cloned()),
+                        p.name,
+                        p.id
+                    ),
+                    pid,
+                );
+                None
+            }
+        };
+    }
+    if !given.enum_ids.is_empty() {
+        check.error(
+            "UGYLDIG_VERDI",
+            format!("{} ({}) er ikke en enum-egenskap; bruk verdi", p.name, p.id),
+            pid,
+        );
+        return None;
+    }
+    let raw = given.values.first().map(|s| s.trim()).unwrap_or("");
+    match kind {
+        ValueKind::Integer | ValueKind::Float => {
+            let text = raw.replace(',', ".");
+            let Ok(v) = text.parse::<f64>() else {
+                check.error(
+                    "UGYLDIG_VERDI",
+                    format!("'{raw}' er ikke et tall ({}, {})", p.name, p.id),
+                    pid,
+                );
+                return None;
+            };
+            // trailing zeros carry no precision: "0,30" has one decimal (the SOSI example)
+            let decimals = text
+                .split('.')
+                .nth(1)
+                .map(|d| d.trim_end_matches('0').len())
+                .unwrap_or(0);
+            let allowed = p.decimals.unwrap_or(0) as usize;
+            let mut ok = v.is_finite();
+            if decimals > allowed {
+                check.error(
+                    "FOR_MANGE_DESIMALER",
+                    format!(
+                        "{raw} har {decimals} desimaler; {} ({}) tillater {allowed}",
+                        p.name, p.id
+                    ),
+                    pid,
+                );
+                ok = false;
+            }
+            if let Some(max) = p.max {
+                if v > max {
+                    check.error(
+                        "STØRRE_ENN_ABSOLUTT_MAKSIMUM",
+                        format!(
+                            "{raw} er større enn maksimum {max} for {} ({})",
+                            p.name, p.id
+                        ),
+                        pid,
+                    );
+                    ok = false;
+                }
+            }
+            if let Some(min) = p.min {
+                if v < min {
+                    check.error(
+                        "MINDRE_ENN_ABSOLUTT_MINIMUM",
+                        format!(
+                            "{raw} er mindre enn minimum {min} for {} ({})",
+                            p.name, p.id
+                        ),
+                        pid,
+                    );
+                    ok = false;
+                }
+            }
+            if let Some(fl) = p.field_length {
+                if digits_of(&text) > fl as usize {
+                    check.error(
+                        "OVERSKRIDER_FELTLENGDE",
+                        format!("{raw} har flere enn {fl} sifre ({}, {})", p.name, p.id),
+                        pid,
+                    );
+                    ok = false;
+                }
+            }
+            if !ok {
+                return None;
+            }
+            Some(if kind == ValueKind::Integer {
+                Value::Int(v as i64)
+            } else {
+                Value::Float(v)
+            })
+        }
+        _ => {
+            let normalised = match p.datatype {
+                datatype::DATE => {
+                    let d = NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+                        .or_else(|_| NaiveDate::parse_from_str(raw, "%Y%m%d"));
+                    d.ok().map(|d| d.format("%Y-%m-%d").to_string())
+                }
+                datatype::SHORT_DATE => {
+                    let ok = raw.len() == 5
+                        && NaiveDate::parse_from_str(&format!("2000-{raw}"), "%Y-%m-%d").is_ok();
+                    ok.then(|| raw.to_string())
+                }
+                datatype::TIME => chrono::NaiveTime::parse_from_str(raw, "%H:%M")
+                    .ok()
+                    .map(|t| t.format("%H:%M").to_string()),
+                datatype::BOOLEAN => match raw.to_ascii_lowercase().as_str() {
+                    "true" | "ja" | "1" => Some("true".into()),
+                    "false" | "nei" | "0" => Some("false".into()),
+                    _ => None,
+                },
+                _ => Some(raw.to_string()),
+            };
+            let Some(text) = normalised else {
+                check.error(
+                    "UGYLDIG_VERDI",
+                    format!(
+                        "'{raw}' er ikke en gyldig verdi av datatype {} ({}, {})",
+                        p.datatype_tekst, p.name, p.id
+                    ),
+                    pid,
+                );
+                return None;
+            };
+            if p.datatype == datatype::TEXT {
+                if let Some(fl) = p.field_length {
+                    if text.chars().count() > fl as usize {
+                        check.error(
+                            "OVERSKRIDER_FELTLENGDE",
+                            format!(
+                                "Verdien har {} tegn; {} ({}) tillater {fl}",
+                                text.chars().count(),
+                                p.name,
+                                p.id
+                            ),
+                            pid,
+                        );
+                        return None;
+                    }
+                }
+            }
+            Some(Value::Text(text))
+        }
+    }
+}
+
+/// An EWKT geometry value (`srid=32633;POINT(x y)`, optionally with quality parameters before
+/// the WKT, as the converters write it) in storage coordinates.
+pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>, String> {
+    let text = given.values.first().map(String::as_str).unwrap_or("");
+    let mut srid = Srid::Utm33Wgs84;
+    let mut wkt_text = text.trim();
+    for part in text.split(';') {
+        let part = part.trim();
+        if let Some(code) = part
+            .strip_prefix("srid=")
+            .or_else(|| part.strip_prefix("SRID="))
+        {
+            srid = Srid::parse(code).map_err(|e| e.to_string())?;
+        }
+        wkt_text = part;
+    }
+    let parsed: wkt::Wkt<f64> = wkt_text
+        .parse()
+        .map_err(|e| format!("Ugyldig WKT for {} ({}): {e}", p.name, p.id))?;
+    let coords: Vec<(f64, f64, f64)> = match (&parsed, p.datatype) {
+        (wkt::Wkt::Point(pt), datatype::GEOM_POINT) => {
+            let c = pt
+                .coord()
+                .ok_or_else(|| format!("Tomt punkt for {} ({})", p.name, p.id))?;
+            vec![(c.x, c.y, c.z.unwrap_or(0.0))]
+        }
+        (wkt::Wkt::LineString(l), datatype::GEOM_LINE) if l.coords().len() >= 2 => l
+            .coords()
+            .iter()
+            .map(|c| (c.x, c.y, c.z.unwrap_or(0.0)))
+            .collect(),
+        _ => {
+            return Err(format!(
+                "{} ({}) har datatype {}; geometrien passer ikke (flater støttes ikke)",
+                p.name, p.id, p.datatype_tekst
+            ))
+        }
+    };
+    coords
+        .into_iter()
+        .map(|(x, y, z)| {
+            let (x, y) = to_storage(srid, x, y).map_err(|e| e.to_string())?;
+            Ok([x, y, z])
+        })
+        .collect()
+}
