@@ -76,6 +76,14 @@ pub struct ServeArgs {
     /// Largest binary upload in bytes (413 beyond).
     #[arg(long, env = "VEGDB_MAX_BINARY_BYTES", default_value_t = crate::api::DEFAULT_MAX_BINARY_BYTES)]
     pub max_binary_bytes: usize,
+    /// Most client connections open at once; further ones wait in the listen backlog. Capped at
+    /// the open-files limit less a reserve for data files.
+    #[arg(long, env = "VEGDB_MAX_CONNECTIONS", default_value_t = crate::api::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
+    /// Seconds a connection may take to send a request's headers, and may stay idle between
+    /// keep-alive requests, before it is closed.
+    #[arg(long, env = "VEGDB_HEADER_TIMEOUT", default_value_t = 20)]
+    pub header_timeout: u64,
 }
 
 /// `vegdb` with no subcommand: serve with defaults from the environment.

@@ -84,6 +84,20 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
     let mut config = ApiConfig::new(public_url, Duration::from_secs(args.request_timeout));
     config.max_changeset_bytes = args.max_changeset_bytes;
     config.max_binary_bytes = args.max_binary_bytes;
+    let files = raise_file_limit();
+    let cap = (files as usize).saturating_sub(api::RESERVED_FILES).max(16);
+    if args.max_connections > cap {
+        tracing::warn!(
+            requested = args.max_connections,
+            cap,
+            "connection limit lowered to stay below the open-files limit"
+        );
+    }
+    config.connections = api::ConnectionLimits {
+        max_connections: args.max_connections.min(cap).max(1),
+        header_read_timeout: Duration::from_secs(args.header_timeout.max(1)),
+        ..api::ConnectionLimits::default()
+    };
     Ok(AppState {
         store,
         config: Arc::new(config),
@@ -105,19 +119,81 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// Serve until `shutdown` completes (in-flight requests finish first).
+///
+/// Our own accept loop over hyper (rather than `axum::serve`) so that the connection-level limits
+/// exist at all: a header-read timeout that also bounds idle keep-alive connections (hyper starts
+/// it whenever the connection waits for a request head), a connection limit (further connections
+/// wait in the kernel backlog until one closes), and accept errors such as EMFILE that back off
+/// instead of spinning.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+
+    let limits = state.config.connections.clone();
     let app = api::app(state).map_request(api::rewrite_suffix);
-    axum::serve(
-        listener,
-        axum::ServiceExt::<axum::extract::Request>::into_make_service(app),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await?;
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(limits.max_buf_bytes)
+        // Above the API's own header-count limit, so that limit answers in the API's shape.
+        .max_headers(4 * api::guard::MAX_HEADERS)
+        .keep_alive(true);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = permits.clone().acquire_owned() => p.context("connection limiter closed")?,
+            () = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // EMFILE/ENFILE/ECONNABORTED: the listener is fine, back off briefly.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let svc = app.clone();
+        let hyper_svc =
+            hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                svc.clone().oneshot(req.map(axum::body::Body::new))
+            });
+        let conn = http.serve_connection(TokioIo::new(stream), hyper_svc);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    // Idle keep-alive connections are closed at once; requests in flight finish.
+    graceful.shutdown().await;
     Ok(())
+}
+
+/// Raise the soft open-files limit to the hard limit, so the connection limit (below it) is the
+/// limit that applies. Returns the soft limit now in force.
+pub fn raise_file_limit() -> u64 {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not raise the open-files limit");
+            rlimit::getrlimit(rlimit::Resource::NOFILE)
+                .map(|(soft, _)| soft)
+                .unwrap_or(1024)
+        }
+    }
 }
 
 async fn shutdown_signal() {

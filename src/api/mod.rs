@@ -4,6 +4,7 @@
 pub mod cursor;
 pub mod dto;
 pub mod error;
+pub mod guard;
 pub mod media;
 pub mod object_docs;
 pub mod object_json;
@@ -48,6 +49,34 @@ pub struct ApiConfig {
     pub max_changeset_bytes: usize,
     /// Largest binary upload (413 beyond).
     pub max_binary_bytes: usize,
+    /// Connection-level limits of the HTTP server.
+    pub connections: ConnectionLimits,
+}
+
+/// Limits enforced per connection by the server loop (`server::serve`).
+#[derive(Debug, Clone)]
+pub struct ConnectionLimits {
+    /// Connections served at once; more wait in the kernel's listen backlog.
+    pub max_connections: usize,
+    /// Time to receive a request head, also the idle time allowed between keep-alive requests.
+    pub header_read_timeout: Duration,
+    /// hyper's per-connection read buffer bound: request heads beyond it are refused by hyper
+    /// itself (431 without a body); the API's own, smaller, URI and header limits apply first.
+    pub max_buf_bytes: usize,
+}
+
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// File descriptors kept free of client connections (data files, journal, binaries, writer).
+pub const RESERVED_FILES: usize = 256;
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_read_timeout: Duration::from_secs(20),
+            max_buf_bytes: 256 << 10,
+        }
+    }
 }
 
 pub const DEFAULT_MAX_CHANGESET_BYTES: usize = 64 << 20;
@@ -60,6 +89,7 @@ impl ApiConfig {
             request_timeout,
             max_changeset_bytes: DEFAULT_MAX_CHANGESET_BYTES,
             max_binary_bytes: DEFAULT_MAX_BINARY_BYTES,
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -167,8 +197,11 @@ pub fn app(state: AppState) -> Router {
     router
         .fallback(not_found)
         .with_state(state)
-        .layer(CompressionLayer::new().gzip(true))
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, timeout))
+        // Outside the timeout so that its 503 is reshaped too; inside compression so that it
+        // reads error bodies uncompressed.
+        .layer(axum::middleware::from_fn(guard::guard))
+        .layer(CompressionLayer::new().gzip(true))
         .layer(CorsLayer::permissive())
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<Body>| {

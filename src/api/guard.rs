@@ -1,0 +1,124 @@
+//! The outermost API middleware: limits on the request head that the API itself enforces (so
+//! they answer in the API's error shape rather than hyper's empty 414/431), and the reshaping
+//! of error responses made below the handlers — axum rejections (405, invalid UTF-8 in the path,
+//! body-limit 413) and the request timeout's 503 — into the read API's error array or the write
+//! API's fault entity. Responses that already carry a JSON or XML body pass untouched; the cost
+//! on the hot path is one length check of the URI and the headers and one status check.
+
+use axum::extract::Request;
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::error::ApiError;
+use super::write::{response_format, Fault, Format, WRITE_ALIASES, WRITE_BASE};
+
+/// Longest request target (path + query) in bytes; longer is 414.
+pub const MAX_URI_BYTES: usize = 32 << 10;
+/// Largest request head (header names + values) in bytes; larger is 431.
+pub const MAX_HEADER_BYTES: usize = 32 << 10;
+/// Most request headers; more is 431.
+pub const MAX_HEADERS: usize = 100;
+/// How much of a plain-text error body is kept as the message.
+const MAX_MESSAGE_BYTES: usize = 1024;
+
+fn is_write_path(path: &str) -> bool {
+    std::iter::once(WRITE_BASE)
+        .chain(WRITE_ALIASES.iter().copied())
+        .any(|base| path.starts_with(base))
+}
+
+/// Status and message in the shape of the API the path belongs to (`write`: the fault format).
+fn shaped(write: Option<Format>, status: StatusCode, message: String) -> Response {
+    if let Some(format) = write {
+        Fault::new(status, message, format).into_response()
+    } else {
+        // 4000: bad input (the v2 code table); 5000: unexpected / unavailable.
+        let code = if status.is_server_error() { 5000 } else { 4000 };
+        ApiError::new(status, code, message).into_response()
+    }
+}
+
+fn default_message(status: StatusCode) -> String {
+    match status {
+        StatusCode::METHOD_NOT_ALLOWED => "Metoden er ikke tillatt for denne ressursen".into(),
+        StatusCode::PAYLOAD_TOO_LARGE => "Forespørselen er for stor".into(),
+        StatusCode::SERVICE_UNAVAILABLE => {
+            "Tjenesten rakk ikke å svare innen tidsgrensen; prøv igjen".into()
+        }
+        StatusCode::REQUEST_TIMEOUT => "Forespørselen kom ikke fram i tide".into(),
+        s => s
+            .canonical_reason()
+            .unwrap_or("Ugyldig forespørsel")
+            .to_string(),
+    }
+}
+
+/// Whether a response is already in an API shape (our errors always name JSON or XML).
+fn has_api_body(r: &Response) -> bool {
+    r.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.contains("json") || ct.contains("xml"))
+}
+
+pub async fn guard(req: Request, next: Next) -> Response {
+    let write = is_write_path(req.uri().path()).then(|| response_format(req.headers()));
+    let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if target > MAX_URI_BYTES {
+        return shaped(
+            write,
+            StatusCode::URI_TOO_LONG,
+            format!("Forespørselens adresse er for lang: {target} byte (høyst {MAX_URI_BYTES})"),
+        );
+    }
+    let head: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len() + 4)
+        .sum();
+    if head > MAX_HEADER_BYTES || req.headers().len() > MAX_HEADERS {
+        return shaped(
+            write,
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            format!(
+                "For store eller for mange hoder: {head} byte i {} hoder (høyst {MAX_HEADER_BYTES} byte, {MAX_HEADERS} hoder)",
+                req.headers().len()
+            ),
+        );
+    }
+    let response = next.run(req).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) || has_api_body(&response) {
+        return response;
+    }
+    // An error from below the handlers: keep its status and its text, in the API's shape.
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, MAX_MESSAGE_BYTES)
+        .await
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| default_message(status));
+    let mut shaped = shaped(write, status, text);
+    // Keep what the lower layer said about the response (Allow, Retry-After, request id …).
+    for (name, value) in parts.headers.iter() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            shaped.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    shaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_paths_are_recognised_under_every_prefix() {
+        assert!(is_write_path("/nvdb/apiskriv/rest/v2/endringssett"));
+        assert!(is_write_path("/nvdb/apiskriv/v2/endringssett"));
+        assert!(is_write_path("/registry/apiskriv/rest/v2/binaer"));
+        assert!(!is_write_path("/nvdb/api/v2/status"));
+    }
+}
