@@ -137,12 +137,61 @@ fn letter(b: u8) -> &'static str {
     &L[i..i + 1]
 }
 
+/// A number written as the v2 service wrote numbers: an integral value as an integer token
+/// (`80`, `33`), any other finite value as a decimal, and never a negative zero. The v2
+/// documentation's examples write integral values of decimal property types as integers too
+/// (`"Lengde"` of tunnelløp, 2 decimals: `"verdi": 33`; `endepunkt/vegobjekter.md`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Num(pub f64);
+
+/// Integral values with a magnitude below 2^53 are exact as i64.
+const EXACT_INT: f64 = 9_007_199_254_740_992.0;
+
+impl Serialize for Num {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let v = self.0;
+        if v.is_finite() && v.fract() == 0.0 && v.abs() < EXACT_INT {
+            s.serialize_i64(v as i64)
+        } else {
+            // + 0.0 turns -0.0 into 0.0 and leaves every other value unchanged
+            s.serialize_f64(v + 0.0)
+        }
+    }
+}
+
+/// A relative link position (0..1), always written as a decimal (`0.0`, `0.25899`), never `-0.0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pos(pub f64);
+
+impl Serialize for Pos {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0 + 0.0)
+    }
+}
+
+/// A length in whole meters, as `strekningslengde` is written in the v2 documentation
+/// (`lokasjon`: `33`; `/statistikk`: `1247690`) and read by the Java V2 client
+/// (`RoadObjectParser.parseSegment`: `parseIntMember(obj, "strekningslengde")`;
+/// `parseStatistics`: `parseLongMember`).
+pub fn whole_meters(m: f64) -> u64 {
+    if m.is_finite() && m > 0.0 {
+        m.round() as u64
+    } else {
+        0
+    }
+}
+
+/// `{wkt, srid, egengeometri?, forenklet?}`. `forenklet: true` marks a geometry that
+/// `geometritoleranse` simplified (vertices were removed); the Java V2 client reads it as
+/// `GeometryParser.parse`: `parseBooleanMember(obj, "forenklet")`.
 #[derive(Serialize)]
 pub struct GeometryDoc {
     pub wkt: String,
     pub srid: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub egengeometri: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forenklet: Option<bool>,
 }
 
 #[derive(Serialize)]
@@ -166,7 +215,8 @@ pub struct MetadataDoc<'a> {
 #[serde(untagged)]
 pub enum VerdiDoc<'a> {
     Int(i64),
-    Float(f64),
+    /// Decimal property values and numeric enumeration values (datatype 31).
+    Number(Num),
     Text(&'a str),
     Owned(String),
 }
@@ -184,6 +234,9 @@ pub struct PropertyDoc<'a> {
     pub enhet: Option<&'a Unit>,
 }
 
+/// A road reference: `meter` on a point object, `fra_meter`/`til_meter` on a stretch
+/// (SPEC "Road reference": `meter` present on a point, `fra_meter, til_meter` instead when the
+/// reference covers a stretch).
 #[derive(Serialize)]
 pub struct RoadRefDoc {
     pub fylke: u8,
@@ -192,13 +245,19 @@ pub struct RoadRefDoc {
     pub status: &'static str,
     pub nummer: u32,
     pub hp: u16,
-    pub fra_meter: u32,
-    pub til_meter: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meter: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fra_meter: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub til_meter: Option<u32>,
     pub kortform: RoadRefText,
 }
 
 impl RoadRefDoc {
-    pub(crate) fn new(k: &RoadKey, from_m: u32, to_m: u32) -> Self {
+    /// `point`: the reference of a point object (`meter`, and `from_m == to_m`).
+    pub(crate) fn new(k: &RoadKey, from_m: u32, to_m: u32, point: bool) -> Self {
+        let to_m = if point { from_m } else { to_m };
         RoadRefDoc {
             fylke: k.county,
             kommune: k.municipality_part,
@@ -206,8 +265,9 @@ impl RoadRefDoc {
             status: letter(k.status),
             nummer: k.number,
             hp: k.hp,
-            fra_meter: from_m,
-            til_meter: to_m,
+            meter: point.then_some(from_m),
+            fra_meter: (!point).then_some(from_m),
+            til_meter: (!point).then_some(to_m),
             kortform: RoadRefText {
                 key: *k,
                 from_m,
@@ -217,21 +277,36 @@ impl RoadRefDoc {
     }
 }
 
+/// A placement on a road link (`lokasjon.stedfestinger[]`, `vegsegmenter[].stedfesting`), as
+/// the v2 documentation shows it (`verdi/veglenke.md`: a point has `posisjon`, a stretch
+/// `fra_posisjon`/`til_posisjon`) and the Java V2 client reads it
+/// (`RoadObjectParser.parsePlacement`: `veglenkeid` as int, `posisjon` if present else
+/// `fra_posisjon`/`til_posisjon` as doubles, `retning` a required string MED/MOT,
+/// `sideposisjon` an optional string, `felt` an optional array of strings). LtGlahn's
+/// `bomstasjoner_retninger.py` reads `lokasjon['stedfestinger'][0]['posisjon']` of toll
+/// stations (point objects). vegdb stores neither side position nor lanes, so `sideposisjon`
+/// and `felt` are left out.
 #[derive(Serialize)]
 pub struct PlacementDoc {
     pub veglenkeid: u64,
-    pub fra_posisjon: f64,
-    pub til_posisjon: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub posisjon: Option<Pos>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fra_posisjon: Option<Pos>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub til_posisjon: Option<Pos>,
     pub kortform: LinkPosText,
     pub retning: &'static str,
 }
 
 impl PlacementDoc {
-    pub(crate) fn new(p: &Part) -> Self {
+    /// `point`: the placement of a point object (`posisjon`).
+    pub(crate) fn new(p: &Part, point: bool) -> Self {
         PlacementDoc {
             veglenkeid: p.link_id,
-            fra_posisjon: p.from,
-            til_posisjon: p.to,
+            posisjon: point.then_some(Pos(p.from)),
+            fra_posisjon: (!point).then_some(Pos(p.from)),
+            til_posisjon: (!point).then_some(Pos(p.to)),
             kortform: LinkPosText {
                 from: p.from,
                 to: p.to,
@@ -272,7 +347,8 @@ pub struct LocationDoc<'a> {
     pub stedfestinger: Vec<PlacementDoc>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub geometri: Option<GeometryDoc>,
-    pub strekningslengde: f64,
+    /// Whole meters (the documentation's tunnelløp example: `"strekningslengde": 33`).
+    pub strekningslengde: u64,
 }
 
 #[derive(Serialize)]
@@ -288,21 +364,30 @@ pub struct RelationsDoc<'a> {
     pub barn: Vec<RelatedDoc<'a>>,
 }
 
+/// One element of `vegsegmenter`: an object's placement part on one road link segment, with
+/// the road reference and areas of that segment. The shape is the one the v2 clients read:
+/// - Java V2 client (nvdb-vegdata/nvdb-api-client, branch V2,
+///   `src/main/java/no/vegvesen/nvdbapi/client/gson/RoadObjectParser.java`): `parseSegment`
+///   (lines ~166-184) reads `stedfesting` (object, through `parsePlacement`, lines ~186-206),
+///   `geometri` (object, required: `GeometryParser.parse` dereferences it), `kommune`, `fylke`,
+///   `region`, `vegavdeling` (ints), `vegreferanse` (presence) and `strekningslengde`
+///   (`parseIntMember`: an integer).
+/// - LtGlahn/nvdbapi-V2 `nvdb2geojson.py` (`__addfag2geojson`): `seg['geometri']['wkt']`,
+///   `seg.pop('vegreferanse')` merged into the feature properties (a dict), then the rest of
+///   the segment's keys.
+/// - pnvdb 0.4.0 `Objekt.vegsegmenter` (`pnvdb/models/objekt.py`): `data['vegsegmenter']` as a
+///   list, from `Nvdb.hent` (`inkluder=alle`, `pnvdb/les.py`).
 #[derive(Serialize)]
 pub struct SegmentDoc {
-    pub veglenkeid: u64,
-    pub fra_posisjon: f64,
-    pub til_posisjon: f64,
-    pub kortform: LinkPosText,
-    pub retning: &'static str,
+    pub stedfesting: PlacementDoc,
+    pub geometri: GeometryDoc,
     pub vegreferanse: RoadRefDoc,
     pub kommune: u16,
     pub fylke: u8,
     pub region: u8,
     pub vegavdeling: u8,
-    pub strekningslengde: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub geometri: Option<GeometryDoc>,
+    /// Whole meters (Java V2 `parseSegment`: `Integer length = parseIntMember(...)`).
+    pub strekningslengde: u64,
 }
 
 /// A road object, serialized directly (static keys, borrowed names).
@@ -322,4 +407,65 @@ pub struct ObjectDoc<'a> {
     pub relasjoner: Option<RelationsDoc<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vegsegmenter: Option<Vec<SegmentDoc>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json<T: Serialize>(v: T) -> String {
+        serde_json::to_string(&v).expect("serializes")
+    }
+
+    #[test]
+    fn numbers_in_the_services_form() {
+        assert_eq!(json(Num(80.0)), "80");
+        assert_eq!(json(Num(-51.1)), "-51.1");
+        assert_eq!(json(Num(-0.0)), "0");
+        assert_eq!(json(Num(0.25)), "0.25");
+        assert_eq!(json(Num(-3.0)), "-3");
+        assert_eq!(json(Num(1e300)), "1e+300");
+        assert_eq!(json(Pos(-0.0)), "0.0");
+        assert_eq!(json(Pos(1.0)), "1.0");
+        assert_eq!(json(VerdiDoc::Number(Num(-0.0))), "0");
+        assert_eq!(whole_meters(32.5), 33);
+        assert_eq!(whole_meters(-0.0), 0);
+        assert_eq!(whole_meters(f64::NAN), 0);
+    }
+
+    #[test]
+    fn placements_and_references_of_points_and_stretches() {
+        let part = |from: f64, to: f64| Part {
+            net_row: 0,
+            link_id: 7,
+            from,
+            to,
+            direction: DIRECTION_AGAINST,
+            length_m: 0.0,
+        };
+        assert_eq!(
+            json(PlacementDoc::new(&part(0.25, 0.25), true)),
+            r#"{"veglenkeid":7,"posisjon":0.25,"kortform":"0.25@7","retning":"MOT"}"#
+        );
+        assert_eq!(
+            json(PlacementDoc::new(&part(0.0, 0.5), false)),
+            r#"{"veglenkeid":7,"fra_posisjon":0.0,"til_posisjon":0.5,"kortform":"0.0-0.5@7","retning":"MOT"}"#
+        );
+        let key = RoadKey {
+            county: 50,
+            municipality_part: 0,
+            category: b'E',
+            status: b'V',
+            number: 6,
+            hp: 1,
+        };
+        assert_eq!(
+            json(RoadRefDoc::new(&key, 7517, 7517, true)),
+            r#"{"fylke":50,"kommune":0,"kategori":"E","status":"V","nummer":6,"hp":1,"meter":7517,"kortform":"5000 Ev6 hp1 m7517"}"#
+        );
+        assert_eq!(
+            json(RoadRefDoc::new(&key, 100, 200, false)),
+            r#"{"fylke":50,"kommune":0,"kategori":"E","status":"V","nummer":6,"hp":1,"fra_meter":100,"til_meter":200,"kortform":"5000 Ev6 hp1 m100-200"}"#
+        );
+    }
 }

@@ -1,8 +1,10 @@
 //! The road object as the v2 API shows it, built from the columnar tables.
 //!
 //! `vegsegmenter` (shape not given by the spec): one element per placement part on a road link
-//! segment: `{veglenkeid, fra_posisjon, til_posisjon, kortform, retning, vegreferanse (with
-//! fra_meter/til_meter), kommune, fylke, region, vegavdeling, strekningslengde, geometri}`.
+//! segment, in the shape the v2 clients read (see `SegmentDoc`): `{stedfesting: {veglenkeid,
+//! posisjon | fra_posisjon + til_posisjon, kortform, retning}, geometri, vegreferanse, kommune,
+//! fylke, region, vegavdeling, strekningslengde}`. `inkluder=alle` includes them on lists and
+//! single objects; the single object's default (no `inkluder`) is everything else.
 
 use std::collections::BTreeMap;
 
@@ -54,7 +56,8 @@ pub const INKLUDER: &[&str] = &[
 pub const INKLUDERGEOMETRI: &[&str] = &["egenskap", "utledet", "lokasjon", "ingen"];
 
 impl Include {
-    /// `minimum` is id, href and metadata. `alle` is everything but vegsegmenter.
+    /// `minimum` is id, href and metadata. `alle` is everything, vegsegmenter included; the
+    /// default of a single object (`default_all`, no `inkluder`) is everything but vegsegmenter.
     pub fn from_words(words: &[String], geometry_words: &[String], default_all: bool) -> Include {
         let has = |w: &str| words.iter().any(|x| x == w);
         let all = has("alle") || (words.is_empty() && default_all);
@@ -63,7 +66,7 @@ impl Include {
             properties: all || has("egenskaper"),
             relations: all || has("relasjoner"),
             location: all || has("lokasjon"),
-            segments: has("vegsegmenter"),
+            segments: has("alle") || has("vegsegmenter"),
             geometry: all || has("geometri"),
             ..Default::default()
         };
@@ -92,7 +95,14 @@ pub struct Render<'a> {
     pub sensitive: bool,
 }
 
-fn simplify(coords: Vec<Coord3>, tolerance: Option<f64>) -> Vec<Coord3> {
+/// A geometry written as WKT, and whether `geometritoleranse` removed vertices from it.
+pub struct Wkt {
+    pub text: String,
+    pub simplified: bool,
+}
+
+/// Douglas–Peucker simplification; the flag tells whether vertices were removed.
+fn simplify(coords: Vec<Coord3>, tolerance: Option<f64>) -> (Vec<Coord3>, bool) {
     use geo::SimplifyIdx;
     match tolerance {
         Some(t) if coords.len() > 2 => {
@@ -101,9 +111,11 @@ fn simplify(coords: Vec<Coord3>, tolerance: Option<f64>) -> Vec<Coord3> {
                 .map(|c| (c[0], c[1]))
                 .collect::<Vec<_>>()
                 .into();
-            ls.simplify_idx(t).into_iter().map(|i| coords[i]).collect()
+            let kept = ls.simplify_idx(t);
+            let simplified = kept.len() < coords.len();
+            (kept.into_iter().map(|i| coords[i]).collect(), simplified)
         }
-        _ => coords,
+        _ => (coords, false),
     }
 }
 
@@ -116,16 +128,17 @@ impl<'a> Render<'a> {
         )
     }
 
-    fn geometry(&self, wkt_text: String) -> GeometryDoc {
+    fn geometry(&self, w: Wkt, egengeometri: Option<bool>) -> GeometryDoc {
         GeometryDoc {
-            wkt: wkt_text,
+            wkt: w.text,
             srid: self.srid.code(),
-            egengeometri: None,
+            egengeometri,
+            forenklet: w.simplified.then_some(true),
         }
     }
 
     /// Located geometry of the parts: a point, or lines (contiguous parts joined).
-    fn located_wkt(&self, ps: &[Part]) -> ApiResult<Option<String>> {
+    fn located_wkt(&self, ps: &[Part]) -> ApiResult<Option<Wkt>> {
         let n = &self.g.network;
         if ps.is_empty() {
             return Ok(None);
@@ -135,7 +148,10 @@ impl<'a> Render<'a> {
             let r = p.net_row as usize;
             let span = (n.to_pos[r] - n.from_pos[r]).max(1e-12);
             let c = point_at(n.geometry(r), (p.from - n.from_pos[r]) / span);
-            return Ok(Some(wkt::point_z(self.srid, &c)?));
+            return Ok(Some(Wkt {
+                text: wkt::point_z(self.srid, &c)?,
+                simplified: false,
+            }));
         }
         let mut lines: Vec<Vec<Coord3>> = Vec::new();
         for p in ps.iter().filter(|p| p.to > p.from) {
@@ -157,21 +173,35 @@ impl<'a> Render<'a> {
                 _ => lines.push(piece),
             }
         }
+        let mut simplified = false;
         let lines: Vec<Vec<Coord3>> = lines
             .into_iter()
-            .map(|l| simplify(l, self.tolerance_m))
+            .map(|l| {
+                let (l, s) = simplify(l, self.tolerance_m);
+                simplified |= s;
+                l
+            })
             .collect();
-        Ok(Some(wkt::lines_z(self.srid, &lines)?))
+        Ok(Some(Wkt {
+            text: wkt::lines_z(self.srid, &lines)?,
+            simplified,
+        }))
     }
 
-    fn own_wkt(&self, table: &ObjectTable, row: usize) -> ApiResult<Option<String>> {
+    fn own_wkt(&self, table: &ObjectTable, row: usize) -> ApiResult<Option<Wkt>> {
         Ok(match table.own_geometry(row) {
             [] => None,
-            [p] => Some(wkt::point_z(self.srid, p)?),
-            line => Some(wkt::linestring_z(
-                self.srid,
-                &simplify(line.to_vec(), self.tolerance_m),
-            )?),
+            [p] => Some(Wkt {
+                text: wkt::point_z(self.srid, p)?,
+                simplified: false,
+            }),
+            line => {
+                let (line, simplified) = simplify(line.to_vec(), self.tolerance_m);
+                Some(Wkt {
+                    text: wkt::linestring_z(self.srid, &line)?,
+                    simplified,
+                })
+            }
         })
     }
 
@@ -183,7 +213,7 @@ impl<'a> Render<'a> {
         row: usize,
     ) -> ApiResult<Vec<PropertyDoc<'a>>> {
         let own = self.own_wkt(table, row)?;
-        self.property_docs_with(t, table, row, own.as_deref())
+        self.property_docs_with(t, table, row, own.as_ref().map(|w| w.text.as_str()))
     }
 
     /// As `property_docs`, with the object's own geometry already written as WKT.
@@ -239,16 +269,18 @@ impl<'a> Render<'a> {
                         continue;
                     };
                     let mut d = doc(match av.number {
-                        Some(num) if p.datatype == datatype::ENUM_NUMBER => VerdiDoc::Float(num),
+                        Some(num) if p.datatype == datatype::ENUM_NUMBER => {
+                            VerdiDoc::Number(Num(num))
+                        }
                         _ => VerdiDoc::Text(&av.name),
                     });
                     d.enum_id = Some(id);
                     d
                 }
                 ValueKind::Integer => doc(VerdiDoc::Int(a.as_primitive::<Int64Type>().value(row))),
-                ValueKind::Float => {
-                    doc(VerdiDoc::Float(a.as_primitive::<Float64Type>().value(row)))
-                }
+                ValueKind::Float => doc(VerdiDoc::Number(Num(a
+                    .as_primitive::<Float64Type>()
+                    .value(row)))),
                 ValueKind::Text | ValueKind::Geometry => {
                     doc(VerdiDoc::Text(a.as_string::<i32>().value(row)))
                 }
@@ -305,10 +337,11 @@ impl<'a> Render<'a> {
         routes.sort_unstable();
         routes.dedup();
         let geometri = if self.include.geometry && self.include.geom_location {
-            self.located_wkt(ps)?.map(|w| self.geometry(w))
+            self.located_wkt(ps)?.map(|w| self.geometry(w, None))
         } else {
             None
         };
+        let point = is_point(ps);
         Ok(LocationDoc {
             fylker: uniq(&|r| n.county[r]),
             regioner: uniq(&|r| n.region[r]),
@@ -334,38 +367,39 @@ impl<'a> Render<'a> {
                     }
                 })
                 .collect(),
-            vegreferanser: ps.iter().map(|p| road_ref_of(n, p)).collect(),
-            stedfestinger: merged(ps).iter().map(PlacementDoc::new).collect(),
+            vegreferanser: ps.iter().map(|p| road_ref_of(n, p, point)).collect(),
+            stedfestinger: merged(ps)
+                .iter()
+                .map(|p| PlacementDoc::new(p, point))
+                .collect(),
             geometri,
-            strekningslengde: round3(ps.iter().map(|p| p.length_m).sum()),
+            strekningslengde: whole_meters(ps.iter().map(|p| p.length_m).sum()),
             kommuner,
         })
     }
 
+    /// One segment per part; every part has a geometry (a point or a line on its link).
     fn segments(&self, ps: &[Part]) -> ApiResult<Vec<SegmentDoc>> {
         let n = &self.g.network;
-        ps.iter()
-            .map(|p| {
-                let r = p.net_row as usize;
-                let pl = PlacementDoc::new(p);
-                Ok(SegmentDoc {
-                    veglenkeid: pl.veglenkeid,
-                    fra_posisjon: pl.fra_posisjon,
-                    til_posisjon: pl.til_posisjon,
-                    kortform: pl.kortform,
-                    retning: pl.retning,
-                    vegreferanse: road_ref_of(n, p),
-                    kommune: n.municipality[r],
-                    fylke: n.county[r],
-                    region: n.region[r],
-                    vegavdeling: n.road_department[r],
-                    strekningslengde: round3(p.length_m),
-                    geometri: self
-                        .located_wkt(std::slice::from_ref(p))?
-                        .map(|w| self.geometry(w)),
-                })
-            })
-            .collect()
+        let point = is_point(ps);
+        let mut out = Vec::with_capacity(ps.len());
+        for p in ps {
+            let Some(w) = self.located_wkt(std::slice::from_ref(p))? else {
+                continue;
+            };
+            let r = p.net_row as usize;
+            out.push(SegmentDoc {
+                stedfesting: PlacementDoc::new(p, point),
+                geometri: self.geometry(w, None),
+                vegreferanse: road_ref_of(n, p, point),
+                kommune: n.municipality[r],
+                fylke: n.county[r],
+                region: n.region[r],
+                vegavdeling: n.road_department[r],
+                strekningslengde: whole_meters(p.length_m),
+            });
+        }
+        Ok(out)
     }
 
     /// The object at `row` of `data`, ready to serialize.
@@ -395,7 +429,8 @@ impl<'a> Render<'a> {
             None
         };
         let egenskaper = if inc.properties {
-            Some(self.property_docs_with(t, table, row, own.as_deref())?)
+            let own_text = own.as_ref().map(|w| w.text.as_str());
+            Some(self.property_docs_with(t, table, row, own_text)?)
         } else {
             None
         };
@@ -409,16 +444,10 @@ impl<'a> Render<'a> {
         };
         let geometri = if inc.geometry && inc.geom_derived {
             match own {
-                Some(w) => Some(GeometryDoc {
-                    wkt: w,
-                    srid: self.srid.code(),
-                    egengeometri: Some(true),
-                }),
-                None => self.located_wkt(&ps)?.map(|w| GeometryDoc {
-                    wkt: w,
-                    srid: self.srid.code(),
-                    egengeometri: Some(false),
-                }),
+                Some(w) => Some(self.geometry(w, Some(true))),
+                None => self
+                    .located_wkt(&ps)?
+                    .map(|w| self.geometry(w, Some(false))),
             }
         } else {
             None
@@ -483,17 +512,19 @@ impl<'a> Render<'a> {
     }
 }
 
-fn road_ref_of(n: &crate::snapshot::columns::RoadNetwork, p: &Part) -> RoadRefDoc {
+fn road_ref_of(n: &crate::snapshot::columns::RoadNetwork, p: &Part, point: bool) -> RoadRefDoc {
     let r = p.net_row as usize;
     let (a, b) = (
         meter_exact(n, r, p.from).round() as u32,
         meter_exact(n, r, p.to).round() as u32,
     );
-    RoadRefDoc::new(&row_key(n, r), a.min(b), a.max(b))
+    RoadRefDoc::new(&row_key(n, r), a.min(b), a.max(b), point)
 }
 
-fn round3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
+/// A point object: every part is a point (its placements carry `posisjon` and its road
+/// references `meter`), the same test that makes its located geometry a POINT.
+fn is_point(ps: &[Part]) -> bool {
+    !ps.is_empty() && ps.iter().all(|p| p.from == p.to)
 }
 
 /// stedfestinger: parts on the same link that touch are merged.

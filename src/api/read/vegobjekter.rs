@@ -11,7 +11,9 @@ use serde_json::{json, Value};
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
-use crate::api::object_json::{Include, Render, StreamedObjects, INKLUDER, INKLUDERGEOMETRI};
+use crate::api::object_json::{
+    whole_meters, Include, Render, StreamedObjects, INKLUDER, INKLUDERGEOMETRI,
+};
 use crate::api::paging::{next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
 use crate::api::read::vegnett::parse_map_extent;
@@ -358,7 +360,9 @@ pub async fn get_statistics(
     let length = total_length(&g, data, &rows, &filter, segment);
     Ok(respond(
         n,
-        &json!({ "antall": rows.len(), "strekningslengde": (length * 1000.0).round() / 1000.0 }),
+        // whole meters, as documented (`"strekningslengde": 1247690`) and read by the Java V2
+        // client (`RoadObjectParser.parseStatistics`: `parseLongMember`)
+        &json!({ "antall": rows.len(), "strekningslengde": whole_meters(length) }),
     ))
 }
 
