@@ -1,6 +1,7 @@
 //! Integration tests: the real server over the tiny generated dataset.
 
 mod behaviour;
+mod edges;
 mod read_catalog;
 mod read_network;
 mod read_objects;
