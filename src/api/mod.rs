@@ -178,7 +178,9 @@ pub fn app(state: AppState) -> Router {
     let x_request_id = HeaderName::from_static("x-request-id");
     let timeout = state.config.request_timeout;
     let write = write::routes().layer(axum::extract::DefaultBodyLimit::disable());
-    let mut router = Router::new().nest(READ_BASE, read_routes());
+    let mut router = Router::new()
+        .nest(READ_BASE, read_routes())
+        .merge(write::login::routes());
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }

@@ -9,4 +9,5 @@ mod read_omrader;
 mod server;
 mod write_binaer;
 mod write_changesets;
+mod write_login;
 mod write_server;
