@@ -6,6 +6,7 @@ mod read_catalog;
 mod read_network;
 mod read_objects;
 mod read_omrader;
+mod readme;
 mod server;
 mod write_binaer;
 mod write_changesets;
