@@ -228,3 +228,39 @@ fn user_add_password_stdin_stores_a_hash_that_logs_in() {
     child.stdin.take().unwrap().write_all(b"\n").unwrap();
     assert!(!child.wait_with_output().unwrap().status.success());
 }
+
+/// LtGlahn/nvdbapi-V2 apiforbindelse.py `__loginskriv`: a GET of `self.apiurl` (the site root)
+/// with the connection's headers, `X-OpenAM-Username`/`-Password` and the realm parameters;
+/// it keeps `tokenId` and sends `Cookie: <openAmNavn>= <tokenId>`.
+#[tokio::test]
+async fn apiforbindelse_logs_in_with_a_get_of_the_site_root() {
+    let s = WriteServer::start().await;
+    with_password(&s, "skriver", "vinter");
+    let r = s
+        .client
+        .get(format!(
+            "{}?realm=External&authIndexType=module&authIndexValue=LDAP",
+            s.root
+        ))
+        .header("X-Client", "LtGlahn python")
+        .header("User-Agent", "LtGlahn python requests")
+        .header("X-Client-Session", "7d4f1a9e-3c1b-4f7e-9a55-0b6c2d9e8f10")
+        .header("Accept", "application/json")
+        .header("Content-Type", "application/json")
+        .header("X-OpenAM-Username", "skriver")
+        .header("X-OpenAM-Password", "vinter")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let token = r.json::<Value>().await.unwrap()["tokenId"]
+        .as_str()
+        .expect("tokenId")
+        .to_string();
+    assert_eq!(overview_status(&s, &cookie(&token)).await, 200);
+    // the root without credentials is still an unknown path
+    let r = s.client.get(format!("{}/", s.root)).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body[0]["code"], 4012);
+}

@@ -2,7 +2,9 @@
 //! nvdbapi-V2 `skrivnvdb.apiskrivforbindelse.login()` posts to `<site>/openam/json/authenticate`
 //! (query `realm=External&authIndexType=module&authIndexValue=LDAP`, no body) with the headers
 //! `X-OpenAM-Username` / `X-OpenAM-Password`, reads `tokenId` from the JSON answer and sends it
-//! as the `iPlanetDirectoryProOAM` cookie; `loggut()` gets `<site>/openam/UI/Logout`.
+//! as the `iPlanetDirectoryProOAM` cookie; `loggut()` gets `<site>/openam/UI/Logout`. Its
+//! `apiforbindelse.__loginskriv()` sends the same headers and parameters as a GET to the site
+//! root (`self.apiurl`); vegdb answers that like the POST (without the headers `/` is 404).
 //!
 //! - 200 `{"tokenId", "successUrl", "realm"}`: the token is a session of the user (see
 //!   [`crate::users::Users::login`]: 8 hours, in memory), accepted by the write API (cookie or
@@ -35,6 +37,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route(AUTHENTICATE, post(authenticate))
         .route(LOGOUT, get(logout))
+        .route("/", get(root))
 }
 
 /// A header as text: UTF-8, else Latin-1 (Python `requests` encodes `str` header values as
@@ -91,6 +94,15 @@ pub async fn authenticate(
             tracing::error!(error = %e, "login task failed");
             failed()
         }
+    }
+}
+
+/// GET / — a login when it carries `X-OpenAM-Username` (apiforbindelse.py), else 404.
+pub async fn root(state: axum::extract::State<AppState>, headers: HeaderMap) -> Response {
+    if headers.contains_key("x-openam-username") {
+        authenticate(state, headers).await
+    } else {
+        crate::api::error::ApiError::not_found("Ressursen finnes ikke").into_response()
     }
 }
 
