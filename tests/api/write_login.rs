@@ -264,3 +264,32 @@ async fn apiforbindelse_logs_in_with_a_get_of_the_site_root() {
     let body: Value = r.json().await.unwrap();
     assert_eq!(body[0]["code"], 4012);
 }
+
+/// Without `--public-url` the write API's links use the host the client connected to, as the
+/// read API's hrefs do (skrivnvdb follows `start`/`fremdrift` links verbatim).
+#[tokio::test]
+async fn write_links_follow_the_host_the_client_connected_to() {
+    let s = WriteServer::start_with(|c| c.base_from_request = true).await;
+    let port = s.root.rsplit(':').next().unwrap();
+    let root = format!("http://localhost:{port}");
+    let (link, _) = usable_link(&s.store.current());
+    let cs = changeset(json!({"registrer": {"vegObjekter": [skiltpunkt("1", link, 0.5)]}}));
+    let r = s
+        .client
+        .post(format!("{root}{WRITE}/endringssett"))
+        .headers(WriteServer::headers(&s.writer_token))
+        .header("Content-Type", "application/json")
+        .body(cs.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let links: Value = r.json().await.unwrap();
+    for l in links.as_array().unwrap() {
+        let src = l["src"].as_str().unwrap();
+        assert!(
+            src.starts_with(&format!("{root}{WRITE}/endringssett/")),
+            "{src}"
+        );
+    }
+}
