@@ -137,6 +137,10 @@ pub enum UserAction {
         /// Users file (default: <data>/users.json).
         #[arg(long, env = "VEGDB_USERS")]
         users: Option<PathBuf>,
+        /// Also give the user a password, read as the first line of standard input (for
+        /// `POST /openam/json/authenticate`; stored as an argon2id hash).
+        #[arg(long)]
+        password_stdin: bool,
     },
 }
 
@@ -148,8 +152,9 @@ pub fn run_user_add(
     kommuner: Option<Vec<u16>>,
     data: &Path,
     users: Option<PathBuf>,
+    password_stdin: bool,
 ) -> anyhow::Result<()> {
-    use crate::users::{add_user, Role, USERS_FILE};
+    use crate::users::{add_user, set_password, Role, USERS_FILE};
     let roles = roles
         .iter()
         .map(|r| {
@@ -160,7 +165,23 @@ pub fn run_user_add(
         .collect::<anyhow::Result<Vec<Role>>>()?;
     anyhow::ensure!(!name.trim().is_empty(), "the user name must not be empty");
     let path = users.unwrap_or_else(|| data.join(USERS_FILE));
+    let password = if password_stdin {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        let password = line.strip_suffix('\n').unwrap_or(&line);
+        let password = password.strip_suffix('\r').unwrap_or(password).to_string();
+        anyhow::ensure!(
+            !password.is_empty(),
+            "--password-stdin: the password (first line of standard input) is empty"
+        );
+        Some(password)
+    } else {
+        None
+    };
     let token = add_user(&path, name, roles.clone(), types, kommuner)?;
+    if let Some(password) = password {
+        set_password(&path, name, &password)?;
+    }
     println!(
         "user {name} with roles {roles:?} written to {}",
         path.display()

@@ -32,7 +32,8 @@ fn main() -> anyhow::Result<()> {
                 kommuner,
                 data,
                 users,
-            } => cli::run_user_add(&name, &roles, types, kommuner, &data, users),
+                password_stdin,
+            } => cli::run_user_add(&name, &roles, types, kommuner, &data, users, password_stdin),
         },
     }
 }

@@ -82,6 +82,7 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
     let users = Users::open(&users_path)
         .with_context(|| format!("reading users from {}", users_path.display()))?;
     let mut config = ApiConfig::new(public_url, Duration::from_secs(args.request_timeout));
+    config.base_from_request = args.public_url.is_none();
     config.max_changeset_bytes = args.max_changeset_bytes;
     config.max_binary_bytes = args.max_binary_bytes;
     let files = raise_file_limit();
@@ -103,6 +104,7 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         config: Arc::new(config),
         writer,
         users: Arc::new(users),
+        request_base: Default::default(),
     })
 }
 

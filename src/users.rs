@@ -6,11 +6,16 @@
 //! delvisKorriger), `admin` (everything, every changeset, sensitive values), `sensitiv` (read
 //! sensitivitet-1 values). Rights can be limited to object types and municipalities.
 //! The file is re-read when it changes, so `vegdb user add` takes effect without a restart.
+//!
+//! A user may also have a password (`vegdb user add --password-stdin`), stored as an argon2id
+//! PHC string (salted, deliberately slow). Logging in with it (`POST /openam/json/authenticate`,
+//! as OpenAM clients do) gives a session token that works like the user's own token; see
+//! [`Users::login`] for lifetime, rate limiting and the equal work for unknown users.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -51,6 +56,9 @@ pub struct User {
     /// Municipalities the user may write in (None = all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub municipalities: Option<Vec<u16>>,
+    /// argon2id PHC string of the user's password (None: token only, no login).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_argon2: Option<String>,
 }
 
 impl User {
@@ -116,6 +124,8 @@ type UserCache = (Option<SystemTime>, Arc<HashMap<String, User>>);
 pub struct Users {
     path: PathBuf,
     cache: Mutex<UserCache>,
+    /// Sessions from password logins and failed-login counts (in memory only).
+    logins: Logins,
 }
 
 impl Users {
@@ -123,6 +133,7 @@ impl Users {
         let u = Users {
             path: path.into(),
             cache: Mutex::new((None, Arc::new(HashMap::new()))),
+            logins: Logins::default(),
         };
         u.current()?;
         Ok(u)
@@ -133,6 +144,7 @@ impl Users {
         Users {
             path: PathBuf::new(),
             cache: Mutex::new((None, Arc::new(HashMap::new()))),
+            logins: Logins::default(),
         }
     }
 
@@ -156,10 +168,16 @@ impl Users {
         Ok(cache.1.clone())
     }
 
-    /// The user a token belongs to.
+    /// The user a token belongs to (the user's own token, or a session from a login).
     pub fn authenticate(&self, token: &str) -> Option<User> {
         match self.current() {
-            Ok(users) => users.get(&token_hash(token)).cloned(),
+            Ok(users) => {
+                let hash = token_hash(token);
+                match users.get(&hash) {
+                    Some(u) => Some(u.clone()),
+                    None => self.logins.session_user(&hash, &users),
+                }
+            }
             Err(e) => {
                 tracing::error!(error = %e, "reading the users file failed");
                 None
@@ -187,6 +205,7 @@ pub fn add_user(
         token_sha256: token_hash(&token),
         types,
         municipalities,
+        password_argon2: None,
     });
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
@@ -195,6 +214,229 @@ pub fn add_user(
         serde_json::to_vec_pretty(&file).map_err(|e| EngineError::Internal(e.to_string()))?;
     write_atomically(path, &text)?;
     Ok(token)
+}
+
+// ---- passwords and sessions -------------------------------------------------------------------
+
+/// How long a login session lasts (fixed from the login; a new login gives a new token).
+pub const SESSION_LIFETIME: Duration = Duration::from_secs(8 * 3600);
+/// Failed logins per user name within [`FAILED_LOGIN_WINDOW`] before logins are refused.
+pub const MAX_FAILED_LOGINS: u32 = 5;
+/// The window failed logins are counted in; a locked name is free again when it ends.
+pub const FAILED_LOGIN_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// Most sessions and failure counters kept (the oldest go first beyond that).
+const MAX_TRACKED: usize = 100_000;
+
+/// argon2id with the crate's defaults (19 MiB, 2 passes, 1 lane: OWASP's minimum).
+fn argon2() -> argon2::Argon2<'static> {
+    argon2::Argon2::default()
+}
+
+/// The PHC string of a password with a fresh random salt.
+pub fn hash_password(password: &str) -> Result<String> {
+    use argon2::password_hash::{PasswordHasher, SaltString};
+    let mut salt = [0u8; 16];
+    rand::rng().fill_bytes(&mut salt);
+    let salt = SaltString::encode_b64(&salt).map_err(|e| EngineError::Internal(e.to_string()))?;
+    argon2()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| EngineError::Internal(e.to_string()))
+}
+
+/// Does `password` match the PHC string? (A malformed string matches nothing.)
+pub fn verify_password(phc: &str, password: &str) -> bool {
+    use argon2::password_hash::{PasswordHash, PasswordVerifier};
+    PasswordHash::new(phc)
+        .map(|h| argon2().verify_password(password.as_bytes(), &h).is_ok())
+        .unwrap_or(false)
+}
+
+/// A hash of a random password nobody knows: verified against for unknown users and users
+/// without a password, so a failed login costs the same work whatever was wrong.
+fn decoy_hash() -> &'static str {
+    static DECOY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DECOY.get_or_init(|| {
+        let mut secret = [0u8; 32];
+        rand::rng().fill_bytes(&mut secret);
+        hash_password(&hex(&secret)).unwrap_or_default()
+    })
+}
+
+/// Set (or replace) a user's password in the users file.
+pub fn set_password(path: &Path, name: &str, password: &str) -> Result<()> {
+    if password.is_empty() {
+        return Err(EngineError::invalid(4005, "the password must not be empty"));
+    }
+    let phc = hash_password(password)?;
+    let mut file = read_file(path)?;
+    let user = file
+        .users
+        .iter_mut()
+        .find(|u| u.name == name)
+        .ok_or_else(|| EngineError::invalid(4005, format!("no user named {name}")))?;
+    user.password_argon2 = Some(phc);
+    let text =
+        serde_json::to_vec_pretty(&file).map_err(|e| EngineError::Internal(e.to_string()))?;
+    write_atomically(path, &text)
+}
+
+/// Why a login failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginError {
+    /// Unknown user, no password set, or a wrong password (never told apart).
+    Invalid,
+    /// Too many failed logins for this name: try again after this long.
+    Locked(Duration),
+}
+
+struct Session {
+    user: String,
+    /// The password hash the session was opened with: a changed password (or a replaced or
+    /// removed user) ends the session.
+    password: String,
+    expires: Instant,
+}
+
+struct Failures {
+    count: u32,
+    first: Instant,
+}
+
+#[derive(Default)]
+struct Logins {
+    /// By SHA-256 of the session token.
+    sessions: Mutex<HashMap<String, Session>>,
+    /// By user name as sent (known or not, so locking reveals nothing).
+    failures: Mutex<HashMap<String, Failures>>,
+}
+
+/// Keep a map under [`MAX_TRACKED`]: drop what `expired` says, then the oldest by `age`.
+fn bound<V>(
+    map: &mut HashMap<String, V>,
+    expired: impl Fn(&V) -> bool,
+    age: impl Fn(&V) -> Instant,
+) {
+    if map.len() < MAX_TRACKED {
+        return;
+    }
+    map.retain(|_, v| !expired(v));
+    while map.len() >= MAX_TRACKED {
+        let Some(oldest) = map
+            .iter()
+            .min_by_key(|(_, v)| age(v))
+            .map(|(k, _)| k.clone())
+        else {
+            break;
+        };
+        map.remove(&oldest);
+    }
+}
+
+impl Logins {
+    fn session_user(&self, hash: &str, users: &HashMap<String, User>) -> Option<User> {
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        let s = sessions.get(hash)?;
+        if s.expires <= Instant::now() {
+            sessions.remove(hash);
+            return None;
+        }
+        users
+            .values()
+            .find(|u| u.name == s.user && u.password_argon2.as_deref() == Some(&s.password))
+            .cloned()
+    }
+
+    fn locked(&self, name: &str) -> Option<Duration> {
+        let failures = self.failures.lock().expect("failures lock");
+        let f = failures.get(name)?;
+        let left = FAILED_LOGIN_WINDOW.checked_sub(f.first.elapsed())?;
+        (f.count >= MAX_FAILED_LOGINS && !left.is_zero()).then_some(left)
+    }
+
+    fn failed(&self, name: &str) {
+        let mut failures = self.failures.lock().expect("failures lock");
+        bound(
+            &mut failures,
+            |f| f.first.elapsed() >= FAILED_LOGIN_WINDOW,
+            |f| f.first,
+        );
+        let f = failures.entry(name.to_string()).or_insert(Failures {
+            count: 0,
+            first: Instant::now(),
+        });
+        if f.first.elapsed() >= FAILED_LOGIN_WINDOW {
+            *f = Failures {
+                count: 0,
+                first: Instant::now(),
+            };
+        }
+        f.count += 1;
+    }
+
+    fn open(&self, user: &str, password: &str) -> String {
+        let mut bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut bytes);
+        let token = hex(&bytes);
+        let now = Instant::now();
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        bound(&mut sessions, |s| s.expires <= now, |s| s.expires);
+        sessions.insert(
+            token_hash(&token),
+            Session {
+                user: user.to_string(),
+                password: password.to_string(),
+                expires: now + SESSION_LIFETIME,
+            },
+        );
+        token
+    }
+}
+
+impl Users {
+    /// End the session a token names (a user's own token is not affected).
+    pub fn logout(&self, token: &str) {
+        self.logins
+            .sessions
+            .lock()
+            .expect("sessions lock")
+            .remove(&token_hash(token));
+    }
+
+    /// Log in with a name and password; returns a session token valid for
+    /// [`SESSION_LIFETIME`] wherever the user's own token is. Sessions live in memory only (a
+    /// restart logs everyone out). Slow on purpose (one argon2 verification, also for unknown
+    /// names and users without a password, so the time tells nothing); after
+    /// [`MAX_FAILED_LOGINS`] failures for a name within [`FAILED_LOGIN_WINDOW`] every login for
+    /// it is refused, without verifying, until the window ends.
+    pub fn login(&self, name: &str, password: &str) -> std::result::Result<String, LoginError> {
+        if let Some(left) = self.logins.locked(name) {
+            return Err(LoginError::Locked(left));
+        }
+        let users = self.current().map_err(|e| {
+            tracing::error!(error = %e, "reading the users file failed");
+            LoginError::Invalid
+        })?;
+        let phc = users
+            .values()
+            .find(|u| u.name == name)
+            .and_then(|u| u.password_argon2.clone());
+        let ok = verify_password(phc.as_deref().unwrap_or(decoy_hash()), password) && phc.is_some();
+        match phc {
+            Some(phc) if ok => {
+                self.logins
+                    .failures
+                    .lock()
+                    .expect("failures lock")
+                    .remove(name);
+                Ok(self.logins.open(name, &phc))
+            }
+            _ => {
+                self.logins.failed(name);
+                Err(LoginError::Invalid)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -220,5 +462,92 @@ mod tests {
         let token2 = add_user(&path, "kari", vec![Role::Admin], None, None).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert!(users.authenticate(&token2).unwrap().may(Operation::Correct));
+    }
+}
+
+#[cfg(test)]
+mod login_tests {
+    use super::*;
+
+    fn users_with_kari() -> (tempfile::TempDir, PathBuf, Users) {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(USERS_FILE);
+        add_user(&path, "kari", vec![Role::Skriv], None, None).unwrap();
+        set_password(&path, "kari", "hemmelig ø").unwrap();
+        add_user(&path, "tokenonly", vec![Role::Skriv], None, None).unwrap();
+        let users = Users::open(&path).unwrap();
+        (tmp, path, users)
+    }
+
+    #[test]
+    fn passwords_are_salted_argon2_and_verify() {
+        let a = hash_password("pw").unwrap();
+        let b = hash_password("pw").unwrap();
+        assert!(a.starts_with("$argon2id$"), "{a}");
+        assert_ne!(a, b, "salted");
+        assert!(verify_password(&a, "pw") && verify_password(&b, "pw"));
+        assert!(!verify_password(&a, "pw ") && !verify_password("garbage", "pw"));
+    }
+
+    #[test]
+    fn a_login_gives_a_token_that_authenticates_until_the_password_changes() {
+        let (_tmp, path, users) = users_with_kari();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("hemmelig"), "no clear text password on disk");
+        let token = users.login("kari", "hemmelig ø").expect("login");
+        assert_eq!(
+            users.authenticate(&token).map(|u| u.name),
+            Some("kari".into())
+        );
+        let second = users.login("kari", "hemmelig ø").expect("again");
+        assert_ne!(token, second);
+        assert_eq!(users.login("kari", "hemmelig"), Err(LoginError::Invalid));
+        assert_eq!(users.login("ola", "hemmelig ø"), Err(LoginError::Invalid));
+        assert_eq!(users.login("tokenonly", ""), Err(LoginError::Invalid));
+        assert!(users.authenticate("not a session").is_none());
+        // a new password ends the sessions opened with the old one
+        std::thread::sleep(Duration::from_millis(20));
+        set_password(&path, "kari", "nytt").unwrap();
+        assert!(users.authenticate(&token).is_none());
+        assert!(users.login("kari", "nytt").is_ok());
+    }
+
+    #[test]
+    fn failed_logins_lock_the_name_known_or_not() {
+        let (_tmp, _path, users) = users_with_kari();
+        for name in ["kari", "finnesikke"] {
+            for _ in 0..MAX_FAILED_LOGINS {
+                assert_eq!(users.login(name, "feil"), Err(LoginError::Invalid));
+            }
+            match users.login(name, "hemmelig ø") {
+                Err(LoginError::Locked(left)) => {
+                    assert!(left > FAILED_LOGIN_WINDOW - Duration::from_secs(60))
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        // other names are not affected
+        assert_eq!(users.login("tokenonly", "x"), Err(LoginError::Invalid));
+    }
+
+    #[test]
+    fn unknown_names_cost_the_same_work_as_wrong_passwords() {
+        let (_tmp, _path, users) = users_with_kari();
+        let time = |name: &str| {
+            let t = Instant::now();
+            let _ = users.login(name, "feil");
+            t.elapsed()
+        };
+        let _ = decoy_hash();
+        // noise only slows a run down, so the fastest of each is its real cost
+        let wrong = (0..2).map(|_| time("kari")).min().unwrap();
+        let unknown = (0..2).map(|_| time("ukjent")).min().unwrap();
+        let no_password = (0..2).map(|_| time("tokenonly")).min().unwrap();
+        for (what, d) in [("unknown", unknown), ("no password", no_password)] {
+            assert!(
+                d * 10 >= wrong * 3,
+                "{what} {d:?} vs wrong password {wrong:?}"
+            );
+        }
     }
 }

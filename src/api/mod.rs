@@ -12,6 +12,7 @@ pub mod openapi;
 pub mod paging;
 pub mod params;
 pub mod read;
+pub mod request_base;
 pub mod write;
 
 use std::sync::Arc;
@@ -43,7 +44,11 @@ pub const READ_BASE: &str = "/nvdb/api/v2";
 #[derive(Debug, Clone)]
 pub struct ApiConfig {
     /// Public base URL without trailing slash, e.g. `https://vegdb.example.no`.
+    /// With `base_from_request` it is only the fallback for requests without a usable `Host`.
     pub public_url: String,
+    /// Build `href`s from the scheme and `Host` of each request (`--public-url` not set);
+    /// see [`request_base`].
+    pub base_from_request: bool,
     pub request_timeout: Duration,
     /// Largest changeset / converter body (413 beyond).
     pub max_changeset_bytes: usize,
@@ -86,6 +91,7 @@ impl ApiConfig {
     pub fn new(public_url: impl Into<String>, request_timeout: Duration) -> ApiConfig {
         ApiConfig {
             public_url: public_url.into(),
+            base_from_request: false,
             request_timeout,
             max_changeset_bytes: DEFAULT_MAX_CHANGESET_BYTES,
             max_binary_bytes: DEFAULT_MAX_BINARY_BYTES,
@@ -101,6 +107,9 @@ pub struct AppState {
     /// The write path (None: read-only service, the write API answers 503).
     pub writer: Option<Arc<Writer>>,
     pub users: Arc<Users>,
+    /// The base URL of the request this clone serves (resolved when the state is cloned for a
+    /// handler; see [`request_base`]).
+    pub request_base: request_base::RequestBase,
 }
 
 impl AppState {
@@ -111,6 +120,7 @@ impl AppState {
             config: Arc::new(config),
             writer: None,
             users: Arc::new(Users::none()),
+            request_base: Default::default(),
         }
     }
     pub fn catalog(&self) -> &'static Catalog {
@@ -119,9 +129,17 @@ impl AppState {
     pub fn areas(&self) -> &'static Areas {
         Areas::embedded()
     }
+    /// Base of every absolute URL this request answers with (no trailing slash): the
+    /// configured `--public-url`, or without one the scheme and `Host` of the request.
+    pub fn public_url(&self) -> &str {
+        match (self.config.base_from_request, self.request_base.get()) {
+            (true, Some(base)) => base,
+            _ => &self.config.public_url,
+        }
+    }
     /// Absolute URL of a read-API path.
     pub fn href(&self, path: &str) -> String {
-        format!("{}{READ_BASE}{path}", self.config.public_url)
+        format!("{}{READ_BASE}{path}", self.public_url())
     }
 }
 
@@ -190,13 +208,16 @@ pub fn app(state: AppState) -> Router {
     let x_request_id = HeaderName::from_static("x-request-id");
     let timeout = state.config.request_timeout;
     let write = write::routes().layer(axum::extract::DefaultBodyLimit::disable());
-    let mut router = Router::new().nest(READ_BASE, read_routes());
+    let mut router = Router::new()
+        .nest(READ_BASE, read_routes())
+        .merge(write::login::routes());
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }
     router
         .fallback(not_found)
         .with_state(state)
+        .layer(axum::middleware::from_fn(request_base::scope))
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, timeout))
         // Outside the timeout so that its 503 is reshaped too; inside compression so that it
         // reads error bodies uncompressed.

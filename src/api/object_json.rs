@@ -123,7 +123,7 @@ impl<'a> Render<'a> {
     pub fn href(&self, type_id: u32, id: u64) -> String {
         format!(
             "{}{}/vegobjekter/{type_id}/{id}",
-            self.s.config.public_url,
+            self.s.public_url(),
             super::READ_BASE
         )
     }
@@ -455,7 +455,7 @@ impl<'a> Render<'a> {
         Ok(ObjectDoc {
             id,
             href: HrefText {
-                base: &self.s.config.public_url,
+                base: self.s.public_url(),
                 type_id: t.id,
                 id,
             },

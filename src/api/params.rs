@@ -1,5 +1,7 @@
 //! Query parameters: every endpoint lists the names it accepts; anything else is 422/4013.
 //! Lists may be comma separated or repeated (`fylke=3,4` or `fylke=3&fylke=4`).
+//! A parameter with an empty name (`&=True`, which LtGlahn's nvdbapi-V2 sends on every object
+//! list request) is ignored, as the v2 service ignored it.
 
 use super::error::{ApiError, ApiResult};
 
@@ -14,6 +16,7 @@ pub struct Params {
 impl Params {
     pub fn parse(query: Option<&str>, allowed: &[&str]) -> ApiResult<Params> {
         let pairs: Vec<(String, String)> = form_urlencoded::parse(query.unwrap_or("").as_bytes())
+            .filter(|(k, _)| !k.is_empty())
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();
         for (k, _) in &pairs {
@@ -119,5 +122,29 @@ impl Params {
             }
         }
         Ok(words)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_names_are_ignored_and_unknown_names_refused() {
+        // nvdbapi-V2 nvdbFagdata: respons = {'inkluder': ['alle'], 'geometritoleranse': None, '': True}
+        let p = Params::parse(
+            Some("kommune=5001&inkluder=alle&=True&antall=1000"),
+            &["kommune", "inkluder", "antall"],
+        )
+        .expect("the empty name is ignored");
+        assert_eq!(p.list("inkluder"), ["alle"]);
+        assert!(!p.has(""));
+        assert_eq!(p.int("antall").unwrap(), Some(1000));
+        for q in ["=", "=True&=False", "&&=x&"] {
+            assert!(Params::parse(Some(q), &[]).is_ok(), "{q}");
+        }
+        let e = Params::parse(Some("=True&vegvdeling=1"), &["kommune"]).unwrap_err();
+        assert_eq!(e.code, 4013);
+        assert!(e.message.contains("vegvdeling"), "{}", e.message);
     }
 }

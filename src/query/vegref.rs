@@ -60,6 +60,17 @@ impl Cursor<'_> {
             .parse()
             .ok()
     }
+    /// A number of any length (a reference may name a meter or hp no road has: it is valid and
+    /// matches nothing); values beyond `max` saturate at `max`, which no road reaches.
+    fn number(&mut self, max: u32) -> Option<u32> {
+        let start = self.i;
+        let mut value: u64 = 0;
+        while let Some(d) = self.peek().filter(u8::is_ascii_digit) {
+            value = (value * 10 + u64::from(d - b'0')).min(u64::from(max));
+            self.i += 1;
+        }
+        (self.i > start).then_some(value as u32)
+    }
     fn eat(&mut self, lit: &[u8]) -> bool {
         if self.s[self.i..].starts_with(lit) {
             self.i += lit.len();
@@ -110,7 +121,10 @@ impl RoadRefFilter {
         if c.done() {
             return Ok(f);
         }
-        f.number = Some(c.digits(6).ok_or_else(|| bad(text, "mangler vegnummer"))?);
+        f.number = Some(
+            c.number(u32::MAX)
+                .ok_or_else(|| bad(text, "mangler vegnummer"))?,
+        );
         if c.done() {
             return Ok(f);
         }
@@ -122,7 +136,7 @@ impl RoadRefFilter {
                 parse_hp_meter(&mut c).ok_or_else(|| bad(text, "forventet hp<nummer> etter '-'"))?
             } else {
                 let m = c
-                    .digits(7)
+                    .number(u32::MAX)
                     .ok_or_else(|| bad(text, "forventet meterverdi etter '-'"))?;
                 if from.meter.is_none() {
                     return Err(bad(text, "meterintervall uten startmeter"));
@@ -191,9 +205,9 @@ fn parse_hp_meter(c: &mut Cursor) -> Option<HpMeter> {
     if !c.eat(b"HP") {
         return None;
     }
-    let hp = c.digits(4)? as u16;
+    let hp = c.number(u32::from(u16::MAX))? as u16;
     let meter = if c.eat(b"M") {
-        Some(c.digits(7)?)
+        Some(c.number(u32::MAX)?)
     } else {
         None
     };
@@ -415,6 +429,32 @@ mod tests {
             RoadRefFilter::parse_point("1800E6hp1m5").is_err(),
             "no status"
         );
+    }
+
+    #[test]
+    fn long_numbers_are_valid_references_that_name_no_road() {
+        let f = RoadRefFilter::parse_point("5000Ev6hp1m12345678").expect("8-digit meter");
+        assert_eq!(f.from.and_then(|p| p.meter), Some(12_345_678));
+        let f = RoadRefFilter::parse("5000Ev6hp123456m99999999999").expect("saturates");
+        let from = f.from.expect("from");
+        assert_eq!((from.hp, from.meter), (u16::MAX, Some(u32::MAX)));
+        assert_eq!(
+            RoadRefFilter::parse("Ev1234567")
+                .expect("long number")
+                .number,
+            Some(1_234_567)
+        );
+        let key = RoadKey {
+            county: 50,
+            municipality_part: 0,
+            category: b'E',
+            status: b'V',
+            number: 6,
+            hp: 1,
+        };
+        let f = RoadRefFilter::parse_point("5000Ev6hp1m12345678").expect("parses");
+        assert!(!f.matches(&key, 0, 9_999_999));
+        assert!(f.matches(&key, 0, 12_345_678));
     }
 
     #[test]

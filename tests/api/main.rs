@@ -2,11 +2,14 @@
 
 mod abuse_http;
 mod behaviour;
+mod edges;
 mod read_catalog;
 mod read_network;
 mod read_objects;
 mod read_omrader;
+mod readme;
 mod server;
 mod write_binaer;
 mod write_changesets;
+mod write_login;
 mod write_server;

@@ -68,6 +68,7 @@ impl WriteServer {
             config: Arc::new(config),
             writer: Some(writer),
             users: Arc::new(Users::open(&users_path).expect("users")),
+            request_base: Default::default(),
         };
         tokio::spawn(vegdb::server::serve(
             listener,

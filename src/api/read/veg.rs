@@ -40,6 +40,14 @@ fn lookup_link(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>>
     Ok(locate_link(&g.network, l.link_id, l.from))
 }
 
+/// A position asked for by link is answered as sent (`veglenke.posisjon` 0.123456789 for
+/// `0.123456789@id`); only `kortform` is rounded.
+fn echo_link_position(result: &mut Value, sent: Option<&str>) {
+    if let Some(l) = sent.and_then(|t| LinkRef::parse(t).ok()) {
+        result["veglenke"]["posisjon"] = Value::from(l.from);
+    }
+}
+
 /// GET /veg — one position from `vegreferanse` or `veglenke`; 204 when it is not on the network.
 #[utoipa::path(get, path = "/veg", tag = "vegnett",
     params(("vegreferanse" = Option<String>, Query, description = "fully qualified point, e.g. 5000Ev6hp1m2024"),
@@ -77,7 +85,11 @@ pub async fn get_position(
         }
     };
     match found {
-        Some(pos) => Ok(respond(n, &position_result(&pos, srid, false)?)),
+        Some(pos) => {
+            let mut v = position_result(&pos, srid, false)?;
+            echo_link_position(&mut v, p.one("veglenke")?);
+            Ok(respond(n, &v))
+        }
         None => Ok(StatusCode::NO_CONTENT.into_response()),
     }
 }
@@ -135,7 +147,11 @@ pub async fn get_positions(
             lookup_link(&g, &v)?
         };
         let value = match found {
-            Some(pos) => position_result(&pos, srid, false)?,
+            Some(pos) => {
+                let mut value = position_result(&pos, srid, false)?;
+                echo_link_position(&mut value, (!by_ref).then_some(v.as_str()));
+                value
+            }
             None => Value::Null,
         };
         out.insert(v, value);

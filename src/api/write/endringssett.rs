@@ -562,7 +562,7 @@ pub async fn list_changesets(
 fn links(state: &AppState, id: &str, rels: &[&str]) -> Vec<(String, String)> {
     let base = format!(
         "{}{}/endringssett/{id}",
-        state.config.public_url,
+        state.public_url(),
         super::WRITE_BASE
     );
     rels.iter()

@@ -10,6 +10,7 @@
 pub mod binaer;
 pub mod endringssett;
 pub mod konverter;
+pub mod login;
 pub mod xml;
 
 use axum::body::{Body, Bytes};

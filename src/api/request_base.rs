@@ -1,0 +1,125 @@
+//! The base URL of `href`s when `--public-url` is not set: the scheme and `Host` of the request,
+//! so a client that connects as `localhost:8080` pages on `localhost:8080` (not on the listen
+//! address `127.0.0.1:8080`), and one that connects by a LAN name gets that name back.
+//!
+//! How handlers see it without taking an extra argument: the [`scope`] middleware runs the rest
+//! of the request inside a `tokio::task_local!` holding the request's base, and [`RequestBase`]
+//! (a field of `AppState`) resolves that value when the state is *cloned*. axum clones the state
+//! for every handler call inside the middleware's scope, so each handler's `State(s)` carries
+//! its own request's base: `s.href(..)` and `s.public_url()` need no request at hand, and the
+//! base travels with any clone the handler moves into a blocking task or a streamed body (a
+//! clone made outside a request scope keeps the value it was cloned from).
+//!
+//! `X-Forwarded-Proto` / `X-Forwarded-Host` are not honoured: vegdb serves plain HTTP itself,
+//! and behind a reverse proxy `--public-url` names the public address once, instead of trusting
+//! headers any client can send. A `Host` that is not a plain `host[:port]` authority is ignored
+//! (the configured fallback is used).
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::{header, uri::Authority};
+use axum::middleware::Next;
+use axum::response::Response;
+
+tokio::task_local! {
+    static CURRENT: Arc<str>;
+}
+
+/// The request base captured by a clone of the application state.
+#[derive(Debug, Default)]
+pub struct RequestBase(Option<Arc<str>>);
+
+impl RequestBase {
+    pub fn get(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+    /// A fixed base (tests, and work that starts outside a request).
+    pub fn fixed(base: &str) -> RequestBase {
+        RequestBase(Some(Arc::from(base)))
+    }
+}
+
+impl Clone for RequestBase {
+    /// Inside a request: that request's base. Elsewhere: the value cloned from.
+    fn clone(&self) -> Self {
+        CURRENT
+            .try_with(|b| RequestBase(Some(b.clone())))
+            .unwrap_or_else(|_| RequestBase(self.0.clone()))
+    }
+}
+
+/// `http://<host>` of a request, if its `Host` (or absolute-form URI) names a plain authority.
+pub fn base_of(req: &Request) -> Option<String> {
+    let authority = match req.uri().authority() {
+        Some(a) => a.clone(),
+        None => {
+            let host = req.headers().get(header::HOST)?.to_str().ok()?;
+            host.parse::<Authority>().ok()?
+        }
+    };
+    let text = authority.as_str();
+    if text.is_empty() || text.contains('@') {
+        return None;
+    }
+    let scheme = match req.uri().scheme_str() {
+        Some("https") => "https",
+        _ => "http",
+    };
+    Some(format!("{scheme}://{text}"))
+}
+
+/// Middleware: run the request with its base in scope.
+pub async fn scope(req: Request, next: Next) -> Response {
+    match base_of(&req) {
+        Some(base) => CURRENT.scope(Arc::from(base), next.run(req)).await,
+        None => next.run(req).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(uri: &str, host: Option<&str>) -> Request {
+        let mut b = Request::builder().uri(uri);
+        if let Some(h) = host {
+            b = b.header(header::HOST, h);
+        }
+        b.body(axum::body::Body::empty()).unwrap()
+    }
+
+    #[test]
+    fn the_base_comes_from_host_or_the_absolute_uri() {
+        assert_eq!(
+            base_of(&req("/nvdb/api/v2/status", Some("localhost:8080"))).as_deref(),
+            Some("http://localhost:8080")
+        );
+        assert_eq!(
+            base_of(&req("/x", Some("[::1]:9"))).as_deref(),
+            Some("http://[::1]:9")
+        );
+        assert_eq!(
+            base_of(&req("https://vegdb.example.no/x", Some("other"))).as_deref(),
+            Some("https://vegdb.example.no")
+        );
+        for bad in ["", "a b", "evil.no/path", "user@evil.no", "x\"y"] {
+            assert_eq!(base_of(&req("/x", Some(bad))), None, "{bad:?}");
+        }
+        assert_eq!(base_of(&req("/x", None)), None);
+    }
+
+    #[tokio::test]
+    async fn clones_inside_a_scope_take_its_base_and_keep_it_outside() {
+        let outside = RequestBase::default();
+        assert_eq!(outside.clone().get(), None);
+        let inside = CURRENT
+            .scope(Arc::from("http://localhost:1"), async { outside.clone() })
+            .await;
+        assert_eq!(inside.get(), Some("http://localhost:1"));
+        let moved = tokio::task::spawn_blocking(move || inside.clone())
+            .await
+            .unwrap();
+        assert_eq!(moved.get(), Some("http://localhost:1"));
+    }
+}
