@@ -76,6 +76,10 @@ pub struct ServeArgs {
     /// Largest binary upload in bytes (413 beyond).
     #[arg(long, env = "VEGDB_MAX_BINARY_BYTES", default_value_t = crate::api::DEFAULT_MAX_BINARY_BYTES)]
     pub max_binary_bytes: usize,
+    /// Seconds a road-object query's selection may compute before it is stopped with 503
+    /// (at most 80 % of --request-timeout).
+    #[arg(long, env = "VEGDB_QUERY_BUDGET", default_value_t = crate::query::limits::DEFAULT_QUERY_BUDGET.as_secs_f64())]
+    pub query_budget: f64,
 }
 
 /// `vegdb` with no subcommand: serve with defaults from the environment.

@@ -84,6 +84,9 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
     let mut config = ApiConfig::new(public_url, Duration::from_secs(args.request_timeout));
     config.max_changeset_bytes = args.max_changeset_bytes;
     config.max_binary_bytes = args.max_binary_bytes;
+    config.query_budget = Duration::try_from_secs_f64(args.query_budget)
+        .context("--query-budget must be a non-negative number of seconds")?
+        .min(api::max_query_budget(config.request_timeout));
     Ok(AppState {
         store,
         config: Arc::new(config),

@@ -245,7 +245,7 @@ pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitma
         rows = overlapping_rows(g, table, &rows, &net);
     }
     for (other_type, filter) in &f.overlaps {
-        if rows.is_empty() {
+        if rows.is_empty() || super::budget::exhausted() {
             break;
         }
         let Some(other) = g.objects.get(other_type) else {

@@ -1,5 +1,6 @@
 //! Integration tests: the real server over the tiny generated dataset.
 
+mod abuse_filters;
 mod behaviour;
 mod read_catalog;
 mod read_network;
