@@ -338,7 +338,8 @@ pub async fn list_object_kinds(
            ("egenskap" = Option<String>, Query, description = "property filter, e.g. 2021=2738 or egenskap(2021) in [2738,2741]"),
            ("overlapp" = Option<String>, Query, description = "typeId or typeId(filter); repeatable, AND-ed"),
            ("srid" = Option<String>, Query), ("antall" = Option<usize>, Query, description = "default 1000, at most 10000"), ("start" = Option<String>, Query)),
-    responses((status = 200, description = "{objekter, metadata: {returnert, neste}}"), (status = 404, description = "Unknown type (4012)")))]
+    responses((status = 200, description = "{objekter, metadata: {returnert, neste}}"), (status = 404, description = "Unknown type (4012)"),
+              (status = 422, description = "Bad or too large filter (4003, 4005, 4006, …)"), (status = 503, description = "Selection ran out of its time budget (5003)")))]
 pub async fn list_objects(
     State(s): State<AppState>,
     Path(tid): Path<String>,
@@ -426,7 +427,8 @@ pub async fn list_objects(
 /// Paging and content parameters are refused (422/4013), as in v2.
 #[utoipa::path(get, path = "/vegobjekter/{type}/statistikk", tag = "vegobjekter",
     params(("type" = u32, Path), ("segmentering" = Option<bool>, Query), ("kommune" = Option<String>, Query), ("egenskap" = Option<String>, Query), ("overlapp" = Option<String>, Query)),
-    responses((status = 200, description = "{antall, strekningslengde}")))]
+    responses((status = 200, description = "{antall, strekningslengde}"),
+              (status = 422, description = "Bad or too large filter (4003, 4005, 4006, …)"), (status = 503, description = "Selection ran out of its time budget (5003)")))]
 pub async fn get_statistics(
     State(s): State<AppState>,
     Path(tid): Path<String>,
