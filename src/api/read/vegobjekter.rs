@@ -10,7 +10,7 @@ use axum::Router;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
@@ -275,7 +275,11 @@ async fn off_the_workers<T: Send + 'static>(
         }
     }
     let limit = s.config.query_budget;
-    let deadline = Instant::now() + limit;
+    let now = Instant::now();
+    // (a budget too large to add is as good as none)
+    let deadline = now
+        .checked_add(limit)
+        .unwrap_or(now + Duration::from_secs(365 * 86_400));
     let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = cancel.0.clone();
     let done = tokio::task::spawn_blocking(move || budget::run(deadline, flag, work)).await;
