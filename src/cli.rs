@@ -84,6 +84,10 @@ pub struct ServeArgs {
     /// keep-alive requests, before it is closed.
     #[arg(long, env = "VEGDB_HEADER_TIMEOUT", default_value_t = 20)]
     pub header_timeout: u64,
+    /// Seconds a road-object query's selection may compute before it is stopped with 503
+    /// (at most 80 % of --request-timeout).
+    #[arg(long, env = "VEGDB_QUERY_BUDGET", default_value_t = crate::query::limits::DEFAULT_QUERY_BUDGET.as_secs_f64())]
+    pub query_budget: f64,
 }
 
 /// `vegdb` with no subcommand: serve with defaults from the environment.

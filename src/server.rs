@@ -99,6 +99,9 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         header_read_timeout: Duration::from_secs(args.header_timeout.max(1)),
         ..api::ConnectionLimits::default()
     };
+    config.query_budget = Duration::try_from_secs_f64(args.query_budget)
+        .context("--query-budget must be a non-negative number of seconds")?
+        .min(api::max_query_budget(config.request_timeout));
     Ok(AppState {
         store,
         config: Arc::new(config),

@@ -56,6 +56,8 @@ pub struct ApiConfig {
     pub max_binary_bytes: usize,
     /// Connection-level limits of the HTTP server.
     pub connections: ConnectionLimits,
+    /// Time a road-object query's selection may take before it is stopped (503/5003).
+    pub query_budget: Duration,
 }
 
 /// Limits enforced per connection by the server loop (`server::serve`).
@@ -87,6 +89,12 @@ impl Default for ConnectionLimits {
 pub const DEFAULT_MAX_CHANGESET_BYTES: usize = 64 << 20;
 pub const DEFAULT_MAX_BINARY_BYTES: usize = 16 << 20;
 
+/// The largest query budget for a request timeout: 80 % of it, so a stopped query is answered
+/// with the API's 503 before the timeout drops the request (and time is left to render).
+pub fn max_query_budget(request_timeout: Duration) -> Duration {
+    request_timeout.mul_f64(0.8)
+}
+
 impl ApiConfig {
     pub fn new(public_url: impl Into<String>, request_timeout: Duration) -> ApiConfig {
         ApiConfig {
@@ -96,6 +104,8 @@ impl ApiConfig {
             max_changeset_bytes: DEFAULT_MAX_CHANGESET_BYTES,
             max_binary_bytes: DEFAULT_MAX_BINARY_BYTES,
             connections: ConnectionLimits::default(),
+            query_budget: max_query_budget(request_timeout)
+                .min(crate::query::limits::DEFAULT_QUERY_BUDGET),
         }
     }
 }

@@ -13,11 +13,21 @@
 //! The whole expression may be wrapped in one pair of double quotes. Enum properties compare
 //! with allowed-value ids and only with =, !=, in, notin. `!=` matches objects that have a
 //! different value (objects without a value do not match); `=null` / `!=null` test presence.
+//!
+//! Limits (`query::limits`): at most 8,192 characters, 32 nesting levels (parentheses and
+//! `relasjon` together) and 256 conditions per expression, checked while parsing — the depth
+//! before each descent, so the recursive-descent parser cannot run out of stack. Every tree
+//! `parse` returns is therefore at most 32 levels deep, which bounds every recursive walk of it
+//! (catalogue check, evaluation, `Drop`); the evaluators also measure the depth of what they are
+//! given without recursion and refuse a deeper tree built by other code. Evaluation checks the
+//! request's budget (`query::budget`) every few thousand rows.
 
 use std::borrow::Cow;
 
 use roaring::RoaringBitmap;
 
+use super::budget::{self, Stop, Ticker};
+use super::limits::{MAX_CONDITIONS, MAX_DEPTH, MAX_EXPRESSION_CHARS};
 use crate::catalog::{Catalog, ObjectType, ValueKind};
 use crate::error::{EngineError, Result};
 
@@ -71,11 +81,62 @@ enum Tok {
     Comma,
 }
 
+/// Characters of the expression echoed in an error message.
+const ECHO_CHARS: usize = 200;
+
 fn err(pos: usize, text: &str, msg: impl std::fmt::Display) -> EngineError {
+    let echo = match text.char_indices().nth(ECHO_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    };
     EngineError::invalid(
         4005,
-        format!("Ugyldig egenskapsfilter ved posisjon {pos}: {msg} (i uttrykket: {text})"),
+        format!("Ugyldig egenskapsfilter ved posisjon {pos}: {msg} (i uttrykket: {echo})"),
     )
+}
+
+/// Deepest tree `parse` can return: each nesting level adds at most an Or, an And and a
+/// Relation node, and the top level an Or, an And and the condition.
+pub const MAX_TREE_DEPTH: usize = 3 * (MAX_DEPTH + 1);
+
+impl Expr {
+    /// Levels of nodes (a lone condition is 1). Measured with an explicit stack, so a tree of
+    /// any depth can be measured.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 1usize)];
+        while let Some((e, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            match e {
+                Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().map(|x| (x, d + 1))),
+                Expr::Relation { expr, .. } => stack.push((expr, d + 1)),
+                Expr::Cmp { .. } | Expr::In { .. } => {}
+            }
+        }
+        deepest
+    }
+}
+
+/// Dropping takes the children out first and drops them from an explicit stack, so no tree,
+/// however it was built, is dropped by recursion as deep as the tree.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        fn take_children(e: &mut Expr, into: &mut Vec<Expr>) {
+            match e {
+                Expr::And(v) | Expr::Or(v) => into.append(v),
+                Expr::Relation { expr, .. } => {
+                    into.push(std::mem::replace(&mut **expr, Expr::And(Vec::new())))
+                }
+                Expr::Cmp { .. } | Expr::In { .. } => {}
+            }
+        }
+        let mut stack = Vec::new();
+        take_children(self, &mut stack);
+        while let Some(mut e) = stack.pop() {
+            take_children(&mut e, &mut stack);
+            // `e` has no children left: its own drop ends at once
+        }
+    }
 }
 
 fn lex(text: &str) -> Result<Vec<(usize, Tok)>> {
@@ -164,6 +225,10 @@ struct Parser<'a> {
     toks: Vec<(usize, Tok)>,
     i: usize,
     text: &'a str,
+    /// Open parentheses and relations around the current position.
+    depth: usize,
+    /// Conditions parsed so far.
+    conditions: usize,
 }
 
 impl Parser<'_> {
@@ -171,7 +236,7 @@ impl Parser<'_> {
         self.toks
             .get(self.i)
             .map(|t| t.0)
-            .unwrap_or(self.text.chars().count())
+            .unwrap_or_else(|| self.text.chars().count())
     }
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.i).map(|t| &t.1)
@@ -192,6 +257,32 @@ impl Parser<'_> {
                 format!("forventet {what}, men uttrykket sluttet"),
             )),
         }
+    }
+    /// Enter one nesting level (before descending into it).
+    fn enter(&mut self, pos: usize) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(err(
+                pos,
+                self.text,
+                format!(
+                    "uttrykket er nestet dypere enn {MAX_DEPTH} nivåer (parenteser og relasjon)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+    /// Count one condition.
+    fn count(&mut self, pos: usize) -> Result<()> {
+        self.conditions += 1;
+        if self.conditions > MAX_CONDITIONS {
+            return Err(err(
+                pos,
+                self.text,
+                format!("uttrykket har flere enn {MAX_CONDITIONS} betingelser"),
+            ));
+        }
+        Ok(())
     }
     fn is_word(&self, w: &str) -> bool {
         matches!(self.peek(), Some(Tok::Ident(s)) if s == w)
@@ -237,18 +328,23 @@ impl Parser<'_> {
         let pos = self.pos();
         match self.peek() {
             Some(Tok::LParen) => {
+                self.enter(pos)?;
                 self.i += 1;
                 let e = self.expr()?;
                 self.expect(Tok::RParen, "')'")?;
+                self.depth -= 1;
                 Ok(e)
             }
             Some(Tok::Ident(w)) if w == "relasjon" => {
+                self.enter(pos)?;
+                self.count(pos)?;
                 self.i += 1;
                 self.expect(Tok::LParen, "'(' etter relasjon")?;
                 let child_type = self.integer("vegobjekttype-id")?;
                 self.expect(Tok::Comma, "',' etter vegobjekttype-id")?;
                 let e = self.expr()?;
                 self.expect(Tok::RParen, "')' etter relasjon")?;
+                self.depth -= 1;
                 Ok(Expr::Relation {
                     child_type,
                     expr: Box::new(e),
@@ -292,6 +388,7 @@ impl Parser<'_> {
     }
     fn condition(&mut self, property: u32) -> Result<Expr> {
         let pos = self.pos();
+        self.count(pos)?;
         match self.next() {
             Some(Tok::Op(op)) => Ok(Expr::Cmp {
                 property,
@@ -321,8 +418,18 @@ impl Parser<'_> {
     }
 }
 
-/// Parse a filter. One surrounding pair of double quotes is removed first.
+/// Parse a filter. One surrounding pair of double quotes is removed first. Longer, deeper or
+/// wider expressions than `query::limits` allows are refused (422/4005).
 pub fn parse(text: &str) -> Result<Expr> {
+    let chars = text.chars().count();
+    if chars > MAX_EXPRESSION_CHARS {
+        return Err(EngineError::invalid(
+            4005,
+            format!(
+                "Ugyldig egenskapsfilter: uttrykket har {chars} tegn, høyst {MAX_EXPRESSION_CHARS} er tillatt"
+            ),
+        ));
+    }
     let t = text.trim();
     let t = if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') {
         &t[1..t.len() - 1]
@@ -333,6 +440,8 @@ pub fn parse(text: &str) -> Result<Expr> {
         toks: lex(t)?,
         i: 0,
         text: t,
+        depth: 0,
+        conditions: 0,
     };
     if p.toks.is_empty() {
         return Err(err(0, t, "tomt uttrykk"));
@@ -539,9 +648,35 @@ pub fn evaluate(e: &Expr, rows: &dyn Rows) -> RoaringBitmap {
     evaluate_in(e, rows, &all)
 }
 
+/// Is `e` too deep to walk recursively? Then the current budget is stopped as
+/// [`Stop::TooComplex`] (trees from `parse` never are).
+fn refuse_deep(e: &Expr) -> bool {
+    if e.depth() <= MAX_TREE_DEPTH {
+        return false;
+    }
+    budget::stop(Stop::TooComplex);
+    tracing::error!(
+        depth = e.depth(),
+        "filter tree deeper than the parser allows"
+    );
+    true
+}
+
 /// Evaluate among the rows of `within` only: bitmaps are intersected with it and scans touch
-/// only its rows, so narrow area filters make property filters cheap.
+/// only its rows, so narrow area filters make property filters cheap. Checks the request's
+/// budget while scanning; once it is exhausted the result is incomplete (and `budget::run`
+/// discards it). A tree deeper than `parse` produces matches nothing and stops the budget.
 pub fn evaluate_in(e: &Expr, rows: &dyn Rows, within: &RoaringBitmap) -> RoaringBitmap {
+    if refuse_deep(e) {
+        return RoaringBitmap::new();
+    }
+    eval(e, rows, within)
+}
+
+fn eval(e: &Expr, rows: &dyn Rows, within: &RoaringBitmap) -> RoaringBitmap {
+    if budget::exhausted() {
+        return RoaringBitmap::new();
+    }
     match e {
         Expr::And(v) => {
             let mut acc = within.clone();
@@ -549,13 +684,13 @@ pub fn evaluate_in(e: &Expr, rows: &dyn Rows, within: &RoaringBitmap) -> Roaring
                 if acc.is_empty() {
                     break;
                 }
-                acc = evaluate_in(x, rows, &acc);
+                acc = eval(x, rows, &acc);
             }
             acc
         }
-        Expr::Or(v) => v.iter().fold(RoaringBitmap::new(), |acc, x| {
-            acc | evaluate_in(x, rows, within)
-        }),
+        Expr::Or(v) => v
+            .iter()
+            .fold(RoaringBitmap::new(), |acc, x| acc | eval(x, rows, within)),
         Expr::Relation { child_type, expr } => rows.rows_with_child(*child_type, expr) & within,
         Expr::Cmp {
             property,
@@ -580,16 +715,27 @@ pub fn evaluate_in(e: &Expr, rows: &dyn Rows, within: &RoaringBitmap) -> Roaring
             values,
             negated,
         } => {
+            // enum ids through the bitmaps, everything else in one scan
             let mut hit = RoaringBitmap::new();
+            let mut scanned: Vec<&Literal> = Vec::new();
             for v in values {
-                hit |= evaluate_in(
-                    &Expr::Cmp {
-                        property: *property,
-                        op: Op::Eq,
-                        value: v.clone(),
-                    },
+                let bitmap = match v {
+                    Literal::Number(x) if x.fract() == 0.0 && *x >= 0.0 => {
+                        rows.enum_rows(*property, *x as u32)
+                    }
+                    _ => None,
+                };
+                match bitmap {
+                    Some(b) => hit |= within & b.as_ref(),
+                    None => scanned.push(v),
+                }
+            }
+            if !scanned.is_empty() {
+                hit |= scan(
                     rows,
                     within,
+                    |c| scanned.iter().any(|v| compare(&c, Op::Eq, v)),
+                    *property,
                 );
             }
             if *negated {
@@ -609,17 +755,29 @@ fn scan(
     pred: impl Fn(Cell) -> bool,
     property: u32,
 ) -> RoaringBitmap {
-    within
-        .iter()
-        .filter(|&r| pred(rows.cell(property, r)))
-        .collect()
+    let mut ticker = Ticker::new();
+    let mut out = RoaringBitmap::new();
+    for r in within.iter() {
+        if ticker.exhausted() {
+            break;
+        }
+        if pred(rows.cell(property, r)) {
+            out.insert(r);
+        }
+    }
+    out
 }
 
-/// Row-at-a-time evaluation (the oracle for tests).
+/// Row-at-a-time evaluation (the oracle for tests). A tree deeper than `parse` produces
+/// matches nothing and stops the budget.
 pub fn matches_row(e: &Expr, rows: &dyn Rows, row: u32) -> bool {
+    !refuse_deep(e) && row_matches(e, rows, row)
+}
+
+fn row_matches(e: &Expr, rows: &dyn Rows, row: u32) -> bool {
     match e {
-        Expr::And(v) => v.iter().all(|x| matches_row(x, rows, row)),
-        Expr::Or(v) => v.iter().any(|x| matches_row(x, rows, row)),
+        Expr::And(v) => v.iter().all(|x| row_matches(x, rows, row)),
+        Expr::Or(v) => v.iter().any(|x| row_matches(x, rows, row)),
         Expr::Relation { child_type, expr } => {
             rows.rows_with_child(*child_type, expr).contains(row)
         }
@@ -699,6 +857,249 @@ mod tests {
             "egenskap(x)=1",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn nested(depth: usize, inner: &str) -> String {
+        format!("{}{inner}{}", "(".repeat(depth), ")".repeat(depth))
+    }
+
+    /// Run `f` on a thread with a small stack (512 KiB; a debug-build parser level takes about
+    /// 2 KiB): recursion as deep as the input would overflow it.
+    fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(f)
+            .expect("thread")
+            .join()
+            .expect("no panic")
+    }
+
+    #[test]
+    fn nesting_is_limited_to_32_levels_before_descending() {
+        assert!(parse(&nested(32, "2021=1")).is_ok());
+        let mut relations = "2021=1".to_string();
+        for _ in 0..32 {
+            relations = format!("relasjon(96,{relations})");
+        }
+        assert!(parse(&relations).is_ok());
+        for deep in [
+            nested(33, "2021=1"),
+            format!("relasjon(96,{relations})"),
+            nested(16, &format!("(((relasjon(5, {})))", nested(14, "1=1"))),
+        ] {
+            let e = parse(&deep).unwrap_err().to_string();
+            assert!(e.contains("dypere enn 32"), "{e}");
+        }
+        // 4,000 levels fit in the length limit; refused without deep recursion
+        let deepest = nested(4_000, "2021=1");
+        assert!(deepest.len() <= MAX_EXPRESSION_CHARS);
+        let e = on_small_stack(move || parse(&deepest).map_err(|e| e.to_string()));
+        assert!(e.unwrap_err().contains("dypere enn 32"));
+        // unclosed, too: the error comes at level 33, not at the end
+        let e = on_small_stack(|| parse(&"(".repeat(8_000)).map_err(|e| e.to_string()));
+        assert!(e.unwrap_err().contains("dypere enn 32"));
+    }
+
+    #[test]
+    fn length_and_conditions_are_limited() {
+        let ors = |n: usize| vec!["2021=1"; n].join(" OR ");
+        assert!(parse(&ors(MAX_CONDITIONS)).is_ok());
+        let e = parse(&ors(MAX_CONDITIONS + 1)).unwrap_err().to_string();
+        assert!(e.contains("flere enn 256"), "{e}");
+        let rels = |n: usize| vec!["relasjon(5, 1=1)"; n].join(" AND ");
+        // a relation and its condition count two
+        assert!(parse(&rels(MAX_CONDITIONS / 2)).is_ok());
+        assert!(parse(&rels(MAX_CONDITIONS / 2 + 1)).is_err());
+        let long = format!("2021 in [{}]", vec!["1"; 5000].join(","));
+        let e = parse(&long).unwrap_err().to_string();
+        assert!(e.contains("høyst 8192"), "{e}");
+        assert!(e.len() < 200, "the text is not echoed: {e}");
+        // long expressions are echoed shortened in other errors
+        let e = parse(&format!("{} OR 2021 ~ 1", ors(200)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 500 && e.ends_with("…)"), "{e}");
+    }
+
+    #[test]
+    fn deep_trees_built_by_hand_are_refused_and_dropped_without_recursion() {
+        fn cmp() -> Expr {
+            Expr::Cmp {
+                property: 1,
+                op: Op::Eq,
+                value: Literal::Number(1.0),
+            }
+        }
+        fn build(depth: usize) -> Expr {
+            let mut e = cmp();
+            for _ in 1..depth {
+                e = Expr::Relation {
+                    child_type: 5,
+                    expr: Box::new(e),
+                };
+            }
+            e
+        }
+        assert_eq!(build(MAX_TREE_DEPTH).depth(), MAX_TREE_DEPTH);
+        struct NoRows;
+        impl Rows for NoRows {
+            fn len(&self) -> u32 {
+                10
+            }
+            fn cell(&self, _: u32, _: u32) -> Cell<'_> {
+                Cell::Number(1.0)
+            }
+            fn rows_with_child(&self, _: u32, e: &Expr) -> RoaringBitmap {
+                evaluate(e, self)
+            }
+        }
+        let deep = build(MAX_TREE_DEPTH + 1);
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let flag = || std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let r = budget::run(far, flag(), || evaluate(&deep, &NoRows));
+        assert_eq!(r, Err(Stop::TooComplex));
+        assert!(!matches_row(&deep, &NoRows, 0));
+        let ok = build(MAX_TREE_DEPTH);
+        assert_eq!(
+            budget::run(far, flag(), || evaluate(&ok, &NoRows).len()),
+            Ok(10)
+        );
+        // a million levels measured, and dropped, on a small stack
+        assert_eq!(on_small_stack(|| build(1_000_000).depth()), 1_000_000);
+        let wide_and_deep = on_small_stack(move || {
+            let mut e = cmp();
+            for i in 0..200_000 {
+                e = if i % 2 == 0 {
+                    Expr::Or(vec![cmp(), e])
+                } else {
+                    Expr::Relation {
+                        child_type: 5,
+                        expr: Box::new(e),
+                    }
+                };
+            }
+            e.depth()
+        });
+        assert_eq!(wide_and_deep, 200_001);
+    }
+
+    #[test]
+    fn evaluation_stops_when_the_budget_runs_out() {
+        /// 20 million rows: 256 scans of them take minutes.
+        struct Big;
+        impl Rows for Big {
+            fn len(&self) -> u32 {
+                20_000_000
+            }
+            fn cell(&self, _: u32, row: u32) -> Cell<'_> {
+                Cell::Number(row as f64)
+            }
+            fn rows_with_child(&self, _: u32, _: &Expr) -> RoaringBitmap {
+                RoaringBitmap::new()
+            }
+        }
+        let e = parse(&vec!["1 > -1"; 256].join(" OR ")).expect("parses");
+        let t = std::time::Instant::now();
+        let r = budget::run(
+            t + std::time::Duration::from_millis(100),
+            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            || evaluate(&e, &Big),
+        );
+        assert_eq!(r.map(|b| b.len()), Err(Stop::Deadline));
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(3),
+            "stopped after {:?}",
+            t.elapsed()
+        );
+    }
+
+    #[test]
+    fn in_lists_select_what_their_conditions_do() {
+        /// Row r has value r % 7 (as a number), none for r % 5 == 0.
+        struct Mod;
+        impl Rows for Mod {
+            fn len(&self) -> u32 {
+                1000
+            }
+            fn cell(&self, _: u32, row: u32) -> Cell<'_> {
+                if row % 5 == 0 {
+                    Cell::Null
+                } else {
+                    Cell::Number((row % 7) as f64)
+                }
+            }
+            fn rows_with_child(&self, _: u32, _: &Expr) -> RoaringBitmap {
+                RoaringBitmap::new()
+            }
+        }
+        for (list, ors) in [
+            ("1 in [2, 3, '4']", "1=2 OR 1=3 OR 1=4"),
+            ("1 notin [2, 3]", "1!=null AND 1!=2 AND 1!=3"),
+        ] {
+            let (a, b) = (parse(list).unwrap(), parse(ors).unwrap());
+            let got = evaluate(&a, &Mod);
+            assert_eq!(got, evaluate(&b, &Mod), "{list}");
+            for r in 0..1000 {
+                assert_eq!(got.contains(r), matches_row(&b, &Mod, r), "{list} row {r}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Any text: an answer, never a panic; what parses is within the limits.
+        #[test]
+        fn parsing_never_panics_on_any_text(text in "\\PC{0,400}") {
+            if let Ok(e) = parse(&text) {
+                proptest::prop_assert!(e.depth() <= MAX_TREE_DEPTH);
+            }
+        }
+
+        /// Near-valid token soup (the grammar's own pieces in random order and nesting).
+        #[test]
+        fn parsing_never_panics_on_token_soup(
+            toks in proptest::collection::vec(proptest::sample::select(vec![
+                "(", ")", "(", ")", "relasjon(", "relasjon(96,", "egenskap(", "2021", "5",
+                "-1.5", ".", "-", "=", "!=", "<", ">=", "!", " in [", " notin [", "]", ",",
+                " AND ", " OR ", " and ", "null", "'Gudvang*'", "'", "\"", "\"2015-01-01\"",
+                "4294967296", "1e9", "ø", " ",
+            ]), 0..300)
+        ) {
+            let text: String = toks.concat();
+            if let Ok(e) = parse(&text) {
+                proptest::prop_assert!(e.depth() <= MAX_TREE_DEPTH);
+                let mut conditions = 0;
+                let mut stack = vec![&e];
+                while let Some(x) = stack.pop() {
+                    match x {
+                        Expr::And(v) | Expr::Or(v) => stack.extend(v.iter()),
+                        Expr::Relation { expr, .. } => {
+                            conditions += 1;
+                            stack.push(expr);
+                        }
+                        _ => conditions += 1,
+                    }
+                }
+                proptest::prop_assert!(conditions <= MAX_CONDITIONS);
+            }
+        }
+
+        /// A chain of parentheses and relations parses exactly when it is at most 32 deep.
+        #[test]
+        fn nesting_parses_exactly_up_to_the_limit(
+            kinds in proptest::collection::vec(proptest::bool::ANY, 0..80)
+        ) {
+            let mut text = "2021!=null".to_string();
+            for &relation in &kinds {
+                text = if relation {
+                    format!("relasjon(96, {text})")
+                } else {
+                    format!("({text} OR 2021=1)")
+                };
+            }
+            proptest::prop_assert_eq!(parse(&text).is_ok(), kinds.len() <= MAX_DEPTH, "{}", text);
         }
     }
 

@@ -1,6 +1,8 @@
 //! Queries over a loaded generation: road references, positions, network selection.
 
+pub mod budget;
 pub mod egenskap;
+pub mod limits;
 pub mod network;
 pub mod objects;
 pub mod vegref;

@@ -187,8 +187,10 @@ pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitma
     let table = &data.table;
     let idx = &data.index;
     if !f.links.is_empty() {
+        let mut ticker = super::budget::Ticker::new();
         return all_rows(data)
             .iter()
+            .take_while(|_| !ticker.exhausted())
             .filter(|&o| {
                 table.placements(o as usize).any(|p| {
                     f.links.iter().any(|l| {
@@ -245,7 +247,7 @@ pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitma
         rows = overlapping_rows(g, table, &rows, &net);
     }
     for (other_type, filter) in &f.overlaps {
-        if rows.is_empty() {
+        if rows.is_empty() || super::budget::exhausted() {
             break;
         }
         let Some(other) = g.objects.get(other_type) else {
@@ -257,8 +259,10 @@ pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitma
             None => all_rows(other),
         };
         let iv = intervals(&other.table, &other_rows);
+        let mut ticker = super::budget::Ticker::new();
         rows = rows
             .iter()
+            .take_while(|_| !ticker.exhausted())
             .filter(|&o| {
                 table.placements(o as usize).any(|p| {
                     iv.get(&table.loc_link[p]).is_some_and(|v| {

@@ -1,6 +1,7 @@
 //! Integration tests: the real server over the tiny generated dataset.
 
 mod abuse_http;
+mod abuse_filters;
 mod behaviour;
 mod edges;
 mod read_catalog;

@@ -8,6 +8,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
@@ -20,7 +23,9 @@ use crate::api::read::vegnett::parse_map_extent;
 use crate::api::{begin, AppState};
 use crate::area::AreaKind;
 use crate::geo::srid::Srid;
+use crate::query::budget::{self, Stop};
 use crate::query::egenskap;
+use crate::query::limits::{MAX_LIST_ITEMS, MAX_OVERLAPS};
 use crate::query::objects::{select, total_length, ObjectFilter};
 use crate::query::vegref::{LinkRef, RoadRefFilter};
 use crate::snapshot::generation::{Generation, TypeData};
@@ -118,6 +123,7 @@ pub fn parse_filter(
         .catalog
         .object_type(type_id)
         .ok_or_else(|| ApiError::not_found(format!("Vegobjekttype {type_id} finnes ikke")))?;
+    check_list_lengths(p)?;
     let mut f = ObjectFilter::default();
     for (name, kind) in [
         ("region", AreaKind::Region),
@@ -182,7 +188,17 @@ pub fn parse_filter(
         refuse_sensitive(&expr, g, t, sensitive)?;
         f.egenskap = Some(expr);
     }
-    for raw in p.raw("overlapp") {
+    let overlaps = p.raw("overlapp");
+    if overlaps.len() > MAX_OVERLAPS {
+        return Err(ApiError::bad(
+            4006,
+            format!(
+                "overlapp er gitt {} ganger; høyst {MAX_OVERLAPS} er tillatt",
+                overlaps.len()
+            ),
+        ));
+    }
+    for raw in overlaps {
         let s = unquote(raw);
         let (id, inner) = match s.split_once('(') {
             Some((id, rest)) => {
@@ -214,9 +230,82 @@ pub fn parse_filter(
             }
             None => None,
         };
-        f.overlaps.push((other, expr));
+        // identical terms select the same rows: evaluate them once
+        let term = (other, expr);
+        if !f.overlaps.contains(&term) {
+            f.overlaps.push(term);
+        }
     }
     Ok(f)
+}
+
+/// At most MAX_LIST_ITEMS items in each list filter (422: 4003 for number lists, else 4006).
+fn check_list_lengths(p: &Params) -> ApiResult<()> {
+    for (name, code) in [
+        ("region", 4003),
+        ("fylke", 4003),
+        ("vegavdeling", 4003),
+        ("kommune", 4003),
+        ("kontraktsomrade", 4006),
+        ("riksvegrute", 4006),
+        ("vegreferanse", 4006),
+        ("veglenke", 4006),
+    ] {
+        let n = p.list(name).len();
+        if n > MAX_LIST_ITEMS {
+            return Err(ApiError::bad(
+                code,
+                format!("{name} har {n} verdier; høyst {MAX_LIST_ITEMS} er tillatt"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Run a road-object query's CPU-bound selection on the blocking pool, so the async workers
+/// stay free for other requests, within the request's budget (`--query-budget`): the work
+/// checks the deadline as it goes and stops, answering 503/5003. When the request goes away
+/// (client gone, request timeout) the work is told to stop too.
+async fn off_the_workers<T: Send + 'static>(
+    s: &AppState,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> ApiResult<T> {
+    struct CancelOnDrop(Arc<AtomicBool>);
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let limit = s.config.query_budget;
+    let now = Instant::now();
+    // (a budget too large to add is as good as none)
+    let deadline = now
+        .checked_add(limit)
+        .unwrap_or(now + Duration::from_secs(365 * 86_400));
+    let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+    let flag = cancel.0.clone();
+    let done = tokio::task::spawn_blocking(move || budget::run(deadline, flag, work)).await;
+    drop(cancel);
+    match done {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(Stop::Deadline)) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            5003,
+            format!(
+                "Spørringen brukte opp tidsbudsjettet sitt ({} s); avgrens filteret (område, egenskap, overlapp) eller prøv igjen",
+                limit.as_secs_f64()
+            ),
+        )),
+        Ok(Err(Stop::TooComplex)) => Err(ApiError::bad(4005, "Filteret er for sammensatt")),
+        Err(e) => {
+            tracing::error!(error = %e, "road-object selection failed");
+            Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                5000,
+                "Uventet feil på tjenesten",
+            ))
+        }
+    }
 }
 
 fn tolerance(p: &Params) -> ApiResult<Option<f64>> {
@@ -255,7 +344,8 @@ pub async fn list_object_kinds(
            ("egenskap" = Option<String>, Query, description = "property filter, e.g. 2021=2738 or egenskap(2021) in [2738,2741]"),
            ("overlapp" = Option<String>, Query, description = "typeId or typeId(filter); repeatable, AND-ed"),
            ("srid" = Option<String>, Query), ("antall" = Option<usize>, Query, description = "default 1000, at most 10000"), ("start" = Option<String>, Query)),
-    responses((status = 200, description = "{objekter, metadata: {returnert, neste}}"), (status = 404, description = "Unknown type (4012)")))]
+    responses((status = 200, description = "{objekter, metadata: {returnert, neste}}"), (status = 404, description = "Unknown type (4012)"),
+              (status = 422, description = "Bad or too large filter (4003, 4005, 4006, …)"), (status = 503, description = "Selection ran out of its time budget (5003)")))]
 pub async fn list_objects(
     State(s): State<AppState>,
     Path(tid): Path<String>,
@@ -280,7 +370,16 @@ pub async fn list_objects(
     );
     let antall = page_size(&p, MAX_PAGE)?;
     let from = start(&p)?;
-    let rows = select(&g, data, &filter);
+    let (filter, rows) = {
+        let g = g.clone();
+        off_the_workers(&s, move || {
+            let empty = empty_type(tid);
+            let data = type_data(&g, tid, &empty).unwrap_or(&empty);
+            let rows = select(&g, data, &filter);
+            (filter, rows)
+        })
+        .await?
+    };
     let render = Render {
         s: &s,
         g: &g,
@@ -334,7 +433,8 @@ pub async fn list_objects(
 /// Paging and content parameters are refused (422/4013), as in v2.
 #[utoipa::path(get, path = "/vegobjekter/{type}/statistikk", tag = "vegobjekter",
     params(("type" = u32, Path), ("segmentering" = Option<bool>, Query), ("kommune" = Option<String>, Query), ("egenskap" = Option<String>, Query), ("overlapp" = Option<String>, Query)),
-    responses((status = 200, description = "{antall, strekningslengde}")))]
+    responses((status = 200, description = "{antall, strekningslengde}"),
+              (status = 422, description = "Bad or too large filter (4003, 4005, 4006, …)"), (status = 503, description = "Selection ran out of its time budget (5003)")))]
 pub async fn get_statistics(
     State(s): State<AppState>,
     Path(tid): Path<String>,
@@ -352,17 +452,21 @@ pub async fn get_statistics(
     };
     let tid = type_id(&tid)?;
     let g = s.store.current();
-    let empty = empty_type(tid);
-    let data = type_data(&g, tid, &empty)?;
+    type_data(&g, tid, &empty_type(tid))?;
     let filter = parse_filter(&g, &p, tid, p.srid()?, sees_sensitive(&s, &headers))?;
     let segment = p.bool("segmentering")?.unwrap_or(true);
-    let rows = select(&g, data, &filter);
-    let length = total_length(&g, data, &rows, &filter, segment);
+    let (count, length) = off_the_workers(&s, move || {
+        let empty = empty_type(tid);
+        let data = type_data(&g, tid, &empty).unwrap_or(&empty);
+        let rows = select(&g, data, &filter);
+        (rows.len(), total_length(&g, data, &rows, &filter, segment))
+    })
+    .await?;
     Ok(respond(
         n,
         // whole meters, as documented (`"strekningslengde": 1247690`) and read by the Java V2
         // client (`RoadObjectParser.parseStatistics`: `parseLongMember`)
-        &json!({ "antall": rows.len(), "strekningslengde": whole_meters(length) }),
+        &json!({ "antall": count, "strekningslengde": whole_meters(length) }),
     ))
 }
 
