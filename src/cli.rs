@@ -272,8 +272,16 @@ fn pick_generation(data: &DataDir, generation: Option<u64>) -> anyhow::Result<Pa
     Ok(data.generation_dir(id))
 }
 
+/// `generate` publishes into `--data`, so it must own it: against a directory a server owns it
+/// fails at once (handing a generation to a running server is not built yet).
 pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> {
-    let data = DataDir::open(data)?;
+    use anyhow::Context;
+    let data = DataDir::open(data).with_context(|| {
+        format!(
+            "vegdb generate publishes a generation into {} and needs to own it",
+            data.display()
+        )
+    })?;
     let pb = spinner(&format!(
         "generating {} dataset (seed {seed}): road network",
         scale.name()
@@ -302,7 +310,8 @@ pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> 
 }
 
 pub fn run_inspect(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
-    let data = DataDir::open(data)?;
+    // read-only: never takes the owner's lock, never writes or removes anything
+    let data = DataDir::read_only(data);
     let dir = pick_generation(&data, generation)?;
     let m = Manifest::read(&dir)?;
     println!("{}", serde_json::to_string_pretty(&m)?);
@@ -359,64 +368,58 @@ pub fn run_load(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `snapshot verify`: read-only (no lock, nothing written or removed), every problem listed.
+/// Verifying CURRENT of a live directory, the owner may remove that generation meanwhile (it
+/// keeps the current and the previous one); then the new CURRENT is verified, a few times at
+/// most.
 pub fn run_verify(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
-    use sha2::{Digest, Sha256};
-    let data = DataDir::open(data)?;
-    let dir = pick_generation(&data, generation)?;
-    let m = Manifest::read(&dir)?;
-    let pb = ProgressBar::new(m.files.len() as u64);
-    pb.set_style(
-        ProgressStyle::with_template("[{elapsed}] {bar:30} {pos}/{len} {msg}")
-            .expect("static template"),
-    );
-    let mut problems = Vec::new();
-    for f in &m.files {
-        pb.set_message(f.path.clone());
-        let p = dir.join(&f.path);
-        let mut file = std::fs::File::open(&p)?;
-        let mut h = Sha256::new();
-        let n = std::io::copy(&mut file, &mut h)?;
-        let sum = crate::snapshot::parquet_write::hex(&h.finalize());
-        if sum != f.sha256 || n != f.bytes {
-            problems.push(format!(
-                "{}: checksum or size differs from the manifest",
-                f.path
-            ));
+    let data = DataDir::read_only(data);
+    let mut attempts = 0;
+    let (dir, report) = loop {
+        let dir = pick_generation(&data, generation)?;
+        let pb = ProgressBar::new_spinner();
+        pb.set_style(ProgressStyle::with_template("[{elapsed}] {msg}").expect("static template"));
+        let report = crate::snapshot::check::verify(&dir, &|f| pb.set_message(f.to_string()));
+        pb.finish_and_clear();
+        attempts += 1;
+        let replaced = generation.is_none()
+            && !dir.exists()
+            && data
+                .current()?
+                .is_some_and(|c| data.generation_dir(c) != dir);
+        if replaced && attempts < 5 {
+            println!(
+                "{} was replaced by the directory's owner while being verified; verifying the new CURRENT",
+                dir.display()
+            );
+            continue;
         }
-        pb.inc(1);
+        break (dir, report);
+    };
+    if let Some(stats) = &report.stats {
+        println!(
+            "generation {}: {} files, {} network rows, {} objects, read {} ms, indexed {} ms",
+            report.generation.unwrap_or(0),
+            report.files,
+            stats.rows_network,
+            stats.rows_objects,
+            stats.read_ms,
+            stats.index_ms
+        );
     }
-    pb.finish_and_clear();
-    let spin = spinner("loading and cross-checking");
-    let (g, stats) = Generation::load(&dir, &|_| {})?;
-    spin.finish_and_clear();
-    problems.extend(crate::snapshot::check::consistency(&g));
-    for f in &m.files {
-        let loaded = if f.path.starts_with("network/") {
-            Some(g.network.len() as u64)
-        } else {
-            f.type_id
-                .map(|t| g.objects.get(&t).map(|d| d.table.len() as u64).unwrap_or(0))
-        };
-        if let Some(rows) = loaded {
-            if rows != f.rows {
-                problems.push(format!(
-                    "{}: manifest says {} rows, file has {rows}",
-                    f.path, f.rows
-                ));
-            }
-        }
-    }
-    println!(
-        "generation {}: {} network rows, {} objects, read {} ms, indexed {} ms",
-        g.id, stats.rows_network, stats.rows_objects, stats.read_ms, stats.index_ms
-    );
-    if problems.is_empty() {
-        println!("OK: checksums, row counts and references are consistent");
+    if report.problems.is_empty() {
+        println!(
+            "OK: checksums, row counts per file, chunk id ranges and references are consistent"
+        );
         Ok(())
     } else {
-        for p in problems.iter().take(50) {
+        for p in &report.problems {
             println!("PROBLEM: {p}");
         }
-        anyhow::bail!("{} problems found", problems.len())
+        anyhow::bail!(
+            "{}: {} problem(s) found",
+            dir.display(),
+            report.problems.len()
+        )
     }
 }

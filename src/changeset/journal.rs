@@ -290,6 +290,42 @@ impl Journal {
         Ok(Ok(next))
     }
 
+    /// As `transition`, for the writer's own bookkeeping when the disk may be full: when the
+    /// new state cannot be stored, it is kept in memory only (the stored state stays what it
+    /// was, which a restart of the service handles). Whether the state allowed the change.
+    pub fn transition_best_effort(
+        &self,
+        id: &str,
+        allowed: impl FnOnce(&Record) -> bool,
+        change: impl FnOnce(&mut Record),
+    ) -> bool {
+        let _serial = self.transitions.lock().expect("journal lock");
+        let current = match self.get_full(id) {
+            Ok(Some(r)) => r,
+            Ok(None) => return false,
+            Err(e) => {
+                tracing::warn!(changeset = %id, error = %e, "reading a changeset's state failed");
+                match self.get(id) {
+                    Some(r) => r,
+                    None => return false,
+                }
+            }
+        };
+        if !allowed(&current) {
+            return false;
+        }
+        let mut next = current;
+        change(&mut next);
+        if let Err(e) = self.persist(&next) {
+            tracing::warn!(changeset = %id, error = %e, "the new state is kept in memory only");
+        }
+        self.records
+            .lock()
+            .expect("journal lock")
+            .insert(id.to_string(), slim(next));
+        true
+    }
+
     /// Highest start sequence number handed out so far.
     pub fn last_start_seq(&self) -> u64 {
         self.records
