@@ -210,8 +210,9 @@ pub fn run_queries(data: &Path, kind: QueryKind, count: usize, seed: u64) -> any
     use rand::{Rng, SeedableRng};
     use std::io::Write;
     let data = DataDir::read_only(data);
-    let dir = pick_generation(&data, None)?;
-    let (g, _) = Generation::load(&dir, &|_| {})?;
+    let pinned = data.pin_current_or(None)?;
+    let (g, _) = Generation::load(&pinned.dir, &|_| {})?;
+    drop(pinned);
     let n = &g.network;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let out = std::io::stdout();
@@ -262,16 +263,6 @@ fn spinner(msg: &str) -> ProgressBar {
     pb
 }
 
-fn pick_generation(data: &DataDir, generation: Option<u64>) -> anyhow::Result<PathBuf> {
-    let id = match generation {
-        Some(g) => g,
-        None => data
-            .current()?
-            .ok_or_else(|| anyhow::anyhow!("{} has no CURRENT generation", data.root.display()))?,
-    };
-    Ok(data.generation_dir(id))
-}
-
 /// `generate` publishes into `--data`, so it must own it: against a directory a server owns it
 /// fails at once (handing a generation to a running server is not built yet).
 pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> {
@@ -312,8 +303,9 @@ pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> 
 pub fn run_inspect(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
     // read-only: never takes the owner's lock, never writes or removes anything
     let data = DataDir::read_only(data);
-    let dir = pick_generation(&data, generation)?;
-    let m = Manifest::read(&dir)?;
+    let pinned = data.pin_current_or(generation)?;
+    let m = Manifest::read(&pinned.dir)?;
+    drop(pinned);
     println!("{}", serde_json::to_string_pretty(&m)?);
     println!(
         "generation {}: {} network rows, {} object rows in {} files, {} bytes",
@@ -346,7 +338,8 @@ pub fn resident_kib() -> (u64, u64) {
 
 pub fn run_load(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
     let data = DataDir::read_only(data);
-    let dir = pick_generation(&data, generation)?;
+    let pinned = data.pin_current_or(generation)?;
+    let dir = pinned.dir.clone();
     let started = std::time::Instant::now();
     let spin = spinner("loading");
     let (g, stats) = Generation::load(&dir, &|step| spin.set_message(step.to_string()))?;
@@ -369,33 +362,17 @@ pub fn run_load(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
 }
 
 /// `snapshot verify`: read-only (no lock, nothing written or removed), every problem listed.
-/// Verifying CURRENT of a live directory, the owner may remove that generation meanwhile (it
-/// keeps the current and the previous one); then the new CURRENT is verified, a few times at
-/// most.
+/// The generation is pinned while it is verified (a shared lock on its manifest), so the
+/// owner of a live directory does not remove it meanwhile.
 pub fn run_verify(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
     let data = DataDir::read_only(data);
-    let mut attempts = 0;
-    let (dir, report) = loop {
-        let dir = pick_generation(&data, generation)?;
-        let pb = ProgressBar::new_spinner();
-        pb.set_style(ProgressStyle::with_template("[{elapsed}] {msg}").expect("static template"));
-        let report = crate::snapshot::check::verify(&dir, &|f| pb.set_message(f.to_string()));
-        pb.finish_and_clear();
-        attempts += 1;
-        let replaced = generation.is_none()
-            && !dir.exists()
-            && data
-                .current()?
-                .is_some_and(|c| data.generation_dir(c) != dir);
-        if replaced && attempts < 5 {
-            println!(
-                "{} was replaced by the directory's owner while being verified; verifying the new CURRENT",
-                dir.display()
-            );
-            continue;
-        }
-        break (dir, report);
-    };
+    let pinned = data.pin_current_or(generation)?;
+    let dir = pinned.dir.clone();
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("[{elapsed}] {msg}").expect("static template"));
+    let report = crate::snapshot::check::verify(&dir, &|f| pb.set_message(f.to_string()));
+    pb.finish_and_clear();
+    drop(pinned);
     if let Some(stats) = &report.stats {
         println!(
             "generation {}: {} files, {} network rows, {} objects, read {} ms, indexed {} ms",

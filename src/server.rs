@@ -74,6 +74,12 @@ pub fn open_data(args: &ServeArgs) -> anyhow::Result<(DataDir, u64)> {
 
 pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
     let (data, current) = open_data(args)?;
+    // a reader pins the generation while loading it (a live owner may move on meanwhile)
+    let pinned = if data.is_owner() {
+        None
+    } else {
+        data.pin(current)?
+    };
     let started = Instant::now();
     let (g, stats) = Generation::load(&data.generation_dir(current), &|step| {
         tracing::debug!(step, "loading")
@@ -87,6 +93,7 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         total_ms = started.elapsed().as_millis() as u64,
         "generation loaded"
     );
+    drop(pinned);
     let public_url = args
         .public_url
         .clone()

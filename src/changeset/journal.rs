@@ -215,8 +215,13 @@ impl Journal {
         let bytes =
             serde_json::to_vec(&content).map_err(|e| EngineError::Internal(e.to_string()))?;
         // the state file's directory fsync makes both renames durable
-        write_renamed(&self.content_path(&record.id), &bytes)?;
-        self.persist(&record)?;
+        let content_path = self.content_path(&record.id);
+        write_renamed(&content_path, &bytes)?;
+        if let Err(e) = self.persist(&record) {
+            // not registered (the client hears so): give the space back
+            let _ = fs::remove_file(&content_path);
+            return Err(e);
+        }
         self.records
             .lock()
             .expect("journal lock")

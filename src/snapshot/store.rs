@@ -148,6 +148,13 @@ pub fn owner_pid(root: &Path) -> Option<u32> {
         .ok()
 }
 
+/// A generation pinned by a reader: the owner does not remove it while this lives.
+#[derive(Debug)]
+pub struct Pinned {
+    pub dir: PathBuf,
+    _manifest: fs::File,
+}
+
 #[derive(Debug, Clone)]
 pub struct DataDir {
     pub root: PathBuf,
@@ -335,6 +342,59 @@ impl DataDir {
         Ok(id)
     }
 
+    /// Pin generation `id` for reading (no writes: a shared lock on its manifest, which the
+    /// owner's garbage collection respects). None when it is gone or being removed.
+    pub fn pin(&self, id: u64) -> Result<Option<Pinned>> {
+        let dir = self.generation_dir(id);
+        let path = dir.join(MANIFEST_FILE);
+        let file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(EngineError::io(&path, e)),
+        };
+        match file.try_lock_shared() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(fs::TryLockError::Error(e)) => return Err(EngineError::io(&path, e)),
+        }
+        // the owner renames a generation away only while holding the lock exclusively
+        if !path.exists() {
+            return Ok(None);
+        }
+        Ok(Some(Pinned {
+            dir,
+            _manifest: file,
+        }))
+    }
+
+    /// Pin `generation`, or CURRENT (following it when the owner moves on meanwhile).
+    pub fn pin_current_or(&self, generation: Option<u64>) -> Result<Pinned> {
+        for _ in 0..50 {
+            let id = match generation {
+                Some(g) => g,
+                None => self.current()?.ok_or_else(|| {
+                    EngineError::NotFound(format!(
+                        "{} has no CURRENT generation",
+                        self.root.display()
+                    ))
+                })?,
+            };
+            if let Some(p) = self.pin(id)? {
+                return Ok(p);
+            }
+            if generation.is_some() {
+                return Err(EngineError::NotFound(format!(
+                    "generation {id} is not in {}",
+                    self.root.display()
+                )));
+            }
+        }
+        Err(EngineError::Internal(format!(
+            "the current generation of {} kept changing",
+            self.root.display()
+        )))
+    }
+
     /// Remove generations other than `keep` (rename to *.deleted first, then delete).
     pub fn collect_garbage(&self, keep: &[u64]) -> Result<usize> {
         self.ensure_owner("removing generations")?;
@@ -344,8 +404,22 @@ impl DataDir {
                 continue;
             }
             let dir = self.generation_dir(id);
+            // a reader (snapshot verify, load) pins a generation with a shared lock on its
+            // manifest: such a generation stays until a later collection
+            let manifest_path = dir.join(MANIFEST_FILE);
+            let manifest =
+                fs::File::open(&manifest_path).map_err(|e| EngineError::io(&manifest_path, e))?;
+            match manifest.try_lock() {
+                Ok(()) => {}
+                Err(fs::TryLockError::WouldBlock) => {
+                    tracing::debug!(generation = id, "kept: a reader holds it");
+                    continue;
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(EngineError::io(&manifest_path, e)),
+            }
             let doomed = self.root.join(format!("{}.deleted", generation_name(id)));
             fs::rename(&dir, &doomed).map_err(|e| EngineError::io(&dir, e))?;
+            drop(manifest);
             fsync_dir(&self.root)?;
             fs::remove_dir_all(&doomed).map_err(|e| EngineError::io(&doomed, e))?;
             removed += 1;
@@ -423,5 +497,18 @@ mod tests {
         drop(clone);
         let again = DataDir::open(tmp.path()).unwrap();
         assert_eq!(again.current().unwrap(), Some(1));
+        // a pinned generation survives garbage collection until the reader lets go
+        let s2 = again.begin(2).unwrap();
+        again.publish(s2, manifest()).unwrap();
+        let pin = reader.pin(1).unwrap().expect("generation 1 is there");
+        assert_eq!(again.collect_garbage(&[2]).unwrap(), 0);
+        assert!(pin.dir.exists());
+        drop(pin);
+        assert_eq!(again.collect_garbage(&[2]).unwrap(), 1);
+        assert!(reader.pin(1).unwrap().is_none());
+        assert_eq!(
+            reader.pin_current_or(None).unwrap().dir,
+            again.generation_dir(2)
+        );
     }
 }
