@@ -76,6 +76,12 @@ pub struct ServeArgs {
     /// Largest binary upload in bytes (413 beyond).
     #[arg(long, env = "VEGDB_MAX_BINARY_BYTES", default_value_t = crate::api::DEFAULT_MAX_BINARY_BYTES)]
     pub max_binary_bytes: usize,
+    /// Finished changesets received within this many days stay listed and readable.
+    #[arg(long, env = "VEGDB_CHANGESETS_KEEP_DAYS", default_value_t = 30)]
+    pub changesets_keep_days: u32,
+    /// Older finished changesets stay while fewer than this many finished ones are newer.
+    #[arg(long, env = "VEGDB_CHANGESETS_KEEP", default_value_t = 100_000)]
+    pub changesets_keep: usize,
 }
 
 /// `vegdb` with no subcommand: serve with defaults from the environment.

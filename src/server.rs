@@ -102,6 +102,11 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         .to_string();
     let store = Arc::new(GenerationStore::new(g));
     crate::changeset::writer::set_writer_priority(args.writer_priority);
+    crate::changeset::journal::set_default_retention(crate::changeset::journal::Retention {
+        keep_days: args.changesets_keep_days,
+        keep_entries: args.changesets_keep,
+        ..Default::default()
+    });
     let writer = if args.read_only {
         None
     } else {
