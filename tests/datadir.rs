@@ -553,3 +553,123 @@ fn a_full_disk_answers_507_and_waiting_changesets_resume_by_themselves() {
     let out = run(&["snapshot", "verify"], &root);
     assert!(out.status.success(), "{}", text(&out));
 }
+
+/// Everything the write API shows about `ids`: the overview and, per changeset, status,
+/// fremdrift and the changeset itself.
+fn write_api_view(s: &Server, c: &reqwest::blocking::Client, token: &str, ids: &[String]) -> Value {
+    let get = |path: String| {
+        let (st, body) = request(
+            c,
+            reqwest::Method::GET,
+            format!("{}{WRITE}{path}", s.base),
+            token,
+            None,
+            &[],
+        );
+        assert_eq!(st, 200, "{path}: {body}");
+        serde_json::from_str::<Value>(&body).unwrap()
+    };
+    let mut per_id = serde_json::Map::new();
+    for id in ids {
+        per_id.insert(
+            id.clone(),
+            json!({
+                "status": get(format!("/endringssett/{id}/status")),
+                "fremdrift": get(format!("/endringssett/{id}/fremdrift")),
+                "endringssett": get(format!("/endringssett/{id}")),
+            }),
+        );
+    }
+    json!({
+        "overview": get("/endringssett?max=1000".into()),
+        "newest": get("/endringssett?max=7&reverse=true".into()),
+        "rejected": get("/endringssett?status=AVVIST".into()),
+        "changesets": per_id,
+    })
+}
+
+fn journal_files(root: &Path) -> (usize, usize) {
+    let names: Vec<String> = std::fs::read_dir(root.join("changesets"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    let segments = names.iter().filter(|n| n.ends_with(".jsonl")).count();
+    (names.len() - segments, segments)
+}
+
+/// Register `n` changesets: most applied, some rejected, cancelled or never started.
+fn workload(
+    s: &Server,
+    c: &reqwest::blocking::Client,
+    token: &str,
+    links: &[u64],
+    n: usize,
+    tag: &str,
+) -> (Vec<String>, usize) {
+    let mut ids = Vec::new();
+    let mut unfinished = 0;
+    for k in 0..n {
+        let mut cs = skiltpunkt_changeset(links[k % links.len()], 0.3, &format!("{tag}{k}"));
+        if k % 5 == 1 {
+            cs["registrer"]["vegObjekter"][0]["egenskaper"][0]["enum"] = json!([999999]);
+        }
+        let id = register(s, c, token, &cs);
+        match k % 10 {
+            3 => {
+                let (st, body) = request(
+                    c,
+                    reqwest::Method::POST,
+                    format!("{}{WRITE}/endringssett/{id}/kanseller", s.base),
+                    token,
+                    None,
+                    &[],
+                );
+                assert_eq!(st, 200, "{body}");
+            }
+            7 => unfinished += 1,
+            _ => start(s, c, token, &id),
+        }
+        ids.push(id);
+    }
+    for id in &ids {
+        wait_for(s, c, token, id, Duration::from_secs(120), |v| {
+            v["fremdrift"] != "BEHANDLES"
+        });
+    }
+    (ids, unfinished)
+}
+
+#[test]
+fn journal_compaction_keeps_every_answer_and_bounds_the_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (links, token) = prepare(tmp.path(), 9);
+    let url = ["--public-url", "http://vegdb.test"];
+    let c = client();
+    // run 1: fewer finished changesets than one compaction takes, all in loose files
+    let s = spawn(tmp.path(), &url);
+    let (mut ids, unfinished) = workload(&s, &c, &token, &links, 40, "a");
+    let before = write_api_view(&s, &c, &token, &ids);
+    assert_eq!(journal_files(tmp.path()), (80, 0));
+    drop(s);
+    // run 2 compacts at start: the same answers from a segment
+    let s = spawn(tmp.path(), &url);
+    assert_eq!(write_api_view(&s, &c, &token, &ids), before);
+    assert_eq!(journal_files(tmp.path()), (2 * unfinished, 1));
+    // many more: compaction while running keeps the files bounded
+    let (more, unfinished_more) = workload(&s, &c, &token, &links, 150, "b");
+    ids.extend(more);
+    let (loose, segments) = journal_files(tmp.path());
+    let open = unfinished + unfinished_more;
+    assert!(
+        loose <= 2 * (open + 64) && segments == 1,
+        "{loose} loose files, {segments} segments for {} changesets",
+        ids.len()
+    );
+    let view = write_api_view(&s, &c, &token, &ids);
+    assert_eq!(view["overview"].as_array().unwrap().len(), ids.len());
+    drop(s);
+    // run 3: restarting changes no answer
+    let s = spawn(tmp.path(), &url);
+    assert_eq!(write_api_view(&s, &c, &token, &ids), view);
+    assert_eq!(journal_files(tmp.path()), (2 * open, 1));
+}
