@@ -235,14 +235,27 @@ fn a_second_writer_on_a_directory_fails_at_once_naming_the_owner() {
     let first = spawn(tmp.path(), &[]);
     let pid = first.child.id();
     // a second server: refused at once, with the owner's pid
-    let started = Instant::now();
-    let out = serve_command(tmp.path(), free_port(), &[])
-        .stderr(Stdio::piped())
-        .output()
+    let mut second = serve_command(tmp.path(), free_port(), &[]).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let code = loop {
+        if let Some(code) = second.try_wait().unwrap() {
+            break code;
+        }
+        if Instant::now() > deadline {
+            let _ = second.kill();
+            let _ = second.wait();
+            panic!("a second server on the same directory is still running after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!code.success(), "a second server must not start");
+    let mut err = String::new();
+    second
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
         .unwrap();
-    assert!(!out.status.success(), "a second server must not start");
-    assert!(started.elapsed() < Duration::from_secs(20));
-    let err = text(&out);
     assert!(err.contains(&format!("pid {pid}")), "{err}");
     assert!(err.contains("owned by another vegdb process"), "{err}");
     // generate cannot publish into it either (no silent race with the server's writer)
@@ -325,10 +338,46 @@ fn snapshot_tools_on_a_live_directory_change_nothing() {
     // the directory starts again and verifies
     let out = run(&["snapshot", "verify"], tmp.path());
     assert!(out.status.success(), "{}", text(&out));
+    // a build in progress (as an owner leaves it mid-publish) is not the tools' to remove:
+    // they change nothing at all
+    let building = tmp.path().join(".tmp-gen-999999/objects");
+    std::fs::create_dir_all(&building).unwrap();
+    std::fs::write(building.join("part.parquet"), b"half written").unwrap();
+    let untouched = tree(tmp.path());
+    for tool in ["inspect", "verify", "load"] {
+        let out = run(&["snapshot", tool], tmp.path());
+        assert!(out.status.success(), "{tool}: {}", text(&out));
+        assert_eq!(
+            tree(tmp.path()),
+            untouched,
+            "snapshot {tool} changed the directory"
+        );
+    }
+    // its owner cleans up at start
     let again = spawn(tmp.path(), &[]);
+    assert!(!tmp.path().join(".tmp-gen-999999").exists());
     for id in &ids {
         assert!(finished(&status(&again, &c, &token, id)));
     }
+}
+
+/// Every file below `dir` with its bytes (to show a tool changed nothing).
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.push((p, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Copy a data directory's current generation (and CURRENT) into `to`.
@@ -412,8 +461,10 @@ fn verify_checks_each_chunk_and_lists_every_problem() {
     std::fs::write(gen_copy.join("MANIFEST.json"), m.to_string()).unwrap();
     std::fs::remove_file(gen_copy.join(removed)).unwrap();
     std::fs::write(gen_copy.join("objects/stray.parquet"), b"not listed").unwrap();
+    let untouched = tree(copy.path());
     let out = run(&["snapshot", "verify"], copy.path());
     assert!(!out.status.success());
+    assert_eq!(tree(copy.path()), untouched, "verify changed nothing");
     let report = text(&out);
     for (path, what) in [
         (flipped.as_str(), "SHA-256"),
@@ -428,10 +479,6 @@ fn verify_checks_each_chunk_and_lists_every_problem() {
             "{path} ({what}) is reported:\n{report}"
         );
     }
-    // and nothing of it was touched by the tool
-    assert!(
-        copy.path().join("objects").exists() || gen_copy.join("objects/stray.parquet").exists()
-    );
 }
 
 /// A small tmpfs, unmounted (lazily) when dropped.
