@@ -88,6 +88,12 @@ pub struct ServeArgs {
     /// (at most 80 % of --request-timeout).
     #[arg(long, env = "VEGDB_QUERY_BUDGET", default_value_t = crate::query::limits::DEFAULT_QUERY_BUDGET.as_secs_f64())]
     pub query_budget: f64,
+    /// Finished changesets received within this many days stay listed and readable.
+    #[arg(long, env = "VEGDB_CHANGESETS_KEEP_DAYS", default_value_t = 30)]
+    pub changesets_keep_days: u32,
+    /// Older finished changesets stay while fewer than this many finished ones are newer.
+    #[arg(long, env = "VEGDB_CHANGESETS_KEEP", default_value_t = 100_000)]
+    pub changesets_keep: usize,
 }
 
 /// `vegdb` with no subcommand: serve with defaults from the environment.
@@ -243,8 +249,9 @@ pub fn run_queries(data: &Path, kind: QueryKind, count: usize, seed: u64) -> any
     use rand::{Rng, SeedableRng};
     use std::io::Write;
     let data = DataDir::read_only(data);
-    let dir = pick_generation(&data, None)?;
-    let (g, _) = Generation::load(&dir, &|_| {})?;
+    let pinned = data.pin_current_or(None)?;
+    let (g, _) = Generation::load(&pinned.dir, &|_| {})?;
+    drop(pinned);
     let n = &g.network;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let out = std::io::stdout();
@@ -295,18 +302,16 @@ fn spinner(msg: &str) -> ProgressBar {
     pb
 }
 
-fn pick_generation(data: &DataDir, generation: Option<u64>) -> anyhow::Result<PathBuf> {
-    let id = match generation {
-        Some(g) => g,
-        None => data
-            .current()?
-            .ok_or_else(|| anyhow::anyhow!("{} has no CURRENT generation", data.root.display()))?,
-    };
-    Ok(data.generation_dir(id))
-}
-
+/// `generate` publishes into `--data`, so it must own it: against a directory a server owns it
+/// fails at once (handing a generation to a running server is not built yet).
 pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> {
-    let data = DataDir::open(data)?;
+    use anyhow::Context;
+    let data = DataDir::open(data).with_context(|| {
+        format!(
+            "vegdb generate publishes a generation into {} and needs to own it",
+            data.display()
+        )
+    })?;
     let pb = spinner(&format!(
         "generating {} dataset (seed {seed}): road network",
         scale.name()
@@ -335,9 +340,11 @@ pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> 
 }
 
 pub fn run_inspect(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
-    let data = DataDir::open(data)?;
-    let dir = pick_generation(&data, generation)?;
-    let m = Manifest::read(&dir)?;
+    // read-only: never takes the owner's lock, never writes or removes anything
+    let data = DataDir::read_only(data);
+    let pinned = data.pin_current_or(generation)?;
+    let m = Manifest::read(&pinned.dir)?;
+    drop(pinned);
     println!("{}", serde_json::to_string_pretty(&m)?);
     println!(
         "generation {}: {} network rows, {} object rows in {} files, {} bytes",
@@ -370,7 +377,8 @@ pub fn resident_kib() -> (u64, u64) {
 
 pub fn run_load(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
     let data = DataDir::read_only(data);
-    let dir = pick_generation(&data, generation)?;
+    let pinned = data.pin_current_or(generation)?;
+    let dir = pinned.dir.clone();
     let started = std::time::Instant::now();
     let spin = spinner("loading");
     let (g, stats) = Generation::load(&dir, &|step| spin.set_message(step.to_string()))?;
@@ -392,64 +400,42 @@ pub fn run_load(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `snapshot verify`: read-only (no lock, nothing written or removed), every problem listed.
+/// The generation is pinned while it is verified (a shared lock on its manifest), so the
+/// owner of a live directory does not remove it meanwhile.
 pub fn run_verify(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
-    use sha2::{Digest, Sha256};
-    let data = DataDir::open(data)?;
-    let dir = pick_generation(&data, generation)?;
-    let m = Manifest::read(&dir)?;
-    let pb = ProgressBar::new(m.files.len() as u64);
-    pb.set_style(
-        ProgressStyle::with_template("[{elapsed}] {bar:30} {pos}/{len} {msg}")
-            .expect("static template"),
-    );
-    let mut problems = Vec::new();
-    for f in &m.files {
-        pb.set_message(f.path.clone());
-        let p = dir.join(&f.path);
-        let mut file = std::fs::File::open(&p)?;
-        let mut h = Sha256::new();
-        let n = std::io::copy(&mut file, &mut h)?;
-        let sum = crate::snapshot::parquet_write::hex(&h.finalize());
-        if sum != f.sha256 || n != f.bytes {
-            problems.push(format!(
-                "{}: checksum or size differs from the manifest",
-                f.path
-            ));
-        }
-        pb.inc(1);
-    }
+    let data = DataDir::read_only(data);
+    let pinned = data.pin_current_or(generation)?;
+    let dir = pinned.dir.clone();
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("[{elapsed}] {msg}").expect("static template"));
+    let report = crate::snapshot::check::verify(&dir, &|f| pb.set_message(f.to_string()));
     pb.finish_and_clear();
-    let spin = spinner("loading and cross-checking");
-    let (g, stats) = Generation::load(&dir, &|_| {})?;
-    spin.finish_and_clear();
-    problems.extend(crate::snapshot::check::consistency(&g));
-    for f in &m.files {
-        let loaded = if f.path.starts_with("network/") {
-            Some(g.network.len() as u64)
-        } else {
-            f.type_id
-                .map(|t| g.objects.get(&t).map(|d| d.table.len() as u64).unwrap_or(0))
-        };
-        if let Some(rows) = loaded {
-            if rows != f.rows {
-                problems.push(format!(
-                    "{}: manifest says {} rows, file has {rows}",
-                    f.path, f.rows
-                ));
-            }
-        }
+    drop(pinned);
+    if let Some(stats) = &report.stats {
+        println!(
+            "generation {}: {} files, {} network rows, {} objects, read {} ms, indexed {} ms",
+            report.generation.unwrap_or(0),
+            report.files,
+            stats.rows_network,
+            stats.rows_objects,
+            stats.read_ms,
+            stats.index_ms
+        );
     }
-    println!(
-        "generation {}: {} network rows, {} objects, read {} ms, indexed {} ms",
-        g.id, stats.rows_network, stats.rows_objects, stats.read_ms, stats.index_ms
-    );
-    if problems.is_empty() {
-        println!("OK: checksums, row counts and references are consistent");
+    if report.problems.is_empty() {
+        println!(
+            "OK: checksums, row counts per file, chunk id ranges and references are consistent"
+        );
         Ok(())
     } else {
-        for p in problems.iter().take(50) {
+        for p in &report.problems {
             println!("PROBLEM: {p}");
         }
-        anyhow::bail!("{} problems found", problems.len())
+        anyhow::bail!(
+            "{}: {} problem(s) found",
+            dir.display(),
+            report.problems.len()
+        )
     }
 }

@@ -27,8 +27,33 @@ pub fn init_tracing(filter: &str, json: bool) {
 }
 
 /// Open the data dir, initialising it from the demo snapshot when it has no generation yet.
+/// A writing server owns the directory (its lock, held for the process lifetime, makes a
+/// second one fail at once naming this one's pid). `--read-only` takes no lock and writes
+/// nothing: it serves the directory's CURRENT generation, or the demo snapshot in place when
+/// the directory has none.
 pub fn open_data(args: &ServeArgs) -> anyhow::Result<(DataDir, u64)> {
-    let data = DataDir::open(&args.data)?;
+    if args.read_only {
+        let data = DataDir::read_only(&args.data);
+        if let Some(id) = data.current()? {
+            return Ok((data, id));
+        }
+        let demo = DataDir::read_only(args.demo.clone().unwrap_or_else(default_demo_dir));
+        tracing::info!(data = %args.data.display(), demo = %demo.root.display(), "the data directory has no generation; serving the demo snapshot read-only");
+        let id = demo.current()?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "neither {} nor {} holds a generation",
+                args.data.display(),
+                demo.root.display()
+            )
+        })?;
+        return Ok((demo, id));
+    }
+    let data = DataDir::open(&args.data).with_context(|| {
+        format!(
+            "vegdb serve writes into {} and needs to own it",
+            args.data.display()
+        )
+    })?;
     let current = match data.current()? {
         Some(id) => id,
         None => {
@@ -49,6 +74,12 @@ pub fn open_data(args: &ServeArgs) -> anyhow::Result<(DataDir, u64)> {
 
 pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
     let (data, current) = open_data(args)?;
+    // a reader pins the generation while loading it (a live owner may move on meanwhile)
+    let pinned = if data.is_owner() {
+        None
+    } else {
+        data.pin(current)?
+    };
     let started = Instant::now();
     let (g, stats) = Generation::load(&data.generation_dir(current), &|step| {
         tracing::debug!(step, "loading")
@@ -62,6 +93,7 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         total_ms = started.elapsed().as_millis() as u64,
         "generation loaded"
     );
+    drop(pinned);
     let public_url = args
         .public_url
         .clone()
@@ -70,6 +102,11 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         .to_string();
     let store = Arc::new(GenerationStore::new(g));
     crate::changeset::writer::set_writer_priority(args.writer_priority);
+    crate::changeset::journal::set_default_retention(crate::changeset::journal::Retention {
+        keep_days: args.changesets_keep_days,
+        keep_entries: args.changesets_keep,
+        ..Default::default()
+    });
     let writer = if args.read_only {
         None
     } else {

@@ -1,7 +1,8 @@
 //! Crash safety of the write path: the real `vegdb` binary is killed (SIGKILL at random moments,
 //! or aborted at each publishing fail point) while it processes changesets, many times over one
-//! data directory. Afterwards every accepted changeset must be known, every started one must
-//! end applied exactly once, and the data directory must verify.
+//! data directory (also while compacting the changeset journal). Afterwards every accepted
+//! changeset must be known, every started one must end applied exactly once, and the data
+//! directory must verify.
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -161,6 +162,10 @@ fn killing_the_writer_at_any_moment_loses_nothing_accepted() {
         Some("after-current"),
         None,
         Some("after-swap"),
+        None,
+        // journal compaction (at start, of the changesets finished before): segment appended,
+        // loose files not yet removed
+        Some("journal-after-append"),
         None,
     ];
     for (round, fail_at) in fail_points.iter().enumerate() {

@@ -167,7 +167,11 @@ fn condition(d: &TypeData, g: &Generation, pick: usize, kind: usize, salt: usize
         },
         3 => Expr::Cmp {
             property: p.id,
-            op: if salt % 2 == 0 { Op::Eq } else { Op::Ne },
+            op: if salt.is_multiple_of(2) {
+                Op::Eq
+            } else {
+                Op::Ne
+            },
             value: Literal::Null,
         },
         4 => {

@@ -36,6 +36,26 @@ pub const MAX_BATCH_OBJECTS: usize = 200_000;
 pub const WRITER_THREADS: usize = 1;
 /// Generations kept on disk besides the current one.
 pub const KEEP_OLD_GENERATIONS: usize = 1;
+/// A batch that could not be published because the disk was full is tried again by itself
+/// this many times, after 1, 2, 4, … seconds (at most `MAX_RETRY_DELAY_S` apart; about 15
+/// minutes in all); after that it waits for `restart`.
+pub const MAX_AUTO_RETRIES: u32 = 20;
+pub const MAX_RETRY_DELAY_S: u64 = 60;
+/// `kode` of the warning a changeset waiting for disk space carries in `resultat.advarsel`.
+pub const STORAGE_FULL_CODE: &str = "LAGRINGSPLASS_FULL";
+
+/// A changeset waiting to be tried again by itself (disk full).
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    /// Epoch ms of the next attempt; None while that attempt is under way.
+    due_ms: Option<i64>,
+    attempt: u32,
+}
+
+/// Seconds before automatic attempt `attempt` (1-based).
+fn retry_delay_s(attempt: u32) -> u64 {
+    (1u64 << attempt.saturating_sub(1).min(16)).min(MAX_RETRY_DELAY_S)
+}
 
 /// Why a state change was refused.
 #[derive(Debug)]
@@ -215,9 +235,12 @@ impl Writer {
         let mut delayed: Vec<(i64, String)> = Vec::new();
         // started changesets left over when a batch reached its size, first in line next time
         let mut carry: Vec<String> = Vec::new();
+        // changesets that failed for lack of disk space, tried again by themselves
+        let mut retries: BTreeMap<String, Retry> = BTreeMap::new();
         loop {
             retired.retain(|g| Arc::strong_count(g) > 1);
             let now = chrono::Utc::now().timestamp_millis();
+            self.resume_due(&mut retries, now);
             let mut ids: Vec<String> = std::mem::take(&mut carry);
             delayed.retain(|(due, id)| {
                 let ready = *due <= now;
@@ -276,19 +299,104 @@ impl Writer {
                 ))
             });
             if let Err(e) = result {
-                tracing::error!(error = %e, "processing changesets failed; they wait for restart");
-                for id in &ids {
-                    let _ = self.journal.transition(
-                        id,
-                        |r| r.progress == Progress::Processing,
-                        |r| {
-                            r.progress = Progress::Waiting;
-                            r.waiting_reason = Some("SYSTEMFEIL".into());
-                        },
-                    );
-                }
+                self.failed(&ids, &e, &mut retries);
             }
         }
+    }
+
+    /// A batch could not be processed: its changesets wait (VENTER, SYSTEMFEIL). When the disk
+    /// was full they are tried again by themselves with backoff (said in `resultat.advarsel`);
+    /// other failures wait for `restart`. The half-built generation is removed at once to give
+    /// its space back.
+    fn failed(&self, ids: &[String], e: &EngineError, retries: &mut BTreeMap<String, Retry>) {
+        let full = crate::durable::is_storage_full(e);
+        if let Err(e) = self.data.discard_staging() {
+            tracing::warn!(error = %e, "removing the half-built generation failed");
+        }
+        let now = chrono::Utc::now().timestamp_millis();
+        for id in ids {
+            let attempt = retries.get(id).map_or(0, |r| r.attempt) + 1;
+            let warning = if !full {
+                None
+            } else if attempt <= MAX_AUTO_RETRIES {
+                let delay = retry_delay_s(attempt);
+                retries.insert(
+                    id.clone(),
+                    Retry {
+                        due_ms: Some(now + delay as i64 * 1000),
+                        attempt,
+                    },
+                );
+                Some(format!(
+                    "Lagringsplassen er full: endringssettet prøves igjen automatisk om {delay} s (automatisk forsøk {attempt} av {MAX_AUTO_RETRIES})"
+                ))
+            } else {
+                retries.remove(id);
+                Some(format!(
+                    "Lagringsplassen er full: ingen flere automatiske forsøk etter {MAX_AUTO_RETRIES}; start det igjen med restart når det er plass"
+                ))
+            };
+            // the wait must show even when the disk is too full to store it (the journal then
+            // still says BEHANDLES, which a restart of the service queues again)
+            let changed = self.journal.transition_best_effort(
+                id,
+                |r| r.progress == Progress::Processing,
+                |r| {
+                    r.progress = Progress::Waiting;
+                    r.waiting_reason = Some("SYSTEMFEIL".into());
+                    if let Some(message) = &warning {
+                        let mut outcome = (*r.outcome).clone();
+                        outcome.warnings.retain(|w| w.code != STORAGE_FULL_CODE);
+                        outcome.warnings.push(super::validate::Issue {
+                            code: STORAGE_FULL_CODE.into(),
+                            message: message.clone(),
+                            reference: String::new(),
+                            property_type_id: None,
+                        });
+                        r.outcome = Arc::new(outcome);
+                    }
+                },
+            );
+            if !changed {
+                retries.remove(id);
+            }
+        }
+        if full {
+            tracing::warn!(error = %e, changesets = ids.len(), "no space left while processing changesets; they are tried again by themselves");
+        } else {
+            tracing::error!(error = %e, "processing changesets failed; they wait for restart");
+        }
+    }
+
+    /// Queue again the changesets whose automatic retry is due (VENTER → BEHANDLES).
+    fn resume_due(&self, retries: &mut BTreeMap<String, Retry>, now: i64) {
+        let due: Vec<String> = retries
+            .iter()
+            .filter(|(_, r)| r.due_ms.is_some_and(|d| d <= now))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in due {
+            let resumed = self.journal.transition_best_effort(
+                &id,
+                |r| r.progress == Progress::Waiting,
+                |r| {
+                    r.progress = Progress::Processing;
+                    r.waiting_reason = None;
+                },
+            );
+            if resumed {
+                tracing::info!(changeset = %id, "trying a changeset again after a full disk");
+                if let Some(r) = retries.get_mut(&id) {
+                    r.due_ms = None;
+                }
+                self.enqueue(&id);
+            } else {
+                // restarted by hand, cancelled or finished meanwhile
+                retries.remove(&id);
+            }
+        }
+        // forget changesets that finished
+        retries.retain(|id, _| self.journal.get(id).is_some_and(|r| !r.progress.is_final()));
     }
 
     fn process(&self, ids: &[String]) -> Result<()> {
@@ -379,28 +487,32 @@ impl Writer {
         done: Option<Progress>,
         generation: Option<u64>,
     ) -> Result<()> {
-        let _ = self.journal.transition(
-            id,
-            |r| r.progress == Progress::Processing,
-            |r| {
-                match done {
-                    Some(p) => r.progress = p,
-                    None => {
-                        r.progress = Progress::Rejected;
-                        r.rejected_reason = Some(
-                            if outcome.unauthorized {
-                                "IKKE_AUTORISERT"
-                            } else {
-                                "VALIDERINGSFEIL"
-                            }
-                            .into(),
-                        );
-                    }
+        let allowed = |r: &Record| r.progress == Progress::Processing;
+        let change = |r: &mut Record| {
+            match done {
+                Some(p) => r.progress = p,
+                None => {
+                    r.progress = Progress::Rejected;
+                    r.rejected_reason = Some(
+                        if outcome.unauthorized {
+                            "IKKE_AUTORISERT"
+                        } else {
+                            "VALIDERINGSFEIL"
+                        }
+                        .into(),
+                    );
                 }
-                r.generation = generation;
-                r.outcome = Arc::new(outcome);
-            },
-        )?;
+            }
+            r.generation = generation;
+            r.outcome = Arc::new(outcome);
+        };
+        if generation.is_some() {
+            // published: never fail (and so never retry) a visible changeset because its state
+            // cannot be stored now; recovery after a restart finishes it from the generation
+            self.journal.transition_best_effort(id, allowed, change);
+            return Ok(());
+        }
+        let _ = self.journal.transition(id, allowed, change)?;
         Ok(())
     }
 

@@ -1,7 +1,246 @@
-//! Consistency checks of a loaded generation (used by `snapshot verify` and tests): every
-//! placement refers to an existing link range, children exist, network references are sane.
+//! Checks of a generation: `verify` (used by `snapshot verify`) checks the files against the
+//! manifest one by one (size, SHA-256, rows per file from the Parquet footer, each chunk's ids
+//! within its range) and then the loaded generation's references (`consistency`). It reads
+//! only, and it reports every problem it finds, not the first.
 
-use crate::snapshot::generation::Generation;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::snapshot::generation::{Generation, LoadStats};
+use crate::snapshot::manifest::{Manifest, MANIFEST_FILE};
+
+/// The results file of a generation made by changesets (`changeset::writer::RESULTS_FILE`;
+/// named here because the snapshot layer does not depend on the write path).
+const RESULTS_FILE: &str = "changesets.json";
+
+/// What `verify` found.
+#[derive(Debug)]
+pub struct Report {
+    pub generation: Option<u64>,
+    /// The loaded generation's statistics (None when it could not be loaded).
+    pub stats: Option<LoadStats>,
+    pub files: usize,
+    pub problems: Vec<String>,
+}
+
+/// Rows of a Parquet file, from its footer.
+fn parquet_rows(path: &Path) -> Result<u64, String> {
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| e.to_string())?;
+    Ok(b.metadata().file_metadata().num_rows().max(0) as u64)
+}
+
+fn sha256_of(path: &Path) -> std::io::Result<(String, u64)> {
+    use sha2::{Digest, Sha256};
+    let mut file = File::open(path)?;
+    let mut h = Sha256::new();
+    let n = std::io::copy(&mut file, &mut h)?;
+    Ok((crate::snapshot::parquet_write::hex(&h.finalize()), n))
+}
+
+/// Every file below `dir` (relative paths with `/`).
+fn files_below(dir: &Path) -> Vec<String> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else if let Ok(rel) = p.strip_prefix(base) {
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Verify the generation in `dir` against its manifest; `progress` is called once per file.
+pub fn verify(dir: &Path, progress: &(dyn Fn(&str) + Sync)) -> Report {
+    let mut problems = Vec::new();
+    let m = match Manifest::read(dir) {
+        Ok(m) => m,
+        Err(e) => {
+            return Report {
+                generation: None,
+                stats: None,
+                files: 0,
+                problems: vec![format!("{MANIFEST_FILE}: {e}")],
+            }
+        }
+    };
+    // 1. every file on its own: present, size, checksum, rows
+    let mut footer_rows: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut seen_paths = BTreeSet::new();
+    for f in &m.files {
+        progress(&f.path);
+        if !seen_paths.insert(f.path.as_str()) {
+            problems.push(format!("{}: listed twice in the manifest", f.path));
+        }
+        let p: PathBuf = dir.join(&f.path);
+        match sha256_of(&p) {
+            Err(e) => {
+                problems.push(format!("{}: cannot be read: {e}", f.path));
+                continue;
+            }
+            Ok((sum, n)) => {
+                if n != f.bytes {
+                    problems.push(format!(
+                        "{}: {n} bytes, the manifest says {}",
+                        f.path, f.bytes
+                    ));
+                } else if sum != f.sha256 {
+                    problems.push(format!(
+                        "{}: SHA-256 {sum} differs from the manifest's {}",
+                        f.path, f.sha256
+                    ));
+                }
+            }
+        }
+        if f.path.ends_with(".parquet") {
+            match parquet_rows(&p) {
+                Ok(rows) => {
+                    footer_rows.insert(f.path.as_str(), rows);
+                    if rows != f.rows {
+                        problems.push(format!(
+                            "{}: {rows} rows in the file, the manifest says {}",
+                            f.path, f.rows
+                        ));
+                    }
+                }
+                Err(e) => problems.push(format!("{}: not a readable Parquet file: {e}", f.path)),
+            }
+        }
+    }
+    for extra in files_below(dir) {
+        if extra != MANIFEST_FILE && !seen_paths.contains(extra.as_str()) {
+            problems.push(format!("{extra}: a file the manifest does not list"));
+        }
+    }
+    // chunks of a type: distinct first ids, at most one unchunked file
+    let mut chunks: BTreeMap<u32, Vec<&crate::snapshot::manifest::FileEntry>> = BTreeMap::new();
+    for f in &m.files {
+        if let Some(t) = f.type_id {
+            chunks.entry(t).or_default().push(f);
+        }
+    }
+    for (t, parts) in chunks.iter_mut() {
+        parts.sort_by_key(|f| f.first_id.unwrap_or(0));
+        if parts.len() > 1 && parts.iter().any(|f| f.first_id.is_none()) {
+            problems.push(format!(
+                "type {t}: a single-file partition beside chunk files"
+            ));
+        }
+        for w in parts.windows(2) {
+            if w[0].first_id == w[1].first_id {
+                problems.push(format!(
+                    "type {t}: chunks {} and {} start at the same id",
+                    w[0].path, w[1].path
+                ));
+            }
+        }
+    }
+    // 2. the generation as the server loads it
+    let (g, stats) = match Generation::load(dir, &|_| {}) {
+        Ok(x) => x,
+        Err(e) => {
+            problems.push(format!("the generation does not load: {e}"));
+            return Report {
+                generation: Some(m.generation),
+                stats: None,
+                files: m.files.len(),
+                problems,
+            };
+        }
+    };
+    if g.network.len() as u64 != m.total_rows("network/") {
+        problems.push(format!(
+            "network: {} rows loaded, the manifest says {}",
+            g.network.len(),
+            m.total_rows("network/")
+        ));
+    }
+    let deleted_listed = m
+        .files
+        .iter()
+        .find(|f| f.path == crate::snapshot::parquet_write::DELETED_FILE)
+        .map_or(0, |f| f.rows);
+    if g.deleted.id.len() as u64 != deleted_listed {
+        problems.push(format!(
+            "deleted objects: {} rows loaded, the manifest says {deleted_listed}",
+            g.deleted.id.len()
+        ));
+    }
+    // each chunk against its own manifest entry: the loader concatenates a type's chunks in
+    // first-id order, so chunk k holds the rows after the rows of chunks 0..k
+    for (t, parts) in &chunks {
+        let ids: &[u64] = g.objects.get(t).map_or(&[], |d| &d.table.id[..]);
+        let listed: u64 = parts.iter().map(|f| f.rows).sum();
+        if ids.len() as u64 != listed {
+            problems.push(format!(
+                "type {t}: {} rows loaded, its {} file(s) list {listed}",
+                ids.len(),
+                parts.len()
+            ));
+            continue;
+        }
+        let mut row = 0usize;
+        for (i, f) in parts.iter().enumerate() {
+            let n = footer_rows.get(f.path.as_str()).copied().unwrap_or(f.rows) as usize;
+            let Some(part) = ids.get(row..row + n) else {
+                break;
+            };
+            let lo = f.first_id.unwrap_or(0);
+            let hi = parts
+                .get(i + 1)
+                .and_then(|next| next.first_id)
+                .unwrap_or(u64::MAX);
+            if let Some(bad) = part.iter().find(|&&id| id < lo || id >= hi) {
+                problems.push(format!(
+                    "{}: object {bad} lies outside the chunk's id range {lo}..{hi}",
+                    f.path
+                ));
+            }
+            if !part.windows(2).all(|w| w[0] < w[1]) {
+                problems.push(format!("{}: ids are not strictly ascending", f.path));
+            }
+            row += n;
+        }
+    }
+    // the changesets the generation applied have their results inside it
+    if !m.changesets.is_empty() {
+        let path = dir.join(RESULTS_FILE);
+        match std::fs::read(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| {
+                serde_json::from_slice::<BTreeMap<String, serde_json::Value>>(&b)
+                    .map_err(|e| e.to_string())
+            }) {
+            Ok(results) => {
+                for id in &m.changesets {
+                    if !results.contains_key(id) {
+                        problems.push(format!("changeset {id}: applied, but it has no result"));
+                    }
+                }
+            }
+            Err(e) => problems.push(format!("{RESULTS_FILE}: unreadable results: {e}")),
+        }
+    }
+    // 3. references
+    problems.extend(consistency(&g));
+    Report {
+        generation: Some(g.id),
+        stats: Some(stats),
+        files: m.files.len(),
+        problems,
+    }
+}
 
 pub fn consistency(g: &Generation) -> Vec<String> {
     let mut problems = Vec::new();
@@ -56,9 +295,6 @@ pub fn consistency(g: &Generation) -> Vec<String> {
                         t.id[row], t.child_id[c]
                     ));
                 }
-            }
-            if problems.len() > 1000 {
-                return problems;
             }
         }
     }

@@ -191,7 +191,7 @@ pub async fn post_validate(
     Ok(status_response(&record, f))
 }
 
-#[utoipa::path(post, path = "/endringssett", tag = "endringssett", params(("X-NVDB-DryRun" = Option<bool>, Header), ("X-NVDB-Delay" = Option<u32>, Header, description = "seconds (0-300) processing waits after start, to test polling")), responses((status = 201, description = "Location + links self, start, kanseller, status, fremdrift (JSON: bare array; XML: ressurser)"), (status = 400, description = "fault, e.g. Må være unik: tempId"), (status = 413, description = "fault: body too large"), (status = 415, description = "fault: not JSON or XML")))]
+#[utoipa::path(post, path = "/endringssett", tag = "endringssett", params(("X-NVDB-DryRun" = Option<bool>, Header), ("X-NVDB-Delay" = Option<u32>, Header, description = "seconds (0-300) processing waits after start, to test polling")), responses((status = 201, description = "Location + links self, start, kanseller, status, fremdrift (JSON: bare array; XML: ressurser)"), (status = 400, description = "fault, e.g. Må være unik: tempId"), (status = 413, description = "fault: body too large"), (status = 415, description = "fault: not JSON or XML"), (status = 507, description = "fault: no space left to store the changeset (nothing registered; retry later)")))]
 pub async fn post_register(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -245,7 +245,7 @@ pub async fn post_register(
     super::in_background(f, move || {
         w.journal
             .register(changeset, record)
-            .map_err(|e| Fault::internal(e, f))
+            .map_err(|e| Fault::engine(e, f))
     })
     .await?;
     let links = links(
@@ -314,7 +314,7 @@ fn state_fault(e: StateError, id: &str, action: &str, f: Format) -> Fault {
             ),
             f,
         ),
-        StateError::Engine(e) => Fault::internal(e, f),
+        StateError::Engine(e) => Fault::engine(e, f),
     }
 }
 

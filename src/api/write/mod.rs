@@ -133,6 +133,26 @@ impl Fault {
     }
 }
 
+/// 507 message when a registration or state change cannot be stored for lack of space.
+pub const STORAGE_FULL_MESSAGE: &str = "Lagringsplassen til tjenesten er full, så forespørselen ble ikke lagret. Prøv igjen senere; endringssett som allerede behandles, fortsetter av seg selv når det er plass igjen";
+
+impl Fault {
+    /// An engine error on the write path: 507 Insufficient Storage when the disk is full or a
+    /// quota is reached (nothing was stored; the client may retry), else 500.
+    pub fn engine(e: crate::error::EngineError, format: Format) -> Fault {
+        if crate::durable::is_storage_full(&e) {
+            tracing::warn!(error = %e, "write refused: no space left");
+            Fault::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                STORAGE_FULL_MESSAGE,
+                format,
+            )
+        } else {
+            Fault::internal(e, format)
+        }
+    }
+}
+
 impl IntoResponse for Fault {
     fn into_response(self) -> Response {
         let mut r = match self.format {
@@ -265,7 +285,8 @@ pub fn writer(state: &AppState, format: Format) -> Result<&std::sync::Arc<Writer
     })
 }
 
-/// Run blocking engine work (disk, fsync) off the async workers; its errors are ours (500).
+/// Run blocking engine work (disk, fsync) off the async workers; its errors are ours (500, or
+/// 507 when the disk is full).
 pub async fn blocking<T: Send + 'static>(
     format: Format,
     work: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
@@ -273,7 +294,7 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| Fault::internal(e, format))?
-        .map_err(|e| Fault::internal(e, format))
+        .map_err(|e| Fault::engine(e, format))
 }
 
 /// Run heavy write-side work (parsing and journalling large changesets) on the writer's
