@@ -364,7 +364,7 @@ impl Location {
 pub struct PointPlacement {
     #[serde(rename = "lenkeId", deserialize_with = "number")]
     pub link_id: u64,
-    #[serde(rename = "posisjon", deserialize_with = "number")]
+    #[serde(rename = "posisjon", deserialize_with = "finite")]
     pub position: f64,
     #[serde(rename = "retning", default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
@@ -388,9 +388,9 @@ pub struct PointPlacement {
 pub struct LinePlacement {
     #[serde(rename = "lenkeId", deserialize_with = "number")]
     pub link_id: u64,
-    #[serde(rename = "fra", deserialize_with = "number")]
+    #[serde(rename = "fra", deserialize_with = "finite")]
     pub from: f64,
-    #[serde(rename = "til", deserialize_with = "number")]
+    #[serde(rename = "til", deserialize_with = "finite")]
     pub to: f64,
     #[serde(rename = "retning", default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
@@ -461,6 +461,33 @@ fn parse_scalar<T: std::str::FromStr, E: de::Error>(s: Scalar) -> Result<T, E> {
 
 fn number<'de, D: Deserializer<'de>, T: std::str::FromStr>(d: D) -> Result<T, D::Error> {
     parse_scalar(Scalar::deserialize(d)?)
+}
+
+/// A finite number: `NaN`, `inf` and numbers too large for an f64 are refused (a non-finite
+/// position cannot be journalled as JSON and means nothing on a link).
+fn finite<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let s = Scalar::deserialize(d)?;
+    let text = s.into_text();
+    let v: f64 = parse_scalar(Scalar::Text(text.clone()))?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(de::Error::custom(format!(
+            "'{text}' er ikke et endelig tall"
+        )))
+    }
+}
+
+/// Does a text hold a number that is not finite (`NaN`, `inf`, `1e999`)? Used for property
+/// values of number and geometry types, which the model keeps as text.
+pub fn has_non_finite(text: &str) -> bool {
+    text.split(|c: char| c.is_whitespace() || "(),;=".contains(c))
+        .filter(|t| !t.is_empty())
+        .any(|t| {
+            t.parse::<f64>()
+                .or_else(|_| t.replace(',', ".").parse::<f64>())
+                .is_ok_and(|v| !v.is_finite())
+        })
 }
 
 fn opt_number<'de, D: Deserializer<'de>, T: std::str::FromStr>(
