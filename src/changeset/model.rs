@@ -442,14 +442,6 @@ impl Scalar {
     }
 }
 
-/// One value or a list of them.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum OneOrMany<T> {
-    Many(Vec<T>),
-    One(T),
-}
-
 fn parse_scalar<T: std::str::FromStr, E: de::Error>(s: Scalar) -> Result<T, E> {
     let text = s.into_text();
     let t = text.trim();
@@ -519,12 +511,58 @@ fn side_position<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::E
     }
 }
 
+/// One value or a list of them (XML with one element). A list is read element by element
+/// and a single value only when the input is not a list, so a malformed element is an error
+/// rather than a silently empty value.
 fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
-    Ok(match Option::<OneOrMany<T>>::deserialize(d)? {
-        None => Vec::new(),
-        Some(OneOrMany::Many(v)) => v,
-        Some(OneOrMany::One(x)) => vec![x],
-    })
+    use de::IntoDeserializer;
+    struct OneOrMany<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> de::Visitor<'de> for OneOrMany<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a value or a list of values")
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(x) = seq.next_element()? {
+                out.push(x);
+            }
+            Ok(out)
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Vec<T>, A::Error> {
+            Ok(vec![T::deserialize(
+                de::value::MapAccessDeserializer::new(map),
+            )?])
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Vec<T>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Vec<T>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Vec<T>, D2::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.to_string().into_deserializer())?])
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.into_deserializer())?])
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.into_deserializer())?])
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.into_deserializer())?])
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.into_deserializer())?])
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.into_deserializer())?])
+        }
+    }
+    d.deserialize_any(OneOrMany(std::marker::PhantomData))
 }
 
 fn text_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {

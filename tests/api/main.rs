@@ -6,6 +6,7 @@ mod read_network;
 mod read_objects;
 mod read_omrader;
 mod server;
+mod write_authz;
 mod write_binaer;
 mod write_changesets;
 mod write_server;
