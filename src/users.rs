@@ -308,4 +308,38 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert!(users.authenticate(&token2).unwrap().may(Operation::Correct));
     }
+
+    #[test]
+    fn an_edit_that_keeps_size_and_mtime_is_noticed_at_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(USERS_FILE);
+        let old = add_user(&path, "kari", vec![Role::Skriv], None, None).unwrap();
+        let users = Users::open(&path).unwrap();
+        assert!(users.authenticate(&old).is_some());
+        let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        // same length: one token hash replaced by another, written in place, mtime restored
+        let new = "ab".repeat(16);
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace(&token_hash(&old), &token_hash(&new));
+        std::fs::write(&path, &text).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let m = std::fs::metadata(&path).unwrap();
+        assert_eq!((m.modified().unwrap(), m.len()), (mtime, len));
+        assert!(
+            users.authenticate(&old).is_none(),
+            "the old token is revoked"
+        );
+        assert_eq!(users.authenticate(&new).unwrap().name, "kari");
+        assert_eq!(
+            users.by_name("kari").unwrap().token_sha256,
+            token_hash(&new)
+        );
+    }
 }

@@ -606,6 +606,40 @@ mod tests {
     }
 
     #[test]
+    fn non_finite_positions_are_rejected_and_detected_in_text() {
+        for bad in ["NaN", "nan", "inf", "-Infinity", "1e999", "+inf"] {
+            for field in [
+                format!(r#""punkt":{{"lenkeId":1,"posisjon":"{bad}"}}"#),
+                format!(r#""linje":{{"lenkeId":1,"fra":0.1,"til":"{bad}"}}"#),
+                format!(r#""linje":[{{"lenkeId":1,"fra":"{bad}","til":0.5}}]"#),
+            ] {
+                let text = format!(
+                    r#"{{"effektDato":"2015-02-26","datakatalogversjon":"2.01",
+                      "registrer":{{"vegObjekter":[{{"typeId":95,"lokasjon":{{{field}}}}}]}}}}"#
+                );
+                assert!(serde_json::from_str::<Changeset>(&text).is_err(), "{field}");
+            }
+            assert!(has_non_finite(bad), "{bad}");
+            assert!(has_non_finite(&format!("srid=25833;POINT({bad} 7000000)")));
+        }
+        for good in [
+            "0,30",
+            "1.5",
+            "-2",
+            "srid=25833;POINT(270000 7040000)",
+            "tekst",
+            "",
+        ] {
+            assert!(!has_non_finite(good), "{good}");
+        }
+        // a malformed list element is an error, not an empty value
+        let text = r#"{"effektDato":"2015-02-26","datakatalogversjon":"2.01",
+          "registrer":{"vegObjekter":[{"typeId":95,"egenskaper":[{"typeId":1,
+            "struktur":[{"medlem":[{"typeId":"NaN"}]}]}]}]}}"#;
+        assert!(serde_json::from_str::<Changeset>(text).is_err());
+    }
+
+    #[test]
     fn malformed_numbers_and_side_positions_are_rejected() {
         let bad = r#"{"effektDato":"2015-02-26","datakatalogversjon":"2.01",
           "registrer":{"vegObjekter":[{"typeId":"nittifem"}]}}"#;

@@ -7,7 +7,6 @@
 //! at registration (403), everything at processing (AVVIST, IKKE_AUTORISERT).
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 use vegdb::changeset::working::ObjectState;
@@ -937,4 +936,178 @@ async fn one_failing_changeset_does_not_hold_back_others_in_its_batch() {
     // a later changeset is not affected either
     let status = s.run(&users[0], &good("later")).await;
     assert_eq!(status["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET", "{status}");
+}
+
+#[tokio::test]
+async fn binaries_are_read_only_by_those_with_a_right_and_never_rendered_as_pages() {
+    let s = WriteServer::start().await;
+    let upload = |token: String, bytes: &'static [u8], ct: &'static str| {
+        let s = &s;
+        async move {
+            let r = s
+                .client
+                .post(format!("{}{WRITE}/binaer", s.root))
+                .headers(WriteServer::headers(&token))
+                .header("Content-Type", ct)
+                .body(bytes)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status().as_u16(), 201);
+            r.json::<Value>().await.unwrap()["ressursId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let get = |token: String, id: String| {
+        let s = &s;
+        async move {
+            s.client
+                .get(format!("{}{WRITE}/binaer/{id}", s.root))
+                .headers(WriteServer::headers(&token))
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let html = upload(
+        s.writer_token.clone(),
+        b"<html><script>alert(document.cookie)</script></html>",
+        "text/html",
+    )
+    .await;
+    let png = upload(
+        s.writer_token.clone(),
+        b"\x89PNG\r\n\x1a\nnot really",
+        "image/png",
+    )
+    .await;
+    // (uploader, admin) may read; every download is inert
+    for (id, inline) in [(&html, false), (&png, true)] {
+        for token in [&s.writer_token, &s.admin] {
+            let r = get(token.clone(), id.clone()).await;
+            assert_eq!(r.status().as_u16(), 200);
+            let h = r.headers();
+            assert_eq!(h["x-content-type-options"], "nosniff");
+            let csp = h["content-security-policy"].to_str().unwrap();
+            assert!(
+                csp.contains("default-src 'none'") && csp.contains("sandbox"),
+                "{csp}"
+            );
+            let disposition = h["content-disposition"].to_str().unwrap();
+            assert_eq!(
+                disposition.starts_with("attachment"),
+                !inline,
+                "{disposition}"
+            );
+        }
+    }
+    // another writer gets what an unknown id gets
+    let unknown = "0".repeat(64);
+    let other = get(s.elsewhere_token.clone(), html.clone()).await;
+    let missing = get(s.elsewhere_token.clone(), unknown.clone()).await;
+    assert_eq!(
+        (other.status().as_u16(), missing.status().as_u16()),
+        (404, 404)
+    );
+    assert_eq!(
+        other.text().await.unwrap().replace(&html, "ID"),
+        missing.text().await.unwrap().replace(&unknown, "ID")
+    );
+    // ... until it registers a changeset that refers to the binary
+    let ((link, _), _) = two_municipalities(&s.store.current());
+    let mut o = skiltpunkt("1", link, 0.5);
+    o["egenskaper"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"typeId": 1892, "binaer": [{"ressursId": html}]}));
+    s.register(
+        &s.elsewhere_token,
+        &changeset(json!({"registrer": {"vegObjekter": [o]}})),
+    )
+    .await;
+    assert_eq!(
+        get(s.elsewhere_token.clone(), html.clone())
+            .await
+            .status()
+            .as_u16(),
+        200
+    );
+    // a user with only the sensitiv role and no changeset never does
+    assert_eq!(
+        get(s.sensitive_token.clone(), png.clone())
+            .await
+            .status()
+            .as_u16(),
+        404
+    );
+}
+
+#[tokio::test]
+async fn auth_schemes_are_case_insensitive_and_others_changesets_are_not_found() {
+    let s = WriteServer::start().await;
+    let ((link, _), _) = two_municipalities(&s.store.current());
+    for auth in [
+        format!("Bearer {}", s.writer_token),
+        format!("BEARER {}", s.writer_token),
+        format!("bearer {}", s.writer_token),
+        format!("bEaReR   {}", s.writer_token),
+    ] {
+        let r = s
+            .client
+            .get(format!("{}{WRITE}/endringssett", s.root))
+            .header("X-Client", "test")
+            .header("Authorization", &auth)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200, "{auth}");
+    }
+    for auth in [
+        format!("Basic {}", s.writer_token),
+        format!("Bearer{}", s.writer_token),
+        "Bearer ".to_string(),
+    ] {
+        let r = s
+            .client
+            .get(format!("{}{WRITE}/endringssett", s.root))
+            .header("X-Client", "test")
+            .header("Authorization", &auth)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 401, "{auth}");
+    }
+    // start, cancel and restart of another user's changeset: 404 as for an unknown id
+    let id = s
+        .register(
+            &s.writer_token,
+            &changeset(json!({"registrer": {"vegObjekter": [skiltpunkt("1", link, 0.5)]}})),
+        )
+        .await;
+    let unknown = "00000000-0000-4000-8000-000000000000";
+    for action in ["start", "kanseller", "restart"] {
+        let (st, _, body) = s
+            .post_json(
+                &format!("/endringssett/{id}/{action}"),
+                &s.limited_token,
+                &json!({}),
+            )
+            .await;
+        let (st2, _, body2) = s
+            .post_json(
+                &format!("/endringssett/{unknown}/{action}"),
+                &s.limited_token,
+                &json!({}),
+            )
+            .await;
+        assert_eq!((st, st2), (404, 404), "{action}: {body}");
+        assert_eq!(body.replace(&id, "ID"), body2.replace(unknown, "ID"));
+    }
+    // the owner still sees it untouched
+    let (_, p) = s
+        .get_write(&format!("/endringssett/{id}/fremdrift"), &s.writer_token)
+        .await;
+    assert_eq!(p, "\"IKKE_STARTET\"");
 }
