@@ -141,7 +141,7 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
     Ok(r)
 }
 
-#[utoipa::path(get, path = "/binaer/{id}", tag = "binaer", params(("id" = String, Path)), responses((status = 200, description = "the bytes with their content type"), (status = 404, description = "fault")))]
+#[utoipa::path(get, path = "/binaer/{id}", tag = "binaer", params(("id" = String, Path)), responses((status = 200, description = "the bytes with their content type, X-Content-Type-Options nosniff, a sandboxing Content-Security-Policy, Content-Disposition attachment unless an image, PDF or plain text"), (status = 404, description = "fault: unknown, or not readable by the caller (uploader, users whose changesets refer to it, admins)")))]
 pub async fn get_binary(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -362,7 +362,7 @@ async fn transition(
     Ok(links_response(StatusCode::OK, &links(&state, &id, rels), f))
 }
 
-#[utoipa::path(post, path = "/endringssett/{id}/start", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "links self, status, fremdrift"), (status = 409, description = "fault: not IKKE_STARTET")))]
+#[utoipa::path(post, path = "/endringssett/{id}/start", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "links self, status, fremdrift"), (status = 403, description = "fault: the owner no longer has the right (roles and types are checked again at start)"), (status = 404, description = "fault: unknown, or another user's changeset"), (status = 409, description = "fault: not IKKE_STARTET")))]
 pub async fn post_start(
     State(state): State<AppState>,
     headers: HeaderMap,
