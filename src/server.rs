@@ -107,17 +107,23 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         keep_entries: args.changesets_keep,
         ..Default::default()
     });
-    let writer = if args.read_only {
-        None
-    } else {
-        Some(Writer::start(data.clone(), store.clone())?)
-    };
     let users_path = args
         .users
         .clone()
         .unwrap_or_else(|| data.root.join(USERS_FILE));
-    let users = Users::open(&users_path)
-        .with_context(|| format!("reading users from {}", users_path.display()))?;
+    let users = Arc::new(
+        Users::open(&users_path)
+            .with_context(|| format!("reading users from {}", users_path.display()))?,
+    );
+    let writer = if args.read_only {
+        None
+    } else {
+        Some(Writer::start_with_rights(
+            data.clone(),
+            store.clone(),
+            users.rights_source(),
+        )?)
+    };
     let mut config = ApiConfig::new(public_url, Duration::from_secs(args.request_timeout));
     config.base_from_request = args.public_url.is_none();
     config.max_changeset_bytes = args.max_changeset_bytes;
@@ -143,7 +149,7 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         store,
         config: Arc::new(config),
         writer,
-        users: Arc::new(users),
+        users,
         request_base: Default::default(),
     })
 }

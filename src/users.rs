@@ -95,6 +95,8 @@ impl User {
                 .as_ref()
                 .map(|m| m.iter().copied().collect()),
             types: self.types.as_ref().map(|t| t.iter().copied().collect()),
+            write: self.may_write(),
+            correct: self.may(Operation::Correct),
         }
     }
 }
@@ -117,10 +119,59 @@ fn read_file(path: &Path) -> Result<UserFile> {
     }
 }
 
-/// Users by token hash, with the users file's modification time when read.
-type UserCache = (Option<SystemTime>, Arc<HashMap<String, User>>);
+/// How often the file's content is hashed even when its metadata looks unchanged.
+pub const CONTENT_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
-/// The users, re-read when the file's modification time changes.
+/// What identifies one version of the users file on disk: size, modification and change
+/// times, inode (a rename-into-place changes it). An edit that restores the old mtime still
+/// changes ctime, which no user can set.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct FileStamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    changed: (i64, i64),
+    inode: u64,
+}
+
+fn stamp(path: &Path) -> Option<FileStamp> {
+    let m = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let (changed, inode) = {
+        use std::os::unix::fs::MetadataExt;
+        ((m.ctime(), m.ctime_nsec()), m.ino())
+    };
+    #[cfg(not(unix))]
+    let (changed, inode) = ((0, 0), 0);
+    Some(FileStamp {
+        len: m.len(),
+        modified: m.modified().ok(),
+        changed,
+        inode,
+    })
+}
+
+/// The users as last read, with what identified the file then.
+struct UserCache {
+    stamp: Option<FileStamp>,
+    /// SHA-256 of the content read (None: no file).
+    content: Option<[u8; 32]>,
+    checked: Option<Instant>,
+    by_hash: Arc<HashMap<String, User>>,
+}
+
+impl UserCache {
+    fn empty() -> UserCache {
+        UserCache {
+            stamp: None,
+            content: None,
+            checked: None,
+            by_hash: Arc::new(HashMap::new()),
+        }
+    }
+}
+
+/// The users, re-read when the file changes: at once when its size, mtime, ctime or inode
+/// differ, and in any case within `CONTENT_CHECK_INTERVAL` (the content's SHA-256 is compared).
 pub struct Users {
     path: PathBuf,
     cache: Mutex<UserCache>,
@@ -132,7 +183,7 @@ impl Users {
     pub fn open(path: impl Into<PathBuf>) -> Result<Users> {
         let u = Users {
             path: path.into(),
-            cache: Mutex::new((None, Arc::new(HashMap::new()))),
+            cache: Mutex::new(UserCache::empty()),
             logins: Logins::default(),
         };
         u.current()?;
@@ -143,7 +194,7 @@ impl Users {
     pub fn none() -> Users {
         Users {
             path: PathBuf::new(),
-            cache: Mutex::new((None, Arc::new(HashMap::new()))),
+            cache: Mutex::new(UserCache::empty()),
             logins: Logins::default(),
         }
     }
@@ -152,20 +203,56 @@ impl Users {
         if self.path.as_os_str().is_empty() {
             return Ok(Arc::new(HashMap::new()));
         }
-        let mtime = std::fs::metadata(&self.path)
-            .and_then(|m| m.modified())
-            .ok();
+        let now = stamp(&self.path);
         let mut cache = self.cache.lock().expect("users lock");
-        if cache.0 != mtime || mtime.is_none() {
-            let file = read_file(&self.path)?;
-            let by_hash = file
-                .users
-                .into_iter()
-                .map(|u| (u.token_sha256.clone(), u))
-                .collect();
-            *cache = (mtime, Arc::new(by_hash));
+        let due = cache
+            .checked
+            .is_none_or(|t| t.elapsed() >= CONTENT_CHECK_INTERVAL);
+        if cache.stamp != now || now.is_none() || due {
+            let bytes = match std::fs::read(&self.path) {
+                Ok(b) => Some(b),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(EngineError::io(&self.path, e)),
+            };
+            let content: Option<[u8; 32]> = bytes.as_ref().map(|b| sha2::Sha256::digest(b).into());
+            if content != cache.content || cache.checked.is_none() {
+                let file = match &bytes {
+                    Some(b) => serde_json::from_slice(b).map_err(|e| {
+                        EngineError::corrupt(&self.path, format!("bad users file: {e}"))
+                    })?,
+                    None => UserFile::default(),
+                };
+                cache.by_hash = Arc::new(
+                    file.users
+                        .into_iter()
+                        .map(|u| (u.token_sha256.clone(), u))
+                        .collect(),
+                );
+                cache.content = content;
+            }
+            cache.stamp = now;
+            cache.checked = Some(Instant::now());
         }
-        Ok(cache.1.clone())
+        Ok(cache.by_hash.clone())
+    }
+
+    /// The user of this name as the users file says now (None: no such user, or the file
+    /// cannot be read). Rights are checked again with this when a changeset starts and while
+    /// it is processed.
+    pub fn by_name(&self, name: &str) -> Option<User> {
+        match self.current() {
+            Ok(users) => users.values().find(|u| u.name == name).cloned(),
+            Err(e) => {
+                tracing::error!(error = %e, "reading the users file failed");
+                None
+            }
+        }
+    }
+
+    /// Rights by user name as the file says at each call (for the writer).
+    pub fn rights_source(self: &Arc<Self>) -> crate::changeset::writer::RightsSource {
+        let users = self.clone();
+        Arc::new(move |name: &str| users.by_name(name).map(|u| u.rights()))
     }
 
     /// The user a token belongs to (the user's own token, or a session from a login).
@@ -462,6 +549,40 @@ mod tests {
         let token2 = add_user(&path, "kari", vec![Role::Admin], None, None).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert!(users.authenticate(&token2).unwrap().may(Operation::Correct));
+    }
+
+    #[test]
+    fn an_edit_that_keeps_size_and_mtime_is_noticed_at_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(USERS_FILE);
+        let old = add_user(&path, "kari", vec![Role::Skriv], None, None).unwrap();
+        let users = Users::open(&path).unwrap();
+        assert!(users.authenticate(&old).is_some());
+        let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        // same length: one token hash replaced by another, written in place, mtime restored
+        let new = "ab".repeat(16);
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace(&token_hash(&old), &token_hash(&new));
+        std::fs::write(&path, &text).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let m = std::fs::metadata(&path).unwrap();
+        assert_eq!((m.modified().unwrap(), m.len()), (mtime, len));
+        assert!(
+            users.authenticate(&old).is_none(),
+            "the old token is revoked"
+        );
+        assert_eq!(users.authenticate(&new).unwrap().name, "kari");
+        assert_eq!(
+            users.by_name("kari").unwrap().token_sha256,
+            token_hash(&new)
+        );
     }
 }
 

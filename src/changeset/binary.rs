@@ -2,12 +2,19 @@
 //! bytes, so uploading the same bytes twice gives the same id and stores them once.
 //!
 //! ```text
-//! <data>/binaer/<sha256>        the bytes
-//! <data>/binaer/<sha256>.type   their content type
+//! <data>/binaer/<sha256>          the bytes
+//! <data>/binaer/<sha256>.type     their content type
+//! <data>/binaer/<sha256>.readers  users who may read them, one name a line
 //! ```
+//!
+//! Who may read a binary: every user who uploaded those bytes, every user who registered a
+//! changeset referring to it (by `ressursId`), and admins. Binaries stored before the readers
+//! file existed are readable by admins only.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use sha2::Digest;
 
@@ -17,6 +24,8 @@ use crate::snapshot::parquet_write::hex;
 
 pub struct BinaryStore {
     dir: PathBuf,
+    /// Serialises read-modify-write of the readers files.
+    readers_lock: Mutex<()>,
 }
 
 /// A ressursId is 64 lower-case hex digits.
@@ -31,11 +40,15 @@ impl BinaryStore {
     pub fn open(dir: impl Into<PathBuf>) -> Result<BinaryStore> {
         let dir = dir.into();
         fs::create_dir_all(&dir).map_err(|e| EngineError::io(&dir, e))?;
-        Ok(BinaryStore { dir })
+        Ok(BinaryStore {
+            dir,
+            readers_lock: Mutex::new(()),
+        })
     }
 
-    /// Store bytes durably; returns the ressursId.
-    pub fn put(&self, bytes: &[u8], content_type: &str) -> Result<String> {
+    /// Store bytes durably for `uploader` (who may read them from then on); returns the
+    /// ressursId.
+    pub fn put(&self, bytes: &[u8], content_type: &str, uploader: &str) -> Result<String> {
         let id = hex(&sha2::Sha256::digest(bytes));
         let path = self.dir.join(&id);
         if !path.exists() {
@@ -45,7 +58,33 @@ impl BinaryStore {
             )?;
             write_atomically(&path, bytes)?;
         }
+        self.grant(&id, uploader)?;
         Ok(id)
+    }
+
+    fn readers(&self, id: &str) -> BTreeSet<String> {
+        fs::read_to_string(self.dir.join(format!("{id}.readers")))
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// Let `user` read binary `id` (nothing happens for an unknown id).
+    pub fn grant(&self, id: &str, user: &str) -> Result<()> {
+        if !self.exists(id) || user.contains('\n') {
+            return Ok(());
+        }
+        let _guard = self.readers_lock.lock().expect("readers lock");
+        let mut readers = self.readers(id);
+        if readers.insert(user.to_string()) {
+            let text: String = readers.iter().map(|r| format!("{r}\n")).collect();
+            write_atomically(&self.dir.join(format!("{id}.readers")), text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// May `user` (not an admin: admins read everything) read binary `id`?
+    pub fn may_read(&self, id: &str, user: &str) -> bool {
+        is_resource_id(id) && self.readers(id).contains(user)
     }
 
     pub fn exists(&self, id: &str) -> bool {
@@ -77,8 +116,8 @@ mod tests {
     fn same_bytes_same_id_and_round_trip() {
         let tmp = tempfile::tempdir().unwrap();
         let s = BinaryStore::open(tmp.path()).unwrap();
-        let a = s.put(b"hello", "text/plain").unwrap();
-        let b = s.put(b"hello", "text/plain").unwrap();
+        let a = s.put(b"hello", "text/plain", "kari").unwrap();
+        let b = s.put(b"hello", "text/plain", "ola").unwrap();
         assert_eq!(a, b);
         assert_eq!(
             a,
@@ -91,5 +130,17 @@ mod tests {
         );
         assert!(s.get("../etc/passwd").unwrap().is_none());
         assert!(!s.exists(&"0".repeat(64)));
+        // both uploaders may read it, nobody else until granted
+        assert!(s.may_read(&a, "kari") && s.may_read(&a, "ola"));
+        assert!(!s.may_read(&a, "per"));
+        s.grant(&a, "per").unwrap();
+        assert!(s.may_read(&a, "per"));
+        // unknown ids grant nothing and leave no file
+        s.grant(&"0".repeat(64), "per").unwrap();
+        assert!(!s.may_read(&"0".repeat(64), "per"));
+        assert!(!tmp
+            .path()
+            .join(format!("{}.readers", "0".repeat(64)))
+            .exists());
     }
 }

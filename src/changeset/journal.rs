@@ -94,7 +94,8 @@ pub struct Record {
     pub owner: String,
     #[serde(default)]
     pub client: Option<String>,
-    /// The owner's rights when registering (processing checks against them).
+    /// The owner's rights when registering (processing checks the owner's rights as the users
+    /// file says then; these apply only to a writer without a users file).
     #[serde(default)]
     pub rights: Rights,
     #[serde(default)]

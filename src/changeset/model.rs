@@ -364,7 +364,7 @@ impl Location {
 pub struct PointPlacement {
     #[serde(rename = "lenkeId", deserialize_with = "number")]
     pub link_id: u64,
-    #[serde(rename = "posisjon", deserialize_with = "number")]
+    #[serde(rename = "posisjon", deserialize_with = "finite")]
     pub position: f64,
     #[serde(rename = "retning", default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
@@ -388,9 +388,9 @@ pub struct PointPlacement {
 pub struct LinePlacement {
     #[serde(rename = "lenkeId", deserialize_with = "number")]
     pub link_id: u64,
-    #[serde(rename = "fra", deserialize_with = "number")]
+    #[serde(rename = "fra", deserialize_with = "finite")]
     pub from: f64,
-    #[serde(rename = "til", deserialize_with = "number")]
+    #[serde(rename = "til", deserialize_with = "finite")]
     pub to: f64,
     #[serde(rename = "retning", default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
@@ -442,14 +442,6 @@ impl Scalar {
     }
 }
 
-/// One value or a list of them.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum OneOrMany<T> {
-    Many(Vec<T>),
-    One(T),
-}
-
 fn parse_scalar<T: std::str::FromStr, E: de::Error>(s: Scalar) -> Result<T, E> {
     let text = s.into_text();
     let t = text.trim();
@@ -461,6 +453,33 @@ fn parse_scalar<T: std::str::FromStr, E: de::Error>(s: Scalar) -> Result<T, E> {
 
 fn number<'de, D: Deserializer<'de>, T: std::str::FromStr>(d: D) -> Result<T, D::Error> {
     parse_scalar(Scalar::deserialize(d)?)
+}
+
+/// A finite number: `NaN`, `inf` and numbers too large for an f64 are refused (a non-finite
+/// position cannot be journalled as JSON and means nothing on a link).
+fn finite<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let s = Scalar::deserialize(d)?;
+    let text = s.into_text();
+    let v: f64 = parse_scalar(Scalar::Text(text.clone()))?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(de::Error::custom(format!(
+            "'{text}' er ikke et endelig tall"
+        )))
+    }
+}
+
+/// Does a text hold a number that is not finite (`NaN`, `inf`, `1e999`)? Used for property
+/// values of number and geometry types, which the model keeps as text.
+pub fn has_non_finite(text: &str) -> bool {
+    text.split(|c: char| c.is_whitespace() || "(),;=".contains(c))
+        .filter(|t| !t.is_empty())
+        .any(|t| {
+            t.parse::<f64>()
+                .or_else(|_| t.replace(',', ".").parse::<f64>())
+                .is_ok_and(|v| !v.is_finite())
+        })
 }
 
 fn opt_number<'de, D: Deserializer<'de>, T: std::str::FromStr>(
@@ -492,12 +511,58 @@ fn side_position<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::E
     }
 }
 
+/// One value or a list of them (XML with one element). A list is read element by element
+/// and a single value only when the input is not a list, so a malformed element is an error
+/// rather than a silently empty value.
 fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
-    Ok(match Option::<OneOrMany<T>>::deserialize(d)? {
-        None => Vec::new(),
-        Some(OneOrMany::Many(v)) => v,
-        Some(OneOrMany::One(x)) => vec![x],
-    })
+    use de::IntoDeserializer;
+    struct OneOrMany<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> de::Visitor<'de> for OneOrMany<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a value or a list of values")
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(x) = seq.next_element()? {
+                out.push(x);
+            }
+            Ok(out)
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Vec<T>, A::Error> {
+            Ok(vec![T::deserialize(
+                de::value::MapAccessDeserializer::new(map),
+            )?])
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Vec<T>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Vec<T>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Vec<T>, D2::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.to_string().into_deserializer())?])
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.into_deserializer())?])
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.into_deserializer())?])
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.into_deserializer())?])
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.into_deserializer())?])
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Vec<T>, E> {
+            Ok(vec![T::deserialize(v.into_deserializer())?])
+        }
+    }
+    d.deserialize_any(OneOrMany(std::marker::PhantomData))
 }
 
 fn text_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
@@ -538,6 +603,40 @@ mod tests {
         // the journal form reads back to the same changeset
         let again: Changeset = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
         assert_eq!(again, c);
+    }
+
+    #[test]
+    fn non_finite_positions_are_rejected_and_detected_in_text() {
+        for bad in ["NaN", "nan", "inf", "-Infinity", "1e999", "+inf"] {
+            for field in [
+                format!(r#""punkt":{{"lenkeId":1,"posisjon":"{bad}"}}"#),
+                format!(r#""linje":{{"lenkeId":1,"fra":0.1,"til":"{bad}"}}"#),
+                format!(r#""linje":[{{"lenkeId":1,"fra":"{bad}","til":0.5}}]"#),
+            ] {
+                let text = format!(
+                    r#"{{"effektDato":"2015-02-26","datakatalogversjon":"2.01",
+                      "registrer":{{"vegObjekter":[{{"typeId":95,"lokasjon":{{{field}}}}}]}}}}"#
+                );
+                assert!(serde_json::from_str::<Changeset>(&text).is_err(), "{field}");
+            }
+            assert!(has_non_finite(bad), "{bad}");
+            assert!(has_non_finite(&format!("srid=25833;POINT({bad} 7000000)")));
+        }
+        for good in [
+            "0,30",
+            "1.5",
+            "-2",
+            "srid=25833;POINT(270000 7040000)",
+            "tekst",
+            "",
+        ] {
+            assert!(!has_non_finite(good), "{good}");
+        }
+        // a malformed list element is an error, not an empty value
+        let text = r#"{"effektDato":"2015-02-26","datakatalogversjon":"2.01",
+          "registrer":{"vegObjekter":[{"typeId":95,"egenskaper":[{"typeId":1,
+            "struktur":[{"medlem":[{"typeId":"NaN"}]}]}]}]}}"#;
+        assert!(serde_json::from_str::<Changeset>(text).is_err());
     }
 
     #[test]

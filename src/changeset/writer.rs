@@ -17,7 +17,7 @@ use std::time::Instant;
 use super::apply::apply;
 use super::journal::{Journal, Progress, Record};
 use super::model::Changeset;
-use super::validate::{validate, Context, Outcome};
+use super::validate::{validate, Context, Issue, Outcome, Rights};
 use super::working::Working;
 use crate::error::{EngineError, Result};
 use crate::snapshot::generation::{Generation, GenerationStore};
@@ -72,6 +72,20 @@ impl From<EngineError> for StateError {
     }
 }
 
+/// The rights a user has now, by user name (None: no such user any more). The writer asks it
+/// when it processes a changeset, so rights narrowed after registration apply.
+pub type RightsSource = Arc<dyn Fn(&str) -> Option<Rights> + Send + Sync>;
+
+/// Why a batch could not be processed.
+enum BatchError {
+    /// This changeset failed for a reason of its own; the batch goes on without it.
+    One(String, EngineError),
+    /// Materialising the batch failed; it cannot be pinned on one changeset yet.
+    Materialise(EngineError),
+    /// Writing or publishing the batch's generation failed: the whole batch waits.
+    All(EngineError),
+}
+
 /// Handle for the API: queue changesets, follow them.
 pub struct Writer {
     pub journal: Arc<Journal>,
@@ -83,6 +97,9 @@ pub struct Writer {
     chunk_rows: usize,
     /// Make the next publish fail with an I/O-like error (tests of VENTER and restart).
     fail_next_publish: std::sync::atomic::AtomicBool,
+    /// Current rights of a changeset's owner; without it (library use) the rights recorded at
+    /// registration apply.
+    owner_rights: Option<RightsSource>,
 }
 
 impl Writer {
@@ -97,6 +114,25 @@ impl Writer {
         store: Arc<GenerationStore>,
         chunk_rows: usize,
     ) -> Result<Arc<Writer>> {
+        Self::start_full(data, store, chunk_rows, None)
+    }
+
+    /// As `start`, checking each changeset against its owner's rights as `rights` gives them
+    /// when it is processed (the server passes the users file).
+    pub fn start_with_rights(
+        data: DataDir,
+        store: Arc<GenerationStore>,
+        rights: RightsSource,
+    ) -> Result<Arc<Writer>> {
+        Self::start_full(data, store, CHUNK_ROWS, Some(rights))
+    }
+
+    fn start_full(
+        data: DataDir,
+        store: Arc<GenerationStore>,
+        chunk_rows: usize,
+        owner_rights: Option<RightsSource>,
+    ) -> Result<Arc<Writer>> {
         let journal = Arc::new(Journal::open(data.root.join("changesets"))?);
         let binaries = Arc::new(super::binary::BinaryStore::open(data.root.join("binaer"))?);
         let (tx, rx) = mpsc::channel();
@@ -109,6 +145,7 @@ impl Writer {
             queue: Mutex::new(tx),
             chunk_rows: chunk_rows.max(1),
             fail_next_publish: std::sync::atomic::AtomicBool::new(false),
+            owner_rights,
         });
         writer.recover()?;
         let w = writer.clone();
@@ -399,7 +436,140 @@ impl Writer {
         retries.retain(|id, _| self.journal.get(id).is_some_and(|r| !r.progress.is_final()));
     }
 
+    /// Process a batch. Each changeset is isolated: when one fails unexpectedly (its content
+    /// cannot be read, validating or applying it fails or panics) it alone goes to VENTER
+    /// (SYSTEMFEIL) and the batch is processed again without it. Only a failure to write the
+    /// batch's generation holds the whole batch back.
     fn process(&self, ids: &[String]) -> Result<()> {
+        let mut ids = ids.to_vec();
+        loop {
+            match self.process_batch(&ids) {
+                Ok(()) => return Ok(()),
+                Err(BatchError::All(e)) => return Err(e),
+                Err(BatchError::One(id, e)) => {
+                    tracing::error!(changeset = %id, error = %e, "processing one changeset failed; it waits for restart, the rest of its batch goes on");
+                    self.wait_for_restart(&id)?;
+                    ids.retain(|i| *i != id);
+                    if ids.is_empty() {
+                        return Ok(());
+                    }
+                }
+                Err(BatchError::Materialise(e)) if ids.len() > 1 => {
+                    tracing::warn!(error = %e, "a batch could not be materialised; its changesets go one by one");
+                    for id in &ids {
+                        self.process(std::slice::from_ref(id))?;
+                    }
+                    return Ok(());
+                }
+                Err(BatchError::Materialise(e)) => {
+                    tracing::error!(changeset = %ids[0], error = %e, "materialising a changeset failed; it waits for restart");
+                    self.wait_for_restart(&ids[0])?;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// One changeset failed for a reason of its own: VENTER (SYSTEMFEIL), restartable.
+    fn wait_for_restart(&self, id: &str) -> Result<()> {
+        let _ = self.journal.transition(
+            id,
+            |r| r.progress == Progress::Processing,
+            |r| {
+                r.progress = Progress::Waiting;
+                r.waiting_reason = Some("SYSTEMFEIL".into());
+            },
+        )?;
+        Ok(())
+    }
+
+    /// The owner's rights now (the users file), or those recorded at registration.
+    fn rights_of(&self, rec: &Record) -> Rights {
+        match &self.owner_rights {
+            Some(source) => source(&rec.owner).unwrap_or_else(Rights::none),
+            None => rec.rights.clone(),
+        }
+    }
+
+    /// Validate (and, when valid, apply) one changeset into `work`; None when it was finished
+    /// without changes (rejected, dry run, not ours to process).
+    fn process_one(
+        &self,
+        id: &str,
+        base: &Generation,
+        work: &mut Working,
+        now: i64,
+    ) -> std::result::Result<Option<(Outcome, usize)>, BatchError> {
+        let one = |e: EngineError| BatchError::One(id.to_string(), e);
+        let Some(rec) = self.journal.get(id) else {
+            return Ok(None);
+        };
+        if rec.progress != Progress::Processing {
+            return Ok(None); // queued twice (restart) or already finished
+        }
+        let content = self.journal.content(id).map_err(one)?;
+        let rights = self.rights_of(&rec);
+        let binaries = self.binaries.clone();
+        let exists = move |r: &str| binaries.exists(r);
+        let ctx = Context {
+            rights: &rights,
+            binary_exists: &exists,
+            skip_location: false,
+            skip_associations: false,
+        };
+        let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+            || -> Result<(Outcome, Option<Vec<u64>>)> {
+                if rec.dry_run {
+                    // a dry run sees the batch so far but leaves no trace in it
+                    let mut scratch = Working::new(base);
+                    let (outcome, plan) = validate(&mut scratch, &content, &ctx);
+                    let done = plan.is_some();
+                    if let Some(plan) = plan {
+                        apply(&mut scratch, &plan, now);
+                        scratch.materialise()?;
+                    }
+                    return Ok((outcome, done.then(Vec::new)));
+                }
+                let (outcome, plan) = validate(work, &content, &ctx);
+                Ok((outcome, plan.map(|plan| apply(work, &plan, now))))
+            },
+        ))
+        .unwrap_or_else(|_| {
+            Err(EngineError::Internal(
+                "the writer panicked while validating or applying".into(),
+            ))
+        });
+        let (mut outcome, applied) = checked.map_err(one)?;
+        if !rights.write {
+            outcome.unauthorized = true;
+            outcome.errors.push(Issue {
+                code: "MANGLER_TILGANG".into(),
+                message: format!("Brukeren {} har ikke (lenger) skriverett", rec.owner),
+                reference: "endringssett".into(),
+                property_type_id: None,
+            });
+        }
+        let finished = |outcome, done| -> std::result::Result<_, BatchError> {
+            self.finish(id, outcome, done, None)
+                .map_err(BatchError::All)?;
+            Ok(None)
+        };
+        match applied {
+            _ if rec.dry_run => {
+                let done = applied.is_some() && !outcome.has_errors();
+                finished(outcome, done.then_some(Progress::Done))
+            }
+            None => finished(outcome, None),
+            Some(nvdb_ids) => {
+                for (o, nvdb_id) in outcome.objects.iter_mut().zip(nvdb_ids) {
+                    o.nvdb_id = Some(nvdb_id);
+                }
+                Ok(Some((outcome, rec.objects)))
+            }
+        }
+    }
+
+    fn process_batch(&self, ids: &[String]) -> std::result::Result<(), BatchError> {
         let started = Instant::now();
         let base = self.store.current();
         let mut work = Working::new(&base);
@@ -407,53 +577,29 @@ impl Writer {
         let mut objects = 0usize;
         let now = chrono::Utc::now().timestamp();
         for id in ids {
-            let Some(rec) = self.journal.get(id) else {
-                continue;
-            };
-            if rec.progress != Progress::Processing {
-                continue; // queued twice (restart) or already finished
+            if let Some((outcome, n)) = self.process_one(id, &base, &mut work, now)? {
+                objects += n;
+                applied.push((id.clone(), outcome));
             }
-            let content = self.journal.content(id)?;
-            let binaries = self.binaries.clone();
-            let exists = move |r: &str| binaries.exists(r);
-            let ctx = Context {
-                rights: &rec.rights,
-                binary_exists: &exists,
-                skip_location: false,
-                skip_associations: false,
-            };
-            if rec.dry_run {
-                // a dry run sees the batch so far but leaves no trace in it
-                let mut scratch = Working::new(&base);
-                let (outcome, plan) = validate(&mut scratch, &content, &ctx);
-                let done = plan.is_some();
-                if let Some(plan) = plan {
-                    apply(&mut scratch, &plan, now);
-                    scratch.materialise()?;
-                }
-                self.finish(id, outcome, done.then_some(Progress::Done), None)?;
-                continue;
-            }
-            let (mut outcome, plan) = validate(&mut work, &content, &ctx);
-            let Some(plan) = plan else {
-                self.finish(id, outcome, None, None)?;
-                continue;
-            };
-            let nvdb_ids = apply(&mut work, &plan, now);
-            for (o, nvdb_id) in outcome.objects.iter_mut().zip(nvdb_ids) {
-                o.nvdb_id = Some(nvdb_id);
-            }
-            objects += rec.objects;
-            applied.push((id.clone(), outcome));
         }
         if applied.is_empty() {
             return Ok(());
         }
         let validated_ms = started.elapsed().as_millis() as u64;
-        let (tables, deleted) = work.materialise()?;
-        let parents = work.parents(&tables);
+        let materialised = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            work.materialise()
+                .map(|(tables, deleted)| (work.parents(&tables), tables, deleted))
+        }))
+        .unwrap_or_else(|_| {
+            Err(EngineError::Internal(
+                "the writer panicked while materialising".into(),
+            ))
+        });
+        let (parents, tables, deleted) = materialised.map_err(BatchError::Materialise)?;
         let materialised_ms = started.elapsed().as_millis() as u64;
-        let new = self.publish(&base, tables, deleted, parents, &applied)?;
+        let new = self
+            .publish(&base, tables, deleted, parents, &applied)
+            .map_err(BatchError::All)?;
         let generation = new.id;
         self.store.swap(new);
         let visible_ms = started.elapsed().as_millis() as u64;
@@ -464,7 +610,8 @@ impl Writer {
                 outcome,
                 Some(Progress::DoneAndVisible),
                 Some(generation),
-            )?;
+            )
+            .map_err(BatchError::All)?;
         }
         tracing::info!(
             generation,

@@ -10,6 +10,7 @@ mod read_objects;
 mod read_omrader;
 mod readme;
 mod server;
+mod write_authz;
 mod write_binaer;
 mod write_changesets;
 mod write_login;

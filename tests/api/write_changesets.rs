@@ -705,12 +705,23 @@ async fn cancel_restart_and_ownership_follow_the_state_rules() {
         404
     );
     assert_eq!(s.get_write("/endringssett/nope/status", &w).await.0, 404);
-    assert_eq!(
-        s.get_write(&format!("/endringssett/{id}/status"), &s.limited_token)
-            .await
-            .0,
-        403
-    );
+    // another user's changeset is answered like an unknown id (404, same fault): the answer
+    // does not tell whether the id exists
+    let unknown = "00000000-0000-4000-8000-000000000000";
+    for path in ["/status", "/fremdrift", ""] {
+        let (st, body) = s
+            .get_write(&format!("/endringssett/{id}{path}"), &s.limited_token)
+            .await;
+        let (st2, body2) = s
+            .get_write(&format!("/endringssett/{unknown}{path}"), &s.limited_token)
+            .await;
+        assert_eq!((st, st2), (404, 404), "{path}: {body} / {body2}");
+        assert_eq!(
+            body.replace(&id, "ID"),
+            body2.replace(unknown, "ID"),
+            "{path}"
+        );
+    }
     assert_eq!(
         s.get_write(&format!("/endringssett/{id}/status"), &s.admin)
             .await

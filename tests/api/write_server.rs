@@ -28,6 +28,8 @@ pub struct WriteServer {
     pub limited_token: String,
     /// skriv, limited to a municipality no test link lies in.
     pub elsewhere_token: String,
+    /// The users file (tests add and change users in it).
+    pub users_path: std::path::PathBuf,
     /// Keeps the data directory alive as long as the server.
     pub _data: tempfile::TempDir,
 }
@@ -46,8 +48,6 @@ impl WriteServer {
         let current = data.current().unwrap().unwrap();
         let (g, _) = Generation::load(&data.generation_dir(current), &|_| {}).expect("loads");
         let store = Arc::new(GenerationStore::new(g));
-        let writer = Writer::start(data.clone(), store.clone()).expect("writer starts");
-        let writer_handle = writer.clone();
         let users_path = tmp.path().join(USERS_FILE);
         let add = |name: &str, roles: Vec<Role>, types, kommuner| {
             add_user(&users_path, name, roles, types, kommuner).expect("user")
@@ -57,6 +57,11 @@ impl WriteServer {
         let sensitive_token = add("leser", vec![Role::Sensitiv], None, None);
         let limited_token = add("bare95", vec![Role::Skriv], Some(vec![95]), None);
         let elsewhere_token = add("annenkommune", vec![Role::Skriv], None, Some(vec![9999]));
+        let users = Arc::new(Users::open(&users_path).expect("users"));
+        // the writer checks each changeset against its owner's rights as the file says then
+        let writer = Writer::start_with_rights(data.clone(), store.clone(), users.rights_source())
+            .expect("writer starts");
+        let writer_handle = writer.clone();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -67,7 +72,7 @@ impl WriteServer {
             store: store.clone(),
             config: Arc::new(config),
             writer: Some(writer),
-            users: Arc::new(Users::open(&users_path).expect("users")),
+            users,
             request_base: Default::default(),
         };
         tokio::spawn(vegdb::server::serve(
@@ -85,6 +90,7 @@ impl WriteServer {
             sensitive_token,
             limited_token,
             elsewhere_token,
+            users_path,
             _data: tmp,
         }
     }

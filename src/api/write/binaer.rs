@@ -1,5 +1,11 @@
 //! `/binaer`: upload binary data (raw body, or the first file part of multipart/form-data) and
 //! fetch it by ressursId. Uploads are limited to `max_binary_bytes` (413 beyond).
+//!
+//! Reading: the uploader(s), users whose changesets refer to the binary, and admins (see
+//! `changeset::binary`); anyone else gets the same 404 as for an unknown id. The stored bytes
+//! are the uploader's, so a download is never rendered as a page of this origin:
+//! `X-Content-Type-Options: nosniff`, `Content-Security-Policy: default-src 'none'; sandbox`,
+//! and `Content-Disposition: attachment` unless the type is on `INLINE_TYPES`.
 
 use axum::body::Body;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
@@ -107,8 +113,13 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
     if bytes.is_empty() {
         return Err(Fault::bad("Binærdata er tom", f));
     }
-    let id = super::blocking(f, move || w.binaries.put(&bytes, &stored_type)).await?;
-    let href = format!("{}{}/binaer/{id}", state.public_url(), super::WRITE_BASE);
+    let uploader = c.user.name.clone();
+    let id = super::blocking(f, move || w.binaries.put(&bytes, &stored_type, &uploader)).await?;
+    let href = format!(
+        "{}{}/binaer/{id}",
+        state.public_url(),
+        super::WRITE_BASE
+    );
     let mut r = match f {
         Format::Json => super::json_response(
             StatusCode::CREATED,
@@ -130,7 +141,7 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
     Ok(r)
 }
 
-#[utoipa::path(get, path = "/binaer/{id}", tag = "binaer", params(("id" = String, Path)), responses((status = 200, description = "the bytes with their content type"), (status = 404, description = "fault")))]
+#[utoipa::path(get, path = "/binaer/{id}", tag = "binaer", params(("id" = String, Path)), responses((status = 200, description = "the bytes with their content type, X-Content-Type-Options nosniff, a sandboxing Content-Security-Policy, Content-Disposition attachment unless an image, PDF or plain text"), (status = 404, description = "fault: unknown, or not readable by the caller (uploader, users whose changesets refer to it, admins)")))]
 pub async fn get_binary(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -140,7 +151,15 @@ pub async fn get_binary(
     let f = c.format;
     let w = writer(&state, f)?.clone();
     let id2 = id.clone();
-    let found = super::blocking(f, move || w.binaries.get(&id2)).await?;
+    let (admin, name) = (c.user.is_admin(), c.user.name.clone());
+    let found = super::blocking(f, move || {
+        if admin || w.binaries.may_read(&id2, &name) {
+            w.binaries.get(&id2)
+        } else {
+            Ok(None)
+        }
+    })
+    .await?;
     let Some((bytes, ct)) = found else {
         return Err(Fault::new(
             StatusCode::NOT_FOUND,
@@ -149,10 +168,78 @@ pub async fn get_binary(
         ));
     };
     let mut r = (StatusCode::OK, bytes).into_response();
-    r.headers_mut().insert(
+    let h = r.headers_mut();
+    h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_str(&ct)
             .unwrap_or_else(|_| HeaderValue::from_static("application/octet-stream")),
     );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; sandbox"),
+    );
+    let disposition = if shown_inline(&ct) {
+        "inline".to_string()
+    } else {
+        format!("attachment; filename=\"{id}\"")
+    };
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
     Ok(r)
+}
+
+/// Content types a browser may show inline: they cannot run script. Everything else
+/// (text/html, image/svg+xml, application/xml, ...) is served as an attachment.
+pub const INLINE_TYPES: [&str; 7] = [
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/bmp",
+    "application/pdf",
+    "text/plain",
+];
+
+/// Is this stored content type (parameters ignored) on `INLINE_TYPES`?
+pub fn shown_inline(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    INLINE_TYPES.contains(&essence.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_script_free_types_are_shown_inline() {
+        for t in [
+            "image/png",
+            "IMAGE/JPEG",
+            "application/pdf",
+            "text/plain; charset=utf-8",
+        ] {
+            assert!(shown_inline(t), "{t}");
+        }
+        for t in [
+            "text/html",
+            "image/svg+xml",
+            "application/xhtml+xml",
+            "application/xml",
+            "text/javascript",
+            "",
+            "image/png2",
+        ] {
+            assert!(!shown_inline(t), "{t}");
+        }
+    }
 }

@@ -13,7 +13,7 @@ use super::{caller, read_body, writer, Caller, Fault, Format};
 use crate::api::AppState;
 use crate::changeset::journal::{Progress, Record};
 use crate::changeset::model::{Changeset, Operation};
-use crate::changeset::validate::{check_shape, Context, Issue, ObjectResult};
+use crate::changeset::validate::{check_numbers, check_shape, Context, Issue, ObjectResult};
 use crate::changeset::writer::StateError;
 
 pub fn routes() -> Router<AppState> {
@@ -65,27 +65,35 @@ async fn read_changeset(
     })
     .await?;
     check_shape(&changeset).map_err(|m| Fault::bad(m, f))?;
-    if !c.user.may_write() {
+    check_numbers(&changeset, state.store.current().catalog).map_err(|m| Fault::bad(m, f))?;
+    check_rights(&c.user, &changeset, f)?;
+    Ok(changeset)
+}
+
+/// May `user` send this changeset (roles for its operations, type limits)? 403 otherwise.
+/// Checked at registration and again at start, with the owner as the users file says then.
+fn check_rights(user: &crate::users::User, changeset: &Changeset, f: Format) -> Result<(), Fault> {
+    if !user.may_write() {
         return Err(Fault::new(
             StatusCode::FORBIDDEN,
-            format!("Brukeren {} har ikke skriverett", c.user.name),
+            format!("Brukeren {} har ikke skriverett", user.name),
             f,
         ));
     }
     for op in Operation::ALL {
-        if !changeset.part(op).is_empty() && !c.user.may(op) {
+        if !changeset.part(op).is_empty() && !user.may(op) {
             return Err(Fault::new(
                 StatusCode::FORBIDDEN,
                 format!(
                     "Brukeren {} har ikke rett til {} (krever rollen korriger eller admin)",
-                    c.user.name,
+                    user.name,
                     op.api_name()
                 ),
                 f,
             ));
         }
     }
-    if let Some(types) = c.user.rights().types {
+    if let Some(types) = user.rights().types {
         if let Some((_, o)) = changeset
             .objects()
             .find(|(_, o)| !types.contains(&o.type_id))
@@ -94,13 +102,13 @@ async fn read_changeset(
                 StatusCode::FORBIDDEN,
                 format!(
                     "Brukeren {} har ikke skriverett til vegobjekttype {}",
-                    c.user.name, o.type_id
+                    user.name, o.type_id
                 ),
                 f,
             ));
         }
     }
-    Ok(changeset)
+    Ok(())
 }
 
 fn query_flags(
@@ -242,10 +250,24 @@ pub async fn post_register(
         )
     };
     let id = record.id.clone();
+    let owner = c.user.name.clone();
     super::in_background(f, move || {
+        let referenced: Vec<String> = changeset
+            .objects()
+            .flat_map(|(_, o)| &o.properties)
+            .flat_map(|p| &p.binaries)
+            .filter_map(|b| b.resource_id.clone())
+            .collect();
         w.journal
             .register(changeset, record)
-            .map_err(|e| Fault::engine(e, f))
+            .map_err(|e| Fault::engine(e, f))?;
+        // the owner may read the binaries its changeset refers to (see binaer.rs)
+        for r in &referenced {
+            w.binaries
+                .grant(r, &owner)
+                .map_err(|e| Fault::engine(e, f))?;
+        }
+        Ok(())
     })
     .await?;
     let links = links(
@@ -289,10 +311,12 @@ fn owned_record(state: &AppState, c: &Caller, id: &str) -> Result<Record, Fault>
             c.format,
         )
     })?;
+    // another user's changeset is answered exactly like one that does not exist, so the
+    // answer does not tell whether the id is in use
     if r.owner != c.user.name && !c.user.is_admin() {
         return Err(Fault::new(
-            StatusCode::FORBIDDEN,
-            format!("Endringssett {id} tilhører en annen bruker"),
+            StatusCode::NOT_FOUND,
+            format!("Endringssett {id} finnes ikke"),
             c.format,
         ));
     }
@@ -338,12 +362,29 @@ async fn transition(
     Ok(links_response(StatusCode::OK, &links(&state, &id, rels), f))
 }
 
-#[utoipa::path(post, path = "/endringssett/{id}/start", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "links self, status, fremdrift"), (status = 409, description = "fault: not IKKE_STARTET")))]
+#[utoipa::path(post, path = "/endringssett/{id}/start", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "links self, status, fremdrift"), (status = 403, description = "fault: the owner no longer has the right (roles and types are checked again at start)"), (status = 404, description = "fault: unknown, or another user's changeset"), (status = 409, description = "fault: not IKKE_STARTET")))]
 pub async fn post_start(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Response, Fault> {
+    // rights are checked again at start, with the owner as the users file says now
+    let c = caller(&state, &headers)?;
+    let f = c.format;
+    let r = owned_record(&state, &c, &id)?;
+    let owner = state.users.by_name(&r.owner).ok_or_else(|| {
+        Fault::new(
+            StatusCode::FORBIDDEN,
+            format!("Brukeren {} finnes ikke lenger", r.owner),
+            f,
+        )
+    })?;
+    if r.progress == Progress::NotStarted {
+        let w = writer(&state, f)?.clone();
+        let id2 = id.clone();
+        let content = super::blocking(f, move || w.journal.content(&id2)).await?;
+        check_rights(&owner, &content, f)?;
+    }
     transition(
         state,
         headers,

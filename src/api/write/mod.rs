@@ -214,11 +214,11 @@ pub fn presented_token(headers: &HeaderMap) -> Option<String> {
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
     {
-        if let Some(t) = auth
-            .strip_prefix("Bearer ")
-            .or_else(|| auth.strip_prefix("bearer "))
-        {
-            return Some(t.trim().to_string());
+        // auth schemes are case-insensitive (RFC 7235 section 2.1): Bearer, bearer, BEARER
+        if let Some((scheme, t)) = auth.trim_start().split_once([' ', '\t']) {
+            if scheme.eq_ignore_ascii_case("bearer") && !t.trim().is_empty() {
+                return Some(t.trim().to_string());
+            }
         }
     }
     for cookie in headers.get_all(header::COOKIE) {

@@ -5,15 +5,18 @@ use crate::catalog::{ObjectType, Placement as Stedfesting};
 use crate::changeset::model::{Direction, Location};
 use crate::changeset::working::{Placement, Working};
 
+/// Does the user have the right in every municipality `placements` lie in? `what` names the
+/// placement in the message (the object's current location, its new one, a daughter's).
 pub(super) fn check_municipalities(
     work: &Working,
     ctx: &Context,
     check: &mut ObjectCheck,
     placements: &[Placement],
+    what: &str,
     out: &mut Outcome,
-) {
+) -> bool {
     let Some(allowed) = &ctx.rights.municipalities else {
-        return;
+        return true;
     };
     let n = &work.base.network;
     for p in placements {
@@ -23,13 +26,14 @@ pub(super) fn check_municipalities(
                 out.unauthorized = true;
                 check.error(
                     "MANGLER_TILGANG",
-                    format!("Brukeren har ikke skriverett i kommune {m}"),
+                    format!("Brukeren har ikke skriverett i kommune {m} ({what})"),
                     None,
                 );
-                return;
+                return false;
             }
         }
     }
+    true
 }
 
 pub(super) fn check_location(

@@ -65,11 +65,51 @@ impl Outcome {
     }
 }
 
-/// What the writing user may touch (None = no limit).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// What the writing user may touch (None = no limit). `Rights::default()` is an admin's: no
+/// limit at all.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rights {
     pub municipalities: Option<HashSet<u16>>,
     pub types: Option<HashSet<u32>>,
+    /// May write at all (role skriv, korriger or admin).
+    #[serde(default = "yes")]
+    pub write: bool,
+    /// May send korriger and delvisKorriger (role korriger or admin).
+    #[serde(default = "yes")]
+    pub correct: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for Rights {
+    fn default() -> Rights {
+        Rights {
+            municipalities: None,
+            types: None,
+            write: true,
+            correct: true,
+        }
+    }
+}
+
+impl Rights {
+    /// No right at all (a user who no longer exists).
+    pub fn none() -> Rights {
+        Rights {
+            municipalities: Some(HashSet::new()),
+            types: Some(HashSet::new()),
+            write: false,
+            correct: false,
+        }
+    }
+    pub fn may_type(&self, type_id: u32) -> bool {
+        self.types.as_ref().is_none_or(|t| t.contains(&type_id))
+    }
+    pub fn may_op(&self, op: Operation) -> bool {
+        self.write && (self.correct || !op.is_correction())
+    }
 }
 
 /// How an object's daughters of one relation change.
@@ -184,6 +224,39 @@ pub fn check_shape(c: &Changeset) -> Result<(), String> {
     Ok(())
 }
 
+/// Non-finite numbers (`NaN`, `inf`, `1e999`) in values of number and geometry properties:
+/// malformed (HTTP 400 at registration). Positions are refused already when the body is read.
+pub fn check_numbers(c: &Changeset, catalog: &crate::catalog::Catalog) -> Result<(), String> {
+    for (op, o) in c.objects() {
+        let Some(t) = catalog.object_type(o.type_id) else {
+            continue;
+        };
+        for p in &o.properties {
+            let Some(pt) = t.property(p.type_id) else {
+                continue;
+            };
+            let numeric = pt.is_geometry()
+                || matches!(
+                    pt.storage(),
+                    crate::catalog::ValueKind::Integer | crate::catalog::ValueKind::Float
+                );
+            if let Some(v) = p
+                .values
+                .iter()
+                .find(|v| numeric && super::model::has_non_finite(v))
+            {
+                return Err(format!(
+                    "{}: {} ({}) har verdien '{v}', som ikke er et endelig tall",
+                    op.api_name(),
+                    pt.name,
+                    pt.id
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Context validation needs besides the working state.
 pub struct Context<'a> {
     pub rights: &'a Rights,
@@ -252,6 +325,8 @@ pub fn validate(work: &mut Working, c: &Changeset, ctx: &Context) -> (Outcome, O
         .collect();
     let mut seen_ids: HashSet<u64> = HashSet::new();
     let mut steps = Vec::with_capacity(c.object_count());
+    // the result each step reports into
+    let mut step_results: Vec<usize> = Vec::with_capacity(c.object_count());
     for (index, (op, o)) in c.objects().enumerate() {
         let mut result = ObjectResult {
             temp_id: o.temp_id.clone(),
@@ -279,13 +354,143 @@ pub fn validate(work: &mut Working, c: &Changeset, ctx: &Context) -> (Outcome, O
         );
         if let Some(s) = step {
             steps.push(s);
+            step_results.push(out.objects.len());
         }
         out.objects.push(result);
     }
+    check_cascades(work, ctx, &steps, &step_results, &mut out);
     if out.has_errors() {
         (out, None)
     } else {
         (out, Some(Plan { effect_date, steps }))
+    }
+}
+
+/// A daughter reached by a cascading delete, with its type when known.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Node {
+    Id(u64),
+    Temp(String),
+}
+
+/// The daughters an object will have once the steps of its own changeset are applied.
+fn children_after(base: Vec<(u32, u64)>, edits: &[ChildEdit]) -> Vec<(u32, Node)> {
+    let mut out: Vec<(u32, Node)> = base.into_iter().map(|(t, id)| (t, Node::Id(id))).collect();
+    for e in edits {
+        let given: Vec<(u32, Node)> = e
+            .daughters
+            .iter()
+            .map(|d| {
+                let n = match d {
+                    Daughter::Id(id) => Node::Id(*id),
+                    Daughter::Temp(t) => Node::Temp(t.clone()),
+                };
+                (e.child_type, n)
+            })
+            .collect();
+        match e.op {
+            None => {
+                out.retain(|c| c.0 != e.child_type);
+                out.extend(given);
+            }
+            Some(PartialOp::Oppdater) => {
+                for d in given {
+                    if !out.contains(&d) {
+                        out.push(d);
+                    }
+                }
+            }
+            Some(PartialOp::Slett) => out.retain(|c| !given.contains(c)),
+        }
+    }
+    out
+}
+
+/// `kaskadeSletting: "ja"` closes the daughters too (and theirs): each one the changeset does
+/// not name itself must be of a type, and lie in municipalities, the user may write. Daughters
+/// the changeset names have been checked by their own step.
+fn check_cascades(
+    work: &mut Working,
+    ctx: &Context,
+    steps: &[Step],
+    step_results: &[usize],
+    out: &mut Outcome,
+) {
+    if ctx.rights.types.is_none() && ctx.rights.municipalities.is_none() {
+        return;
+    }
+    let mut own: HashMap<Node, &Step> = HashMap::new();
+    for s in steps {
+        if let Some(cur) = &s.current {
+            own.insert(Node::Id(cur.id), s);
+        } else if let Some(t) = &s.temp_id {
+            own.insert(Node::Temp(t.clone()), s);
+        }
+    }
+    for (s, &result_index) in steps.iter().zip(step_results) {
+        if s.op != Operation::Delete || !s.cascade {
+            continue;
+        }
+        let Some(cur) = &s.current else { continue };
+        let mut result = ObjectResult::default();
+        let mut check = ObjectCheck {
+            result: &mut result,
+            reference: format!("slett/vegObjekt[nvdbId={}]", cur.id),
+        };
+        let mut local = Outcome::default();
+        let mut seen: HashSet<Node> = HashSet::new();
+        seen.insert(Node::Id(cur.id));
+        let mut todo: Vec<Node> = children_after(cur.children.clone(), &[])
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect();
+        while let Some(node) = todo.pop() {
+            if !seen.insert(node.clone()) {
+                continue;
+            }
+            let children = match (own.get(&node), &node) {
+                (Some(step), _) => {
+                    let base = step
+                        .current
+                        .as_ref()
+                        .map(|c| c.children.clone())
+                        .unwrap_or_default();
+                    children_after(base, &step.children)
+                }
+                (None, Node::Id(id)) => match work.find(*id) {
+                    Found::Current(d) => {
+                        if !ctx.rights.may_type(d.type_id) {
+                            local.unauthorized = true;
+                            check.error(
+                                "MANGLER_TILGANG",
+                                format!(
+                                    "kaskadeSletting: brukeren har ikke skriverett til datter {id} av vegobjekttype {}",
+                                    d.type_id
+                                ),
+                                None,
+                            );
+                        }
+                        let what = format!("kaskadeSletting, datter {id}");
+                        check_municipalities(
+                            work,
+                            ctx,
+                            &mut check,
+                            &d.placements,
+                            &what,
+                            &mut local,
+                        );
+                        children_after(d.children, &[])
+                    }
+                    _ => Vec::new(),
+                },
+                (None, Node::Temp(_)) => Vec::new(),
+            };
+            todo.extend(children.into_iter().map(|(_, n)| n));
+        }
+        out.unauthorized |= local.unauthorized;
+        if let Some(r) = out.objects.get_mut(result_index) {
+            r.errors.append(&mut result.errors);
+        }
     }
 }
 
@@ -309,18 +514,32 @@ fn check_object(
         );
         return None;
     };
-    if let Some(types) = &ctx.rights.types {
-        if !types.contains(&t.id) {
-            out.unauthorized = true;
-            check.error(
-                "MANGLER_TILGANG",
-                format!(
-                    "Brukeren har ikke skriverett til vegobjekttype {} ({})",
-                    t.name, t.id
-                ),
-                None,
-            );
-        }
+    if !ctx.rights.may_type(t.id) {
+        out.unauthorized = true;
+        check.error(
+            "MANGLER_TILGANG",
+            format!(
+                "Brukeren har ikke skriverett til vegobjekttype {} ({})",
+                t.name, t.id
+            ),
+            None,
+        );
+    }
+    if !ctx.rights.may_op(op) {
+        out.unauthorized = true;
+        check.error(
+            "MANGLER_TILGANG",
+            format!(
+                "Brukeren har ikke rett til {} (krever rollen {})",
+                op.api_name(),
+                if op.is_correction() {
+                    "korriger eller admin"
+                } else {
+                    "skriv, korriger eller admin"
+                }
+            ),
+            None,
+        );
     }
     // the object as it is now
     let current = match op {
@@ -418,10 +637,19 @@ fn check_object(
             .as_deref()
             .is_some_and(|c| c.eq_ignore_ascii_case("ja")),
     };
+    // the rights cover where the object is now (and, below, where it is moved to): a user
+    // limited to some municipalities can neither change nor move away another's objects
+    if let Some(cur) = &step.current {
+        check_municipalities(
+            work,
+            ctx,
+            check,
+            &cur.placements,
+            "gjeldende stedfesting",
+            out,
+        );
+    }
     if op == Operation::Delete {
-        if let Some(cur) = &step.current {
-            check_municipalities(work, ctx, check, &cur.placements, out);
-        }
         return Some(step);
     }
 
@@ -529,7 +757,7 @@ fn check_object(
         }
         Some(l) if !l.is_empty() => {
             if let Some(p) = check_location(work, check, t, l) {
-                check_municipalities(work, ctx, check, &p, out);
+                check_municipalities(work, ctx, check, &p, "ny stedfesting", out);
                 step.placements = Some(p);
             }
         }
@@ -544,8 +772,6 @@ fn check_object(
                     ),
                     None,
                 );
-            } else if let Some(cur) = &step.current {
-                check_municipalities(work, ctx, check, &cur.placements, out);
             }
         }
     }

@@ -72,10 +72,10 @@ pub(super) fn property_value(
     match kind {
         ValueKind::Integer | ValueKind::Float => {
             let text = raw.replace(',', ".");
-            let Ok(v) = text.parse::<f64>() else {
+            let Some(v) = text.parse::<f64>().ok().filter(|v| v.is_finite()) else {
                 check.error(
                     "UGYLDIG_VERDI",
-                    format!("'{raw}' er ikke et tall ({}, {})", p.name, p.id),
+                    format!("'{raw}' er ikke et endelig tall ({}, {})", p.name, p.id),
                     pid,
                 );
                 return None;
@@ -87,7 +87,7 @@ pub(super) fn property_value(
                 .map(|d| d.trim_end_matches('0').len())
                 .unwrap_or(0);
             let allowed = p.decimals.unwrap_or(0) as usize;
-            let mut ok = v.is_finite();
+            let mut ok = true;
             if decimals > allowed {
                 check.error(
                     "FOR_MANGE_DESIMALER",
@@ -241,6 +241,12 @@ pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>,
         .into_iter()
         .map(|(x, y, z)| {
             let (x, y) = to_storage(srid, x, y).map_err(|e| e.to_string())?;
+            if !(x.is_finite() && y.is_finite() && z.is_finite()) {
+                return Err(format!(
+                    "{} ({}) har en koordinat som ikke er et endelig tall",
+                    p.name, p.id
+                ));
+            }
             Ok([x, y, z])
         })
         .collect()
