@@ -167,6 +167,9 @@ impl<'a> Render<'a> {
     fn own_wkt(&self, table: &ObjectTable, row: usize) -> ApiResult<Option<String>> {
         Ok(match table.own_geometry(row) {
             [] => None,
+            surface if crate::geo::surface::is_surface(surface) => {
+                Some(crate::geo::surface::to_wkt(self.srid, surface)?)
+            }
             [p] => Some(wkt::point_z(self.srid, p)?),
             line => Some(wkt::linestring_z(
                 self.srid,
@@ -212,9 +215,12 @@ impl<'a> Render<'a> {
                 if !self.include.geom_property {
                     continue;
                 }
-                let fits = match table.own_geometry(row).len() {
-                    0 => false,
-                    1 => p.datatype == datatype::GEOM_POINT,
+                let fits = match table.own_geometry(row) {
+                    [] => false,
+                    g if crate::geo::surface::is_surface(g) => {
+                        p.datatype == datatype::GEOM_SURFACE
+                    }
+                    [_] => p.datatype == datatype::GEOM_POINT,
                     _ => p.datatype == datatype::GEOM_LINE,
                 };
                 if fits && t.geometry_property(p.datatype).map(|g| g.id) == Some(p.id) {

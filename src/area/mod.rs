@@ -77,6 +77,45 @@ pub enum AreaKind {
     Route,
 }
 
+impl AreaKind {
+    /// The catalogue's road object type that represents an area of this kind (2.38: Region
+    /// 534, Fylke 945, Vegavdeling 537, Kommune 946, Kontraktsområde 580, Riksvegrute 704).
+    pub fn object_type(self) -> u32 {
+        match self {
+            AreaKind::Region => 534,
+            AreaKind::County => 945,
+            AreaKind::RoadDepartment => 537,
+            AreaKind::Municipality => 946,
+            AreaKind::Contract => 580,
+            AreaKind::Route => 704,
+        }
+    }
+
+    /// The id of the road object representing the area with `key` (its number; for national
+    /// routes, its index in `Areas::routes`). Ids are fixed, the same in every dataset, and below
+    /// the generator's first road object id (100,000,000), so they never collide.
+    pub fn object_id(self, key: u32) -> u64 {
+        let base = match self {
+            AreaKind::Region => 1_000,
+            AreaKind::County => 2_000,
+            AreaKind::RoadDepartment => 3_000,
+            AreaKind::Municipality => 10_000,
+            AreaKind::Contract => 20_000,
+            AreaKind::Route => 30_001,
+        };
+        base + key as u64
+    }
+
+    pub const ALL: [AreaKind; 6] = [
+        AreaKind::Region,
+        AreaKind::County,
+        AreaKind::RoadDepartment,
+        AreaKind::Municipality,
+        AreaKind::Contract,
+        AreaKind::Route,
+    ];
+}
+
 /// All areas with lookups. Built once from embedded data.
 #[derive(Debug)]
 pub struct Areas {
@@ -186,12 +225,13 @@ impl Areas {
     }
 
     fn build() -> Areas {
+        // the names of the v2 documentation (omrader.md)
         let regions = [
-            (1, "ØST"),
-            (2, "SØR"),
-            (3, "VEST"),
-            (4, "MIDT"),
-            (5, "NORD"),
+            (1, "Øst"),
+            (2, "Sør"),
+            (3, "Vest"),
+            (4, "Midt"),
+            (5, "Nord"),
         ]
         .into_iter()
         .map(|(number, name)| Region {
@@ -348,6 +388,39 @@ impl Areas {
                 && y <= b.max().y
                 && m.shape.contains(&p)
         })
+    }
+
+    /// The shape of a region: its counties' polygons.
+    pub fn region_shape(&self, region: u8) -> MultiPolygon<f64> {
+        MultiPolygon::new(
+            self.counties
+                .iter()
+                .filter(|c| c.region == region)
+                .flat_map(|c| c.shape.0.clone())
+                .collect(),
+        )
+    }
+
+    /// The shape of a road department: its counties' polygons.
+    pub fn road_department_shape(&self, d: &RoadDepartment) -> MultiPolygon<f64> {
+        MultiPolygon::new(
+            d.counties
+                .iter()
+                .filter_map(|&c| self.county(c))
+                .flat_map(|c| c.shape.0.clone())
+                .collect(),
+        )
+    }
+
+    /// The shape of a contract area: its municipalities' polygons.
+    pub fn contract_shape(&self, c: &ContractArea) -> MultiPolygon<f64> {
+        MultiPolygon::new(
+            c.municipalities
+                .iter()
+                .filter_map(|&m| self.municipality(m))
+                .flat_map(|m| m.shape.0.clone())
+                .collect(),
+        )
     }
 
     /// A point inside the municipality (used as its centre).

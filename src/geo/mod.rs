@@ -3,6 +3,7 @@
 //! 32633 numbers; heights in meters).
 
 pub mod linref;
+pub mod surface;
 pub mod srid;
 pub mod wkb;
 pub mod wkt;
