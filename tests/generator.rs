@@ -388,6 +388,10 @@ fn placement_counts_are_plausible() {
             Placement::Punkt => assert_eq!(multi, 0, "point type {type_id}"),
             _ if *type_id == 904 => {
                 assert!(t.len() > 100, "904: {} objects", t.len());
+                eprintln!(
+                    "904: {multi} of {} objects with several placements",
+                    t.len()
+                );
                 assert!(
                     (0.08..=0.35).contains(&share),
                     "904: {multi} of {} objects have several placements ({share:.3})",

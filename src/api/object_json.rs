@@ -217,9 +217,7 @@ impl<'a> Render<'a> {
                 }
                 let fits = match table.own_geometry(row) {
                     [] => false,
-                    g if crate::geo::surface::is_surface(g) => {
-                        p.datatype == datatype::GEOM_SURFACE
-                    }
+                    g if crate::geo::surface::is_surface(g) => p.datatype == datatype::GEOM_SURFACE,
                     [_] => p.datatype == datatype::GEOM_POINT,
                     _ => p.datatype == datatype::GEOM_LINE,
                 };

@@ -313,7 +313,7 @@ impl Areas {
             .collect();
         municipalities.sort_by_key(|m| m.number);
 
-        let contracts = contracts::derive(&municipalities);
+        let contracts = contracts::derive(&municipalities, &counties);
         let mut contracts_by_municipality: HashMap<u16, Vec<u32>> = HashMap::new();
         for (i, c) in contracts.iter().enumerate() {
             for &m in &c.municipalities {
@@ -467,6 +467,59 @@ mod tests {
             a.municipality_at(x, y).is_none(),
             "the North Sea is no municipality"
         );
+    }
+
+    #[test]
+    fn county_wide_contracts_are_named_after_their_county() {
+        let a = Areas::embedded();
+        for c in a.contracts.iter().filter(|c| c.kind != "Driftskontrakt") {
+            let county = a.county((c.municipalities[0] / 100) as u8).expect("county");
+            assert!(
+                c.name.contains(&county.name),
+                "{} / {}",
+                c.name,
+                county.name
+            );
+        }
+    }
+
+    #[test]
+    fn area_object_ids_are_unique_and_below_generated_ids() {
+        let a = Areas::embedded();
+        let mut ids = std::collections::HashSet::new();
+        let keys = [
+            (
+                AreaKind::Region,
+                a.regions
+                    .iter()
+                    .map(|r| r.number as u32)
+                    .collect::<Vec<_>>(),
+            ),
+            (
+                AreaKind::County,
+                a.counties.iter().map(|c| c.number as u32).collect(),
+            ),
+            (
+                AreaKind::RoadDepartment,
+                a.road_departments.iter().map(|d| d.number as u32).collect(),
+            ),
+            (
+                AreaKind::Municipality,
+                a.municipalities.iter().map(|m| m.number as u32).collect(),
+            ),
+            (
+                AreaKind::Contract,
+                a.contracts.iter().map(|c| c.number).collect(),
+            ),
+            (AreaKind::Route, (0..a.routes.len() as u32).collect()),
+        ];
+        for (kind, numbers) in keys {
+            for n in numbers {
+                let id = kind.object_id(n);
+                assert!(ids.insert(id), "{kind:?} {n}: id {id} twice");
+                assert!(id < 100_000_000);
+            }
+        }
     }
 
     #[test]

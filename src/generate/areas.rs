@@ -116,7 +116,13 @@ fn table(
         }
         t.loc_offsets.push(t.loc_link.len() as u32);
         if let Some(shape) = &o.shape {
-            t.geom_coords.extend(surface::encode(shape));
+            // whole meters: the embedded polygons are simplified far beyond that, and whole
+            // numbers keep the files small
+            t.geom_coords.extend(
+                surface::encode(shape)
+                    .into_iter()
+                    .map(|[x, y, z]| [x.round(), y.round(), z]),
+            );
         }
         t.geom_offsets.push(t.geom_coords.len() as u32);
         t.child_offsets.push(0);

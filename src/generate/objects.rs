@@ -75,7 +75,10 @@ fn curated() -> Vec<Spec> {
         m(0.5, s(540, Cover(1000.0, 5000.0), TRUNK, None)),
         m(0.15, s(904, Cover(2000.0, 10000.0), TRUNK, None)),
         m(0.3, s(583, Cover(500.0, 3000.0), ALL, None)),
-        m(0.3, s(5, Stretch(0.8, 50.0, 600.0), TRUNK, Some((14, 2, 2)))),
+        m(
+            0.3,
+            s(5, Stretch(0.8, 50.0, 600.0), TRUNK, Some((14, 2, 2))),
+        ),
         m(0.5, s(86, Stretch(0.6, 300.0, 2000.0), TOWN, None)),
         m(0.3, s(80, Stretch(0.5, 100.0, 800.0), ALL, None)),
         m(0.4, s(301, Stretch(0.3, 200.0, 1500.0), TRUNK, None)),

@@ -3,8 +3,8 @@
 //! 32633 numbers; heights in meters).
 
 pub mod linref;
-pub mod surface;
 pub mod srid;
+pub mod surface;
 pub mod wkb;
 pub mod wkt;
 

@@ -61,7 +61,8 @@ pub fn polygons(coords: &[Coord3]) -> Vec<Vec<Vec<Coord3>>> {
 
 /// The marked run as a `geo` multipolygon.
 pub fn decode(coords: &[Coord3]) -> MultiPolygon<f64> {
-    let ring = |r: &Vec<Coord3>| LineString::new(r.iter().map(|c| Coord { x: c[0], y: c[1] }).collect());
+    let ring =
+        |r: &Vec<Coord3>| LineString::new(r.iter().map(|c| Coord { x: c[0], y: c[1] }).collect());
     MultiPolygon::new(
         polygons(coords)
             .iter()
@@ -137,10 +138,7 @@ mod tests {
         assert!(!is_surface(&[[1.0, 2.0, 3.0]]));
         assert_eq!(decode(&run), shape);
         let mut back = Vec::new();
-        assert_eq!(
-            wkb::decode_into(&to_wkb(&run), &mut back),
-            Some(run.len())
-        );
+        assert_eq!(wkb::decode_into(&to_wkb(&run), &mut back), Some(run.len()));
         assert_eq!(back.len(), run.len());
         assert_eq!(decode(&back), shape);
         let d = decode(&run);
