@@ -191,6 +191,10 @@ impl<'a> Render<'a> {
     fn own_wkt(&self, table: &ObjectTable, row: usize) -> ApiResult<Option<Wkt>> {
         Ok(match table.own_geometry(row) {
             [] => None,
+            surface if crate::geo::surface::is_surface(surface) => Some(Wkt {
+                text: crate::geo::surface::to_wkt(self.srid, surface)?,
+                simplified: false,
+            }),
             [p] => Some(Wkt {
                 text: wkt::point_z(self.srid, p)?,
                 simplified: false,
@@ -242,9 +246,10 @@ impl<'a> Render<'a> {
                 if !self.include.geom_property {
                     continue;
                 }
-                let fits = match table.own_geometry(row).len() {
-                    0 => false,
-                    1 => p.datatype == datatype::GEOM_POINT,
+                let fits = match table.own_geometry(row) {
+                    [] => false,
+                    g if crate::geo::surface::is_surface(g) => p.datatype == datatype::GEOM_SURFACE,
+                    [_] => p.datatype == datatype::GEOM_POINT,
                     _ => p.datatype == datatype::GEOM_LINE,
                 };
                 if fits && t.geometry_property(p.datatype).map(|g| g.id) == Some(p.id) {

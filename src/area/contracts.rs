@@ -4,9 +4,12 @@
 //! (Tunnelkontrakt) over the whole county. Names follow the real pattern
 //! `<nummer> <name> <from>-<to>` (e.g. "1538 Indre Romsdal - Tunnelrenhold 2014-2018").
 
-use super::{ContractArea, Municipality};
+use super::{ContractArea, County, Municipality};
 
-pub(super) fn derive(municipalities: &[Municipality]) -> Vec<ContractArea> {
+pub(super) fn derive(
+    municipalities: &[Municipality],
+    all_counties: &[County],
+) -> Vec<ContractArea> {
     let mut out = Vec::new();
     let mut counties: Vec<u8> = municipalities.iter().map(|m| m.county).collect();
     counties.dedup();
@@ -29,7 +32,11 @@ pub(super) fn derive(municipalities: &[Municipality]) -> Vec<ContractArea> {
             });
         }
         let all: Vec<u16> = ms.iter().map(|m| m.number).collect();
-        let county_name = &ms[0].name;
+        // the county-wide contracts are named after the county
+        let county_name = all_counties
+            .iter()
+            .find(|c| c.number == county)
+            .map_or(ms[0].name.as_str(), |c| c.name.as_str());
         for (kind, label) in [("Elektrokontrakt", "ELEKTRO"), ("Tunnelkontrakt", "Tunnel")] {
             let number = base + 90 + seq % 10;
             seq += 1;

@@ -77,6 +77,45 @@ pub enum AreaKind {
     Route,
 }
 
+impl AreaKind {
+    /// The catalogue's road object type that represents an area of this kind (2.38: Region
+    /// 534, Fylke 945, Vegavdeling 537, Kommune 946, Kontraktsområde 580, Riksvegrute 704).
+    pub fn object_type(self) -> u32 {
+        match self {
+            AreaKind::Region => 534,
+            AreaKind::County => 945,
+            AreaKind::RoadDepartment => 537,
+            AreaKind::Municipality => 946,
+            AreaKind::Contract => 580,
+            AreaKind::Route => 704,
+        }
+    }
+
+    /// The id of the road object representing the area with `key` (its number; for national
+    /// routes, its index in `Areas::routes`). Ids are fixed, the same in every dataset, and below
+    /// the generator's first road object id (100,000,000), so they never collide.
+    pub fn object_id(self, key: u32) -> u64 {
+        let base = match self {
+            AreaKind::Region => 1_000,
+            AreaKind::County => 2_000,
+            AreaKind::RoadDepartment => 3_000,
+            AreaKind::Municipality => 10_000,
+            AreaKind::Contract => 20_000,
+            AreaKind::Route => 30_001,
+        };
+        base + key as u64
+    }
+
+    pub const ALL: [AreaKind; 6] = [
+        AreaKind::Region,
+        AreaKind::County,
+        AreaKind::RoadDepartment,
+        AreaKind::Municipality,
+        AreaKind::Contract,
+        AreaKind::Route,
+    ];
+}
+
 /// All areas with lookups. Built once from embedded data.
 #[derive(Debug)]
 pub struct Areas {
@@ -186,12 +225,13 @@ impl Areas {
     }
 
     fn build() -> Areas {
+        // the names of the v2 documentation (omrader.md)
         let regions = [
-            (1, "ØST"),
-            (2, "SØR"),
-            (3, "VEST"),
-            (4, "MIDT"),
-            (5, "NORD"),
+            (1, "Øst"),
+            (2, "Sør"),
+            (3, "Vest"),
+            (4, "Midt"),
+            (5, "Nord"),
         ]
         .into_iter()
         .map(|(number, name)| Region {
@@ -273,7 +313,7 @@ impl Areas {
             .collect();
         municipalities.sort_by_key(|m| m.number);
 
-        let contracts = contracts::derive(&municipalities);
+        let contracts = contracts::derive(&municipalities, &counties);
         let mut contracts_by_municipality: HashMap<u16, Vec<u32>> = HashMap::new();
         for (i, c) in contracts.iter().enumerate() {
             for &m in &c.municipalities {
@@ -350,6 +390,39 @@ impl Areas {
         })
     }
 
+    /// The shape of a region: its counties' polygons.
+    pub fn region_shape(&self, region: u8) -> MultiPolygon<f64> {
+        MultiPolygon::new(
+            self.counties
+                .iter()
+                .filter(|c| c.region == region)
+                .flat_map(|c| c.shape.0.clone())
+                .collect(),
+        )
+    }
+
+    /// The shape of a road department: its counties' polygons.
+    pub fn road_department_shape(&self, d: &RoadDepartment) -> MultiPolygon<f64> {
+        MultiPolygon::new(
+            d.counties
+                .iter()
+                .filter_map(|&c| self.county(c))
+                .flat_map(|c| c.shape.0.clone())
+                .collect(),
+        )
+    }
+
+    /// The shape of a contract area: its municipalities' polygons.
+    pub fn contract_shape(&self, c: &ContractArea) -> MultiPolygon<f64> {
+        MultiPolygon::new(
+            c.municipalities
+                .iter()
+                .filter_map(|&m| self.municipality(m))
+                .flat_map(|m| m.shape.0.clone())
+                .collect(),
+        )
+    }
+
     /// A point inside the municipality (used as its centre).
     pub fn interior_point(shape: &MultiPolygon<f64>) -> Option<(f64, f64)> {
         shape.interior_point().map(|p| (p.x(), p.y()))
@@ -394,6 +467,59 @@ mod tests {
             a.municipality_at(x, y).is_none(),
             "the North Sea is no municipality"
         );
+    }
+
+    #[test]
+    fn county_wide_contracts_are_named_after_their_county() {
+        let a = Areas::embedded();
+        for c in a.contracts.iter().filter(|c| c.kind != "Driftskontrakt") {
+            let county = a.county((c.municipalities[0] / 100) as u8).expect("county");
+            assert!(
+                c.name.contains(&county.name),
+                "{} / {}",
+                c.name,
+                county.name
+            );
+        }
+    }
+
+    #[test]
+    fn area_object_ids_are_unique_and_below_generated_ids() {
+        let a = Areas::embedded();
+        let mut ids = std::collections::HashSet::new();
+        let keys = [
+            (
+                AreaKind::Region,
+                a.regions
+                    .iter()
+                    .map(|r| r.number as u32)
+                    .collect::<Vec<_>>(),
+            ),
+            (
+                AreaKind::County,
+                a.counties.iter().map(|c| c.number as u32).collect(),
+            ),
+            (
+                AreaKind::RoadDepartment,
+                a.road_departments.iter().map(|d| d.number as u32).collect(),
+            ),
+            (
+                AreaKind::Municipality,
+                a.municipalities.iter().map(|m| m.number as u32).collect(),
+            ),
+            (
+                AreaKind::Contract,
+                a.contracts.iter().map(|c| c.number).collect(),
+            ),
+            (AreaKind::Route, (0..a.routes.len() as u32).collect()),
+        ];
+        for (kind, numbers) in keys {
+            for n in numbers {
+                let id = kind.object_id(n);
+                assert!(ids.insert(id), "{kind:?} {n}: id {id} twice");
+                assert!(id < 100_000_000);
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `vegdb generate`: a deterministic national-scale dataset from a seed, written as a new
 //! snapshot generation. See `network` and `objects` for what is generated and how.
 
+pub mod areas;
 mod local_roads;
 pub mod network;
 pub mod objects;
@@ -120,7 +121,10 @@ pub fn generate(
         now,
         deleted_share: 0.015,
     };
-    let (tables, deleted) = objects::generate(catalog, &net, &plan, seed);
+    let (mut tables, deleted) = objects::generate(catalog, &net, &plan, seed);
+    for t in areas::generate(catalog, areas, &net, days(2024, 1, 1)) {
+        tables.insert(t.type_id, t);
+    }
     progress("objects");
 
     let id = data.next_id()?;

@@ -4,6 +4,7 @@
 
 pub mod linref;
 pub mod srid;
+pub mod surface;
 pub mod wkb;
 pub mod wkt;
 

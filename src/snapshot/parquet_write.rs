@@ -307,6 +307,12 @@ pub fn write_objects_at(dir: &Path, t: &ObjectTable, rel_path: &str) -> Result<F
     for r in 0..t.len() {
         match t.own_geometry(r) {
             [] => geometry.append_null(),
+            surface if crate::geo::surface::is_surface(surface) => {
+                geometry.append_value(crate::geo::surface::to_wkb(surface));
+                if !kinds.contains(&"MultiPolygon") {
+                    kinds.push("MultiPolygon");
+                }
+            }
             [p] => {
                 geometry.append_value(wkb::point_z(p));
                 if !kinds.contains(&"Point Z") {

@@ -364,3 +364,74 @@ async fn network_and_position_errors() {
     let big = s.get_json("/vegnett/lenker?antall=50000", 200).await;
     assert!(big["objekter"].as_array().unwrap().len() <= 10_000);
 }
+
+fn assert_no_negative_zero(v: &serde_json::Value, path: &str) {
+    match v {
+        serde_json::Value::Number(n) => {
+            let f = n.as_f64().unwrap();
+            assert!(!(f == 0.0 && f.is_sign_negative()), "-0.0 at {path}");
+        }
+        serde_json::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, x)| assert_no_negative_zero(x, &format!("{path}[{i}]"))),
+        serde_json::Value::Object(o) => o
+            .iter()
+            .for_each(|(k, x)| assert_no_negative_zero(x, &format!("{path}.{k}"))),
+        _ => {}
+    }
+}
+
+/// Link quality carries both name sets (the vegnett example's and `verdi/geometri.md`'s, which
+/// the Java client reads), `strekningslengde` is whole meters as in the vegnett example
+/// (`"strekningslengde": 78`) and agrees with the 2D length of the link's own WKT.
+#[tokio::test]
+async fn link_quality_names_and_lengths() {
+    let s = TestServer::start().await;
+    let page = s.get_json("/vegnett/lenker?antall=500", 200).await;
+    assert_no_negative_zero(&page, "");
+    let links = page["objekter"].as_array().unwrap();
+    assert_eq!(links.len(), 500);
+    for link in links {
+        let q = &link["geometri"]["kvalitet"];
+        for key in [
+            "metode",
+            "nøyaktighet",
+            "høydenøyaktighet",
+            "toleranse",
+            "synlighet",
+            "målemetode",
+            "nøyaktighetHøyde",
+            "synbarhet",
+        ] {
+            assert!(q[key].is_u64(), "kvalitet.{key}: {q}");
+        }
+        assert!(q.get("målemetodeHøyde").is_some(), "{q}");
+        assert!(q["datafangstdato"].is_string());
+        assert_eq!(q["målemetode"], q["metode"]);
+        assert_eq!(q["nøyaktighetHøyde"], q["høydenøyaktighet"]);
+        assert_eq!(q["synbarhet"], q["synlighet"]);
+        let length = link["strekningslengde"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("not an integer: {}", link["strekningslengde"]));
+        let wkt = link["geometri"]["wkt"].as_str().unwrap();
+        let coords: Vec<(f64, f64)> = wkt
+            .trim_start_matches("LINESTRING Z (")
+            .trim_end_matches(')')
+            .split(", ")
+            .map(|c| {
+                let v: Vec<f64> = c.split(' ').map(|x| x.parse().unwrap()).collect();
+                (v[0], v[1])
+            })
+            .collect();
+        let measured: f64 = coords
+            .windows(2)
+            .map(|w| ((w[1].0 - w[0].0).powi(2) + (w[1].1 - w[0].1).powi(2)).sqrt())
+            .sum();
+        assert!(
+            (length as f64 - measured).abs() <= 0.51,
+            "{length} vs {measured}: {}",
+            link["kortform"]
+        );
+    }
+}

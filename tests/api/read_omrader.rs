@@ -17,6 +17,10 @@ async fn area_lists_match_golden_files() {
         "omrader/riksvegruter",
         &s.get_json("/omrader/riksvegruter", 200).await,
     );
+    golden(
+        "omrader/fylker_vegobjekt",
+        &s.get_json("/omrader/fylker?inkluder=vegobjekt", 200).await,
+    );
 }
 
 #[tokio::test]
@@ -102,4 +106,131 @@ async fn area_parameter_errors() {
     s.expect_error("/omrader/kommuner?fylke=50", 422, 4013)
         .await;
     s.expect_error("/omrader/land", 404, 4012).await;
+}
+
+/// The area kinds, names and types of the v2 documentation (`endepunkt/omrader.md`) and the
+/// catalogue's area object types.
+const AREA_KINDS: &[(&str, &str, u64)] = &[
+    ("regioner", "Regioner", 534),
+    ("fylker", "Fylker", 945),
+    ("vegavdelinger", "Vegavdelinger", 537),
+    ("kommuner", "Kommuner", 946),
+    ("riksvegruter", "Riksvegruter", 704),
+    ("kontraktsomrader", "Kontraktsområder", 580),
+];
+
+#[tokio::test]
+async fn names_are_the_documented_ones() {
+    let s = TestServer::start().await;
+    let kinds = s.get_json("/omrader", 200).await;
+    let got: Vec<(&str, &str)> = kinds
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| (k["navn"].as_str().unwrap(), k["href"].as_str().unwrap()))
+        .collect();
+    assert_eq!(got.len(), AREA_KINDS.len());
+    for ((navn, href), (path, name, _)) in got.iter().zip(AREA_KINDS) {
+        assert_eq!(navn, name);
+        assert!(href.ends_with(&format!("/omrader/{path}")), "{href}");
+    }
+    let regions = s.get_json("/omrader/regioner", 200).await;
+    let names: Vec<&str> = regions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["navn"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Øst", "Sør", "Vest", "Midt", "Nord"]);
+    let network = s.get_json("/vegnett", 200).await;
+    assert_eq!(network.as_array().unwrap().len(), 1);
+    assert_eq!(network[0]["navn"], "Veglenker");
+    assert!(network[0]["href"]
+        .as_str()
+        .unwrap()
+        .ends_with("/vegnett/lenker"));
+}
+
+/// The object's geometry (own geometry, a polygon) parsed independently of vegdb's writer.
+fn surface_of(object: &serde_json::Value) -> geo::MultiPolygon<f64> {
+    use wkt::TryFromWkt;
+    let text = object["geometri"]["wkt"].as_str().unwrap_or_else(|| {
+        panic!("no geometri: {object}");
+    });
+    match geo::Geometry::<f64>::try_from_wkt_str(text).unwrap() {
+        geo::Geometry::Polygon(p) => geo::MultiPolygon::new(vec![p]),
+        geo::Geometry::MultiPolygon(m) => m,
+        other => panic!("not a surface: {other:?}"),
+    }
+}
+
+fn point_in(wkt_text: &str) -> geo::Point<f64> {
+    use wkt::TryFromWkt;
+    geo::Point::try_from_wkt_str(wkt_text).unwrap()
+}
+
+#[tokio::test]
+async fn every_area_names_its_road_object() {
+    use geo::Contains;
+    let s = TestServer::start().await;
+    for (path, _, type_id) in AREA_KINDS {
+        // without inkluder: no vegobjekt
+        let plain = s.get_json(&format!("/omrader/{path}"), 200).await;
+        assert!(plain[0].get("vegobjekt").is_none(), "{path}: {}", plain[0]);
+        let list = s
+            .get_json(&format!("/omrader/{path}?inkluder=vegobjekt"), 200)
+            .await;
+        let list = list.as_array().unwrap();
+        let alle = s
+            .get_json(&format!("/omrader/{path}?inkluder=alle"), 200)
+            .await;
+        let mut ids = std::collections::HashSet::new();
+        for (i, area) in list.iter().enumerate() {
+            let o = &area["vegobjekt"];
+            assert_eq!(o["type"], *type_id, "{path}: {area}");
+            assert!(ids.insert(o["id"].as_u64().unwrap()), "{path}: ids differ");
+            assert_eq!(alle[i]["vegobjekt"], *o, "{path}: alle includes vegobjekt");
+            assert!(area.get("kartutsnitt").is_none());
+            // every href of the small kinds, a sample of the municipalities
+            if list.len() > 40 && i % 23 != 0 {
+                continue;
+            }
+            let href = o["href"].as_str().unwrap();
+            assert!(href.ends_with(&format!("/vegobjekter/{type_id}/{}", o["id"])));
+            let object: serde_json::Value = s
+                .client
+                .get(href)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(object["id"], o["id"], "{href}: {object}");
+            assert_eq!(object["metadata"]["type"]["id"], *type_id, "{href}");
+            // the centre point the area list gives lies in the object's geometry
+            if let Some(centre) = alle[i].get("senterpunkt") {
+                let shape = surface_of(&object);
+                let p = point_in(centre["wkt"].as_str().unwrap());
+                assert!(shape.contains(&p), "{path} {}: {p:?} outside", area["navn"]);
+            }
+        }
+    }
+    // listable, and the municipality object is found by its own municipality
+    let listed = s
+        .get_json("/vegobjekter/946/?inkluder=egenskaper&antall=1000", 200)
+        .await;
+    assert_eq!(listed["objekter"].as_array().unwrap().len(), 357);
+    let trondheim = s
+        .get_json("/vegobjekter/946/?kommune=5001&inkluder=egenskaper", 200)
+        .await;
+    let objs = trondheim["objekter"].as_array().unwrap();
+    assert_eq!(objs.len(), 1, "{trondheim}");
+    let number = objs[0]["egenskaper"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == 11769)
+        .unwrap();
+    assert_eq!(number["verdi"], 5001);
 }

@@ -3,8 +3,9 @@
 //!
 //! kartutsnitt is the area's bounding box as a POLYGON in the requested srid; senterpunkt is a
 //! point inside the area, `{wkt, srid}`. As in v2, kartutsnitt and senterpunkt are not given for
-//! vegavdelinger, kontraktsomrader and riksvegruter. vegobjekt is given for no area kind: vegdb's
-//! datasets hold no area objects (documented in ARCHITECTURE.md).
+//! vegavdelinger, kontraktsomrader and riksvegruter. vegobjekt `{id, type, href}` names the road
+//! object that represents the area (see `generate::areas`); it is given when the current
+//! generation holds that object.
 
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
@@ -12,23 +13,25 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use geo::{BoundingRect, MultiPolygon};
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use crate::api::error::ApiResult;
 use crate::api::media::json as respond;
 use crate::api::{begin, AppState};
-use crate::area::Areas;
+use crate::area::{AreaKind, Areas};
 use crate::geo::srid::{from_storage, Srid};
 use crate::geo::wkt;
+use crate::snapshot::generation::Generation;
 
 const INKLUDER: &[&str] = &["kartutsnitt", "senterpunkt", "vegobjekt", "alle"];
-const KINDS: &[&str] = &[
-    "regioner",
-    "fylker",
-    "vegavdelinger",
-    "kommuner",
-    "kontraktsomrader",
-    "riksvegruter",
+/// (path, name as in the v2 documentation's `GET /omrader` example)
+const KINDS: &[(&str, &str)] = &[
+    ("regioner", "Regioner"),
+    ("fylker", "Fylker"),
+    ("vegavdelinger", "Vegavdelinger"),
+    ("kommuner", "Kommuner"),
+    ("riksvegruter", "Riksvegruter"),
+    ("kontraktsomrader", "Kontraktsområder"),
 ];
 
 pub fn routes() -> Router<AppState> {
@@ -42,9 +45,108 @@ pub fn routes() -> Router<AppState> {
         .route("/omrader/riksvegruter", get(list_national_routes))
 }
 
+/// An element of `GET /omrader`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct AreaKindDoc {
+    pub navn: &'static str,
+    pub href: String,
+}
+
+/// `kartutsnitt` / `senterpunkt` of an area.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct AreaGeometryDoc {
+    pub wkt: String,
+    pub srid: u32,
+}
+
+/// `vegobjekt` of an area: the road object that represents it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct AreaObjectDoc {
+    pub id: u64,
+    #[serde(rename = "type")]
+    pub type_id: u32,
+    pub href: String,
+}
+
+/// A region (`/omrader/regioner`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct RegionDoc {
+    pub navn: String,
+    pub nummer: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kartutsnitt: Option<AreaGeometryDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senterpunkt: Option<AreaGeometryDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegobjekt: Option<AreaObjectDoc>,
+}
+
+/// A county (`/omrader/fylker`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CountyDoc {
+    pub navn: String,
+    pub nummer: u8,
+    pub region: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kartutsnitt: Option<AreaGeometryDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senterpunkt: Option<AreaGeometryDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegobjekt: Option<AreaObjectDoc>,
+}
+
+/// A road department (`/omrader/vegavdelinger`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct RoadDepartmentDoc {
+    pub navn: String,
+    pub nummer: u8,
+    pub region: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegobjekt: Option<AreaObjectDoc>,
+}
+
+/// A municipality (`/omrader/kommuner`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct MunicipalityDoc {
+    pub navn: String,
+    pub nummer: u16,
+    pub region: u8,
+    pub fylke: u8,
+    pub vegavdeling: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kartutsnitt: Option<AreaGeometryDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senterpunkt: Option<AreaGeometryDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegobjekt: Option<AreaObjectDoc>,
+}
+
+/// A contract area (`/omrader/kontraktsomrader`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ContractAreaDoc {
+    pub navn: String,
+    pub nummer: u32,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegobjekt: Option<AreaObjectDoc>,
+}
+
+/// A national route segment (`/omrader/riksvegruter`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct NationalRouteDoc {
+    pub navn: String,
+    pub nummer: String,
+    pub beskrivelse: String,
+    pub periode: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegobjekt: Option<AreaObjectDoc>,
+}
+
 struct Extras {
     map_extent: bool,
     centre: bool,
+    object: bool,
     srid: Srid,
 }
 
@@ -60,69 +162,104 @@ fn extras(
         Extras {
             map_extent: all || words.iter().any(|w| w == "kartutsnitt"),
             centre: all || words.iter().any(|w| w == "senterpunkt"),
+            object: all || words.iter().any(|w| w == "vegobjekt"),
             srid,
         },
         n,
     ))
 }
 
-fn add_geometry(v: &mut Value, shape: &MultiPolygon<f64>, e: &Extras) -> ApiResult<()> {
-    if e.map_extent {
-        // bounding box of the shape in the requested srid (corners transformed via all vertices)
-        let mut b = [
-            f64::INFINITY,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NEG_INFINITY,
-        ];
-        if e.srid.is_native() {
-            if let Some(r) = shape.bounding_rect() {
-                b = [r.min().x, r.min().y, r.max().x, r.max().y];
-            }
-        } else {
-            for poly in &shape.0 {
-                for c in poly.exterior().coords() {
-                    let (x, y) = from_storage(e.srid, c.x, c.y)?;
-                    b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
-                }
+/// `vegobjekt` of the area with `key`, when asked for and held by the generation.
+fn area_object(
+    s: &AppState,
+    g: &Generation,
+    e: &Extras,
+    kind: AreaKind,
+    key: u32,
+) -> Option<AreaObjectDoc> {
+    if !e.object {
+        return None;
+    }
+    let type_id = kind.object_type();
+    let id = kind.object_id(key);
+    g.objects.get(&type_id)?.table.row_of(id)?;
+    Some(AreaObjectDoc {
+        id,
+        type_id,
+        href: s.href(&format!("/vegobjekter/{type_id}/{id}")),
+    })
+}
+
+/// The bounding box of the shape in the requested srid (corners transformed via all vertices).
+fn map_extent(shape: &MultiPolygon<f64>, e: &Extras) -> ApiResult<Option<AreaGeometryDoc>> {
+    if !e.map_extent {
+        return Ok(None);
+    }
+    let mut b = [
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    if e.srid.is_native() {
+        if let Some(r) = shape.bounding_rect() {
+            b = [r.min().x, r.min().y, r.max().x, r.max().y];
+        }
+    } else {
+        for poly in &shape.0 {
+            for c in poly.exterior().coords() {
+                let (x, y) = from_storage(e.srid, c.x, c.y)?;
+                b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
             }
         }
-        let d = e.srid.decimals();
-        let r = |v: f64| {
-            format!("{v:.d$}")
-                .trim_end_matches('0')
-                .trim_end_matches('.')
-                .to_string()
-        };
-        let text = format!(
-            "POLYGON (({x0} {y0}, {x1} {y0}, {x1} {y1}, {x0} {y1}, {x0} {y0}))",
-            x0 = r(b[0]),
-            y0 = r(b[1]),
-            x1 = r(b[2]),
-            y1 = r(b[3])
-        );
-        v["kartutsnitt"] = json!({ "wkt": text, "srid": e.srid.code() });
     }
-    if e.centre {
-        if let Some((x, y)) = Areas::interior_point(shape) {
-            v["senterpunkt"] =
-                json!({ "wkt": wkt::point_2d(e.srid, x, y)?, "srid": e.srid.code() });
-        }
+    let d = e.srid.decimals();
+    let r = |v: f64| {
+        format!("{v:.d$}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    };
+    let text = format!(
+        "POLYGON (({x0} {y0}, {x1} {y0}, {x1} {y1}, {x0} {y1}, {x0} {y0}))",
+        x0 = r(b[0]),
+        y0 = r(b[1]),
+        x1 = r(b[2]),
+        y1 = r(b[3])
+    );
+    Ok(Some(AreaGeometryDoc {
+        wkt: text,
+        srid: e.srid.code(),
+    }))
+}
+
+fn centre(shape: &MultiPolygon<f64>, e: &Extras) -> ApiResult<Option<AreaGeometryDoc>> {
+    if !e.centre {
+        return Ok(None);
     }
-    Ok(())
+    Ok(match Areas::interior_point(shape) {
+        Some((x, y)) => Some(AreaGeometryDoc {
+            wkt: wkt::point_2d(e.srid, x, y)?,
+            srid: e.srid.code(),
+        }),
+        None => None,
+    })
 }
 
 /// GET /omrader — the area kinds with links.
-#[utoipa::path(get, path = "/omrader", tag = "områder", responses((status = 200, description = "Array of {navn, href}")))]
+#[utoipa::path(get, path = "/omrader", tag = "områder", responses((status = 200, description = "The area kinds", body = [AreaKindDoc])))]
 pub async fn list_area_kinds(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    let list: Vec<Value> = KINDS
+    let list: Vec<AreaKindDoc> = KINDS
         .iter()
-        .map(|k| json!({ "navn": k, "href": s.href(&format!("/omrader/{k}")) }))
+        .map(|(path, navn)| AreaKindDoc {
+            navn,
+            href: s.href(&format!("/omrader/{path}")),
+        })
         .collect();
     Ok(respond(n, &list))
 }
@@ -130,7 +267,7 @@ pub async fn list_area_kinds(
 /// GET /omrader/regioner — the five regions.
 #[utoipa::path(get, path = "/omrader/regioner", tag = "områder",
     params(("inkluder" = Option<String>, Query, description = "kartutsnitt, senterpunkt, vegobjekt, alle"), ("srid" = Option<String>, Query)),
-    responses((status = 200, description = "Array of {navn, nummer}")))]
+    responses((status = 200, description = "The regions", body = [RegionDoc])))]
 pub async fn list_regions(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -138,18 +275,17 @@ pub async fn list_regions(
 ) -> ApiResult<Response> {
     let (e, n) = extras(&headers, q.as_deref())?;
     let a = s.areas();
+    let g = s.store.current();
     let mut list = Vec::new();
     for r in &a.regions {
-        let mut v = json!({ "navn": r.name, "nummer": r.number });
-        let shape = MultiPolygon::new(
-            a.counties
-                .iter()
-                .filter(|c| c.region == r.number)
-                .flat_map(|c| c.shape.0.clone())
-                .collect(),
-        );
-        add_geometry(&mut v, &shape, &e)?;
-        list.push(v);
+        let shape = a.region_shape(r.number);
+        list.push(RegionDoc {
+            navn: r.name.clone(),
+            nummer: r.number,
+            kartutsnitt: map_extent(&shape, &e)?,
+            senterpunkt: centre(&shape, &e)?,
+            vegobjekt: area_object(&s, &g, &e, AreaKind::Region, r.number as u32),
+        });
     }
     Ok(respond(n, &list))
 }
@@ -157,18 +293,24 @@ pub async fn list_regions(
 /// GET /omrader/fylker — the 15 counties.
 #[utoipa::path(get, path = "/omrader/fylker", tag = "områder",
     params(("inkluder" = Option<String>, Query), ("srid" = Option<String>, Query)),
-    responses((status = 200, description = "Array of {navn, nummer, region}")))]
+    responses((status = 200, description = "The counties", body = [CountyDoc])))]
 pub async fn list_counties(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (e, n) = extras(&headers, q.as_deref())?;
+    let g = s.store.current();
     let mut list = Vec::new();
     for c in &s.areas().counties {
-        let mut v = json!({ "navn": c.name, "nummer": c.number, "region": c.region });
-        add_geometry(&mut v, &c.shape, &e)?;
-        list.push(v);
+        list.push(CountyDoc {
+            navn: c.name.clone(),
+            nummer: c.number,
+            region: c.region,
+            kartutsnitt: map_extent(&c.shape, &e)?,
+            senterpunkt: centre(&c.shape, &e)?,
+            vegobjekt: area_object(&s, &g, &e, AreaKind::County, c.number as u32),
+        });
     }
     Ok(respond(n, &list))
 }
@@ -176,18 +318,24 @@ pub async fn list_counties(
 /// GET /omrader/vegavdelinger — road departments (one per county; Troms and Finnmark share one).
 #[utoipa::path(get, path = "/omrader/vegavdelinger", tag = "områder",
     params(("inkluder" = Option<String>, Query), ("srid" = Option<String>, Query)),
-    responses((status = 200, description = "Array of {navn, nummer, region}")))]
+    responses((status = 200, description = "The road departments", body = [RoadDepartmentDoc])))]
 pub async fn list_road_departments(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (_, n) = extras(&headers, q.as_deref())?;
-    let list: Vec<Value> = s
+    let (e, n) = extras(&headers, q.as_deref())?;
+    let g = s.store.current();
+    let list: Vec<RoadDepartmentDoc> = s
         .areas()
         .road_departments
         .iter()
-        .map(|d| json!({ "navn": d.name, "nummer": d.number, "region": d.region }))
+        .map(|d| RoadDepartmentDoc {
+            navn: d.name.clone(),
+            nummer: d.number,
+            region: d.region,
+            vegobjekt: area_object(&s, &g, &e, AreaKind::RoadDepartment, d.number as u32),
+        })
         .collect();
     Ok(respond(n, &list))
 }
@@ -195,18 +343,26 @@ pub async fn list_road_departments(
 /// GET /omrader/kommuner — the 357 municipalities.
 #[utoipa::path(get, path = "/omrader/kommuner", tag = "områder",
     params(("inkluder" = Option<String>, Query), ("srid" = Option<String>, Query)),
-    responses((status = 200, description = "Array of {navn, nummer, region, fylke, vegavdeling}")))]
+    responses((status = 200, description = "The municipalities", body = [MunicipalityDoc])))]
 pub async fn list_municipalities(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (e, n) = extras(&headers, q.as_deref())?;
+    let g = s.store.current();
     let mut list = Vec::new();
     for m in &s.areas().municipalities {
-        let mut v = json!({ "navn": m.name, "nummer": m.number, "region": m.region, "fylke": m.county, "vegavdeling": m.road_department });
-        add_geometry(&mut v, &m.shape, &e)?;
-        list.push(v);
+        list.push(MunicipalityDoc {
+            navn: m.name.clone(),
+            nummer: m.number,
+            region: m.region,
+            fylke: m.county,
+            vegavdeling: m.road_department,
+            kartutsnitt: map_extent(&m.shape, &e)?,
+            senterpunkt: centre(&m.shape, &e)?,
+            vegobjekt: area_object(&s, &g, &e, AreaKind::Municipality, m.number as u32),
+        });
     }
     Ok(respond(n, &list))
 }
@@ -214,18 +370,24 @@ pub async fn list_municipalities(
 /// GET /omrader/kontraktsomrader — contract areas.
 #[utoipa::path(get, path = "/omrader/kontraktsomrader", tag = "områder",
     params(("inkluder" = Option<String>, Query), ("srid" = Option<String>, Query)),
-    responses((status = 200, description = "Array of {navn, nummer, type}")))]
+    responses((status = 200, description = "The contract areas", body = [ContractAreaDoc])))]
 pub async fn list_contract_areas(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (_, n) = extras(&headers, q.as_deref())?;
-    let list: Vec<Value> = s
+    let (e, n) = extras(&headers, q.as_deref())?;
+    let g = s.store.current();
+    let list: Vec<ContractAreaDoc> = s
         .areas()
         .contracts
         .iter()
-        .map(|c| json!({ "navn": c.name, "nummer": c.number, "type": c.kind }))
+        .map(|c| ContractAreaDoc {
+            navn: c.name.clone(),
+            nummer: c.number,
+            kind: c.kind.clone(),
+            vegobjekt: area_object(&s, &g, &e, AreaKind::Contract, c.number),
+        })
         .collect();
     Ok(respond(n, &list))
 }
@@ -233,18 +395,26 @@ pub async fn list_contract_areas(
 /// GET /omrader/riksvegruter — national route segments.
 #[utoipa::path(get, path = "/omrader/riksvegruter", tag = "områder",
     params(("inkluder" = Option<String>, Query), ("srid" = Option<String>, Query)),
-    responses((status = 200, description = "Array of {navn, nummer, beskrivelse, periode}")))]
+    responses((status = 200, description = "The national route segments", body = [NationalRouteDoc])))]
 pub async fn list_national_routes(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (_, n) = extras(&headers, q.as_deref())?;
-    let list: Vec<Value> = s
+    let (e, n) = extras(&headers, q.as_deref())?;
+    let g = s.store.current();
+    let list: Vec<NationalRouteDoc> = s
         .areas()
         .routes
         .iter()
-        .map(|r| json!({ "navn": r.name, "nummer": r.number, "beskrivelse": r.description, "periode": r.period }))
+        .enumerate()
+        .map(|(i, r)| NationalRouteDoc {
+            navn: r.name.clone(),
+            nummer: r.number.clone(),
+            beskrivelse: r.description.clone(),
+            periode: r.period.clone(),
+            vegobjekt: area_object(&s, &g, &e, AreaKind::Route, i as u32),
+        })
         .collect();
     Ok(respond(n, &list))
 }

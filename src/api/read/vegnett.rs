@@ -10,7 +10,7 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use roaring::RoaringBitmap;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use crate::api::dto::{date, road_ref_stretch};
 use crate::api::error::{ApiError, ApiResult};
@@ -49,66 +49,161 @@ pub fn routes() -> Router<AppState> {
         .route("/vegnett/lenker/{id}", get(get_link))
 }
 
+/// An element of `GET /vegnett`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct NetworkResourceDoc {
+    pub navn: &'static str,
+    pub href: String,
+}
+
 /// GET /vegnett
-#[utoipa::path(get, path = "/vegnett", tag = "vegnett", responses((status = 200, description = "[{navn: \"lenker\", href}]")))]
+#[utoipa::path(get, path = "/vegnett", tag = "vegnett", responses((status = 200, description = "The network resources: the road links", body = [NetworkResourceDoc])))]
 pub async fn list_network_resources(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    Ok(respond(
-        n,
-        &json!([{ "navn": "lenker", "href": s.href("/vegnett/lenker") }]),
-    ))
+    // the name of the v2 documentation's example (vegnett.md)
+    let list = [NetworkResourceDoc {
+        navn: "Veglenker",
+        href: s.href("/vegnett/lenker"),
+    }];
+    Ok(respond(n, &list))
+}
+
+/// `metadata` of a road link.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct LinkMetadataDoc {
+    pub startdato: String,
+}
+
+/// `geometri.kvalitet` of a road link. Both sets of names are written: the v2 documentation's
+/// vegnett example (`metode`, `høydenøyaktighet`, `toleranse`, `synlighet`) and the names of
+/// `verdi/geometri.md` and the Java client (`målemetode`, `målemetodeHøyde`,
+/// `nøyaktighetHøyde`, `synbarhet`); `nøyaktighet` and `datafangstdato` are common to both.
+/// `målemetodeHøyde` is null: the height was measured with `målemetode` (SOSI: the planar
+/// method also covers the height unless a height method is given).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct LinkQualityDoc {
+    pub metode: u8,
+    #[serde(rename = "nøyaktighet")]
+    pub accuracy: u16,
+    #[serde(rename = "høydenøyaktighet")]
+    pub height_accuracy: u16,
+    pub toleranse: u16,
+    pub synlighet: u8,
+    pub datafangstdato: String,
+    #[serde(rename = "målemetode")]
+    pub method: u8,
+    #[serde(rename = "målemetodeHøyde")]
+    pub height_method: Option<u8>,
+    #[serde(rename = "nøyaktighetHøyde")]
+    pub accuracy_height: u16,
+    pub synbarhet: u8,
+}
+
+/// `geometri` of a road link.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct LinkGeometryDoc {
+    pub wkt: String,
+    pub srid: u32,
+    pub kvalitet: LinkQualityDoc,
 }
 
 /// One road link segment as the API shows it.
-pub fn link_json(s: &AppState, g: &Generation, row: usize, srid: Srid) -> ApiResult<Value> {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct LinkDoc {
+    pub href: String,
+    pub metadata: LinkMetadataDoc,
+    pub veglenkeid: u64,
+    pub startposisjon: f64,
+    pub sluttposisjon: f64,
+    pub kortform: String,
+    pub felt: String,
+    pub medium: String,
+    pub temakode: u16,
+    pub konnekteringslenke: bool,
+    #[serde(rename = "topologinivå")]
+    pub topology_level: u8,
+    #[serde(rename = "topologinivå_tekst")]
+    pub topology_level_text: &'static str,
+    pub startnode: String,
+    pub sluttnode: String,
+    pub geometri: LinkGeometryDoc,
+    pub region: u8,
+    pub fylke: u8,
+    pub vegavdeling: u8,
+    pub kommune: u16,
+    #[schema(value_type = Object)]
+    pub vegreferanse: serde_json::Value,
+    /// Whole meters, as in the documentation's example (`"strekningslengde": 78`).
+    pub strekningslengde: i64,
+    #[serde(rename = "typeVeg")]
+    pub type_veg: &'static str,
+    /// The v2 docs call it superid, the Java client reads foreldrelenkeid: both are written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superid: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub foreldrelenkeid: Option<u64>,
+}
+
+/// One road link segment as the API shows it.
+pub fn link_json(s: &AppState, g: &Generation, row: usize, srid: Srid) -> ApiResult<LinkDoc> {
     let n = &g.network;
     let id = n.link_id[row];
-    let level = n.topology_level[row] as usize;
-    let mut v = json!({
-        "href": s.href(&format!("/vegnett/lenker/{id}")),
-        "metadata": { "startdato": date(n.start_date[row]) },
-        "veglenkeid": id,
-        "startposisjon": n.from_pos[row],
-        "sluttposisjon": n.to_pos[row],
-        "kortform": link_range_short(n.from_pos[row], n.to_pos[row], id),
-        "felt": n.lanes[row],
-        "medium": (n.medium[row] as char).to_string(),
-        "temakode": n.theme_code[row],
-        "konnekteringslenke": n.is_connection[row],
-        "topologinivå": level,
-        "topologinivå_tekst": TOPOLOGY_LEVELS.get(level).copied().unwrap_or("VEGTRASE"),
-        "startnode": n.start_node[row].to_string(),
-        "sluttnode": n.end_node[row].to_string(),
-        "geometri": {
-            "wkt": wkt::linestring_z(srid, n.geometry(row))?,
-            "srid": srid.code(),
-            "kvalitet": {
-                "metode": n.q_method[row],
-                "nøyaktighet": n.q_accuracy[row],
-                "høydenøyaktighet": n.q_height_accuracy[row],
-                "toleranse": n.q_tolerance[row],
-                "synlighet": n.q_visibility[row],
-                "datafangstdato": date(n.q_capture_date[row]),
+    let level = n.topology_level[row];
+    let parent = (n.super_id[row] != 0).then_some(n.super_id[row]);
+    Ok(LinkDoc {
+        href: s.href(&format!("/vegnett/lenker/{id}")),
+        metadata: LinkMetadataDoc {
+            startdato: date(n.start_date[row]),
+        },
+        veglenkeid: id,
+        // + 0.0 turns a -0.0 into 0.0
+        startposisjon: n.from_pos[row] + 0.0,
+        sluttposisjon: n.to_pos[row] + 0.0,
+        kortform: link_range_short(n.from_pos[row], n.to_pos[row], id),
+        felt: n.lanes[row].clone(),
+        medium: (n.medium[row] as char).to_string(),
+        temakode: n.theme_code[row],
+        konnekteringslenke: n.is_connection[row],
+        topology_level: level,
+        topology_level_text: TOPOLOGY_LEVELS
+            .get(level as usize)
+            .copied()
+            .unwrap_or("VEGTRASE"),
+        startnode: n.start_node[row].to_string(),
+        sluttnode: n.end_node[row].to_string(),
+        geometri: LinkGeometryDoc {
+            wkt: wkt::linestring_z(srid, n.geometry(row))?,
+            srid: srid.code(),
+            kvalitet: LinkQualityDoc {
+                metode: n.q_method[row],
+                accuracy: n.q_accuracy[row],
+                height_accuracy: n.q_height_accuracy[row],
+                toleranse: n.q_tolerance[row],
+                synlighet: n.q_visibility[row],
+                datafangstdato: date(n.q_capture_date[row]),
+                method: n.q_method[row],
+                height_method: None,
+                accuracy_height: n.q_height_accuracy[row],
+                synbarhet: n.q_visibility[row],
             },
         },
-        "region": n.region[row],
-        "fylke": n.county[row],
-        "vegavdeling": n.road_department[row],
-        "kommune": n.municipality[row],
-        "vegreferanse": road_ref_stretch(&row_key(n, row), n.from_m[row], n.to_m[row]),
-        "strekningslengde": n.length_m[row],
-        "typeVeg": ROAD_TYPES.get(n.road_type[row] as usize).copied().unwrap_or(ROAD_TYPES[0]),
-    });
-    if n.super_id[row] != 0 {
-        // the v2 docs call it superid, the Java client reads foreldrelenkeid
-        v["superid"] = json!(n.super_id[row]);
-        v["foreldrelenkeid"] = json!(n.super_id[row]);
-    }
-    Ok(v)
+        region: n.region[row],
+        fylke: n.county[row],
+        vegavdeling: n.road_department[row],
+        kommune: n.municipality[row],
+        vegreferanse: road_ref_stretch(&row_key(n, row), n.from_m[row], n.to_m[row]),
+        strekningslengde: n.length_m[row].round() as i64,
+        type_veg: ROAD_TYPES
+            .get(n.road_type[row] as usize)
+            .copied()
+            .unwrap_or(ROAD_TYPES[0]),
+        superid: parent,
+        foreldrelenkeid: parent,
+    })
 }
 
 /// `kartutsnitt=xmin,ymin,xmax,ymax` in `srid` -> storage bbox.
@@ -207,7 +302,7 @@ fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult<RoaringBit
            ("veglenke" = Option<String>, Query, description = "id, pos@id or from-to@id; not with other area filters"),
            ("srid" = Option<String>, Query), ("antall" = Option<usize>, Query, description = "page size, default 1000, at most 10000"),
            ("start" = Option<String>, Query, description = "cursor from metadata.neste.start")),
-    responses((status = 200, description = "{objekter: [road links], metadata: {returnert, neste}}")))]
+    responses((status = 200, description = "{objekter: [road links (LinkDoc)], metadata: {returnert, neste}}")))]
 pub async fn list_links(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -252,7 +347,7 @@ pub async fn list_links(
 /// road references).
 #[utoipa::path(get, path = "/vegnett/lenker/{id}", tag = "vegnett",
     params(("id" = u64, Path), ("srid" = Option<String>, Query)),
-    responses((status = 200, description = "Array of the link's segments"), (status = 404, description = "Unknown link (4012)")))]
+    responses((status = 200, description = "The link's segments", body = [LinkDoc]), (status = 404, description = "Unknown link (4012)")))]
 pub async fn get_link(
     State(s): State<AppState>,
     Path(id): Path<String>,
