@@ -88,6 +88,8 @@ pub struct Render<'a> {
     pub segment_by: Option<&'a ObjectFilter>,
     /// sist_modifisert written `YYYY-MM-DD HH:MM:SS` (revisions 0 and 1) or with a `T`.
     pub revision: u8,
+    /// 3D WKT tagged `Z` (`Negotiated::wkt_z_tag`).
+    pub z_tag: bool,
     /// Show sensitivitet-1 values (the caller has the right; see `users`).
     pub sensitive: bool,
 }
@@ -135,7 +137,7 @@ impl<'a> Render<'a> {
             let r = p.net_row as usize;
             let span = (n.to_pos[r] - n.from_pos[r]).max(1e-12);
             let c = point_at(n.geometry(r), (p.from - n.from_pos[r]) / span);
-            return Ok(Some(wkt::point_z(self.srid, &c)?));
+            return Ok(Some(wkt::point_z(self.srid, &c, self.z_tag)?));
         }
         let mut lines: Vec<Vec<Coord3>> = Vec::new();
         for p in ps.iter().filter(|p| p.to > p.from) {
@@ -161,16 +163,17 @@ impl<'a> Render<'a> {
             .into_iter()
             .map(|l| simplify(l, self.tolerance_m))
             .collect();
-        Ok(Some(wkt::lines_z(self.srid, &lines)?))
+        Ok(Some(wkt::lines_z(self.srid, &lines, self.z_tag)?))
     }
 
     fn own_wkt(&self, table: &ObjectTable, row: usize) -> ApiResult<Option<String>> {
         Ok(match table.own_geometry(row) {
             [] => None,
-            [p] => Some(wkt::point_z(self.srid, p)?),
+            [p] => Some(wkt::point_z(self.srid, p, self.z_tag)?),
             line => Some(wkt::linestring_z(
                 self.srid,
                 &simplify(line.to_vec(), self.tolerance_m),
+                self.z_tag,
             )?),
         })
     }

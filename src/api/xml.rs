@@ -291,7 +291,7 @@ impl<'w, 's> ElementSer<'w, 's, '_> {
     fn json_scalar<T: Serialize>(self, v: T) -> Result<(), XmlError> {
         let text = serde_json::to_string(&v).map_err(|e| XmlError(e.to_string()))?;
         if text == "null" {
-            return Ok(()); // non-finite floats: JSON writes null
+            return ser::Serializer::serialize_none(self); // non-finite floats: JSON writes null
         }
         self.scalar(&text)
     }
@@ -441,16 +441,21 @@ impl<'w, 's> ser::Serializer for ElementSer<'w, 's, '_> {
         seq.end()
     }
     fn serialize_none(self) -> Result<(), XmlError> {
+        if self.w.root.is_some() {
+            // a document needs its root: a top-level null is the empty root element
+            self.w.start(&self.name);
+            self.w.end(&self.name, false);
+        }
         Ok(())
     }
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), XmlError> {
         value.serialize(self)
     }
     fn serialize_unit(self) -> Result<(), XmlError> {
-        Ok(())
+        self.serialize_none()
     }
     fn serialize_unit_struct(self, _: &'static str) -> Result<(), XmlError> {
-        Ok(())
+        self.serialize_none()
     }
     fn serialize_unit_variant(
         self,

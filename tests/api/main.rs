@@ -5,6 +5,7 @@ mod read_catalog;
 mod read_network;
 mod read_objects;
 mod read_omrader;
+mod read_xml;
 mod server;
 mod write_binaer;
 mod write_changesets;

@@ -5,11 +5,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use serde_json::{Map, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::api::dto::position_result;
+use crate::api::dto::{position_result, PositionResult};
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::json as respond;
+use crate::api::media::respond;
 use crate::api::{begin, AppState};
 use crate::query::network::{locate_link, locate_road_ref, NetworkPosition};
 use crate::query::vegref::{LinkRef, RoadRefFilter};
@@ -45,7 +45,7 @@ fn lookup_link(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>>
     params(("vegreferanse" = Option<String>, Query, description = "fully qualified point, e.g. 5000Ev6hp1m2024"),
            ("veglenke" = Option<String>, Query, description = "<posisjon>@<veglenkeid>"),
            ("srid" = Option<String>, Query, description = "32633 (default), 25833, 5973, 6173, 4326, 25832, 25835, utm33, wgs84")),
-    responses((status = 200, description = "Position result {vegreferanse, veglenke, geometri}"),
+    responses((status = 200, description = "Position result {vegreferanse, veglenke, geometri}", body = crate::api::dto::PositionResult),
                (status = 204, description = "No such point on the network"),
                (status = 422, description = "Neither or both parameters, or a malformed value")))]
 pub async fn get_position(
@@ -77,7 +77,10 @@ pub async fn get_position(
         }
     };
     match found {
-        Some(pos) => Ok(respond(n, &position_result(&pos, srid, false)?)),
+        Some(pos) => Ok(respond(
+            n,
+            &position_result(&pos, srid, false, n.wkt_z_tag())?,
+        )),
         None => Ok(StatusCode::NO_CONTENT.into_response()),
     }
 }
@@ -127,18 +130,35 @@ pub async fn get_positions(
         ));
     }
     let g = s.store.current();
-    let mut out = Map::with_capacity(values.len());
+    let mut out = Batch(Vec::with_capacity(values.len()));
+    let mut seen = std::collections::HashSet::new();
     for v in values {
+        if !seen.insert(v.clone()) {
+            continue; // a value given twice is answered once
+        }
         let found = if by_ref {
             lookup_road_ref(&g, &v)?
         } else {
             lookup_link(&g, &v)?
         };
-        let value = match found {
-            Some(pos) => position_result(&pos, srid, false)?,
-            None => Value::Null,
-        };
-        out.insert(v, value);
+        let value = found
+            .map(|pos| position_result(&pos, srid, false, n.wkt_z_tag()))
+            .transpose()?;
+        out.0.push((v, value));
     }
-    Ok(respond(n, &Value::Object(out)))
+    Ok(respond(n, &out))
+}
+
+/// /veg/batch's answer: an object keyed by each submitted value (in the order sent), with the
+/// position result or null.
+struct Batch(Vec<(String, Option<PositionResult>)>);
+
+impl Serialize for Batch {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut m = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
 }

@@ -64,7 +64,13 @@ pub async fn list_network_resources(
 }
 
 /// One road link segment as the API shows it.
-pub fn link_json(s: &AppState, g: &Generation, row: usize, srid: Srid) -> ApiResult<Value> {
+pub fn link_json(
+    s: &AppState,
+    g: &Generation,
+    row: usize,
+    srid: Srid,
+    z_tag: bool,
+) -> ApiResult<Value> {
     let n = &g.network;
     let id = n.link_id[row];
     let level = n.topology_level[row] as usize;
@@ -84,7 +90,7 @@ pub fn link_json(s: &AppState, g: &Generation, row: usize, srid: Srid) -> ApiRes
         "startnode": n.start_node[row].to_string(),
         "sluttnode": n.end_node[row].to_string(),
         "geometri": {
-            "wkt": wkt::linestring_z(srid, n.geometry(row))?,
+            "wkt": wkt::linestring_z(srid, n.geometry(row), z_tag)?,
             "srid": srid.code(),
             "kvalitet": {
                 "metode": n.q_method[row],
@@ -228,7 +234,7 @@ pub async fn list_links(
     let mut items = Vec::with_capacity(antall.min(rows.len() as usize));
     let mut last = None;
     for r in rows.iter().skip_while(|&r| r < first).take(antall) {
-        items.push(link_json(&s, &g, r as usize, srid)?);
+        items.push(link_json(&s, &g, r as usize, srid, n.wkt_z_tag())?);
         last = Some(r as usize);
     }
     let next = next_start(&p, g.id, last.map(|r| (net.link_id[r], net.from_pos[r])))?;
@@ -270,7 +276,7 @@ pub async fn get_link(
         return Err(ApiError::not_found(format!("Veglenke {id} finnes ikke")));
     }
     let out = rows
-        .map(|r| link_json(&s, &g, r, srid))
+        .map(|r| link_json(&s, &g, r, srid, n.wkt_z_tag()))
         .collect::<ApiResult<Vec<_>>>()?;
     Ok(respond(n, &out))
 }
