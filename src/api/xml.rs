@@ -19,6 +19,8 @@
 //! For documents with an XSD (the write API) an [`XmlStyle`] adds a namespace on the root and
 //! names fields written as attributes of their element (`<ressurs rel="self" src="…"/>`).
 //! Attribute fields must come before the element's other fields (they do in every XSD used).
+//! The style can also leave out optional list wrappers when empty (`omit_empty`) and write a
+//! fragment without the XML declaration (to embed a document in another).
 //!
 //! The serializer writes while serde drives it: a streamed page (e.g. `StreamedObjects`) is
 //! rendered object by object, never as a tree.
@@ -97,6 +99,10 @@ pub struct XmlStyle<'a> {
     pub namespace: Option<&'a str>,
     /// (element, field) pairs written as attributes of that element.
     pub attributes: &'a [(&'a str, &'a str)],
+    /// List elements left out when empty (the XSD's optional wrappers, e.g. `feil`).
+    pub omit_empty: &'a [&'a str],
+    /// No XML declaration: a fragment to embed in a larger document.
+    pub fragment: bool,
 }
 
 /// The root element's name: `list` for a top-level list (or list envelope), `single` for
@@ -147,14 +153,16 @@ pub fn to_xml<T: Serialize + ?Sized>(
         style,
         root: Some(root),
     };
-    w.out
-        .extend_from_slice(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+    if !style.fragment {
+        w.out
+            .extend_from_slice(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+    }
     value.serialize(ElementSer {
         w: &mut w,
         name: Cow::Owned(root.single.to_string()),
         parent: "",
     })?;
-    if pretty {
+    if pretty && !style.fragment {
         w.out.push(b'\n');
     }
     Ok(w.out)
@@ -313,7 +321,25 @@ impl<'w, 's> ElementSer<'w, 's, '_> {
             children: false,
             key: None,
             outer: None,
+            silent: false,
         }
+    }
+
+    /// A list the style leaves out when empty writes nothing.
+    fn list(self, len: Option<usize>) -> Container<'w, 's> {
+        if len == Some(0) && self.w.root.is_none() && self.w.style.omit_empty.contains(&&*self.name)
+        {
+            return Container {
+                w: self.w,
+                name: self.name,
+                item: Cow::Borrowed(""),
+                children: false,
+                key: None,
+                outer: None,
+                silent: true,
+            };
+        }
+        self.container(true)
     }
 
     /// `{"Variant": …}` as JSON writes an enum variant with data: the element holds an element
@@ -330,6 +356,7 @@ impl<'w, 's> ElementSer<'w, 's, '_> {
             children: false,
             key: None,
             outer: Some(outer.name),
+            silent: false,
         }
     }
 }
@@ -344,6 +371,8 @@ struct Container<'w, 's> {
     key: Option<String>,
     /// Enclosing element to close too (enum variants with data).
     outer: Option<Cow<'static, str>>,
+    /// An omitted empty list: nothing was opened.
+    silent: bool,
 }
 
 impl Container<'_, '_> {
@@ -365,6 +394,9 @@ impl Container<'_, '_> {
     }
 
     fn finish(self) -> Result<(), XmlError> {
+        if self.silent {
+            return Ok(());
+        }
         self.w.depth -= 1;
         let had = self.children;
         self.w.end(&self.name, had);
@@ -483,8 +515,8 @@ impl<'w, 's> ser::Serializer for ElementSer<'w, 's, '_> {
         c.child(Cow::Borrowed(variant), value)?;
         c.finish()
     }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Container<'w, 's>, XmlError> {
-        Ok(self.container(true))
+    fn serialize_seq(self, len: Option<usize>) -> Result<Container<'w, 's>, XmlError> {
+        Ok(self.list(len))
     }
     fn serialize_tuple(self, _: usize) -> Result<Container<'w, 's>, XmlError> {
         Ok(self.container(true))

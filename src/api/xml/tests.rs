@@ -93,6 +93,7 @@ fn namespace_and_attributes_by_style() {
     let style = XmlStyle {
         namespace: Some("http://nvdb.vegvesen.no/apiskriv/domain/v2"),
         attributes: &[("ressurs", "rel"), ("ressurs", "src")],
+        ..Default::default()
     };
     let links = vec![Link {
         rel: "self",
@@ -163,4 +164,20 @@ fn names_are_checked() {
     for bad in ["", "1a", "a b", "a:b", "xml", "XMLfoo", "0.5@1", "a<b"] {
         assert!(!is_xml_name(bad), "{bad}");
     }
+}
+
+#[test]
+fn optional_empty_lists_and_fragments() {
+    let style = XmlStyle {
+        omit_empty: &["feil"],
+        fragment: true,
+        ..Default::default()
+    };
+    let v = json!({"feil": [], "advarsel": [], "vegObjekter": [{"feil": [{"kode": "X"}]}]});
+    let out =
+        String::from_utf8(to_xml(XmlRoot::named("resultat"), &v, false, style).unwrap()).unwrap();
+    assert_eq!(
+        out,
+        "<resultat><advarsel/><vegObjekter><vegObjekt><feil><feil><kode>X</kode></feil></feil></vegObjekt></vegObjekter></resultat>"
+    );
 }
