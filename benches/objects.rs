@@ -127,6 +127,7 @@ fn bench(c: &mut Criterion) {
             tolerance_m: None,
             segment_by: None,
             revision: 2,
+            z_tag: true,
             sensitive: false,
         };
         let mut buf = Vec::with_capacity(1 << 20);

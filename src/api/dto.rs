@@ -1,6 +1,8 @@
-//! JSON shapes shared by several endpoints: position results, road references, geometry.
+//! Response shapes shared by several endpoints: position results, road references, geometry.
+//! Typed (serde + `ToSchema`), so JSON, XML and the OpenAPI schemas come from the same types.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::geo::srid::Srid;
 use crate::geo::wkt;
@@ -10,45 +12,111 @@ use crate::snapshot::columns::Days;
 
 use super::error::ApiResult;
 
-pub fn road_ref_point(k: &RoadKey, meter: u32) -> Value {
-    json!({
-        "fylke": k.county,
-        "kommune": k.municipality_part,
-        "kategori": (k.category as char).to_string(),
-        "status": (k.status as char).to_string(),
-        "nummer": k.number,
-        "hp": k.hp,
-        "meter": meter,
-        "kortform": k.point(meter),
-    })
+/// A road reference (vegreferanse) at one meter.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RoadRefPoint {
+    pub fylke: u8,
+    /// Two-digit municipality part of the prefix (0 for E, R and F roads).
+    pub kommune: u8,
+    pub kategori: char,
+    pub status: char,
+    pub nummer: u32,
+    pub hp: u16,
+    pub meter: u32,
+    pub kortform: String,
 }
 
-pub fn road_ref_stretch(k: &RoadKey, from_m: u32, to_m: u32) -> Value {
-    json!({
-        "fylke": k.county,
-        "kommune": k.municipality_part,
-        "kategori": (k.category as char).to_string(),
-        "status": (k.status as char).to_string(),
-        "nummer": k.number,
-        "hp": k.hp,
-        "fra_meter": from_m,
-        "til_meter": to_m,
-        "kortform": if from_m == to_m { k.point(from_m) } else { k.stretch(from_m, to_m) },
-    })
+/// A road reference over a stretch.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RoadRefStretch {
+    pub fylke: u8,
+    pub kommune: u8,
+    pub kategori: char,
+    pub status: char,
+    pub nummer: u32,
+    pub hp: u16,
+    pub fra_meter: u32,
+    pub til_meter: u32,
+    pub kortform: String,
 }
 
-/// Position result of /veg, /veg/batch and /posisjon (`avstand` only for /posisjon).
-pub fn position_result(p: &NetworkPosition, srid: Srid, with_distance: bool) -> ApiResult<Value> {
-    let pos: f64 = format_position(p.position).parse().unwrap_or(p.position);
-    let mut v = json!({
-        "vegreferanse": road_ref_point(&p.road, p.meter),
-        "veglenke": { "id": p.link_id, "posisjon": pos, "kortform": link_point_short(p.position, p.link_id) },
-        "geometri": { "wkt": wkt::point_z(srid, &p.point)?, "srid": srid.code() },
-    });
-    if with_distance {
-        v["avstand"] = json!(p.distance_m.round() as i64);
+pub fn road_ref_point(k: &RoadKey, meter: u32) -> RoadRefPoint {
+    RoadRefPoint {
+        fylke: k.county,
+        kommune: k.municipality_part,
+        kategori: k.category as char,
+        status: k.status as char,
+        nummer: k.number,
+        hp: k.hp,
+        meter,
+        kortform: k.point(meter),
     }
-    Ok(v)
+}
+
+pub fn road_ref_stretch(k: &RoadKey, from_m: u32, to_m: u32) -> RoadRefStretch {
+    RoadRefStretch {
+        fylke: k.county,
+        kommune: k.municipality_part,
+        kategori: k.category as char,
+        status: k.status as char,
+        nummer: k.number,
+        hp: k.hp,
+        fra_meter: from_m,
+        til_meter: to_m,
+        kortform: if from_m == to_m {
+            k.point(from_m)
+        } else {
+            k.stretch(from_m, to_m)
+        },
+    }
+}
+
+/// `{wkt, srid}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Geometry {
+    pub wkt: String,
+    pub srid: u32,
+}
+
+/// A link position `{id, posisjon, kortform}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LinkPosition {
+    pub id: u64,
+    pub posisjon: f64,
+    pub kortform: String,
+}
+
+/// Position result of /veg, /veg/batch and /posisjon (`avstand` only for /posisjon, meters).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PositionResult {
+    pub vegreferanse: RoadRefPoint,
+    pub veglenke: LinkPosition,
+    pub geometri: Geometry,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avstand: Option<i64>,
+}
+
+/// The position result; `z_tag`: see `Negotiated::wkt_z_tag`.
+pub fn position_result(
+    p: &NetworkPosition,
+    srid: Srid,
+    with_distance: bool,
+    z_tag: bool,
+) -> ApiResult<PositionResult> {
+    let pos: f64 = format_position(p.position).parse().unwrap_or(p.position);
+    Ok(PositionResult {
+        vegreferanse: road_ref_point(&p.road, p.meter),
+        veglenke: LinkPosition {
+            id: p.link_id,
+            posisjon: pos,
+            kortform: link_point_short(p.position, p.link_id),
+        },
+        geometri: Geometry {
+            wkt: wkt::point_z(srid, &p.point, z_tag)?,
+            srid: srid.code(),
+        },
+        avstand: with_distance.then(|| p.distance_m.round() as i64),
+    })
 }
 
 /// (year, month, day) of a day number since 1970-01-01 (Howard Hinnant's civil_from_days).
@@ -83,10 +151,80 @@ pub fn date_time(secs: i64, with_t: bool) -> String {
     )
 }
 
+/// Seconds east of UTC in Norway (Europe/Oslo) at a UTC instant: CEST (+2) from the last Sunday
+/// of March 01:00 UTC to the last Sunday of October 01:00 UTC (the EU rule, in force since
+/// 1996), else CET (+1).
+pub fn oslo_offset(utc_secs: i64) -> i64 {
+    use chrono::{Datelike, NaiveDate};
+    let (year, _, _) = civil(utc_secs.div_euclid(86_400));
+    let last_sunday = |month: u32| -> i64 {
+        let d = NaiveDate::from_ymd_opt(year as i32, month, 31)
+            .expect("March and October have 31 days");
+        let sunday = d - chrono::Days::new(u64::from(d.weekday().num_days_from_sunday()));
+        sunday
+            .and_hms_opt(1, 0, 0)
+            .expect("01:00 exists")
+            .and_utc()
+            .timestamp()
+    };
+    if (last_sunday(3)..last_sunday(10)).contains(&utc_secs) {
+        7200
+    } else {
+        3600
+    }
+}
+
+/// Norwegian local wall-clock time of a UTC instant, `YYYY-MM-DD HH:MM:SS` or with a `T`.
+pub fn oslo_date_time(utc_secs: i64, with_t: bool) -> String {
+    date_time(utc_secs + oslo_offset(utc_secs), with_t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn oslo_time_switches_at_the_eu_instants() {
+        // 2026: summer time 29 March 01:00 UTC – 25 October 01:00 UTC
+        let t = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp();
+        assert_eq!(
+            oslo_date_time(t("2026-03-29T00:59:59Z"), true),
+            "2026-03-29T01:59:59"
+        );
+        assert_eq!(
+            oslo_date_time(t("2026-03-29T01:00:00Z"), true),
+            "2026-03-29T03:00:00"
+        );
+        assert_eq!(
+            oslo_date_time(t("2026-10-25T00:59:59Z"), false),
+            "2026-10-25 02:59:59"
+        );
+        assert_eq!(
+            oslo_date_time(t("2026-10-25T01:00:00Z"), false),
+            "2026-10-25 02:00:00"
+        );
+        assert_eq!(
+            oslo_date_time(t("2026-11-23T18:33:00Z"), true),
+            "2026-11-23T19:33:00"
+        );
+    }
+
+    proptest! {
+        /// The switch days equal the EU directive's closed formula (valid 1900–2099).
+        #[test]
+        fn switch_days_follow_the_directive(year in 1996i64..2100) {
+            let march = 31 - (5 * year / 4 + 4) % 7;
+            let october = 31 - (5 * year / 4 + 1) % 7;
+            let at = |m: u32, d: i64, h: i64| {
+                chrono::NaiveDate::from_ymd_opt(year as i32, m, d as u32).unwrap().and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp() + h * 3600
+            };
+            prop_assert_eq!(oslo_offset(at(3, march, 1) - 1), 3600);
+            prop_assert_eq!(oslo_offset(at(3, march, 1)), 7200);
+            prop_assert_eq!(oslo_offset(at(10, october, 1) - 1), 7200);
+            prop_assert_eq!(oslo_offset(at(10, october, 1)), 3600);
+        }
+    }
 
     proptest! {
         #[test]

@@ -1,97 +1,398 @@
-//! Response media types. JSON is the default and answers `application/json`,
-//! `application/vnd.vegvesen.nvdb-v2+json` and its `-revN` forms, wildcards and no Accept at all.
-//! Plain `nvdb-v2+json` is response revision 0, which adds `metadata.antall` to lists.
-//! Anything only XML or otherwise unknown is 415/4001.
+//! Response media types and revisions (v2 `retningslinjer.md`, `responsrevisjoner.md`).
+//!
+//! Formats: JSON (the default: no Accept, wildcards, `application/json`, `text/json`,
+//! `application/vnd.vegvesen.nvdb-v2[-revN]+json`) or XML (`application/xml`, `text/xml`,
+//! `application/vnd.vegvesen.nvdb-v2[-revN]+xml`, or the `.xml` path suffix, which wins over
+//! Accept). Anything else only is 415/4001. XML is derived from the JSON shape by the rule in
+//! [`super::xml`]. Error bodies are always JSON (the API's error shape, one shape for every
+//! client).
+//!
+//! Revisions: `-rev0`, `-rev1`, `-rev2` are served as asked (a higher number gets the newest,
+//! 2); `application/json`, `application/xml` and no Accept get the newest. The plain vendor type
+//! (`nvdb-v2+json` without a revision) is what LtGlahn's client sends and real 2021 extractions
+//! made with it show `LINESTRING Z` and carry `metadata.antall`: it is revision 0 with the `Z`
+//! tag and the newer `viktighet_tekst` (see api-facts "CORRECTED"). Each rule is one method of
+//! [`Negotiated`]. The `Content-Type` names what was served: the vendor type with the revision
+//! (`application/vnd.vegvesen.nvdb-v2-rev2+json;charset=utf-8`) when a vendor type was asked
+//! with a revision, the plain vendor type when it was asked without one, else
+//! `application/json` / `application/xml`.
 
-use axum::http::{header, HeaderMap, HeaderValue};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::error::{ApiError, ApiResult};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Negotiated {
-    /// Response revision: 0 for plain nvdb-v2+json, else the newest.
-    pub revision: u8,
-    pub pretty: bool,
-    /// Answer with the vendor content type (the client asked for it).
-    pub vendor: bool,
-}
+use super::xml::{self, XmlRoot, XmlStyle};
 
 pub const NEWEST_REVISION: u8 = 2;
 
-pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
-    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
-        return Ok(Negotiated {
-            revision: NEWEST_REVISION,
-            pretty,
-            vendor: false,
-        });
-    };
-    let mut json = false;
-    let mut vendor = false;
-    let mut revision = NEWEST_REVISION;
-    for range in accept.split(',') {
-        let mt = range
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        match mt.as_str() {
-            "" | "*/*" | "application/*" | "application/json" => json = true,
-            "application/vnd.vegvesen.nvdb-v2+json" => {
-                json = true;
-                vendor = true;
-                revision = 0;
-            }
-            m if m.starts_with("application/vnd.vegvesen.nvdb-v2-rev") && m.ends_with("+json") => {
-                json = true;
-                vendor = true;
-                let n = m
-                    .trim_start_matches("application/vnd.vegvesen.nvdb-v2-rev")
-                    .trim_end_matches("+json");
-                revision = n.parse().unwrap_or(NEWEST_REVISION);
-            }
-            _ => {}
+/// Set by `rewrite_suffix` (never taken from the client): `xml` or `json` from a path suffix.
+pub const SUFFIX_FORMAT: HeaderName = HeaderName::from_static("x-vegdb-suffix-format");
+/// Set by `rewrite_suffix`: the request path below the read base, for the XML root's name.
+pub const RESOURCE_PATH: HeaderName = HeaderName::from_static("x-vegdb-resource-path");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Xml,
+}
+
+/// The resource a request names, for the XML root: the last path segment that is not a number
+/// (`vegobjekttyper`, `fylker`, `lenker`, `status`), and whether the path ends in an id (then
+/// a single value's root is the singular: `/vegobjekter/105/1` → `vegobjekt`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resource {
+    name: [u8; 32],
+    len: u8,
+    by_id: bool,
+}
+
+/// Root name when the request path is unknown or too long.
+pub const DEFAULT_ROOT: &str = "respons";
+
+impl Resource {
+    pub fn from_path(path: &str) -> Resource {
+        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let by_id = segments
+            .last()
+            .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit()));
+        let name = segments
+            .iter()
+            .rev()
+            .find(|s| !s.bytes().all(|b| b.is_ascii_digit()))
+            .copied()
+            .unwrap_or(DEFAULT_ROOT);
+        Resource::named(name, by_id)
+    }
+
+    fn named(name: &str, by_id: bool) -> Resource {
+        let name = if name.len() <= 32 && xml::is_xml_name(name) {
+            name
+        } else {
+            DEFAULT_ROOT
+        };
+        let mut buf = [0u8; 32];
+        buf[..name.len()].copy_from_slice(name.as_bytes());
+        Resource {
+            name: buf,
+            len: name.len() as u8,
+            by_id,
         }
     }
-    if json {
-        Ok(Negotiated {
-            revision,
-            pretty,
-            vendor,
-        })
-    } else {
-        Err(ApiError::new(
-            axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            4001,
-            format!("Mediatypen støttes ikke: {accept}. Bruk application/json eller application/vnd.vegvesen.nvdb-v2+json"),
-        ))
+
+    pub fn name(&self) -> &str {
+        std::str::from_utf8(&self.name[..self.len as usize]).unwrap_or(DEFAULT_ROOT)
+    }
+
+    /// Root names for lists and single values.
+    pub fn root(&self) -> XmlRoot<'_> {
+        let name = self.name();
+        XmlRoot {
+            list: name,
+            single: if self.by_id {
+                xml::singular(name)
+            } else {
+                name
+            },
+        }
     }
 }
 
-/// A JSON response with the API's content type.
-pub fn json<T: Serialize>(n: Negotiated, value: &T) -> Response {
-    let body = if n.pretty {
-        serde_json::to_vec_pretty(value)
-    } else {
-        serde_json::to_vec(value)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Negotiated {
+    /// Response revision served (0..=2).
+    pub revision: u8,
+    pub pretty: bool,
+    pub format: Format,
+    /// A vendor type was asked for.
+    pub vendor: bool,
+    /// The plain vendor type without a revision (revision 0 with the newer geometry).
+    pub plain_vendor: bool,
+    pub resource: Resource,
+}
+
+impl Negotiated {
+    /// The newest revision in JSON (no Accept).
+    pub fn default_json(pretty: bool) -> Negotiated {
+        Negotiated {
+            revision: NEWEST_REVISION,
+            pretty,
+            format: Format::Json,
+            vendor: false,
+            plain_vendor: false,
+            resource: Resource::named(DEFAULT_ROOT, false),
+        }
+    }
+
+    /// 3D WKT tagged `Z` (`LINESTRING Z (…)`): from revision 1, and for the plain vendor type.
+    pub fn wkt_z_tag(&self) -> bool {
+        self.revision >= 1 || self.plain_vendor
+    }
+
+    /// Lists carry `metadata.antall` (the total): revision 0 only (incl. the plain vendor type).
+    pub fn total_count(&self) -> bool {
+        self.revision == 0
+    }
+
+    /// Date-times written `yyyy-MM-ddTHH:mm:ss` (revision 2) rather than with a space.
+    pub fn datetime_with_t(&self) -> bool {
+        self.revision >= 2
+    }
+
+    /// `viktighet_tekst` `PÅKREVD` instead of `PÅKREVD_IKKE_ABSOLUTT`: explicit revision 0.
+    pub fn old_importance_text(&self) -> bool {
+        self.revision == 0 && !self.plain_vendor
+    }
+
+    /// The `Content-Type` of a successful response.
+    pub fn content_type(&self) -> HeaderValue {
+        let suffix = match self.format {
+            Format::Json => "json",
+            Format::Xml => "xml",
+        };
+        let text = if self.plain_vendor {
+            format!("application/vnd.vegvesen.nvdb-v2+{suffix};charset=utf-8")
+        } else if self.vendor {
+            format!(
+                "application/vnd.vegvesen.nvdb-v2-rev{}+{suffix};charset=utf-8",
+                self.revision
+            )
+        } else {
+            format!("application/{suffix};charset=utf-8")
+        };
+        HeaderValue::from_str(&text).expect("media types are ASCII")
+    }
+}
+
+/// One Accept media range understood.
+struct Range {
+    format: Format,
+    /// `*/*`, `application/*` or empty: JSON unless something specific is also accepted.
+    wildcard: bool,
+    /// None: plain vendor type; Some(r): with revision; generic types have `vendor` false.
+    revision: Option<u8>,
+    vendor: bool,
+}
+
+fn parse_range(mt: &str) -> Option<Range> {
+    let generic = |format, wildcard| {
+        Some(Range {
+            format,
+            wildcard,
+            revision: Some(NEWEST_REVISION),
+            vendor: false,
+        })
+    };
+    match mt {
+        "" | "*/*" | "application/*" => generic(Format::Json, true),
+        "application/json" | "text/json" => generic(Format::Json, false),
+        "application/xml" | "text/xml" => generic(Format::Xml, false),
+        _ => {
+            let rest = mt.strip_prefix("application/vnd.vegvesen.nvdb-v2")?;
+            let (rev, format) = if let Some(r) = rest.strip_suffix("+json") {
+                (r, Format::Json)
+            } else {
+                (rest.strip_suffix("+xml")?, Format::Xml)
+            };
+            let revision = match rev {
+                "" => None,
+                r => Some(
+                    r.strip_prefix("-rev")?
+                        .parse::<u32>()
+                        .ok()?
+                        .min(NEWEST_REVISION as u32) as u8,
+                ),
+            };
+            Some(Range {
+                format,
+                wildcard: false,
+                revision,
+                vendor: true,
+            })
+        }
+    }
+}
+
+pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
+    let resource = headers
+        .get(&RESOURCE_PATH)
+        .and_then(|v| v.to_str().ok())
+        .map(Resource::from_path)
+        .unwrap_or(Resource::named(DEFAULT_ROOT, false));
+    let suffix = match headers.get(&SUFFIX_FORMAT).map(|v| v.as_bytes()) {
+        Some(b"xml") => Some(Format::Xml),
+        Some(b"json") => Some(Format::Json),
+        _ => None,
+    };
+    // no Accept (or an unreadable one) is JSON
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("*/*");
+    // the first understood range decides (clients list what they want first); with a suffix,
+    // the first range of that format gives the revision
+    let ranges: Vec<Range> = accept
+        .split(',')
+        .filter_map(|r| {
+            parse_range(
+                &r.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase(),
+            )
+        })
+        .collect();
+    let chosen = match suffix {
+        Some(f) => ranges
+            .into_iter()
+            .find(|r| r.format == f && !r.wildcard)
+            .or(Some(Range {
+                format: f,
+                wildcard: false,
+                revision: Some(NEWEST_REVISION),
+                vendor: false,
+            })),
+        None => {
+            // a wildcard (e.g. a browser's trailing `*/*`) must not hide a specific type
+            let i = ranges.iter().position(|r| !r.wildcard).unwrap_or(0);
+            ranges.into_iter().nth(i)
+        }
+    };
+    let Some(r) = chosen else {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            4001,
+            format!("Mediatypen støttes ikke: {accept}. Bruk application/json, application/xml eller application/vnd.vegvesen.nvdb-v2[-revN]+json|+xml"),
+        ));
+    };
+    Ok(Negotiated {
+        revision: r.revision.unwrap_or(0),
+        pretty,
+        format: r.format,
+        vendor: r.vendor,
+        plain_vendor: r.vendor && r.revision.is_none(),
+        resource,
+    })
+}
+
+fn with_type(bytes: Vec<u8>, ct: HeaderValue) -> Response {
+    let mut r = bytes.into_response();
+    r.headers_mut().insert(header::CONTENT_TYPE, ct);
+    r
+}
+
+fn internal(e: impl std::fmt::Display) -> Response {
+    ApiError::from(crate::error::EngineError::Internal(e.to_string())).into_response()
+}
+
+/// The response in the negotiated format; the XML root is named by the request's resource.
+pub fn json<T: Serialize + ?Sized>(n: Negotiated, value: &T) -> Response {
+    respond_root(n, n.resource.root(), value)
+}
+
+/// As [`json`], named for what it is.
+pub fn respond<T: Serialize + ?Sized>(n: Negotiated, value: &T) -> Response {
+    json(n, value)
+}
+
+/// The response with an explicit XML root name (where the path does not name the resource,
+/// e.g. `egenskapstype` under `/vegobjekttyper/{id}/{egenskapstype}`).
+pub fn respond_named<T: Serialize + ?Sized>(n: Negotiated, root: &str, value: &T) -> Response {
+    respond_root(n, XmlRoot::named(root), value)
+}
+
+fn respond_root<T: Serialize + ?Sized>(n: Negotiated, root: XmlRoot<'_>, value: &T) -> Response {
+    let body = match n.format {
+        Format::Json if n.pretty => serde_json::to_vec_pretty(value).map_err(|e| e.to_string()),
+        Format::Json => serde_json::to_vec(value).map_err(|e| e.to_string()),
+        Format::Xml => {
+            xml::to_xml(root, value, n.pretty, XmlStyle::default()).map_err(|e| e.to_string())
+        }
     };
     match body {
-        Ok(bytes) => {
-            let mut r = bytes.into_response();
-            let ct = if n.vendor {
-                "application/vnd.vegvesen.nvdb-v2+json;charset=utf-8"
-            } else {
-                "application/json;charset=utf-8"
-            };
-            r.headers_mut()
-                .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
-            r
+        Ok(bytes) => with_type(bytes, n.content_type()),
+        Err(e) => internal(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn neg(accept: Option<&str>, suffix: Option<&str>) -> ApiResult<Negotiated> {
+        let mut h = HeaderMap::new();
+        if let Some(a) = accept {
+            h.insert(header::ACCEPT, HeaderValue::from_str(a).unwrap());
         }
-        Err(e) => {
-            ApiError::from(crate::error::EngineError::Internal(e.to_string())).into_response()
+        if let Some(s) = suffix {
+            h.insert(SUFFIX_FORMAT, HeaderValue::from_str(s).unwrap());
         }
+        negotiate(&h, false)
+    }
+
+    #[test]
+    fn revisions_and_formats() {
+        let n = neg(None, None).unwrap();
+        assert_eq!((n.format, n.revision, n.vendor), (Format::Json, 2, false));
+        assert_eq!(n.content_type(), "application/json;charset=utf-8");
+        let n = neg(Some("application/vnd.vegvesen.nvdb-v2+json"), None).unwrap();
+        assert!(n.plain_vendor && n.wkt_z_tag() && n.total_count() && !n.old_importance_text());
+        assert!(!n.datetime_with_t());
+        let n = neg(Some("application/vnd.vegvesen.nvdb-v2-rev0+json"), None).unwrap();
+        assert!(!n.wkt_z_tag() && n.total_count() && n.old_importance_text());
+        assert_eq!(
+            n.content_type(),
+            "application/vnd.vegvesen.nvdb-v2-rev0+json;charset=utf-8"
+        );
+        let n = neg(Some("application/vnd.vegvesen.nvdb-v2-rev1+xml"), None).unwrap();
+        assert_eq!((n.format, n.revision), (Format::Xml, 1));
+        assert!(n.wkt_z_tag() && !n.total_count() && !n.datetime_with_t());
+        let n = neg(Some("application/vnd.vegvesen.nvdb-v2-rev7+json"), None).unwrap();
+        assert_eq!(
+            n.content_type(),
+            "application/vnd.vegvesen.nvdb-v2-rev2+json;charset=utf-8"
+        );
+        assert_eq!(neg(Some("text/xml"), None).unwrap().format, Format::Xml);
+        assert_eq!(
+            neg(Some("application/xml"), None).unwrap().content_type(),
+            "application/xml;charset=utf-8"
+        );
+        assert_eq!(
+            neg(Some("text/html,application/xhtml+xml,*/*;q=0.8"), None)
+                .unwrap()
+                .format,
+            Format::Json
+        );
+        assert_eq!(neg(Some("image/png"), None).unwrap_err().code, 4001);
+        // the suffix wins; the revision comes from an Accept range of that format
+        let n = neg(
+            Some("application/vnd.vegvesen.nvdb-v2-rev1+xml"),
+            Some("xml"),
+        )
+        .unwrap();
+        assert_eq!((n.format, n.revision, n.vendor), (Format::Xml, 1, true));
+        let n = neg(Some("application/json"), Some("xml")).unwrap();
+        assert_eq!((n.format, n.revision), (Format::Xml, 2));
+        assert_eq!(
+            neg(Some("image/png"), Some("json")).unwrap().format,
+            Format::Json
+        );
+    }
+
+    #[test]
+    fn resources_name_the_root() {
+        let r = Resource::from_path("/vegobjekttyper");
+        assert_eq!(
+            (r.root().list, r.root().single),
+            ("vegobjekttyper", "vegobjekttyper")
+        );
+        let r = Resource::from_path("/vegobjekter/105/123");
+        assert_eq!(
+            (r.root().list, r.root().single),
+            ("vegobjekter", "vegobjekt")
+        );
+        assert_eq!(Resource::from_path("/").name(), DEFAULT_ROOT);
+        assert_eq!(Resource::from_path("/a%20b").name(), DEFAULT_ROOT);
     }
 }

@@ -1,5 +1,6 @@
 //! HTTP API: the read interface under `/nvdb/api/v2`. Handlers parse parameters, make one engine
-//! call against the generation taken once per request, and shape the JSON.
+//! call against the generation taken once per request, and shape the response (JSON or XML,
+//! `media.rs`).
 
 pub mod cursor;
 pub mod dto;
@@ -14,6 +15,7 @@ pub mod params;
 pub mod read;
 pub mod request_base;
 pub mod write;
+pub mod xml;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -193,14 +195,35 @@ pub fn read_routes() -> Router<AppState> {
         .route("/openapi.json", get(openapi_json))
 }
 
-/// `/vegobjekttyper.json` is `/vegobjekttyper` with JSON (v2 allows a format suffix);
-/// `.xml` is not served. Runs before routing.
+/// Format suffixes of the read API (v2 `retningslinjer.md`): `/vegobjekttyper.json` is
+/// `/vegobjekttyper` in JSON, `/vegobjekttyper.xml` in XML (the suffix wins over Accept). Runs
+/// before routing; also records the path for the XML root's name. The two internal headers are
+/// always set here, so a client cannot supply them.
 pub fn rewrite_suffix(mut req: Request) -> Request {
-    let path = req.uri().path();
-    if path.ends_with("/openapi.json") {
+    let headers = req.headers_mut();
+    headers.remove(media::SUFFIX_FORMAT);
+    headers.remove(media::RESOURCE_PATH);
+    let path = req.uri().path().to_string();
+    let Some(below) = path.strip_prefix(READ_BASE) else {
+        return req;
+    };
+    if below == "/openapi.json" {
         return req;
     }
-    if let Some(stripped) = path.strip_suffix(".json") {
+    let (stripped, format) = if let Some(p) = path.strip_suffix(".json") {
+        (p, Some("json"))
+    } else if let Some(p) = path.strip_suffix(".xml") {
+        (p, Some("xml"))
+    } else {
+        (path.as_str(), None)
+    };
+    let resource = &stripped[READ_BASE.len()..];
+    if let Ok(v) = HeaderValue::from_str(resource) {
+        req.headers_mut().insert(media::RESOURCE_PATH, v);
+    }
+    if let Some(f) = format {
+        req.headers_mut()
+            .insert(media::SUFFIX_FORMAT, HeaderValue::from_static(f));
         let rest = req
             .uri()
             .query()

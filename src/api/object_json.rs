@@ -91,6 +91,8 @@ pub struct Render<'a> {
     pub segment_by: Option<&'a ObjectFilter>,
     /// sist_modifisert written `YYYY-MM-DD HH:MM:SS` (revisions 0 and 1) or with a `T`.
     pub revision: u8,
+    /// 3D WKT tagged `Z` (`Negotiated::wkt_z_tag`).
+    pub z_tag: bool,
     /// Show sensitivitet-1 values (the caller has the right; see `users`).
     pub sensitive: bool,
 }
@@ -149,7 +151,7 @@ impl<'a> Render<'a> {
             let span = (n.to_pos[r] - n.from_pos[r]).max(1e-12);
             let c = point_at(n.geometry(r), (p.from - n.from_pos[r]) / span);
             return Ok(Some(Wkt {
-                text: wkt::point_z(self.srid, &c)?,
+                text: wkt::point_z(self.srid, &c, self.z_tag)?,
                 simplified: false,
             }));
         }
@@ -183,7 +185,7 @@ impl<'a> Render<'a> {
             })
             .collect();
         Ok(Some(Wkt {
-            text: wkt::lines_z(self.srid, &lines)?,
+            text: wkt::lines_z(self.srid, &lines, self.z_tag)?,
             simplified,
         }))
     }
@@ -196,13 +198,13 @@ impl<'a> Render<'a> {
                 simplified: false,
             }),
             [p] => Some(Wkt {
-                text: wkt::point_z(self.srid, p)?,
+                text: wkt::point_z(self.srid, p, self.z_tag)?,
                 simplified: false,
             }),
             line => {
                 let (line, simplified) = simplify(line.to_vec(), self.tolerance_m);
                 Some(Wkt {
-                    text: wkt::linestring_z(self.srid, &line)?,
+                    text: wkt::linestring_z(self.srid, &line, self.z_tag)?,
                     simplified,
                 })
             }

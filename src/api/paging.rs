@@ -102,6 +102,7 @@ pub fn streamed_envelope<T: Serialize>(
     Envelope {
         metadata: PageMetadata {
             returnert: returned,
+            // `Negotiated::total_count`: revision 0 (incl. the plain vendor type)
             antall: if revision == 0 { total } else { None },
             neste: Next {
                 href: next_href(s, path, query, antall, &next),
@@ -112,13 +113,13 @@ pub fn streamed_envelope<T: Serialize>(
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Next {
     pub start: String,
     pub href: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct PageMetadata {
     pub returnert: usize,
     /// Total count: only response revision 0 (plain nvdb-v2+json) carries it.
@@ -127,8 +128,11 @@ pub struct PageMetadata {
     pub neste: Next,
 }
 
-/// `{objekter, metadata}`, serialized without building an intermediate tree.
+/// `{objekter, metadata}`, serialized without building an intermediate tree. In XML its root
+/// is the resource's list name (`<vegobjekter><objekter><objekt>…`; the serde name is
+/// `xml::LIST_ENVELOPE`).
 #[derive(Serialize)]
+#[serde(rename = "$liste")]
 pub struct Envelope<T> {
     pub objekter: T,
     pub metadata: PageMetadata,

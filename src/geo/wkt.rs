@@ -1,5 +1,7 @@
 //! WKT output in the API's style: `POINT Z (x y z)`, `LINESTRING Z (...)`, `POLYGON ((...))`,
-//! coordinates transformed into the requested srid.
+//! coordinates transformed into the requested srid. 3D geometry carries the `Z` tag only when
+//! asked (`z_tag`): response revision 0 wrote `LINESTRING (x y z, ...)` (v2
+//! `responsrevisjoner.md`).
 
 use std::fmt::Write;
 
@@ -45,10 +47,19 @@ fn push_coord(out: &mut String, srid: Srid, c: &Coord3, with_z: bool) -> Result<
     Ok(())
 }
 
-/// `POINT Z (x y z)`.
-pub fn point_z(srid: Srid, c: &Coord3) -> Result<String> {
+fn tag(z_tag: bool) -> &'static str {
+    if z_tag {
+        " Z ("
+    } else {
+        " ("
+    }
+}
+
+/// `POINT Z (x y z)` (`POINT (x y z)` without `z_tag`).
+pub fn point_z(srid: Srid, c: &Coord3, z_tag: bool) -> Result<String> {
     let mut s = String::with_capacity(48);
-    s.push_str("POINT Z (");
+    s.push_str("POINT");
+    s.push_str(tag(z_tag));
     push_coord(&mut s, srid, c, true)?;
     s.push(')');
     Ok(s)
@@ -63,10 +74,11 @@ pub fn point_2d(srid: Srid, x: f64, y: f64) -> Result<String> {
     Ok(s)
 }
 
-/// `LINESTRING Z (x y z, ...)`.
-pub fn linestring_z(srid: Srid, coords: &[Coord3]) -> Result<String> {
+/// `LINESTRING Z (x y z, ...)` (no `Z` without `z_tag`).
+pub fn linestring_z(srid: Srid, coords: &[Coord3], z_tag: bool) -> Result<String> {
     let mut s = String::with_capacity(16 + coords.len() * 36);
-    s.push_str("LINESTRING Z (");
+    s.push_str("LINESTRING");
+    s.push_str(tag(z_tag));
     for (i, c) in coords.iter().enumerate() {
         if i > 0 {
             s.push_str(", ");
@@ -77,12 +89,14 @@ pub fn linestring_z(srid: Srid, coords: &[Coord3]) -> Result<String> {
     Ok(s)
 }
 
-/// `MULTILINESTRING Z ((...), (...))`, or a plain LINESTRING Z when there is one part.
-pub fn lines_z(srid: Srid, parts: &[Vec<Coord3>]) -> Result<String> {
+/// `MULTILINESTRING Z ((...), (...))`, or a plain LINESTRING Z when there is one part (no `Z`
+/// without `z_tag`).
+pub fn lines_z(srid: Srid, parts: &[Vec<Coord3>], z_tag: bool) -> Result<String> {
     if parts.len() == 1 {
-        return linestring_z(srid, &parts[0]);
+        return linestring_z(srid, &parts[0], z_tag);
     }
-    let mut s = String::from("MULTILINESTRING Z (");
+    let mut s = String::from("MULTILINESTRING");
+    s.push_str(tag(z_tag));
     for (pi, part) in parts.iter().enumerate() {
         if pi > 0 {
             s.push_str(", ");
@@ -141,8 +155,31 @@ mod tests {
 
     #[test]
     fn writes_api_style_wkt() {
-        let s = linestring_z(Srid::Utm33Wgs84, &[[1.0, 2.5, 3.0], [4.25, 5.0, -0.0004]]).unwrap();
+        let line = [[1.0, 2.5, 3.0], [4.25, 5.0, -0.0004]];
+        let s = linestring_z(Srid::Utm33Wgs84, &line, true).unwrap();
         assert_eq!(s, "LINESTRING Z (1 2.5 3, 4.25 5 0)");
+        // revision 0: the same coordinates without the tag
+        let untagged = linestring_z(Srid::Utm33Wgs84, &line, false).unwrap();
+        assert_eq!(untagged, "LINESTRING (1 2.5 3, 4.25 5 0)");
+        assert_eq!(
+            lines_z(Srid::Utm33Wgs84, &[line.to_vec(), line.to_vec()], false).unwrap(),
+            "MULTILINESTRING ((1 2.5 3, 4.25 5 0), (1 2.5 3, 4.25 5 0))"
+        );
+        assert_eq!(
+            point_z(Srid::Utm33Wgs84, &line[0], false).unwrap(),
+            "POINT (1 2.5 3)"
+        );
+        // untagged 3D (revision 0): still three numbers per vertex
+        for text in [untagged.as_str(), "POINT (1 2.5 3)"] {
+            let inner = text
+                .split_once('(')
+                .and_then(|(_, r)| r.strip_suffix(')'))
+                .unwrap();
+            assert!(
+                inner.split(", ").all(|v| v.split(' ').count() == 3),
+                "{text}"
+            );
+        }
         assert_eq!(
             point_2d(Srid::Utm33Wgs84, 10.0, 20.125).unwrap(),
             "POINT (10 20.125)"

@@ -110,7 +110,7 @@ impl Ticker {
     /// True when the budget is exhausted (checked every 4,096 calls).
     pub fn exhausted(&mut self) -> bool {
         self.0 = self.0.wrapping_add(1);
-        self.0 % Self::EVERY == 0 && exhausted()
+        self.0.is_multiple_of(Self::EVERY) && exhausted()
     }
 }
 

@@ -1023,7 +1023,7 @@ mod tests {
                 1000
             }
             fn cell(&self, _: u32, row: u32) -> Cell<'_> {
-                if row % 5 == 0 {
+                if row.is_multiple_of(5) {
                     Cell::Null
                 } else {
                     Cell::Number((row % 7) as f64)

@@ -1,9 +1,9 @@
 //! Cross-cutting behaviour: headers, media types, compression, OpenAPI coverage, status.
 
-use crate::server::TestServer;
+use crate::server::{store, TestServer};
 
 /// Every mounted GET route (with example parameters); the OpenAPI test checks coverage.
-const ROUTES: &[(&str, &str)] = &[
+pub const ROUTES: &[(&str, &str)] = &[
     ("/vegobjekttyper", "/vegobjekttyper"),
     ("/vegobjekttyper/{id}", "/vegobjekttyper/105"),
     (
@@ -144,7 +144,7 @@ async fn media_types_follow_the_v2_rules() {
     let r = s
         .client
         .get(&url)
-        .header("Accept", "application/xml")
+        .header("Accept", "image/png")
         .send()
         .await
         .unwrap();
@@ -193,6 +193,39 @@ async fn status_names_the_catalogue_and_the_generation_time() {
         st["datakatalog"]["versjon"],
         vegdb::catalog::Catalog::embedded().version.version
     );
+    // zone-less Norwegian local time (the Java v2 client parses it with LocalDateTime.parse
+    // when it has a `T`, else with `yyyy-MM-dd HH:mm:ss`): the generation time + 1 or 2 hours
+    let created = chrono::DateTime::parse_from_rfc3339(&store().current().manifest.created)
+        .unwrap()
+        .naive_utc();
     let t = st["datagrunnlag"]["sist_oppdatert"].as_str().unwrap();
-    assert!(chrono::DateTime::parse_from_rfc3339(t).is_ok(), "{t}");
+    let local = chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S").expect(t);
+    let offset = (local - created).num_seconds();
+    assert!(offset == 3600 || offset == 7200, "{t} vs {created}");
+    for (accept, format) in [
+        (
+            "application/vnd.vegvesen.nvdb-v2-rev1+json",
+            "%Y-%m-%d %H:%M:%S",
+        ),
+        ("application/vnd.vegvesen.nvdb-v2+json", "%Y-%m-%d %H:%M:%S"),
+        (
+            "application/vnd.vegvesen.nvdb-v2-rev2+json",
+            "%Y-%m-%dT%H:%M:%S",
+        ),
+    ] {
+        let r = s
+            .client
+            .get(format!("{}/status", s.base))
+            .header("Accept", accept)
+            .send()
+            .await
+            .unwrap();
+        let v: serde_json::Value = r.json().await.unwrap();
+        let t = v["datagrunnlag"]["sist_oppdatert"].as_str().unwrap();
+        assert_eq!(
+            chrono::NaiveDateTime::parse_from_str(t, format).expect(t),
+            local,
+            "{accept}"
+        );
+    }
 }

@@ -1,13 +1,14 @@
 //! Integration tests: the real server over the tiny generated dataset.
 
-mod abuse_http;
 mod abuse_filters;
+mod abuse_http;
 mod behaviour;
 mod edges;
 mod read_catalog;
 mod read_network;
 mod read_objects;
 mod read_omrader;
+mod read_xml;
 mod readme;
 mod server;
 mod write_authz;

@@ -135,6 +135,14 @@ async fn data_types_units_and_version() {
         v["versjon"],
         vegdb::catalog::Catalog::embedded().version.version
     );
+    // the Java v2 client (DatakatalogVersionParser) reads an int id, versjon and a dato
+    // `yyyy-MM-dd`; the same triple as /status.datakatalog
+    assert!(v["id"].is_u64(), "{v}");
+    assert!(
+        chrono::NaiveDate::parse_from_str(v["dato"].as_str().unwrap(), "%Y-%m-%d").is_ok(),
+        "{v}"
+    );
+    assert_eq!(v, s.get_json("/status", 200).await["datakatalog"]);
     let p = s.get_json("/vegobjekttyper/egenskapstyper/2021", 200).await;
     assert_eq!(p["navn"], "Fartsgrense");
 }

@@ -1089,3 +1089,43 @@ async fn a_read_only_service_answers_the_write_api_with_503() {
         "{body}"
     );
 }
+
+/// The status document and the overview come from the same typed documents in both formats:
+/// XML has the XSD's attributes (`<feil kode>`, `<vegObjekt tempId>`, `<endringssett id href>`)
+/// and leaves empty optional `feil`/`advarsel` lists out.
+#[tokio::test]
+async fn xml_status_and_overview_follow_the_xsd_shapes() {
+    let s = WriteServer::start().await;
+    let (link, _) = usable_link(&s.store.current());
+    let bad = xml_changeset(link).replace(r#"typeId="95""#, r#"typeId="999999""#);
+    let (status, _, body) = post_xml(&s, "/endringssett/validator", bad).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.starts_with(r#"<?xml version="1.0" encoding="UTF-8"?><status xmlns="http://nvdb.vegvesen.no/apiskriv/domain/v2">"#), "{body}");
+    assert!(
+        body.contains(
+            r#"<vegObjekt tempId="x1"><feil><feil kode="UKJENT_VEGOBJEKTTYPE"><melding>"#
+        ),
+        "{body}"
+    );
+    assert!(
+        !body.contains("<advarsel"),
+        "empty optional lists are left out: {body}"
+    );
+    let (root, v) = vegdb::api::write::xml::parse(body.as_bytes()).unwrap();
+    assert_eq!(root, "status");
+    assert_eq!(v["fremdrift"], "AVVIST");
+    // the overview: one changeset registered, as id/href attributes in XML, fields in JSON
+    let (st, _, _) = post_xml(&s, "/endringssett", xml_changeset(link)).await;
+    assert_eq!(st, 201);
+    let list = get_xml(&s, "/endringssett").await;
+    let (root, v) = vegdb::api::write::xml::parse(list.as_bytes()).unwrap();
+    assert_eq!(root, "endringssettliste");
+    let item = &v["endringssett"];
+    let item = if item.is_array() { &item[0] } else { item };
+    assert!(item["href"]
+        .as_str()
+        .unwrap()
+        .ends_with(item["id"].as_str().unwrap()));
+    assert_eq!(item["fremdrift"], "IKKE_STARTET");
+    assert!(list.contains(r#"<endringssett id=""#), "{list}");
+}

@@ -6,12 +6,16 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::json as respond;
+use crate::api::media::{respond, respond_named, Negotiated};
 use crate::api::{begin, AppState};
-use crate::catalog::{Catalog, ObjectType};
+use crate::catalog::{
+    AllowedValue, Catalog, Category, ObjectType, Placement, PropertyControl, PropertyType,
+    RelationTypes, TypeControl, Unit,
+};
 
 const PARTS: &[&str] = &[
     "egenskapstyper",
@@ -47,44 +51,158 @@ fn parse_id(raw: &str, what: &str) -> ApiResult<u32> {
         .map_err(|_| ApiError::bad(4002, format!("Ugyldig {what}: '{raw}'")))
 }
 
-/// The type as JSON with only the requested parts (base fields always).
-fn type_json(c: &Catalog, t: &ObjectType, parts: &[String], single: bool) -> Value {
+/// A property type as the response shows it: the catalogue's fields, with `viktighet_tekst`
+/// per revision (revision 0 wrote `PÅKREVD` for `PÅKREVD_IKKE_ABSOLUTT`).
+#[derive(Serialize, ToSchema)]
+pub struct PropertyTypeDoc<'a> {
+    pub id: u32,
+    pub navn: &'a str,
+    pub beskrivelse: &'a str,
+    pub veiledning: &'a str,
+    pub datatype: u16,
+    pub datatype_tekst: &'a str,
+    pub liste: bool,
+    pub sensitivitet: u8,
+    pub sorteringsnummer: i64,
+    pub viktighet: u8,
+    pub viktighet_tekst: &'a str,
+    pub sosinavn: &'a str,
+    pub sosinvdbnavn: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objektliste_dato: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feltlengde: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desimaler: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maks: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_anbefalt: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maks_anbefalt: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enhet: Option<&'a Unit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tillatte_verdier: Option<&'a [AllowedValue]>,
+    pub styringsparametere: &'a PropertyControl,
+}
+
+impl<'a> PropertyTypeDoc<'a> {
+    pub fn new(p: &'a PropertyType, n: Negotiated) -> PropertyTypeDoc<'a> {
+        let text = p.importance_text.as_str();
+        PropertyTypeDoc {
+            id: p.id,
+            navn: &p.name,
+            beskrivelse: &p.description,
+            veiledning: &p.guidance,
+            datatype: p.datatype,
+            datatype_tekst: &p.datatype_tekst,
+            liste: p.is_list,
+            sensitivitet: p.sensitivity,
+            sorteringsnummer: p.sort_key,
+            viktighet: p.importance,
+            viktighet_tekst: if n.old_importance_text() && text == "PÅKREVD_IKKE_ABSOLUTT" {
+                "PÅKREVD"
+            } else {
+                text
+            },
+            sosinavn: &p.sosinavn,
+            sosinvdbnavn: &p.sosinvdbnavn,
+            objektliste_dato: p.object_list_date.as_deref(),
+            feltlengde: p.field_length,
+            desimaler: p.decimals,
+            min: p.min,
+            maks: p.max,
+            min_anbefalt: p.min_recommended,
+            maks_anbefalt: p.max_recommended,
+            enhet: p.unit.as_ref(),
+            tillatte_verdier: p.allowed_values.as_deref(),
+            styringsparametere: &p.control,
+        }
+    }
+}
+
+/// `kategorier` of a type: ids in lists, the category objects for one type with `alle`.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum CategoriesDoc<'a> {
+    Ids(&'a [u32]),
+    Full(Vec<&'a Category>),
+}
+
+/// A road object type with the parts asked for (base fields always).
+#[derive(Serialize, ToSchema)]
+pub struct ObjectTypeDoc<'a> {
+    pub id: u32,
+    pub navn: &'a str,
+    pub beskrivelse: &'a str,
+    pub veiledning: &'a str,
+    pub stedfesting: Placement,
+    pub sosinavn: &'a str,
+    pub sosinvdbnavn: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objektliste_dato: Option<&'a str>,
+    pub sorteringsnummer: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kategorier: Option<CategoriesDoc<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub egenskapstyper: Option<Vec<PropertyTypeDoc<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relasjonstyper: Option<&'a RelationTypes>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub styringsparametere: Option<&'a TypeControl>,
+}
+
+/// The type with only the requested parts; a single type with `alle` shows its categories.
+fn type_doc<'a>(
+    c: &'a Catalog,
+    t: &'a ObjectType,
+    parts: &[String],
+    single: bool,
+    n: Negotiated,
+) -> ObjectTypeDoc<'a> {
     let all = parts.iter().any(|p| p == "alle");
     let want = |p: &str| {
         all || parts
             .iter()
             .any(|x| x == p || (p == "egenskapstyper" && x == "egenskaper"))
     };
-    let mut v = serde_json::to_value(t).expect("catalogue types serialize");
-    let obj: &mut Map<String, Value> = v.as_object_mut().expect("object");
-    for (key, part) in [
-        ("egenskapstyper", "egenskapstyper"),
-        ("relasjonstyper", "relasjonstyper"),
-        ("styringsparametere", "styringsparametere"),
-    ] {
-        if !want(part) {
-            obj.remove(key);
-        }
+    ObjectTypeDoc {
+        id: t.id,
+        navn: &t.name,
+        beskrivelse: &t.description,
+        veiledning: &t.guidance,
+        stedfesting: t.placement,
+        sosinavn: &t.sosinavn,
+        sosinvdbnavn: &t.sosinvdbnavn,
+        objektliste_dato: t.object_list_date.as_deref(),
+        sorteringsnummer: t.sort_key,
+        kategorier: (single && all).then(|| {
+            CategoriesDoc::Full(
+                t.categories
+                    .iter()
+                    .filter_map(|id| c.categories.iter().find(|k| k.id == *id))
+                    .collect(),
+            )
+        }),
+        egenskapstyper: want("egenskapstyper").then(|| {
+            t.property_types
+                .iter()
+                .map(|p| PropertyTypeDoc::new(p, n))
+                .collect()
+        }),
+        relasjonstyper: want("relasjonstyper").then_some(&t.relation_types),
+        styringsparametere: want("styringsparametere").then_some(&t.control),
     }
-    if single && all {
-        let cats: Vec<Value> = t
-            .categories
-            .iter()
-            .filter_map(|id| c.categories.iter().find(|k| k.id == *id))
-            .map(|k| serde_json::to_value(k).expect("categories serialize"))
-            .collect();
-        obj.insert("kategorier".into(), Value::Array(cats));
-    } else {
-        obj.remove("kategorier");
-    }
-    v
 }
 
 /// GET /vegobjekttyper — all types; `inkluder` adds parts, `kategori` filters by category ids.
 #[utoipa::path(get, path = "/vegobjekttyper", tag = "datakatalog",
     params(("inkluder" = Option<String>, Query, description = "egenskapstyper, relasjonstyper, styringsparametere, alle (comma list)"),
            ("kategori" = Option<String>, Query, description = "comma list of category ids")),
-    responses((status = 200, description = "Array of road object types", body = [crate::catalog::ObjectType])))]
+    responses((status = 200, description = "Array of road object types", body = [ObjectTypeDoc])))]
 pub async fn list_object_types(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -98,11 +216,11 @@ pub async fn list_object_types(
         .map(|c| c as u32)
         .collect();
     let c = s.catalog();
-    let list: Vec<Value> = c
+    let list: Vec<ObjectTypeDoc> = c
         .types
         .iter()
         .filter(|t| cats.is_empty() || t.categories.iter().any(|k| cats.contains(k)))
-        .map(|t| type_json(c, t, &parts, false))
+        .map(|t| type_doc(c, t, &parts, false, n))
         .collect();
     Ok(respond(n, &list))
 }
@@ -111,7 +229,7 @@ pub async fn list_object_types(
 #[utoipa::path(get, path = "/vegobjekttyper/{id}", tag = "datakatalog",
     params(("id" = u32, Path, description = "road object type id"),
            ("inkluder" = Option<String>, Query, description = "egenskapstyper, relasjonstyper, styringsparametere, alle; absent = alle")),
-    responses((status = 200, description = "The object type", body = crate::catalog::ObjectType),
+    responses((status = 200, description = "The object type", body = ObjectTypeDoc),
                (status = 404, description = "Unknown type (code 4012)")))]
 pub async fn get_object_type(
     State(s): State<AppState>,
@@ -129,13 +247,13 @@ pub async fn get_object_type(
     let t = c
         .object_type(id)
         .ok_or_else(|| ApiError::not_found(format!("Vegobjekttype {id} finnes ikke")))?;
-    Ok(respond(n, &type_json(c, t, &parts, true)))
+    Ok(respond(n, &type_doc(c, t, &parts, true, n)))
 }
 
 /// GET /vegobjekttyper/{id}/{egenskapstype} — one complete property type.
 #[utoipa::path(get, path = "/vegobjekttyper/{id}/{egenskapstype}", tag = "datakatalog",
     params(("id" = u32, Path), ("egenskapstype" = u32, Path)),
-    responses((status = 200, description = "The property type", body = crate::catalog::PropertyType),
+    responses((status = 200, description = "The property type", body = PropertyTypeDoc),
                (status = 404, description = "Unknown type or property type (code 4012)")))]
 pub async fn get_property_type(
     State(s): State<AppState>,
@@ -157,13 +275,17 @@ pub async fn get_property_type(
             "Egenskapstype {pid} finnes ikke på vegobjekttype {id}"
         ))
     })?;
-    Ok(respond(n, p))
+    Ok(respond_named(
+        n,
+        "egenskapstype",
+        &PropertyTypeDoc::new(p, n),
+    ))
 }
 
 /// GET /vegobjekttyper/egenskapstyper/{egenskapstype} — a property type by its global id.
 #[utoipa::path(get, path = "/vegobjekttyper/egenskapstyper/{egenskapstype}", tag = "datakatalog",
     params(("egenskapstype" = u32, Path)),
-    responses((status = 200, description = "The property type", body = crate::catalog::PropertyType), (status = 404, description = "Unknown (4012)")))]
+    responses((status = 200, description = "The property type", body = PropertyTypeDoc), (status = 404, description = "Unknown (4012)")))]
 pub async fn get_property_type_by_id(
     State(s): State<AppState>,
     Path(pid): Path<String>,
@@ -176,7 +298,7 @@ pub async fn get_property_type_by_id(
         .catalog()
         .property(pid)
         .ok_or_else(|| ApiError::not_found(format!("Egenskapstype {pid} finnes ikke")))?;
-    Ok(respond(n, p))
+    Ok(respond(n, &PropertyTypeDoc::new(p, n)))
 }
 
 /// GET /vegobjekttyper/enheter
@@ -215,18 +337,17 @@ pub async fn list_categories(
     Ok(respond(n, &s.catalog().categories))
 }
 
-/// GET /vegobjekttyper/versjon — `{"versjon": "2.38"}`; JAVA clients send it back as
-/// X-Datakatalog-Versjon.
+/// GET /vegobjekttyper/versjon — `{"id": 2038, "versjon": "2.38", "dato": "2024-11-19"}`, the
+/// same triple as `/status`'s `datakatalog`. The Java v2 client reads it first
+/// (`ClientFactory`, `DatakatalogVersionParser`: id, versjon, dato) and sends the version back
+/// as X-Datakatalog-Versjon.
 #[utoipa::path(get, path = "/vegobjekttyper/versjon", tag = "datakatalog",
-    responses((status = 200, description = "Catalogue version, e.g. {\"versjon\": \"2.38\"}")))]
+    responses((status = 200, description = "Catalogue version", body = crate::catalog::CatalogVersion)))]
 pub async fn get_catalog_version(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    Ok(respond(
-        n,
-        &json!({ "versjon": s.catalog().version.version }),
-    ))
+    Ok(respond(n, &s.catalog().version))
 }

@@ -7,11 +7,12 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, TimeZone};
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::json as respond;
-use crate::api::object_json::{Include, Render};
+use crate::api::media::respond;
+use crate::api::object_json::{Include, ObjectDoc, Render};
 use crate::api::paging::{envelope, next_start, page_size, start};
 use crate::api::{begin, AppState};
 
@@ -19,6 +20,24 @@ pub const MAX_PAGE: usize = 10_000;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/vegobjekter/{type}/endringer", get(list_changes))
+}
+
+/// One change: `{"type": "ENDRET", "vegobjekt": {…the object…}}` or
+/// `{"type": "SLETTET", "vegobjekt": <id>}`.
+#[derive(Serialize, ToSchema)]
+pub struct Change<'a> {
+    /// ENDRET or SLETTET
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[schema(value_type = Object)]
+    pub vegobjekt: ChangedObject<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum ChangedObject<'a> {
+    Object(Box<ObjectDoc<'a>>),
+    Id(u64),
 }
 
 /// The time formats of the v2 API: ISO 8601 with offset; `YYYY-MM-DD HH:MM:SS`,
@@ -109,6 +128,7 @@ pub async fn list_changes(
                     tolerance_m: None,
                     segment_by: None,
                     revision: n.revision,
+                    z_tag: n.wkt_z_tag(),
                     sensitive: crate::api::write::optional_user(&s, &headers)
                         .is_some_and(|u| u.sees_sensitive()),
                 };
@@ -121,7 +141,10 @@ pub async fn list_changes(
                     .filter(|&r| t.last_modified[r] > after)
                     .take(antall)
                 {
-                    items.push(json!({ "type": "ENDRET", "vegobjekt": render.object(d, row)? }));
+                    items.push(Change {
+                        kind: "ENDRET",
+                        vegobjekt: ChangedObject::Object(Box::new(render.doc(d, row)?)),
+                    });
                     last = Some(t.id[row]);
                 }
             }
@@ -139,7 +162,10 @@ pub async fn list_changes(
                 .filter(|&i| after_id.is_none_or(|k| i > k))
                 .take(antall)
             {
-                items.push(json!({ "type": "SLETTET", "vegobjekt": id }));
+                items.push(Change {
+                    kind: "SLETTET",
+                    vegobjekt: ChangedObject::Id(id),
+                });
                 last = Some(id);
             }
         }

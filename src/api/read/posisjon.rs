@@ -8,7 +8,7 @@ use axum::Router;
 
 use crate::api::dto::position_result;
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::json as respond;
+use crate::api::media::respond;
 use crate::api::{begin, AppState};
 use crate::geo::srid::{to_storage, Srid};
 use crate::query::network::{nearest, NearestFilter, NearestQuery};
@@ -44,7 +44,7 @@ fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {
            ("detaljerte_lenker" = Option<bool>, Query, description = "default false"),
            ("vegreferanse" = Option<String>, Query, description = "restrict to these road references (filter form, comma list)"),
            ("srid" = Option<String>, Query)),
-    responses((status = 200, description = "Array of position results with integer avstand"),
+    responses((status = 200, description = "Position results with integer avstand, nearest first", body = [crate::api::dto::PositionResult]),
                (status = 422, description = "Missing or conflicting coordinates, bad values")))]
 pub async fn get_nearest(
     State(s): State<AppState>,
@@ -123,7 +123,7 @@ pub async fn get_nearest(
     let found = nearest(&g.network, &g.network_indexes, &g.network_index, &q);
     let out = found
         .iter()
-        .map(|pos| position_result(pos, srid, true))
+        .map(|pos| position_result(pos, srid, true, n.wkt_z_tag()))
         .collect::<ApiResult<Vec<_>>>()?;
     Ok(respond(n, &out))
 }

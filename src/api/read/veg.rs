@@ -5,11 +5,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use serde_json::{Map, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::api::dto::position_result;
+use crate::api::dto::{position_result, PositionResult};
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::json as respond;
+use crate::api::media::respond;
 use crate::api::{begin, AppState};
 use crate::query::network::{locate_link, locate_road_ref, NetworkPosition};
 use crate::query::vegref::{LinkRef, RoadRefFilter};
@@ -42,9 +42,9 @@ fn lookup_link(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>>
 
 /// A position asked for by link is answered as sent (`veglenke.posisjon` 0.123456789 for
 /// `0.123456789@id`); only `kortform` is rounded.
-fn echo_link_position(result: &mut Value, sent: Option<&str>) {
+fn echo_link_position(result: &mut PositionResult, sent: Option<&str>) {
     if let Some(l) = sent.and_then(|t| LinkRef::parse(t).ok()) {
-        result["veglenke"]["posisjon"] = Value::from(l.from);
+        result.veglenke.posisjon = l.from;
     }
 }
 
@@ -53,7 +53,7 @@ fn echo_link_position(result: &mut Value, sent: Option<&str>) {
     params(("vegreferanse" = Option<String>, Query, description = "fully qualified point, e.g. 5000Ev6hp1m2024"),
            ("veglenke" = Option<String>, Query, description = "<posisjon>@<veglenkeid>"),
            ("srid" = Option<String>, Query, description = "32633 (default), 25833, 5973, 6173, 4326, 25832, 25835, utm33, wgs84")),
-    responses((status = 200, description = "Position result {vegreferanse, veglenke, geometri}"),
+    responses((status = 200, description = "Position result {vegreferanse, veglenke, geometri}", body = crate::api::dto::PositionResult),
                (status = 204, description = "No such point on the network"),
                (status = 422, description = "Neither or both parameters, or a malformed value")))]
 pub async fn get_position(
@@ -86,7 +86,7 @@ pub async fn get_position(
     };
     match found {
         Some(pos) => {
-            let mut v = position_result(&pos, srid, false)?;
+            let mut v = position_result(&pos, srid, false, n.wkt_z_tag())?;
             echo_link_position(&mut v, p.one("veglenke")?);
             Ok(respond(n, &v))
         }
@@ -139,8 +139,12 @@ pub async fn get_positions(
         ));
     }
     let g = s.store.current();
-    let mut out = Map::with_capacity(values.len());
+    let mut out = Batch(Vec::with_capacity(values.len()));
+    let mut seen = std::collections::HashSet::new();
     for v in values {
+        if !seen.insert(v.clone()) {
+            continue; // a value given twice is answered once
+        }
         let found = if by_ref {
             lookup_road_ref(&g, &v)?
         } else {
@@ -148,13 +152,27 @@ pub async fn get_positions(
         };
         let value = match found {
             Some(pos) => {
-                let mut value = position_result(&pos, srid, false)?;
+                let mut value = position_result(&pos, srid, false, n.wkt_z_tag())?;
                 echo_link_position(&mut value, (!by_ref).then_some(v.as_str()));
-                value
+                Some(value)
             }
-            None => Value::Null,
+            None => None,
         };
-        out.insert(v, value);
+        out.0.push((v, value));
     }
-    Ok(respond(n, &Value::Object(out)))
+    Ok(respond(n, &out))
+}
+
+/// /veg/batch's answer: an object keyed by each submitted value (in the order sent), with the
+/// position result or null.
+struct Batch(Vec<(String, Option<PositionResult>)>);
+
+impl Serialize for Batch {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut m = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
 }

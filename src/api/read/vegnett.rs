@@ -136,7 +136,7 @@ pub struct LinkDoc {
     pub vegavdeling: u8,
     pub kommune: u16,
     #[schema(value_type = Object)]
-    pub vegreferanse: serde_json::Value,
+    pub vegreferanse: crate::api::dto::RoadRefStretch,
     /// Whole meters, as in the documentation's example (`"strekningslengde": 78`).
     pub strekningslengde: i64,
     #[serde(rename = "typeVeg")]
@@ -149,7 +149,14 @@ pub struct LinkDoc {
 }
 
 /// One road link segment as the API shows it.
-pub fn link_json(s: &AppState, g: &Generation, row: usize, srid: Srid) -> ApiResult<LinkDoc> {
+/// `z_tag`: see `Negotiated::wkt_z_tag`.
+pub fn link_json(
+    s: &AppState,
+    g: &Generation,
+    row: usize,
+    srid: Srid,
+    z_tag: bool,
+) -> ApiResult<LinkDoc> {
     let n = &g.network;
     let id = n.link_id[row];
     let level = n.topology_level[row];
@@ -176,7 +183,7 @@ pub fn link_json(s: &AppState, g: &Generation, row: usize, srid: Srid) -> ApiRes
         startnode: n.start_node[row].to_string(),
         sluttnode: n.end_node[row].to_string(),
         geometri: LinkGeometryDoc {
-            wkt: wkt::linestring_z(srid, n.geometry(row))?,
+            wkt: wkt::linestring_z(srid, n.geometry(row), z_tag)?,
             srid: srid.code(),
             kvalitet: LinkQualityDoc {
                 metode: n.q_method[row],
@@ -323,7 +330,7 @@ pub async fn list_links(
     let mut items = Vec::with_capacity(antall.min(rows.len() as usize));
     let mut last = None;
     for r in rows.iter().skip_while(|&r| r < first).take(antall) {
-        items.push(link_json(&s, &g, r as usize, srid)?);
+        items.push(link_json(&s, &g, r as usize, srid, n.wkt_z_tag())?);
         last = Some(r as usize);
     }
     let next = next_start(&p, g.id, last.map(|r| (net.link_id[r], net.from_pos[r])))?;
@@ -365,7 +372,7 @@ pub async fn get_link(
         return Err(ApiError::not_found(format!("Veglenke {id} finnes ikke")));
     }
     let out = rows
-        .map(|r| link_json(&s, &g, r, srid))
+        .map(|r| link_json(&s, &g, r, srid, n.wkt_z_tag()))
         .collect::<ApiResult<Vec<_>>>()?;
     Ok(respond(n, &out))
 }

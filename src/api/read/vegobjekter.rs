@@ -388,6 +388,7 @@ pub async fn list_objects(
         tolerance_m: tolerance(&p)?,
         segment_by: (segment && filter.segments()).then_some(&filter),
         revision: n.revision,
+        z_tag: n.wkt_z_tag(),
         sensitive,
     };
     let ids = &data.table.id;
@@ -538,6 +539,7 @@ pub async fn get_object(
         tolerance_m: tolerance(&p)?,
         segment_by: None,
         revision: n.revision,
+        z_tag: n.wkt_z_tag(),
         sensitive: sees_sensitive(&s, &headers),
     };
     let depth = match p.one("dybde")? {
@@ -599,6 +601,7 @@ fn property_list(
         tolerance_m: None,
         segment_by: None,
         revision: 2,
+        z_tag: true,
         sensitive,
     };
     let t = g

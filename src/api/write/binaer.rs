@@ -115,11 +115,7 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
     }
     let uploader = c.user.name.clone();
     let id = super::blocking(f, move || w.binaries.put(&bytes, &stored_type, &uploader)).await?;
-    let href = format!(
-        "{}{}/binaer/{id}",
-        state.public_url(),
-        super::WRITE_BASE
-    );
+    let href = format!("{}{}/binaer/{id}", state.public_url(), super::WRITE_BASE);
     let mut r = match f {
         Format::Json => super::json_response(
             StatusCode::CREATED,

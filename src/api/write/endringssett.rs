@@ -6,7 +6,9 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
+use utoipa::ToSchema;
 
 use super::xml::{XmlOut, DOMAIN_NS};
 use super::{caller, read_body, writer, Caller, Fault, Format};
@@ -438,16 +440,13 @@ pub async fn get_progress(
 ) -> Result<Response, Fault> {
     let c = caller(&state, &headers)?;
     let r = owned_record(&state, &c, &id)?;
-    Ok(match c.format {
-        Format::Json => super::json_response(StatusCode::OK, &json!(r.progress.api_name())),
-        Format::Xml => {
-            let mut x = XmlOut::new();
-            x.open("fremdrift", &[("xmlns", DOMAIN_NS)], false);
-            x.buf.push_str(r.progress.api_name());
-            x.end("fremdrift");
-            super::xml_response(StatusCode::OK, x)
-        }
-    })
+    Ok(super::document_response(
+        StatusCode::OK,
+        c.format,
+        "fremdrift",
+        DOMAIN_NS,
+        r.progress.api_name(),
+    ))
 }
 
 #[utoipa::path(get, path = "/endringssett/{id}/status", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "mottatt, fremdrift, venteårsak, avvistårsak, resultat, eier, klient")))]
@@ -475,7 +474,10 @@ pub async fn get_content(
     let content = super::blocking(f, move || w.journal.content(&id2)).await?;
     let mut v = serde_json::to_value(&content).map_err(|e| Fault::internal(e, f))?;
     if let Value::Object(m) = &mut v {
-        m.insert("status".into(), status_json(&r));
+        m.insert(
+            "status".into(),
+            serde_json::to_value(StatusDoc::new(&r, true)).map_err(|e| Fault::internal(e, f))?,
+        );
         m.insert(
             "etterbehandling".into(),
             json!({ "tilgjengeligILes": r.progress == Progress::DoneAndVisible }),
@@ -561,41 +563,21 @@ pub async fn list_changesets(
         records.reverse();
     }
     let page: Vec<&Record> = records.iter().skip(skip).take(max as usize).collect();
-    Ok(match f {
-        Format::Json => {
-            let items: Vec<Value> = page
-                .iter()
-                .map(|r| {
-                    // id and href first, then the status document without its results
-                    let mut m = Map::new();
-                    m.insert("id".into(), json!(r.id));
-                    m.insert("href".into(), json!(links(&state, &r.id, &["self"])[0].1));
-                    if let Value::Object(status) = status_json(r) {
-                        m.extend(status.into_iter().filter(|(k, _)| k != "resultat"));
-                    }
-                    Value::Object(m)
-                })
-                .collect();
-            super::json_response(StatusCode::OK, &Value::Array(items))
-        }
-        Format::Xml => {
-            let mut x = XmlOut::new();
-            x.open("endringssettliste", &[("xmlns", DOMAIN_NS)], false);
-            for r in page {
-                let href = links(&state, &r.id, &["self"])[0].1.clone();
-                x.open("endringssett", &[("id", &r.id), ("href", &href)], false);
-                x.leaf("mottatt", &r.received);
-                x.leaf("fremdrift", r.progress.api_name());
-                x.leaf("eier", &r.owner);
-                if let Some(k) = &r.client {
-                    x.leaf("klient", k);
-                }
-                x.end("endringssett");
-            }
-            x.end("endringssettliste");
-            super::xml_response(StatusCode::OK, x)
-        }
-    })
+    let items: Vec<OverviewItem> = page
+        .iter()
+        .map(|r| OverviewItem {
+            id: &r.id,
+            href: links(&state, &r.id, &["self"])[0].1.clone(),
+            status: StatusDoc::new(r, false),
+        })
+        .collect();
+    Ok(super::document_response(
+        StatusCode::OK,
+        f,
+        "endringssettliste",
+        DOMAIN_NS,
+        &items,
+    ))
 }
 
 // ---- response documents ----------------------------------------------------------------------
@@ -618,144 +600,122 @@ fn links(state: &AppState, id: &str, rels: &[&str]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// One resource link `{rel, src}` (`<ressurs rel="…" src="…"/>`).
+#[derive(Serialize, ToSchema)]
+pub struct Link<'a> {
+    pub rel: &'a str,
+    pub src: &'a str,
+}
+
+/// The links as a bare JSON array in the given order (clients index it), XML `<ressurser>`.
 fn links_response(status: StatusCode, links: &[(String, String)], f: Format) -> Response {
-    match f {
-        Format::Json => {
-            let v: Vec<Value> = links
-                .iter()
-                .map(|(rel, src)| json!({ "rel": rel, "src": src }))
-                .collect();
-            super::json_response(status, &Value::Array(v))
-        }
-        Format::Xml => {
-            let mut x = XmlOut::new();
-            x.open("ressurser", &[("xmlns", DOMAIN_NS)], false);
-            for (rel, src) in links {
-                x.open("ressurs", &[("rel", rel), ("src", src)], true);
-            }
-            x.end("ressurser");
-            super::xml_response(status, x)
+    let docs: Vec<Link> = links.iter().map(|(rel, src)| Link { rel, src }).collect();
+    super::document_response(status, f, "ressurser", DOMAIN_NS, &docs)
+}
+
+/// A validation error or warning (`<feil kode="…">`).
+#[derive(Serialize, ToSchema)]
+pub struct IssueDoc<'a> {
+    pub kode: &'a str,
+    pub melding: &'a str,
+    pub referanse: &'a str,
+    #[serde(rename = "egenskapTypeId", skip_serializing_if = "Option::is_none")]
+    pub property_type_id: Option<u32>,
+}
+
+fn issues(list: &[Issue]) -> Vec<IssueDoc<'_>> {
+    list.iter()
+        .map(|i| IssueDoc {
+            kode: &i.code,
+            melding: &i.message,
+            referanse: &i.reference,
+            property_type_id: i.property_type_id,
+        })
+        .collect()
+}
+
+/// The result for one object (`<vegObjekt tempId nvdbId>`).
+#[derive(Serialize, ToSchema)]
+pub struct ObjectResultDoc<'a> {
+    #[serde(rename = "tempId", skip_serializing_if = "Option::is_none")]
+    pub temp_id: Option<&'a str>,
+    #[serde(rename = "nvdbId", skip_serializing_if = "Option::is_none")]
+    pub nvdb_id: Option<u64>,
+    pub feil: Vec<IssueDoc<'a>>,
+    pub advarsel: Vec<IssueDoc<'a>>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ResultDoc<'a> {
+    #[serde(rename = "vegObjekter")]
+    pub objects: Vec<ObjectResultDoc<'a>>,
+    pub feil: Vec<IssueDoc<'a>>,
+    pub advarsel: Vec<IssueDoc<'a>>,
+}
+
+/// The status document (`GET /{id}/status`, the validator's answer, part of the content).
+#[derive(Serialize, ToSchema)]
+pub struct StatusDoc<'a> {
+    pub mottatt: &'a str,
+    pub fremdrift: &'a str,
+    #[serde(rename = "venteårsak", skip_serializing_if = "Option::is_none")]
+    pub waiting_reason: Option<&'a str>,
+    #[serde(rename = "avvistårsak", skip_serializing_if = "Option::is_none")]
+    pub rejected_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resultat: Option<ResultDoc<'a>>,
+    pub eier: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub klient: Option<&'a str>,
+}
+
+impl<'a> StatusDoc<'a> {
+    /// `with_result`: the overview leaves `resultat` out.
+    pub fn new(r: &'a Record, with_result: bool) -> StatusDoc<'a> {
+        StatusDoc {
+            mottatt: &r.received,
+            fremdrift: r.progress.api_name(),
+            waiting_reason: r.waiting_reason.as_deref(),
+            rejected_reason: r.rejected_reason.as_deref(),
+            resultat: with_result.then(|| ResultDoc {
+                objects: r
+                    .outcome
+                    .objects
+                    .iter()
+                    .map(|o: &ObjectResult| ObjectResultDoc {
+                        temp_id: o.temp_id.as_deref(),
+                        nvdb_id: o.nvdb_id,
+                        feil: issues(&o.errors),
+                        advarsel: issues(&o.warnings),
+                    })
+                    .collect(),
+                feil: issues(&r.outcome.errors),
+                advarsel: issues(&r.outcome.warnings),
+            }),
+            eier: &r.owner,
+            klient: r.client.as_deref(),
         }
     }
 }
 
-fn issue_json(i: &Issue) -> Value {
-    let mut m = Map::new();
-    m.insert("kode".into(), json!(i.code));
-    m.insert("melding".into(), json!(i.message));
-    m.insert("referanse".into(), json!(i.reference));
-    if let Some(p) = i.property_type_id {
-        m.insert("egenskapTypeId".into(), json!(p));
-    }
-    Value::Object(m)
-}
-
-fn object_json(o: &ObjectResult) -> Value {
-    let mut m = Map::new();
-    if let Some(t) = &o.temp_id {
-        m.insert("tempId".into(), json!(t));
-    }
-    if let Some(id) = o.nvdb_id {
-        m.insert("nvdbId".into(), json!(id));
-    }
-    m.insert("feil".into(), o.errors.iter().map(issue_json).collect());
-    m.insert(
-        "advarsel".into(),
-        o.warnings.iter().map(issue_json).collect(),
-    );
-    Value::Object(m)
-}
-
-/// The status document (JSON form).
-pub fn status_json(r: &Record) -> Value {
-    let mut m = Map::new();
-    m.insert("mottatt".into(), json!(r.received));
-    m.insert("fremdrift".into(), json!(r.progress.api_name()));
-    if let Some(w) = &r.waiting_reason {
-        m.insert("venteårsak".into(), json!(w));
-    }
-    if let Some(a) = &r.rejected_reason {
-        m.insert("avvistårsak".into(), json!(a));
-    }
-    m.insert(
-        "resultat".into(),
-        json!({
-            "vegObjekter": r.outcome.objects.iter().map(object_json).collect::<Vec<_>>(),
-            "feil": r.outcome.errors.iter().map(issue_json).collect::<Vec<_>>(),
-            "advarsel": r.outcome.warnings.iter().map(issue_json).collect::<Vec<_>>(),
-        }),
-    );
-    m.insert("eier".into(), json!(r.owner));
-    if let Some(k) = &r.client {
-        m.insert("klient".into(), json!(k));
-    }
-    Value::Object(m)
-}
-
-fn issues_xml(x: &mut XmlOut, name: &str, issues: &[Issue]) {
-    if issues.is_empty() {
-        return;
-    }
-    x.open(name, &[], false);
-    for i in issues {
-        x.open(name, &[("kode", &i.code)], false);
-        x.leaf("melding", &i.message);
-        x.leaf("referanse", &i.reference);
-        if let Some(p) = i.property_type_id {
-            x.leaf("egenskapTypeId", &p.to_string());
-        }
-        x.end(name);
-    }
-    x.end(name);
-}
-
-fn status_xml(x: &mut XmlOut, r: &Record, ns: bool) {
-    let attrs: &[(&str, &str)] = if ns { &[("xmlns", DOMAIN_NS)] } else { &[] };
-    x.open("status", attrs, false);
-    x.leaf("mottatt", &r.received);
-    x.leaf("fremdrift", r.progress.api_name());
-    if let Some(w) = &r.waiting_reason {
-        x.leaf("venteårsak", w);
-    }
-    if let Some(a) = &r.rejected_reason {
-        x.leaf("avvistårsak", a);
-    }
-    x.open("resultat", &[], false);
-    x.open("vegObjekter", &[], false);
-    for o in &r.outcome.objects {
-        let id = o.nvdb_id.map(|i| i.to_string());
-        let mut attrs: Vec<(&str, &str)> = Vec::new();
-        if let Some(t) = &o.temp_id {
-            attrs.push(("tempId", t));
-        }
-        if let Some(i) = &id {
-            attrs.push(("nvdbId", i));
-        }
-        x.open("vegObjekt", &attrs, false);
-        issues_xml(x, "feil", &o.errors);
-        issues_xml(x, "advarsel", &o.warnings);
-        x.end("vegObjekt");
-    }
-    x.end("vegObjekter");
-    issues_xml(x, "feil", &r.outcome.errors);
-    issues_xml(x, "advarsel", &r.outcome.warnings);
-    x.end("resultat");
-    x.leaf("eier", &r.owner);
-    if let Some(k) = &r.client {
-        x.leaf("klient", k);
-    }
-    x.end("status");
+/// An overview item: id and href first, then the status without results
+/// (`<endringssett id="…" href="…">`).
+#[derive(Serialize)]
+pub struct OverviewItem<'a> {
+    pub id: &'a str,
+    pub href: String,
+    #[serde(flatten)]
+    pub status: StatusDoc<'a>,
 }
 
 pub fn status_response(r: &Record, f: Format) -> Response {
-    match f {
-        Format::Json => super::json_response(StatusCode::OK, &status_json(r)),
-        Format::Xml => {
-            let mut x = XmlOut::new();
-            status_xml(&mut x, r, true);
-            super::xml_response(StatusCode::OK, x)
-        }
-    }
+    super::document_response(
+        StatusCode::OK,
+        f,
+        "status",
+        DOMAIN_NS,
+        &StatusDoc::new(r, true),
+    )
 }
 
 /// Fields written as child elements although they hold a single value.
@@ -848,7 +808,15 @@ pub fn changeset_xml(x: &mut XmlOut, v: &Value, r: Option<&Record>) {
             "effektDato" | "datakatalogversjon" => {}
             "status" => {
                 if let Some(r) = r {
-                    status_xml(x, r, false)
+                    // the status document as a fragment in the changeset's namespace
+                    let doc = crate::api::xml::to_xml(
+                        crate::api::xml::XmlRoot::named("status"),
+                        &StatusDoc::new(r, true),
+                        false,
+                        super::xml::write_style(None),
+                    )
+                    .expect("status documents hold only text and numbers");
+                    x.buf.push_str(&String::from_utf8_lossy(&doc));
                 }
             }
             _ => element_xml(x, k, v),

@@ -155,20 +155,14 @@ impl Fault {
 
 impl IntoResponse for Fault {
     fn into_response(self) -> Response {
-        let mut r = match self.format {
-            Format::Json => (
-                self.status,
-                serde_json::json!({ "message": self.message }).to_string(),
-            )
-                .into_response(),
-            Format::Xml => {
-                let mut x = XmlOut::new();
-                x.open("fault", &[("xmlns", FAULT_NS)], false);
-                x.leaf("message", &self.message);
-                x.end("fault");
-                (self.status, x.buf).into_response()
-            }
+        let doc = FaultDoc {
+            message: &self.message,
         };
+        let body = match self.format {
+            Format::Json => serde_json::to_vec(&doc).map_err(|e| e.to_string()),
+            Format::Xml => xml::document("fault", FAULT_NS, &doc).map_err(|e| e.to_string()),
+        };
+        let mut r = (self.status, body.expect("a text message always serializes")).into_response();
         set_content_type(&mut r, self.format);
         if self.status == StatusCode::UNAUTHORIZED {
             r.headers_mut().insert(
@@ -193,6 +187,34 @@ pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response 
     let mut r = (status, value.to_string()).into_response();
     set_content_type(&mut r, Format::Json);
     r
+}
+
+/// A typed response document in the caller's format (XML: root `root` in namespace `ns`).
+pub fn document_response<T: serde::Serialize + ?Sized>(
+    status: StatusCode,
+    f: Format,
+    root: &str,
+    ns: &str,
+    value: &T,
+) -> Response {
+    let body = match f {
+        Format::Json => serde_json::to_vec(value).map_err(|e| e.to_string()),
+        Format::Xml => xml::document(root, ns, value).map_err(|e| e.to_string()),
+    };
+    match body {
+        Ok(bytes) => {
+            let mut r = (status, bytes).into_response();
+            set_content_type(&mut r, f);
+            r
+        }
+        Err(e) => Fault::internal(e, f).into_response(),
+    }
+}
+
+/// The fault entity `{"message"}` / `<fault xmlns=".../fault/v1"><message>`.
+#[derive(serde::Serialize)]
+struct FaultDoc<'a> {
+    message: &'a str,
 }
 
 pub fn xml_response(status: StatusCode, x: XmlOut) -> Response {

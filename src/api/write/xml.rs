@@ -4,8 +4,14 @@
 //! Reading: an XML document becomes the JSON value the JSON reader would see (attributes and
 //! child elements are fields, repeated elements lists, the XSD's wrapper elements `vegObjekter`,
 //! `egenskaper`, `assosiasjoner` lists of their children), so both formats share one model and
-//! one validation. Namespace prefixes are ignored. Writing: small writers for the response
-//! documents.
+//! one validation. Namespace prefixes are ignored.
+//!
+//! Writing: the response documents (resource links, fremdrift, status, the overview, faults)
+//! are typed structs rendered to JSON by serde_json and to XML by the read API's serializer
+//! (`api::xml`) with this module's [`write_style`]: the namespace on the root, the XSDs'
+//! attributes (`<ressurs rel src/>`, `<feil kode>`, `<vegObjekt tempId nvdbId>`) and the
+//! optional `feil`/`advarsel` lists left out when empty. `XmlOut` remains for the changeset
+//! document itself (`GET /endringssett/{id}`, converter output), which mirrors the reader.
 
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -150,6 +156,45 @@ pub fn parse(bytes: &[u8]) -> Result<(String, Value), String> {
             _ => {}
         }
     }
+}
+
+/// Fields the write API's XSDs declare as attributes, by element.
+pub const ATTRIBUTES: &[(&str, &str)] = &[
+    ("ressurs", "rel"),
+    ("ressurs", "src"),
+    ("feil", "kode"),
+    ("advarsel", "kode"),
+    ("vegObjekt", "tempId"),
+    ("vegObjekt", "nvdbId"),
+    ("endringssett", "id"),
+    ("endringssett", "href"),
+];
+
+/// Optional lists of the XSDs, left out when empty.
+pub const OPTIONAL_LISTS: &[&str] = &["feil", "advarsel"];
+
+/// The XML style of a write-API document in namespace `ns` (None: a fragment to embed).
+pub fn write_style(ns: Option<&str>) -> crate::api::xml::XmlStyle<'_> {
+    crate::api::xml::XmlStyle {
+        namespace: ns,
+        attributes: ATTRIBUTES,
+        omit_empty: OPTIONAL_LISTS,
+        fragment: ns.is_none(),
+    }
+}
+
+/// A write-API document as XML: root `root` in namespace `ns`.
+pub fn document<T: serde::Serialize + ?Sized>(
+    root: &str,
+    ns: &str,
+    value: &T,
+) -> Result<Vec<u8>, crate::api::xml::XmlError> {
+    crate::api::xml::to_xml(
+        crate::api::xml::XmlRoot::named(root),
+        value,
+        false,
+        write_style(Some(ns)),
+    )
 }
 
 /// Escape text for element content and attribute values.
