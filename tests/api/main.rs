@@ -1,6 +1,9 @@
 //! Integration tests: the real server over the tiny generated dataset.
 
 mod behaviour;
+mod bin_server;
+mod clients_java;
+mod clients_ltglahn;
 mod read_catalog;
 mod read_network;
 mod read_objects;
