@@ -1,13 +1,16 @@
 //! The official Java client of NVDB API LES v2 (github.com/nvdb-vegdata/nvdb-api-client, branch
-//! `V2` = tag nvdb-api-client-1.2.7, not on a package registry used here): the requests it sends
-//! and the response fields and JSON types its Gson parsers require.
+//! `V2` = tag nvdb-api-client-1.2.7; not on a package registry we use): the requests it sends and
+//! the response fields and JSON types its Gson parsers require.
 //!
-//! Written from its source (package `no.vegvesen.nvdbapi.client`): `clients/ClientFactory`,
-//! `clients/RequestHeaderFilter`, `clients/GenericResultSet`, `gson/GsonUtil`, `gson/StatusParser`,
-//! `gson/DatakatalogVersionParser`, `gson/RoadObjectParser`, `gson/PlacementParser`,
-//! `gson/GeometryParser`, `gson/AreaParser`, `gson/ChangesParser` and the V2 `LinkParser`. Each
-//! assertion group names the class, the method and the source line it stands for (quoted, as line
-//! numbers differ between the V2 and V3 histories of the same files).
+//! Read from the source (package `no.vegvesen.nvdbapi.client`, file @ the commit read):
+//! `gson/GsonUtil` @019bcdb, `gson/DatakatalogVersionParser` @796324b (lines 39-43),
+//! `gson/StatusParser` @16e1924, `gson/RoadObjectParser` @06d730f (the V2 `vegsegmenter` parser),
+//! `gson/AreaParser` @0d51375, `gson/GeometryParser` @1624cb3, `gson/PlacementParser` @06d730f.
+//! The V2 header set (`ClientFactory.apiRevision`, `RequestHeaderFilter`), the V2 `stedfesting`
+//! and link-quality names and the V2 paging rule (`GenericResultSet`) are as recorded from the V2
+//! branch in issue 9 and the project's api-facts sheet. Each assertion group names the class and
+//! method and quotes the source line it stands for (line numbers differ between the V2 and V3
+//! histories of the same files).
 
 use chrono::{NaiveDate, NaiveDateTime};
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -136,8 +139,9 @@ async fn client_factory_reads_the_catalogue_version_triple() {
 #[tokio::test]
 async fn status_client_parses_the_last_update_as_local_time() {
     let java = Java::start().await;
-    // V2 `StatusParser.parseStatus`: `parseDateTimeMember(obj, "datagrunnlag.sist_oppdatert")` and
-    // `DatakatalogVersionParser.parseVersion(obj.getAsJsonObject("datakatalog"))` (issue 9, gap 3).
+    // `StatusParser.parseStatus`: `JsonObject datagrunnlag = obj.get("datagrunnlag").getAsJsonObject();
+    // LocalDateTime date = parseDateTimeMember(datagrunnlag, "sist_oppdatert");` and the catalogue
+    // version through `DatakatalogVersionParser.parseVersion` (issue 9, gap 3).
     let status = java.get("/status").await;
     let rev2 = status["datagrunnlag"]["sist_oppdatert"].clone();
     java_local_date_time(&rev2, "sist_oppdatert");
@@ -361,11 +365,12 @@ async fn statistics_and_simplified_geometry_parse() {
 #[tokio::test]
 async fn road_net_client_parses_links() {
     let java = Java::start().await;
-    // V2 `RoadNetClient.getLinks`: `/vegnett/lenker` with `kommune`, `antall`. V2 `LinkParser`
-    // reads `veglenkeid`, `startposisjon`, `sluttposisjon`, `kortform`, `konnekteringslenke`,
-    // `startnode`, `sluttnode`, `kommune`, `fylke`, `region`, `vegavdeling`, `strekningslengde`,
-    // `geometri` and the quality of the geometry as `målemetode`, `nøyaktighet`, `målemetodeHøyde`,
-    // `nøyaktighetHøyde`, `synbarhet` (issue 9, gap 9).
+    // V2 `RoadNetClient`: `/vegnett/lenker` with `kommune` and `antall`; the link fields the V2
+    // `LinkParser` reads (as recorded from the V2 branch: `veglenkeid`, `startposisjon`,
+    // `sluttposisjon`, `kortform`, `konnekteringslenke`, `kommune`, `fylke`, `region`,
+    // `vegavdeling`, `strekningslengde`, `geometri`) and the geometry quality under the names the
+    // Java client uses: `målemetode`, `nøyaktighet`, `målemetodeHøyde`, `nøyaktighetHøyde`,
+    // `synbarhet` (issue 9, gap 9; `GsonUtil.parseIntMember` needs numbers).
     let page = java.get("/vegnett/lenker?kommune=5001&antall=100").await;
     let links = page["objekter"].as_array().expect("objekter");
     assert!(!links.is_empty());
