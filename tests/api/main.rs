@@ -3,10 +3,10 @@
 mod abuse_filters;
 mod abuse_http;
 mod behaviour;
-mod edges;
 mod bin_server;
 mod clients_java;
 mod clients_ltglahn;
+mod edges;
 mod read_catalog;
 mod read_network;
 mod read_objects;
