@@ -98,6 +98,17 @@ pub enum Command {
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
     },
+    /// Import saved NVDB Uberiket responses (see README) as a new generation in --data.
+    Import {
+        /// Directory of saved responses: veglenkesekvenser/, vegobjekter/<typeId>/.
+        #[arg(long)]
+        source: PathBuf,
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        /// Comma-separated type ids, or all-known.
+        #[arg(long, default_value = "all-known", value_parser = crate::import::TypeSelection::parse)]
+        types: crate::import::TypeSelection,
+    },
     /// Inspect or verify snapshot generations.
     Snapshot {
         #[command(subcommand)]
@@ -298,6 +309,21 @@ pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> 
         report.seconds,
         data.generation_dir(report.generation).display()
     );
+    Ok(())
+}
+
+pub fn run_import(
+    source: &Path,
+    data: &Path,
+    types: &crate::import::TypeSelection,
+) -> anyhow::Result<()> {
+    let data = DataDir::open(data)?;
+    let pb = spinner(&format!("importing {}", source.display()));
+    let summary = crate::import::import_dir(source, &data, types, &|step| {
+        pb.set_message(format!("importing {}: {step} done", source.display()))
+    })?;
+    pb.finish_and_clear();
+    print!("{}", summary.render());
     Ok(())
 }
 
