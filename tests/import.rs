@@ -20,12 +20,19 @@ fn fixtures() -> PathBuf {
 /// Every record in a fixture directory, read without the importer's reader.
 fn records(dir: &Path, key: &str) -> Vec<Value> {
     let mut out = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         if f.extension().unwrap() == "ndjson" {
-            out.extend(text.lines().filter(|l| !l.is_empty()).map(|l| serde_json::from_str(l).unwrap()));
+            out.extend(
+                text.lines()
+                    .filter(|l| !l.is_empty())
+                    .map(|l| serde_json::from_str(l).unwrap()),
+            );
         } else {
             let v: Value = serde_json::from_str(&text).unwrap();
             match v.get(key) {
@@ -39,7 +46,12 @@ fn records(dir: &Path, key: &str) -> Vec<Value> {
 
 fn first_point(wkt: &str) -> (f64, f64) {
     let body = &wkt[wkt.find('(').unwrap() + 1..];
-    let mut it = body.split(',').next().unwrap().split_whitespace().map(|s| s.parse::<f64>().unwrap());
+    let mut it = body
+        .split(',')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(|s| s.parse::<f64>().unwrap());
     (it.next().unwrap(), it.next().unwrap())
 }
 
@@ -53,7 +65,10 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
     // counts from the files
     let sequences = records(&fixtures().join("veglenkesekvenser"), "veglenkesekvenser");
     assert_eq!(summary.sequences_read, sequences.len());
-    let links: usize = sequences.iter().map(|s| s["veglenker"].as_array().unwrap().len()).sum();
+    let links: usize = sequences
+        .iter()
+        .map(|s| s["veglenker"].as_array().unwrap().len())
+        .sum();
     assert_eq!(summary.links_read, links);
     let mut by_type: BTreeMap<u32, Vec<Value>> = BTreeMap::new();
     for e in std::fs::read_dir(fixtures().join("vegobjekter")).unwrap() {
@@ -67,7 +82,9 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
     let skipped_objects: usize = summary
         .skipped
         .iter()
-        .filter(|(r, _)| r.contains("object with no placement") || r.contains("object type not in the catalogue"))
+        .filter(|(r, _)| {
+            r.contains("object with no placement") || r.contains("object type not in the catalogue")
+        })
         .map(|(_, n)| n)
         .sum();
     assert_eq!(
@@ -83,7 +100,9 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
     let counted_616: usize = summary
         .skipped
         .iter()
-        .filter(|(r, _)| r.starts_with("type 616: egenskapstype") && r.ends_with("not in the catalogue"))
+        .filter(|(r, _)| {
+            r.starts_with("type 616: egenskapstype") && r.ends_with("not in the catalogue")
+        })
         .map(|(_, n)| n)
         .sum();
     assert!(unknown_616 > 0);
@@ -95,15 +114,27 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
     let store = Arc::new(GenerationStore::new(g));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let state = AppState::read_only(store, ApiConfig::new(format!("http://{addr}"), Duration::from_secs(10)));
-    tokio::spawn(vegdb::server::serve(listener, state, std::future::pending()));
+    let state = AppState::read_only(
+        store,
+        ApiConfig::new(format!("http://{addr}"), Duration::from_secs(10)),
+    );
+    tokio::spawn(vegdb::server::serve(
+        listener,
+        state,
+        std::future::pending(),
+    ));
     let base = format!("http://{addr}/nvdb/api/v2");
     let client = reqwest::Client::new();
     let get = |path: String| {
         let client = client.clone();
         let url = format!("{base}{path}");
         async move {
-            let r = client.get(&url).header("X-Client", "vegdb-test").send().await.unwrap();
+            let r = client
+                .get(&url)
+                .header("X-Client", "vegdb-test")
+                .send()
+                .await
+                .unwrap();
             let status = r.status().as_u16();
             (status, r.json::<Value>().await.unwrap_or(Value::Null))
         }
@@ -122,16 +153,27 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
         served.insert(id);
         let rows = body.as_array().unwrap();
         assert!(rows.iter().all(|r| r["veglenkeid"].as_u64() == Some(id)));
-        let port0: Vec<u64> = s["porter"].as_array().unwrap().iter()
-            .filter(|p| p["posisjon"].as_f64() == Some(0.0)).map(|p| p["nummer"].as_u64().unwrap()).collect();
-        let first_row = rows.iter().find(|r| r["startposisjon"].as_f64() == Some(0.0));
+        let port0: Vec<u64> = s["porter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["posisjon"].as_f64() == Some(0.0))
+            .map(|p| p["nummer"].as_u64().unwrap())
+            .collect();
+        let first_row = rows
+            .iter()
+            .find(|r| r["startposisjon"].as_f64() == Some(0.0));
         let first_link = s["veglenker"].as_array().unwrap().iter().find(|l| {
-            port0.contains(&l["startport"].as_u64().unwrap()) && l["gyldighetsperiode"].get("sluttdato").is_none()
+            port0.contains(&l["startport"].as_u64().unwrap())
+                && l["gyldighetsperiode"].get("sluttdato").is_none()
         });
         if let (Some(row), Some(link)) = (first_row, first_link) {
             let (ax, ay) = first_point(row["geometri"]["wkt"].as_str().unwrap());
             let (sx, sy) = first_point(link["geometri"]["wkt"].as_str().unwrap());
-            assert!((ax - sx).abs() < 0.01 && (ay - sy).abs() < 0.01, "sequence {id}: {ax},{ay} vs {sx},{sy}");
+            assert!(
+                (ax - sx).abs() < 0.01 && (ay - sy).abs() < 0.01,
+                "sequence {id}: {ax},{ay} vs {sx},{sy}"
+            );
             assert_eq!(row["kommune"].as_u64(), link["kommune"].as_u64());
         }
     }
@@ -153,7 +195,9 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
             let props = body["egenskaper"].as_array().cloned().unwrap_or_default();
             for (key, v) in o["egenskaper"].as_object().unwrap() {
                 let pid: u64 = key.parse().unwrap();
-                let Some(p) = props.iter().find(|p| p["id"].as_u64() == Some(pid)) else { continue };
+                let Some(p) = props.iter().find(|p| p["id"].as_u64() == Some(pid)) else {
+                    continue;
+                };
                 if v["type"] == "EnumEgenskap" {
                     assert_eq!(p["enum_id"], v["verdi"], "{t}/{id} {key}");
                 } else if v["type"] == "FlyttallEgenskap" || v["type"] == "HeltallEgenskap" {
@@ -164,10 +208,18 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
             }
         }
     }
-    assert_eq!(objects_served, summary.objects_imported.values().sum::<usize>());
+    assert_eq!(
+        objects_served,
+        summary.objects_imported.values().sum::<usize>()
+    );
     // the road system object on 1938758 (covering it fully) carries Vegnummer 17308
     let (status, body) = get("/vegobjekter/915/1002308426?inkluder=alle".into()).await;
     assert_eq!(status, 200, "{body}");
-    let nummer = body["egenskaper"].as_array().unwrap().iter().find(|p| p["id"] == 11277).unwrap();
+    let nummer = body["egenskaper"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == 11277)
+        .unwrap();
     assert_eq!(nummer["verdi"].as_i64(), Some(17308));
 }

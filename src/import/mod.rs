@@ -22,7 +22,7 @@ use chrono::{NaiveDate, Utc};
 use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
-use crate::snapshot::columns::{DeletedTable, Days, ObjectTable};
+use crate::snapshot::columns::{Days, DeletedTable, ObjectTable};
 use crate::snapshot::manifest::{Manifest, FORMAT_VERSION};
 use crate::snapshot::parquet_write::{write_deleted, write_network, write_type};
 use crate::snapshot::store::DataDir;
@@ -51,7 +51,11 @@ impl TypeSelection {
             return Ok(TypeSelection::AllKnown);
         }
         text.split(',')
-            .map(|t| t.trim().parse::<u32>().map_err(|_| format!("not a type id: '{t}' (use ids like 105,95 or all-known)")))
+            .map(|t| {
+                t.trim()
+                    .parse::<u32>()
+                    .map_err(|_| format!("not a type id: '{t}' (use ids like 105,95 or all-known)"))
+            })
             .collect::<std::result::Result<Vec<_>, _>>()
             .map(TypeSelection::Only)
     }
@@ -77,7 +81,10 @@ fn type_dirs(source: &Path) -> Result<Vec<u32>> {
         }
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let id = name.parse::<u32>().map_err(|_| {
-            EngineError::corrupt(&p, "directories under vegobjekter/ must be named by type id")
+            EngineError::corrupt(
+                &p,
+                "directories under vegobjekter/ must be named by type id",
+            )
         })?;
         out.push(id);
     }
@@ -110,7 +117,9 @@ pub fn import_dir(
     };
     for t in &wanted {
         if !present.contains(t) {
-            summary.skip(format!("type {t}: no vegobjekter/{t}/ directory in the source"));
+            summary.skip(format!(
+                "type {t}: no vegobjekter/{t}/ directory in the source"
+            ));
         }
     }
 
@@ -168,7 +177,10 @@ pub fn import_dir(
         let mut add = |o: RoadObject, summary: &mut Summary| {
             *summary.objects_read.entry(t).or_default() += 1;
             if o.type_id != t {
-                summary.skip(format!("type {t}: object of type {} in this type's directory", o.type_id));
+                summary.skip(format!(
+                    "type {t}: object of type {} in this type's directory",
+                    o.type_id
+                ));
                 return;
             }
             tb.add(o, &sequences, summary);
@@ -198,7 +210,9 @@ pub fn import_dir(
     for t in tables.values() {
         staging.files.extend(write_type(&dir, t)?);
     }
-    staging.files.push(write_deleted(&dir, &DeletedTable::default())?);
+    staging
+        .files
+        .push(write_deleted(&dir, &DeletedTable::default())?);
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         generation: id,

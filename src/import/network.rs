@@ -125,7 +125,7 @@ impl NetworkBuilder {
             return Err("start or end port missing from the sequence".into());
         };
         let (a, b) = (sp.posisjon, ep.posisjon);
-        if !(b > a) {
+        if b.partial_cmp(&a) != Some(std::cmp::Ordering::Greater) {
             return Err("end port not after start port".into());
         }
         let level = TOPOLOGY_LEVELS
@@ -139,8 +139,8 @@ impl NetworkBuilder {
             .ok_or_else(|| format!("typeVeg {} has no v2 value", link.type_veg))?;
         debug_assert!(road_type < ROAD_TYPES.len());
         let coords = parse_linestring(&link.geometri.wkt, link.geometri.srid)?;
-        let municipality =
-            u16::try_from(link.kommune).map_err(|_| format!("kommune {} out of range", link.kommune))?;
+        let municipality = u16::try_from(link.kommune)
+            .map_err(|_| format!("kommune {} out of range", link.kommune))?;
         let (county, region, department) = match areas.municipality(municipality) {
             Some(m) => (m.county, m.region, m.road_department),
             None => {
@@ -153,7 +153,8 @@ impl NetworkBuilder {
         let start_date = date_days(&link.gyldighetsperiode.startdato)
             .ok_or_else(|| format!("bad startdato {}", link.gyldighetsperiode.startdato))?;
         let q = link.geometri.kvalitet.as_ref();
-        let qv = |f: fn(&super::uberiket::Quality) -> Option<i64>| q.and_then(f).unwrap_or(0).max(0);
+        let qv =
+            |f: fn(&super::uberiket::Quality) -> Option<i64>| q.and_then(f).unwrap_or(0).max(0);
         let capture = link
             .geometri
             .datafangstdato
@@ -171,7 +172,8 @@ impl NetworkBuilder {
         let seq_len = seq.lengde.unwrap_or(link.lengde / (b - a));
         for (f0, f1, system) in refs.pieces(seq.id, a, b) {
             let Some(system) = system else {
-                summary.skip("veglenke piece not covered by any 915 Vegsystem (no v2 road reference)");
+                summary
+                    .skip("veglenke piece not covered by any 915 Vegsystem (no v2 road reference)");
                 continue;
             };
             let (r0, r1) = ((f0 - a) / (b - a), (f1 - a) / (b - a));

@@ -12,7 +12,9 @@ use super::date_days;
 use super::summary::Summary;
 use super::uberiket::{Placement, RoadObject, Value};
 use crate::catalog::{ObjectType, ValueKind};
-use crate::snapshot::columns::{ObjectTable, PropertyColumn, DIRECTION_AGAINST, DIRECTION_WITH, OPEN_END};
+use crate::snapshot::columns::{
+    ObjectTable, PropertyColumn, DIRECTION_AGAINST, DIRECTION_WITH, OPEN_END,
+};
 
 enum Stored {
     Int(i64),
@@ -47,7 +49,10 @@ fn direction(r: &Option<String>) -> u8 {
 
 impl TypeBuilder {
     pub fn new(ty: &'static ObjectType) -> Self {
-        TypeBuilder { ty, rows: Vec::new() }
+        TypeBuilder {
+            ty,
+            rows: Vec::new(),
+        }
     }
 
     /// Map one object; returns false (and counts why) when it is not imported.
@@ -80,7 +85,10 @@ impl TypeBuilder {
         match &o.stedfesting {
             Some(Placement::StedfestingLinjer { linjer }) => {
                 for l in linjer {
-                    let (a, b) = (l.startposisjon.min(l.sluttposisjon), l.startposisjon.max(l.sluttposisjon));
+                    let (a, b) = (
+                        l.startposisjon.min(l.sluttposisjon),
+                        l.startposisjon.max(l.sluttposisjon),
+                    );
                     all.push((l.id, a, b, direction(&l.retning)));
                 }
             }
@@ -89,7 +97,10 @@ impl TypeBuilder {
                     all.push((p.id, p.posisjon, p.posisjon, direction(&p.retning)));
                 }
             }
-            Some(Placement::StedfestingSving { startpunkt, sluttpunkt }) => {
+            Some(Placement::StedfestingSving {
+                startpunkt,
+                sluttpunkt,
+            }) => {
                 for p in [startpunkt, sluttpunkt] {
                     all.push((p.id, p.posisjon, p.posisjon, direction(&p.retning)));
                 }
@@ -100,31 +111,48 @@ impl TypeBuilder {
             }
         }
         let read = all.len();
-        let locs: Vec<_> = all.into_iter().filter(|l| sequences.contains(&l.0)).collect();
+        let locs: Vec<_> = all
+            .into_iter()
+            .filter(|l| sequences.contains(&l.0))
+            .collect();
         for _ in locs.len()..read {
-            summary.skip(format!("type {t}: placement on a veglenkesekvens not in the imported network"));
+            summary.skip(format!(
+                "type {t}: placement on a veglenkesekvens not in the imported network"
+            ));
         }
         if locs.is_empty() {
-            summary.skip(format!("type {t}: object with no placement on the imported network"));
+            summary.skip(format!(
+                "type {t}: object with no placement on the imported network"
+            ));
             return false;
         }
         let mut values = Vec::new();
         for (key, v) in &o.egenskaper {
             let Some(p) = key.parse::<u32>().ok().and_then(|id| self.ty.property(id)) else {
-                summary.skip(format!("type {t}: egenskapstype {key} not in the catalogue"));
+                summary.skip(format!(
+                    "type {t}: egenskapstype {key} not in the catalogue"
+                ));
                 continue;
             };
             let stored = match (p.storage(), v) {
                 (ValueKind::Enum, Value::EnumEgenskap { verdi }) => {
-                    if u32::try_from(*verdi).ok().and_then(|id| p.allowed_value(id)).is_none() {
-                        summary.skip(format!("type {t}: egenskapstype {key}: enum value not in the catalogue"));
+                    if u32::try_from(*verdi)
+                        .ok()
+                        .and_then(|id| p.allowed_value(id))
+                        .is_none()
+                    {
+                        summary.skip(format!(
+                            "type {t}: egenskapstype {key}: enum value not in the catalogue"
+                        ));
                         continue;
                     }
                     Stored::Int(*verdi)
                 }
                 (ValueKind::Integer, Value::HeltallEgenskap { verdi }) => Stored::Int(*verdi),
                 (ValueKind::Float, Value::FlyttallEgenskap { verdi }) => Stored::Float(*verdi),
-                (ValueKind::Float, Value::HeltallEgenskap { verdi }) => Stored::Float(*verdi as f64),
+                (ValueKind::Float, Value::HeltallEgenskap { verdi }) => {
+                    Stored::Float(*verdi as f64)
+                }
                 (
                     ValueKind::Text,
                     Value::TekstEgenskap { verdi }
@@ -165,16 +193,23 @@ impl TypeBuilder {
 
     pub fn finish(mut self, summary: &mut Summary) -> ObjectTable {
         let t = self.ty.id;
-        self.rows.sort_by_key(|r| (r.id, std::cmp::Reverse(r.version)));
+        self.rows
+            .sort_by_key(|r| (r.id, std::cmp::Reverse(r.version)));
         let before = self.rows.len();
         self.rows.dedup_by_key(|r| r.id);
         for _ in self.rows.len()..before {
-            summary.skip(format!("type {t}: older version of an object read twice (newest kept)"));
+            summary.skip(format!(
+                "type {t}: older version of an object read twice (newest kept)"
+            ));
         }
         *summary.objects_imported.entry(t).or_default() += self.rows.len();
         let mut table = ObjectTable::new(t);
         // columns in catalogue order, only for properties some object has
-        let used: HashSet<u32> = self.rows.iter().flat_map(|r| r.values.iter().map(|v| v.0)).collect();
+        let used: HashSet<u32> = self
+            .rows
+            .iter()
+            .flat_map(|r| r.values.iter().map(|v| v.0))
+            .collect();
         let mut columns: BTreeMap<u32, Vec<Option<&Stored>>> = BTreeMap::new();
         for r in &self.rows {
             table.id.push(r.id);
@@ -205,7 +240,9 @@ impl TypeBuilder {
             columns.insert(p.id, col);
         }
         for p in self.ty.value_properties() {
-            let Some(col) = columns.remove(&p.id) else { continue };
+            let Some(col) = columns.remove(&p.id) else {
+                continue;
+            };
             let values: ArrayRef = match p.storage() {
                 ValueKind::Float => {
                     let mut b = Float64Builder::new();
@@ -238,7 +275,10 @@ impl TypeBuilder {
                     Arc::new(b.finish())
                 }
             };
-            table.properties.push(PropertyColumn { property_id: p.id, values });
+            table.properties.push(PropertyColumn {
+                property_id: p.id,
+                values,
+            });
         }
         table
     }

@@ -76,7 +76,11 @@ impl RoadRefs {
     /// Split `a..b` of `sequence` at the 915 placement ends: pieces in order, each with the
     /// road system covering it (None = no 915 there).
     pub fn pieces(&self, sequence: u64, a: f64, b: f64) -> Vec<(f64, f64, Option<RoadSystem>)> {
-        let systems = self.by_sequence.get(&sequence).map(Vec::as_slice).unwrap_or(&[]);
+        let systems = self
+            .by_sequence
+            .get(&sequence)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let mut cuts = vec![a, b];
         for s in systems {
             for x in [s.from, s.to] {
@@ -91,7 +95,10 @@ impl RoadRefs {
             .filter(|w| w[1] > w[0])
             .map(|w| {
                 let mid = (w[0] + w[1]) / 2.0;
-                let s = systems.iter().find(|s| s.from <= mid && mid <= s.to).copied();
+                let s = systems
+                    .iter()
+                    .find(|s| s.from <= mid && mid <= s.to)
+                    .copied();
                 (w[0], w[1], s)
             })
             .collect()
@@ -103,16 +110,29 @@ mod tests {
     use super::*;
 
     fn sys(from: f64, to: f64, number: u32) -> RoadSystem {
-        RoadSystem { from, to, category: b'K', status: b'V', number }
+        RoadSystem {
+            from,
+            to,
+            category: b'K',
+            status: b'V',
+            number,
+        }
     }
 
     #[test]
     fn pieces_split_at_placement_ends_and_leave_gaps_without_system() {
         let mut r = RoadRefs::default();
-        r.by_sequence.insert(7, vec![sys(0.2, 0.5, 1), sys(0.5, 0.7, 2)]);
+        r.by_sequence
+            .insert(7, vec![sys(0.2, 0.5, 1), sys(0.5, 0.7, 2)]);
         let p = r.pieces(7, 0.0, 0.6);
-        let got: Vec<(f64, f64, Option<u32>)> = p.iter().map(|(a, b, s)| (*a, *b, s.map(|s| s.number))).collect();
-        assert_eq!(got, vec![(0.0, 0.2, None), (0.2, 0.5, Some(1)), (0.5, 0.6, Some(2))]);
+        let got: Vec<(f64, f64, Option<u32>)> = p
+            .iter()
+            .map(|(a, b, s)| (*a, *b, s.map(|s| s.number)))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(0.0, 0.2, None), (0.2, 0.5, Some(1)), (0.5, 0.6, Some(2))]
+        );
         assert_eq!(r.pieces(8, 0.1, 0.3), vec![(0.1, 0.3, None)]);
     }
 }

@@ -61,7 +61,8 @@ fn read_file<T: DeserializeOwned>(path: &Path, f: &mut impl FnMut(T) -> Result<(
             if line.trim().is_empty() {
                 continue;
             }
-            let rec = serde_json::from_str(&line).map_err(|e| bad(path, format!("line {}: {e}", i + 1)))?;
+            let rec = serde_json::from_str(&line)
+                .map_err(|e| bad(path, format!("line {}: {e}", i + 1)))?;
             f(rec)?;
         }
         return Ok(());
@@ -74,7 +75,8 @@ fn read_file<T: DeserializeOwned>(path: &Path, f: &mut impl FnMut(T) -> Result<(
     match page {
         Some(serde_json::Value::Array(items)) => {
             for (i, item) in items.into_iter().enumerate() {
-                let rec = serde_json::from_value(item).map_err(|e| bad(path, format!("record {}: {e}", i + 1)))?;
+                let rec = serde_json::from_value(item)
+                    .map_err(|e| bad(path, format!("record {}: {e}", i + 1)))?;
                 f(rec)?;
             }
             Ok(())

@@ -118,14 +118,30 @@ pub enum Placement {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type")]
 pub enum Value {
-    EnumEgenskap { verdi: i64 },
-    HeltallEgenskap { verdi: i64 },
-    FlyttallEgenskap { verdi: f64 },
-    TekstEgenskap { verdi: String },
-    DatoEgenskap { verdi: String },
-    KortDatoEgenskap { verdi: String },
-    TidEgenskap { verdi: String },
-    BoolskEgenskap { verdi: bool },
+    EnumEgenskap {
+        verdi: i64,
+    },
+    HeltallEgenskap {
+        verdi: i64,
+    },
+    FlyttallEgenskap {
+        verdi: f64,
+    },
+    TekstEgenskap {
+        verdi: String,
+    },
+    DatoEgenskap {
+        verdi: String,
+    },
+    KortDatoEgenskap {
+        verdi: String,
+    },
+    TidEgenskap {
+        verdi: String,
+    },
+    BoolskEgenskap {
+        verdi: bool,
+    },
     #[serde(other)]
     Other,
 }
