@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use vegdb::api::{ApiConfig, AppState};
+use vegdb::catalog::Catalog;
 use vegdb::import::{import_dir, TypeSelection};
 use vegdb::snapshot::generation::{Generation, GenerationStore};
 use vegdb::snapshot::store::DataDir;
@@ -55,6 +56,188 @@ fn first_point(wkt: &str) -> (f64, f64) {
     (it.next().unwrap(), it.next().unwrap())
 }
 
+/// A real server on generation `generation` of `data`; returns the v2 base URL.
+async fn serve(data: &DataDir, generation: u64) -> String {
+    let (g, _) = Generation::load(&data.generation_dir(generation), &|_| {}).unwrap();
+    let store = Arc::new(GenerationStore::new(g));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = AppState::read_only(
+        store,
+        ApiConfig::new(format!("http://{addr}"), Duration::from_secs(10)),
+    );
+    tokio::spawn(vegdb::server::serve(
+        listener,
+        state,
+        std::future::pending(),
+    ));
+    format!("http://{addr}/nvdb/api/v2")
+}
+
+async fn get(base: String, path: String) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .get(format!("{base}{path}"))
+        .header("X-Client", "vegdb-test")
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json::<Value>().await.unwrap_or(Value::Null))
+}
+
+/// GET every fixture object; for those served (200): the real id and version, and every value
+/// the catalogue can hold shown and equal to the sample's. Returns how many were served.
+async fn check_objects(base: &str, by_type: &BTreeMap<u32, Vec<Value>>) -> usize {
+    let catalog = Catalog::embedded();
+    let mut served = 0;
+    for (t, objs) in by_type {
+        for o in objs {
+            let id = o["id"].as_u64().unwrap();
+            let (status, body) = get(
+                base.to_string(),
+                format!("/vegobjekter/{t}/{id}?inkluder=alle"),
+            )
+            .await;
+            if status != 200 {
+                assert_eq!(status, 404, "{t}/{id}: {body}");
+                continue;
+            }
+            served += 1;
+            assert_eq!(body["id"].as_u64(), Some(id));
+            assert_eq!(body["metadata"]["versjon"].as_u64(), o["versjon"].as_u64());
+            let props = body["egenskaper"].as_array().cloned().unwrap_or_default();
+            let ty = catalog.object_type(*t).unwrap();
+            for (key, v) in o["egenskaper"].as_object().unwrap() {
+                let pid: u32 = key.parse().unwrap();
+                let Some(pt) = ty.property(pid) else {
+                    assert!(
+                        !props.iter().any(|p| p["id"] == pid),
+                        "{t}/{id}: unknown {pid} shown"
+                    );
+                    continue;
+                };
+                if v["type"] == "EnumEgenskap"
+                    && pt
+                        .allowed_value(v["verdi"].as_u64().unwrap() as u32)
+                        .is_none()
+                {
+                    continue;
+                }
+                let p = props
+                    .iter()
+                    .find(|p| p["id"] == pid)
+                    .unwrap_or_else(|| panic!("{t}/{id}: property {pid} not shown"));
+                if v["type"] == "EnumEgenskap" {
+                    assert_eq!(p["enum_id"], v["verdi"], "{t}/{id} {key}");
+                } else if v["type"] == "FlyttallEgenskap" || v["type"] == "HeltallEgenskap" {
+                    // a number the catalogue types as text is shown as its decimal text
+                    let shown = match &p["verdi"] {
+                        Value::String(s) => s.parse::<f64>().ok(),
+                        other => other.as_f64(),
+                    };
+                    assert_eq!(shown, v["verdi"].as_f64(), "{t}/{id} {key}");
+                } else {
+                    assert_eq!(p["verdi"], v["verdi"], "{t}/{id} {key}");
+                }
+            }
+        }
+    }
+    served
+}
+
+fn objects_by_type(dir: &Path) -> BTreeMap<u32, Vec<Value>> {
+    let mut by_type = BTreeMap::new();
+    for e in std::fs::read_dir(dir.join("vegobjekter")).unwrap() {
+        let p = e.unwrap().path();
+        let t: u32 = p.file_name().unwrap().to_str().unwrap().parse().unwrap();
+        by_type.insert(t, records(&p, "vegobjekter"));
+    }
+    by_type
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// The real objects of 105, 538, 591, 616 and 821 lie on sequences the samples' 915 objects do
+/// not cover. With one test-made 915 (Kommunal veg 9999) over every sample sequence added as an
+/// NDJSON stream, every real object whose sequences are in the samples is imported and served
+/// with its real values; `--types` limits what is imported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_objects_on_covered_sequences_are_served_with_their_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("source");
+    copy_dir(&fixtures(), &src);
+    let sequences = records(&fixtures().join("veglenkesekvenser"), "veglenkesekvenser");
+    let ids: HashSet<u64> = sequences
+        .iter()
+        .map(|s| s["id"].as_u64().unwrap())
+        .collect();
+    let cover = serde_json::json!({
+        "id": 1, "versjon": 1, "typeId": 915, "gyldighetsperiode": {"startdato": "2020-01-01"},
+        "egenskaper": {
+            "11276": {"type": "EnumEgenskap", "verdi": 19027},
+            "11277": {"type": "HeltallEgenskap", "verdi": 9999},
+            "11278": {"type": "EnumEgenskap", "verdi": 19032}
+        },
+        "stedfesting": {"type": "StedfestingLinjer", "linjer": ids.iter().map(|id| serde_json::json!(
+            {"id": id, "startposisjon": 0.0, "sluttposisjon": 1.0, "retning": "MED"})).collect::<Vec<_>>()},
+        "sistEndret": "2025-01-01T00:00:00Z"
+    });
+    std::fs::write(
+        src.join("vegobjekter/915/zz-cover.ndjson"),
+        format!("{cover}\n"),
+    )
+    .unwrap();
+    let data = DataDir::open(tmp.path().join("data")).unwrap();
+    let chosen = TypeSelection::parse("105,538,591,616,821").unwrap();
+    let summary = import_dir(&src, &data, &chosen, &|_| {}).unwrap();
+    println!("{}", summary.render());
+    let by_type: BTreeMap<u32, Vec<Value>> = objects_by_type(&src)
+        .into_iter()
+        .filter(|(t, _)| *t != 915)
+        .collect();
+    // expected: objects with at least one placement on a sample sequence
+    for (t, objs) in &by_type {
+        let expected = objs
+            .iter()
+            .filter(|o| {
+                o["stedfesting"]["linjer"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|l| ids.contains(&l["id"].as_u64().unwrap()))
+            })
+            .count();
+        assert_eq!(
+            summary.objects_imported.get(t).copied().unwrap_or(0),
+            expected,
+            "type {t}"
+        );
+    }
+    assert!(!summary.objects_imported.contains_key(&915));
+    let base = serve(&data, summary.generation).await;
+    let served = check_objects(&base, &by_type).await;
+    assert_eq!(served, summary.objects_imported.values().sum::<usize>());
+    assert!(served >= 10, "{served}");
+    let (status, _) = get(base.clone(), "/vegobjekter/915/1002308426".into()).await;
+    assert_eq!(status, 404);
+    // every piece of a current veglenke is now covered: no sequence is left out
+    assert!(!summary
+        .skipped
+        .keys()
+        .any(|r| r.contains("not covered by any 915")));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() {
     let tmp = tempfile::tempdir().unwrap();
@@ -70,12 +253,7 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
         .map(|s| s["veglenker"].as_array().unwrap().len())
         .sum();
     assert_eq!(summary.links_read, links);
-    let mut by_type: BTreeMap<u32, Vec<Value>> = BTreeMap::new();
-    for e in std::fs::read_dir(fixtures().join("vegobjekter")).unwrap() {
-        let p = e.unwrap().path();
-        let t: u32 = p.file_name().unwrap().to_str().unwrap().parse().unwrap();
-        by_type.insert(t, records(&p, "vegobjekter"));
-    }
+    let by_type = objects_by_type(&fixtures());
     let read: BTreeMap<u32, usize> = by_type.iter().map(|(t, v)| (*t, v.len())).collect();
     assert_eq!(summary.objects_read, read);
     // every object read is either imported or counted as skipped with a reason
@@ -109,36 +287,8 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
     // only objects that were placed on the network reach the property mapping
     assert!(counted_616 <= unknown_616);
 
-    // a real server on the imported generation
-    let (g, _) = Generation::load(&data.generation_dir(summary.generation), &|_| {}).unwrap();
-    let store = Arc::new(GenerationStore::new(g));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = AppState::read_only(
-        store,
-        ApiConfig::new(format!("http://{addr}"), Duration::from_secs(10)),
-    );
-    tokio::spawn(vegdb::server::serve(
-        listener,
-        state,
-        std::future::pending(),
-    ));
-    let base = format!("http://{addr}/nvdb/api/v2");
-    let client = reqwest::Client::new();
-    let get = |path: String| {
-        let client = client.clone();
-        let url = format!("{base}{path}");
-        async move {
-            let r = client
-                .get(&url)
-                .header("X-Client", "vegdb-test")
-                .send()
-                .await
-                .unwrap();
-            let status = r.status().as_u16();
-            (status, r.json::<Value>().await.unwrap_or(Value::Null))
-        }
-    };
+    let base = serve(&data, summary.generation).await;
+    let get = |path: String| get(base.clone(), path);
 
     // sequences: every one served has its real id and the first point of a current veglenke
     // whose start port is at position 0 (EPSG:5973 is UTM33 + NN2000: same x/y in storage)
@@ -180,34 +330,7 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
     assert!(served.len() >= 3, "served sequences: {served:?}");
     assert_eq!(served.len(), summary.sequences_imported);
 
-    // objects: real id, version, and every catalogued value equal to the sample's
-    let mut objects_served = 0;
-    for (t, objs) in &by_type {
-        for o in objs {
-            let id = o["id"].as_u64().unwrap();
-            let (status, body) = get(format!("/vegobjekter/{t}/{id}?inkluder=alle")).await;
-            if status != 200 {
-                continue;
-            }
-            objects_served += 1;
-            assert_eq!(body["id"].as_u64(), Some(id));
-            assert_eq!(body["metadata"]["versjon"].as_u64(), o["versjon"].as_u64());
-            let props = body["egenskaper"].as_array().cloned().unwrap_or_default();
-            for (key, v) in o["egenskaper"].as_object().unwrap() {
-                let pid: u64 = key.parse().unwrap();
-                let Some(p) = props.iter().find(|p| p["id"].as_u64() == Some(pid)) else {
-                    continue;
-                };
-                if v["type"] == "EnumEgenskap" {
-                    assert_eq!(p["enum_id"], v["verdi"], "{t}/{id} {key}");
-                } else if v["type"] == "FlyttallEgenskap" || v["type"] == "HeltallEgenskap" {
-                    assert_eq!(p["verdi"].as_f64(), v["verdi"].as_f64(), "{t}/{id} {key}");
-                } else {
-                    assert_eq!(p["verdi"], v["verdi"], "{t}/{id} {key}");
-                }
-            }
-        }
-    }
+    let objects_served = check_objects(&base, &by_type).await;
     assert_eq!(
         objects_served,
         summary.objects_imported.values().sum::<usize>()

@@ -160,6 +160,16 @@ impl TypeBuilder {
                     | Value::KortDatoEgenskap { verdi }
                     | Value::TidEgenskap { verdi },
                 ) => Stored::Text(verdi.clone()),
+                // the catalogue (compiled with rules where sources are silent) says text where
+                // upstream sends a number: kept as its decimal text, and counted
+                (ValueKind::Text, Value::HeltallEgenskap { verdi }) => {
+                    summary.skip(format!("type {t}: egenskapstype {key}: number stored as text (catalogue datatype {}) [kept]", p.datatype_tekst));
+                    Stored::Text(verdi.to_string())
+                }
+                (ValueKind::Text, Value::FlyttallEgenskap { verdi }) => {
+                    summary.skip(format!("type {t}: egenskapstype {key}: number stored as text (catalogue datatype {}) [kept]", p.datatype_tekst));
+                    Stored::Text(verdi.to_string())
+                }
                 _ => {
                     summary.skip(format!(
                         "type {t}: egenskapstype {key}: value kind does not match the catalogue's datatype {}",

@@ -42,7 +42,7 @@ impl Summary {
             s.push_str(&format!("  type {t}: {kept} of {read} objects imported\n"));
         }
         if !self.skipped.is_empty() {
-            s.push_str("skipped:\n");
+            s.push_str("skipped (lines marked [kept] were stored after a conversion):\n");
             for (reason, n) in &self.skipped {
                 s.push_str(&format!("  {n:>8}  {reason}\n"));
             }
