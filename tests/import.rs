@@ -168,14 +168,10 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The real objects of 105, 538, 591, 616 and 821 lie on sequences the samples' 915 objects do
-/// not cover. With one test-made 915 (Kommunal veg 9999) over every sample sequence added as an
-/// NDJSON stream, every real object whose sequences are in the samples is imported and served
-/// with its real values; `--types` limits what is imported.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn real_objects_on_covered_sequences_are_served_with_their_values() {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("source");
+/// A copy of the fixtures plus one test-made 915 (Kommunal veg 9999, as an NDJSON stream) over
+/// every sample sequence; returns the source dir and the sequence ids.
+fn covered_source(tmp: &Path) -> (PathBuf, HashSet<u64>) {
+    let src = tmp.join("source");
     copy_dir(&fixtures(), &src);
     let sequences = records(&fixtures().join("veglenkesekvenser"), "veglenkesekvenser");
     let ids: HashSet<u64> = sequences
@@ -198,6 +194,88 @@ async fn real_objects_on_covered_sequences_are_served_with_their_values() {
         format!("{cover}\n"),
     )
     .unwrap();
+    (src, ids)
+}
+
+/// A test-made 916 Strekning (S3D4) over all of 1938758 and 0.2–0.6 of 605545 (against):
+/// rows on them carry hp 304 and metres counted from the start of its first placement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strekning_gives_hp_and_metres_along_its_placements() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, _) = covered_source(tmp.path());
+    let strekning = serde_json::json!({
+        "id": 2, "versjon": 1, "typeId": 916, "gyldighetsperiode": {"startdato": "2020-01-01"},
+        "egenskaper": {
+            "11281": {"type": "HeltallEgenskap", "verdi": 3},
+            "11284": {"type": "HeltallEgenskap", "verdi": 4}
+        },
+        "stedfesting": {"type": "StedfestingLinjer", "linjer": [
+            {"id": 1938758, "startposisjon": 0.0, "sluttposisjon": 1.0, "retning": "MED"},
+            {"id": 605545, "startposisjon": 0.2, "sluttposisjon": 0.6, "retning": "MOT"}
+        ]},
+        "sistEndret": "2025-01-01T00:00:00Z"
+    });
+    std::fs::create_dir_all(src.join("vegobjekter/916")).unwrap();
+    std::fs::write(src.join("vegobjekter/916/s.json"), strekning.to_string()).unwrap();
+    let data = DataDir::open(tmp.path().join("data")).unwrap();
+    let summary = import_dir(&src, &data, &TypeSelection::parse("105").unwrap(), &|_| {}).unwrap();
+    let len = |id: u64| {
+        records(&fixtures().join("veglenkesekvenser"), "veglenkesekvenser")
+            .into_iter()
+            .find(|s| s["id"].as_u64() == Some(id))
+            .unwrap()["lengde"]
+            .as_f64()
+            .unwrap()
+    };
+    let (len_a, len_b) = (len(1938758), len(605545));
+    let base = serve(&data, summary.generation).await;
+    let (_, rows_a) = get(base.clone(), "/vegnett/lenker/1938758".into()).await;
+    for r in rows_a.as_array().unwrap() {
+        let v = &r["vegreferanse"];
+        assert_eq!(v["hp"], 304);
+        let (f0, f1) = (
+            r["startposisjon"].as_f64().unwrap(),
+            r["sluttposisjon"].as_f64().unwrap(),
+        );
+        assert_eq!(v["fra_meter"].as_f64().unwrap(), (f0 * len_a).round());
+        assert_eq!(v["til_meter"].as_f64().unwrap(), (f1 * len_a).round());
+    }
+    let (_, rows_b) = get(base.clone(), "/vegnett/lenker/605545".into()).await;
+    let mut inside = 0;
+    for r in rows_b.as_array().unwrap() {
+        let v = &r["vegreferanse"];
+        let (f0, f1) = (
+            r["startposisjon"].as_f64().unwrap(),
+            r["sluttposisjon"].as_f64().unwrap(),
+        );
+        if f0 >= 0.2 - 1e-9 && f1 <= 0.6 + 1e-9 {
+            inside += 1;
+            assert_eq!(v["hp"], 304);
+            // against the sequence: metres grow from 0.6 down to 0.2
+            assert_eq!(
+                v["fra_meter"].as_f64().unwrap(),
+                (len_a + (0.6 - f1) * len_b).round()
+            );
+            assert_eq!(
+                v["til_meter"].as_f64().unwrap(),
+                (len_a + (0.6 - f0) * len_b).round()
+            );
+        } else {
+            assert_eq!(v["hp"], 1, "fallback outside the 916");
+        }
+    }
+    // split at the 915 end at 0.476: two pieces, so with and against give different metres
+    assert!(inside >= 2, "{inside}");
+}
+
+/// The real objects of 105, 538, 591, 616 and 821 lie on sequences the samples' 915 objects do
+/// not cover. With one test-made 915 (Kommunal veg 9999) over every sample sequence added as an
+/// NDJSON stream, every real object whose sequences are in the samples is imported and served
+/// with its real values; `--types` limits what is imported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_objects_on_covered_sequences_are_served_with_their_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, ids) = covered_source(tmp.path());
     let data = DataDir::open(tmp.path().join("data")).unwrap();
     let chosen = TypeSelection::parse("105,538,591,616,821").unwrap();
     let summary = import_dir(&src, &data, &chosen, &|_| {}).unwrap();

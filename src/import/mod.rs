@@ -2,7 +2,7 @@
 //! (`veglenkesekvenser` and `vegobjekter` of chosen types) and publish it through the same
 //! writers and `DataDir` as `generate`. See ARCHITECTURE.md "Import mapping".
 //!
-//! Order: 915 Vegsystem objects first (they give the road references), then the sequences
+//! Order: 915 Vegsystem and 916 Strekning objects first (they give the road references), then the sequences
 //! (each mapped to network rows as it is read, the upstream record dropped), then the other
 //! types. Memory is bounded by the generation being built, not by the input files.
 
@@ -27,7 +27,7 @@ use crate::snapshot::manifest::{Manifest, FORMAT_VERSION};
 use crate::snapshot::parquet_write::{write_deleted, write_network, write_type};
 use crate::snapshot::store::DataDir;
 pub use network::parse_linestring;
-use roadref::{RoadRefs, VEGSYSTEM};
+use roadref::{RoadRefs, STREKNING, VEGSYSTEM};
 pub use summary::Summary;
 use uberiket::{RoadObject, Sequence};
 
@@ -123,17 +123,23 @@ pub fn import_dir(
         }
     }
 
-    // 1. road references from 915 (always read; imported as objects only when selected)
+    // 1. road references from 915 and 916 (always read; imported as objects when selected)
     let mut refs = RoadRefs::default();
-    let mut vegsystem = Vec::new();
+    let mut road_objects: BTreeMap<u32, Vec<RoadObject>> = BTreeMap::new();
     let objects_dir = source.join(OBJECTS_DIR);
-    source::for_each_record(&objects_dir.join(VEGSYSTEM.to_string()), |o: RoadObject| {
-        refs.add(catalog, &o, &mut summary);
-        if wanted.contains(&VEGSYSTEM) {
-            vegsystem.push(o);
-        }
-        Ok(())
-    })?;
+    for t in [VEGSYSTEM, STREKNING] {
+        source::for_each_record(&objects_dir.join(t.to_string()), |o: RoadObject| {
+            if o.type_id == VEGSYSTEM {
+                refs.add(catalog, &o, &mut summary);
+            } else if o.type_id == STREKNING {
+                refs.add_section(&o, &mut summary);
+            }
+            if wanted.contains(&t) {
+                road_objects.entry(t).or_default().push(o);
+            }
+            Ok(())
+        })?;
+    }
     progress("vegsystem");
 
     // 2. the network
@@ -142,7 +148,7 @@ pub fn import_dir(
         builder.add(&s, &refs, areas, &mut summary);
         Ok(())
     })?;
-    let (net, sequences) = builder.finish();
+    let (net, sequences) = builder.finish(&refs, &mut summary);
     summary.segments = net.len();
     if net.is_empty() {
         return Err(EngineError::invalid(
@@ -185,8 +191,8 @@ pub fn import_dir(
             }
             tb.add(o, &sequences, summary);
         };
-        if t == VEGSYSTEM {
-            for o in std::mem::take(&mut vegsystem) {
+        if let Some(objs) = road_objects.remove(&t) {
+            for o in objs {
                 add(o, &mut summary);
             }
         } else {

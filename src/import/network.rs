@@ -2,10 +2,10 @@
 //! positions 0–1 along it); each current veglenke covers the positions of its start and end
 //! ports and becomes one or more rows (split where the 915 road reference changes).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::date_days;
-use super::roadref::{RoadRefs, FALLBACK_HP};
+use super::roadref::{RoadRefs, Section, FALLBACK_HP};
 use super::summary::Summary;
 use super::uberiket::{Link, Sequence};
 use crate::area::Areas;
@@ -43,6 +43,9 @@ struct Row {
     number: u32,
     from_m: u32,
     to_m: u32,
+    hp: u16,
+    /// The 916 placement and the piece's positions, metres resolved in `finish`.
+    section: Option<(Section, f64, f64)>,
     lanes: String,
     theme: u16,
     connection: bool,
@@ -57,6 +60,8 @@ struct Row {
 pub struct NetworkBuilder {
     rows: Vec<Row>,
     pub sequences: HashSet<u64>,
+    /// Length in metres of every sequence read.
+    lengths: HashMap<u64, f64>,
 }
 
 /// Parse `LINESTRING Z(x y z, ...)` (or 2D) and project to storage coordinates.
@@ -94,6 +99,9 @@ fn round3(v: f64) -> f64 {
 impl NetworkBuilder {
     pub fn add(&mut self, seq: &Sequence, refs: &RoadRefs, areas: &Areas, summary: &mut Summary) {
         summary.sequences_read += 1;
+        if let Some(len) = seq.lengde {
+            self.lengths.insert(seq.id, len);
+        }
         let before = self.rows.len();
         for link in &seq.veglenker {
             summary.links_read += 1;
@@ -170,7 +178,7 @@ impl NetworkBuilder {
             capture,
         );
         let seq_len = seq.lengde.unwrap_or(link.lengde / (b - a));
-        for (f0, f1, system) in refs.pieces(seq.id, a, b) {
+        for (f0, f1, system, section) in refs.pieces(seq.id, a, b) {
             let Some(system) = system else {
                 summary
                     .skip("veglenke piece not covered by any 915 Vegsystem (no v2 road reference)");
@@ -199,6 +207,8 @@ impl NetworkBuilder {
                 number: system.number,
                 from_m: ((f0 - system.from) * seq_len).round() as u32,
                 to_m: ((f1 - system.from) * seq_len).round() as u32,
+                hp: section.map(|s| s.hp).unwrap_or(FALLBACK_HP),
+                section: section.map(|s| (s, f0, f1)),
                 lanes: link.feltoversikt.join("#"),
                 theme: link.geometri.temakode.unwrap_or(0),
                 connection: link.konnektering,
@@ -212,8 +222,39 @@ impl NetworkBuilder {
         Ok(())
     }
 
+    /// Metres of a piece on a 916 placement: from the start of the 916 object's first
+    /// placement, along its placements in listed order. None when a sequence length is missing.
+    fn section_metres(&self, refs: &RoadRefs, s: &Section, f0: f64, f1: f64) -> Option<(u32, u32)> {
+        let mut offset = 0.0;
+        for (seq, from, to) in refs.sections.get(s.object)?.iter().take(s.placement) {
+            offset += (to - from) * self.lengths.get(seq)?;
+        }
+        let own = refs.sections.get(s.object)?.get(s.placement)?.0;
+        let len = self.lengths.get(&own)?;
+        let (m0, m1) = if s.against {
+            ((s.to - f1) * len, (s.to - f0) * len)
+        } else {
+            ((f0 - s.from) * len, (f1 - s.from) * len)
+        };
+        Some(((offset + m0).round() as u32, (offset + m1).round() as u32))
+    }
+
     /// Rows sorted by (link, from) as the network table requires.
-    pub fn finish(mut self) -> (RoadNetwork, HashSet<u64>) {
+    pub fn finish(mut self, refs: &RoadRefs, summary: &mut Summary) -> (RoadNetwork, HashSet<u64>) {
+        for i in 0..self.rows.len() {
+            let Some((s, f0, f1)) = self.rows[i].section else {
+                continue;
+            };
+            match self.section_metres(refs, &s, f0, f1) {
+                Some((m0, m1)) => {
+                    self.rows[i].from_m = m0;
+                    self.rows[i].to_m = m1;
+                }
+                None => summary.skip(
+                    "916 Strekning over a sequence whose length is unknown: metres from the 915 fallback [kept]",
+                ),
+            }
+        }
         self.rows
             .sort_by(|x, y| x.link.cmp(&y.link).then(x.from.total_cmp(&y.from)));
         let mut n = RoadNetwork {
@@ -236,7 +277,7 @@ impl NetworkBuilder {
             n.road_category.push(r.category);
             n.road_status.push(r.status);
             n.road_number.push(r.number);
-            n.hp.push(FALLBACK_HP);
+            n.hp.push(r.hp);
             n.from_m.push(r.from_m);
             n.to_m.push(r.to_m.max(r.from_m));
             n.lanes.push(r.lanes);

@@ -2,10 +2,12 @@
 //!
 //! 915 Vegsystem gives the category (11276 Vegkategori, short name E/R/F/K/P/S), the phase
 //! (11278 Vegfase, short name V/A/P/F) and the number (11277 Vegnummer) of every stretch of a
-//! sequence it covers. 916 Strekning is not read yet; the documented fallback is used for every
-//! piece: hp 1 and metre values measured along the sequence from the start of the 915
-//! placement (so they grow along one placement and restart at the next). Pieces of links that no
-//! 915 covers have no v2 road reference: they are not part of the v2 network and are counted.
+//! sequence it covers. 916 Strekning gives hp = strekning × 100 + delstrekning (11281, 11284;
+//! S1D1 → hp 101) and the metre values: metre 0 at the start of the object's first placement,
+//! growing along its placements in their listed order (a `MOT` placement counts from its end).
+//! Fallback where no 916 covers a piece: hp 1 and metres measured along the sequence from the
+//! start of the 915 placement. Pieces of links that no 915 covers have no v2 road reference:
+//! they are not part of the v2 network and are counted.
 
 use std::collections::HashMap;
 
@@ -17,6 +19,9 @@ pub const VEGSYSTEM: u32 = 915;
 const CATEGORY: u32 = 11276;
 const NUMBER: u32 = 11277;
 const PHASE: u32 = 11278;
+pub const STREKNING: u32 = 916;
+const SECTION: u32 = 11281;
+const SUBSECTION: u32 = 11284;
 
 /// The hp of every piece while 916 Strekning is not read.
 pub const FALLBACK_HP: u16 = 1;
@@ -30,9 +35,31 @@ pub struct RoadSystem {
     pub number: u32,
 }
 
+/// One placement of a 916 Strekning on a sequence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Section {
+    pub from: f64,
+    pub to: f64,
+    pub hp: u16,
+    pub against: bool,
+    /// Index of the 916 object in `RoadRefs::sections`, and of this placement in its list.
+    pub object: usize,
+    pub placement: usize,
+}
+
 #[derive(Debug, Default)]
 pub struct RoadRefs {
     by_sequence: HashMap<u64, Vec<RoadSystem>>,
+    sections_by_sequence: HashMap<u64, Vec<Section>>,
+    /// Per 916 object, its placements in listed order: (sequence, from, to).
+    pub sections: Vec<Vec<(u64, f64, f64)>>,
+}
+
+fn integer(o: &RoadObject, p: u32) -> Option<i64> {
+    match o.egenskaper.get(&p.to_string()) {
+        Some(Value::HeltallEgenskap { verdi }) => Some(*verdi),
+        _ => None,
+    }
 }
 
 fn short_letter(catalog: &Catalog, property: u32, value: Option<&Value>) -> Option<u8> {
@@ -73,20 +100,64 @@ impl RoadRefs {
         }
     }
 
-    /// Split `a..b` of `sequence` at the 915 placement ends: pieces in order, each with the
-    /// road system covering it (None = no 915 there).
-    pub fn pieces(&self, sequence: u64, a: f64, b: f64) -> Vec<(f64, f64, Option<RoadSystem>)> {
+    /// Add a 916 Strekning object's placements.
+    pub fn add_section(&mut self, o: &RoadObject, summary: &mut Summary) {
+        let hp = integer(o, SECTION)
+            .zip(integer(o, SUBSECTION))
+            .filter(|(_, d)| (1..100).contains(d))
+            .and_then(|(s, d)| u16::try_from(s * 100 + d).ok());
+        let Some(hp) = hp else {
+            summary.skip("916 Strekning without strekning and delstrekning (1-99): fallback hp/metres where it lies");
+            return;
+        };
+        let Some(Placement::StedfestingLinjer { linjer }) = &o.stedfesting else {
+            summary.skip("916 Strekning without line placements: fallback hp/metres where it lies");
+            return;
+        };
+        let object = self.sections.len();
+        let mut list = Vec::new();
+        for (i, l) in linjer.iter().enumerate() {
+            let (from, to) = (
+                l.startposisjon.min(l.sluttposisjon),
+                l.startposisjon.max(l.sluttposisjon),
+            );
+            list.push((l.id, from, to));
+            self.sections_by_sequence
+                .entry(l.id)
+                .or_default()
+                .push(Section {
+                    from,
+                    to,
+                    hp,
+                    against: l.retning.as_deref() == Some("MOT"),
+                    object,
+                    placement: i,
+                });
+        }
+        self.sections.push(list);
+    }
+
+    /// Split `a..b` of `sequence` at the 915 and 916 placement ends: pieces in order, each with
+    /// the road system (None = no 915 there) and the 916 placement covering it.
+    pub fn pieces(&self, sequence: u64, a: f64, b: f64) -> Vec<Piece> {
         let systems = self
             .by_sequence
             .get(&sequence)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
+        let sections = self
+            .sections_by_sequence
+            .get(&sequence)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let mut cuts = vec![a, b];
-        for s in systems {
-            for x in [s.from, s.to] {
-                if x > a && x < b {
-                    cuts.push(x);
-                }
+        let ends = systems
+            .iter()
+            .flat_map(|s| [s.from, s.to])
+            .chain(sections.iter().flat_map(|s| [s.from, s.to]));
+        for x in ends {
+            if x > a && x < b {
+                cuts.push(x);
             }
         }
         cuts.sort_by(f64::total_cmp);
@@ -99,11 +170,18 @@ impl RoadRefs {
                     .iter()
                     .find(|s| s.from <= mid && mid <= s.to)
                     .copied();
-                (w[0], w[1], s)
+                let sec = sections
+                    .iter()
+                    .find(|s| s.from <= mid && mid <= s.to)
+                    .copied();
+                (w[0], w[1], s, sec)
             })
             .collect()
     }
 }
+
+/// A piece of a veglenke: (from, to, road system, 916 placement).
+pub type Piece = (f64, f64, Option<RoadSystem>, Option<Section>);
 
 #[cfg(test)]
 mod tests {
@@ -127,12 +205,12 @@ mod tests {
         let p = r.pieces(7, 0.0, 0.6);
         let got: Vec<(f64, f64, Option<u32>)> = p
             .iter()
-            .map(|(a, b, s)| (*a, *b, s.map(|s| s.number)))
+            .map(|(a, b, s, _)| (*a, *b, s.map(|s| s.number)))
             .collect();
         assert_eq!(
             got,
             vec![(0.0, 0.2, None), (0.2, 0.5, Some(1)), (0.5, 0.6, Some(2))]
         );
-        assert_eq!(r.pieces(8, 0.1, 0.3), vec![(0.1, 0.3, None)]);
+        assert_eq!(r.pieces(8, 0.1, 0.3), vec![(0.1, 0.3, None, None)]);
     }
 }
