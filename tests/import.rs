@@ -424,3 +424,58 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
         .unwrap();
     assert_eq!(nummer["verdi"].as_i64(), Some(17308));
 }
+
+/// The real binary: a summary on stdout and a published generation; a truncated page and a
+/// bad `--types` fail with a message naming the problem and publish nothing.
+#[test]
+fn the_command_imports_and_refuses_bad_input() {
+    let bin = env!("CARGO_BIN_EXE_vegdb");
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let out = std::process::Command::new(bin)
+        .args(["import", "--types", "915,105", "--source"])
+        .arg(fixtures())
+        .arg("--data")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("generation 1: "), "{stdout}");
+    assert!(
+        stdout.contains("type 915: 7 of 7 objects imported"),
+        "{stdout}"
+    );
+    assert_eq!(DataDir::open(&data).unwrap().current().unwrap(), Some(1));
+
+    let bad = tmp.path().join("bad");
+    copy_dir(&fixtures(), &bad);
+    let page = bad.join("veglenkesekvenser/veglenkesekvens-8967.json");
+    let text = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(&page, &text[..text.len() / 2]).unwrap();
+    let out = std::process::Command::new(bin)
+        .args(["import", "--source"])
+        .arg(&bad)
+        .arg("--data")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("veglenkesekvens-8967.json"), "{stderr}");
+    assert_eq!(DataDir::open(&data).unwrap().current().unwrap(), Some(1));
+
+    let out = std::process::Command::new(bin)
+        .args(["import", "--types", "105,x", "--source"])
+        .arg(fixtures())
+        .arg("--data")
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a type id: 'x'"));
+}
