@@ -24,6 +24,12 @@ fn records(dir: &Path, key: &str) -> Vec<Value> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("json" | "ndjson")
+            )
+        })
         .collect();
     files.sort();
     for f in files {
@@ -478,4 +484,187 @@ fn the_command_imports_and_refuses_bad_input() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a type id: 'x'"));
+}
+
+/// A local stand-in for the Uberiket API: serves the fixture records on the `/stream` endpoints
+/// (`start` = after this id, `antall`), records every call, and injects faults by call number.
+#[derive(Default)]
+struct StandIn {
+    streams: BTreeMap<String, Vec<(u64, String)>>,
+    /// (path, start, X-Client) of every call.
+    calls: std::sync::Mutex<Vec<(String, Option<u64>, Option<String>)>>,
+    /// call number (1-based) -> fault: 503, 502 or "truncate"
+    faults: BTreeMap<usize, &'static str>,
+    /// When set, every call answers 404 (the upstream goes away: the run dies).
+    dead: std::sync::atomic::AtomicBool,
+}
+
+fn stand_in_records() -> BTreeMap<String, Vec<(u64, String)>> {
+    let mut streams = BTreeMap::new();
+    let mut put = |name: String, recs: Vec<Value>| {
+        let mut v: Vec<(u64, String)> = recs
+            .into_iter()
+            .map(|r| (r["id"].as_u64().unwrap(), r.to_string()))
+            .collect();
+        v.sort();
+        streams.insert(name, v);
+    };
+    put(
+        "/vegnett/veglenkesekvenser/stream".into(),
+        records(&fixtures().join("veglenkesekvenser"), "veglenkesekvenser"),
+    );
+    for (t, recs) in objects_by_type(&fixtures()) {
+        put(format!("/vegobjekter/{t}/stream"), recs);
+    }
+    streams
+}
+
+async fn stand_in_handler(
+    axum::extract::State(s): axum::extract::State<Arc<StandIn>>,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let path = uri.path().trim_start_matches("/api/v1").to_string();
+    let q: BTreeMap<String, String> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let start = q.get("start").map(|v| v.parse::<u64>().unwrap());
+    let antall: usize = q.get("antall").map(|v| v.parse().unwrap()).unwrap_or(1000);
+    let client = headers
+        .get("X-Client")
+        .map(|v| v.to_str().unwrap().to_string());
+    let n = {
+        let mut calls = s.calls.lock().unwrap();
+        calls.push((path.clone(), start, client));
+        calls.len()
+    };
+    if s.dead.load(std::sync::atomic::Ordering::SeqCst) {
+        return (axum::http::StatusCode::NOT_FOUND, "gone").into_response();
+    }
+    let body: String = s
+        .streams
+        .get(&path)
+        .map(|v| {
+            v.iter()
+                .filter(|(id, _)| start.is_none_or(|s| *id > s))
+                .take(antall)
+                .map(|(_, l)| format!("{l}\n"))
+                .collect()
+        })
+        .unwrap_or_default();
+    match s.faults.get(&n) {
+        Some(&"503") => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy").into_response(),
+        Some(&"502") => (axum::http::StatusCode::BAD_GATEWAY, "bad gateway").into_response(),
+        Some(&"truncate") => body[..body.len() / 2].to_string().into_response(),
+        _ => body.into_response(),
+    }
+}
+
+/// `--source URL` against the stand-in: faults (503, a truncated body, 502) are retried; the
+/// upstream dying mid-run fails the run with progress saved; the next run resumes after the
+/// last saved id (no call restarts a finished stream); every call sends `X-Client: vegdb`; and
+/// the download imports to the same result as the fixture directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn download_retries_resumes_and_imports_like_the_files() {
+    use vegdb::import::download::{download, DownloadOptions};
+    let stand = Arc::new(StandIn {
+        streams: stand_in_records(),
+        faults: BTreeMap::from([(1, "503"), (3, "truncate"), (6, "502")]),
+        ..Default::default()
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = axum::Router::new()
+        .fallback(stand_in_handler)
+        .with_state(stand.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let base = format!("http://{addr}/api/v1");
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join("download");
+    let types = vec![105, 538, 591, 616, 821, 915];
+    let opts = DownloadOptions {
+        batch: 5,
+        attempts: 4,
+        backoff: Duration::from_millis(5),
+        timeout: Duration::from_secs(10),
+    };
+
+    // run 1 dies when the upstream goes away after 9 calls
+    let (b, d, t, o, s) = (
+        base.clone(),
+        dest.clone(),
+        types.clone(),
+        opts.clone(),
+        stand.clone(),
+    );
+    let watcher = tokio::spawn(async move {
+        loop {
+            if s.calls.lock().unwrap().len() >= 9 {
+                s.dead.store(true, std::sync::atomic::Ordering::SeqCst);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    let first = tokio::task::spawn_blocking(move || download(&b, &d, &t, &o, &|_| {}))
+        .await
+        .unwrap();
+    watcher.await.unwrap();
+    let err = first.unwrap_err().to_string();
+    assert!(err.contains("404"), "{err}");
+    let calls_run1 = stand.calls.lock().unwrap().len();
+    let saved: Value = serde_json::from_slice(
+        &std::fs::read(dest.join("veglenkesekvenser/progress.state")).unwrap(),
+    )
+    .unwrap();
+    let saved_last = saved["last_id"]
+        .as_u64()
+        .expect("progress saved before the failure");
+
+    // run 2 resumes
+    stand.dead.store(false, std::sync::atomic::Ordering::SeqCst);
+    let (b, d, t, o) = (base.clone(), dest.clone(), types.clone(), opts.clone());
+    let reports = tokio::task::spawn_blocking(move || download(&b, &d, &t, &o, &|_| {}))
+        .await
+        .unwrap()
+        .unwrap();
+    let calls = stand.calls.lock().unwrap().clone();
+    assert!(calls.iter().all(|c| c.2.as_deref() == Some("vegdb")));
+    let first_of_run2 = &calls[calls_run1];
+    assert_eq!(first_of_run2.0, "/vegnett/veglenkesekvenser/stream");
+    assert!(
+        first_of_run2.1.is_some_and(|s| s >= saved_last),
+        "{first_of_run2:?} {saved_last}"
+    );
+    assert_eq!(reports[0].resumed_from, first_of_run2.1);
+    // faults were retried in run 1 (3 of them), none in run 2
+    assert_eq!(reports.iter().map(|r| r.retries).sum::<usize>(), 0);
+    // the downloaded records are exactly the upstream's, each once
+    for (name, recs) in &stand.streams {
+        let dir = if name.starts_with("/vegnett") {
+            dest.join("veglenkesekvenser")
+        } else {
+            dest.join(name.trim_start_matches('/').trim_end_matches("/stream"))
+        };
+        let got: Vec<u64> = records(&dir, "")
+            .iter()
+            .map(|r| r["id"].as_u64().unwrap())
+            .collect();
+        let want: Vec<u64> = recs.iter().map(|r| r.0).collect();
+        assert_eq!(got, want, "{name}");
+    }
+
+    let data_a = DataDir::open(tmp.path().join("a")).unwrap();
+    let data_b = DataDir::open(tmp.path().join("b")).unwrap();
+    let sel = TypeSelection::Only(types.clone());
+    let mut a = import_dir(&dest, &data_a, &sel, &|_| {}).unwrap();
+    let mut b = import_dir(&fixtures(), &data_b, &sel, &|_| {}).unwrap();
+    a.seconds = 0.0;
+    b.seconds = 0.0;
+    assert_eq!(a, b);
 }

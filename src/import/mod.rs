@@ -6,6 +6,7 @@
 //! (each mapped to network rows as it is read, the upstream record dropped), then the other
 //! types. Memory is bounded by the generation being built, not by the input files.
 
+pub mod download;
 mod network;
 mod objects;
 pub mod roadref;
