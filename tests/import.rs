@@ -486,13 +486,16 @@ fn the_command_imports_and_refuses_bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a type id: 'x'"));
 }
 
+/// (path, start, X-Client) of one call to the stand-in.
+type Call = (String, Option<u64>, Option<String>);
+
 /// A local stand-in for the Uberiket API: serves the fixture records on the `/stream` endpoints
 /// (`start` = after this id, `antall`), records every call, and injects faults by call number.
 #[derive(Default)]
 struct StandIn {
     streams: BTreeMap<String, Vec<(u64, String)>>,
     /// (path, start, X-Client) of every call.
-    calls: std::sync::Mutex<Vec<(String, Option<u64>, Option<String>)>>,
+    calls: std::sync::Mutex<Vec<Call>>,
     /// call number (1-based) -> fault: 503, 502 or "truncate"
     faults: BTreeMap<usize, &'static str>,
     /// When set, every call answers 404 (the upstream goes away: the run dies).
