@@ -335,10 +335,15 @@ pub fn run_import(
                 .collect(),
         };
         let pb = spinner(&format!("downloading {source}"));
+        let started = std::time::Instant::now();
         let reports = download(source, &dest, &ids, &DownloadOptions::default(), &|r| {
             pb.set_message(format!(
-                "downloading {}: {} records, {} calls, {} retries",
-                r.name, r.records, r.calls, r.retries
+                "downloading {}: {} records ({:.0}/s), {} calls, {} retries",
+                r.name,
+                r.records,
+                r.records as f64 / started.elapsed().as_secs_f64().max(1e-3),
+                r.calls,
+                r.retries
             ))
         })?;
         pb.finish_and_clear();
