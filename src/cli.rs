@@ -116,6 +116,21 @@ pub enum Command {
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
     },
+    /// Import saved NVDB Uberiket responses (see README) as a new generation in --data.
+    Import {
+        /// Directory of saved responses (veglenkesekvenser/, vegobjekter/<typeId>/), or the
+        /// http:// base URL of an Uberiket API (…/api/v1) to download from first.
+        #[arg(long)]
+        source: String,
+        /// Where a URL source is downloaded to (resumable); default <data>/import-download.
+        #[arg(long)]
+        download_dir: Option<PathBuf>,
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        /// Comma-separated type ids, or all-known.
+        #[arg(long, default_value = "all-known", value_parser = crate::import::TypeSelection::parse)]
+        types: crate::import::TypeSelection,
+    },
     /// Inspect or verify snapshot generations.
     Snapshot {
         #[command(subcommand)]
@@ -336,6 +351,63 @@ pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> 
         report.seconds,
         data.generation_dir(report.generation).display()
     );
+    Ok(())
+}
+
+pub fn run_import(
+    source: &str,
+    download_dir: Option<PathBuf>,
+    data: &Path,
+    types: &crate::import::TypeSelection,
+) -> anyhow::Result<()> {
+    use crate::import::download::{download, DownloadOptions};
+    let data = DataDir::open(data)?;
+    let source = if source.starts_with("http://") || source.starts_with("https://") {
+        let dest = download_dir.unwrap_or_else(|| data.root.join("import-download"));
+        let ids: Vec<u32> = match types {
+            crate::import::TypeSelection::Only(ids) => ids.clone(),
+            crate::import::TypeSelection::AllKnown => crate::catalog::Catalog::embedded()
+                .types
+                .iter()
+                .map(|t| t.id)
+                .collect(),
+        };
+        let pb = spinner(&format!("downloading {source}"));
+        let started = std::time::Instant::now();
+        let reports = download(source, &dest, &ids, &DownloadOptions::default(), &|r| {
+            pb.set_message(format!(
+                "downloading {}: {} records ({:.0}/s), {} calls, {} retries",
+                r.name,
+                r.records,
+                r.records as f64 / started.elapsed().as_secs_f64().max(1e-3),
+                r.calls,
+                r.retries
+            ))
+        })?;
+        pb.finish_and_clear();
+        for r in &reports {
+            println!(
+                "downloaded {}: {} records in {} calls ({} retries){}",
+                r.name,
+                r.records,
+                r.calls,
+                r.retries,
+                r.resumed_from
+                    .map(|id| format!(", resumed after id {id}"))
+                    .unwrap_or_default()
+            );
+        }
+        dest
+    } else {
+        PathBuf::from(source)
+    };
+    let source = source.as_path();
+    let pb = spinner(&format!("importing {}", source.display()));
+    let summary = crate::import::import_dir(source, &data, types, &|step| {
+        pb.set_message(format!("importing {}: {step} done", source.display()))
+    })?;
+    pb.finish_and_clear();
+    print!("{}", summary.render());
     Ok(())
 }
 

@@ -8,6 +8,7 @@ pub mod changeset;
 pub mod durable;
 pub mod error;
 pub mod geo;
+pub mod import;
 
 pub use error::{EngineError, Result};
 pub mod api;

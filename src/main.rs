@@ -13,6 +13,12 @@ fn main() -> anyhow::Result<()> {
         None => vegdb::server::run(cli::ServeOnly::parse_from(["vegdb"]).args),
         Some(Command::Serve(args)) => vegdb::server::run(args),
         Some(Command::Generate { scale, seed, data }) => cli::run_generate(scale, seed, &data),
+        Some(Command::Import {
+            source,
+            download_dir,
+            data,
+            types,
+        }) => cli::run_import(&source, download_dir, &data, &types),
         Some(Command::Snapshot { action }) => match action {
             SnapshotAction::Inspect { data, generation } => cli::run_inspect(&data, generation),
             SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),

@@ -1,0 +1,237 @@
+//! `vegdb import`: build one generation from saved NVDB API Les Uberiket v1 responses
+//! (`veglenkesekvenser` and `vegobjekter` of chosen types) and publish it through the same
+//! writers and `DataDir` as `generate`. See ARCHITECTURE.md "Import mapping".
+//!
+//! Order: 915 Vegsystem and 916 Strekning objects first (they give the road references), then the sequences
+//! (each mapped to network rows as it is read, the upstream record dropped), then the other
+//! types. Memory is bounded by the generation being built, not by the input files.
+
+pub mod download;
+mod network;
+mod objects;
+pub mod roadref;
+pub mod source;
+pub mod summary;
+pub mod uberiket;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use chrono::{NaiveDate, Utc};
+
+use crate::area::Areas;
+use crate::catalog::Catalog;
+use crate::error::{EngineError, Result};
+use crate::snapshot::columns::{Days, DeletedTable, ObjectTable};
+use crate::snapshot::manifest::{Manifest, FORMAT_VERSION};
+use crate::snapshot::parquet_write::{write_deleted, write_network, write_type};
+use crate::snapshot::store::DataDir;
+pub use network::parse_linestring;
+use roadref::{RoadRefs, STREKNING, VEGSYSTEM};
+pub use summary::Summary;
+use uberiket::{RoadObject, Sequence};
+
+/// Sub-directory of the sequences in a source directory.
+pub const SEQUENCES_DIR: &str = "veglenkesekvenser";
+/// Sub-directory of the objects (one directory per type id below it).
+pub const OBJECTS_DIR: &str = "vegobjekter";
+
+/// Which object types to import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeSelection {
+    /// Every type directory whose id the catalogue knows.
+    AllKnown,
+    Only(Vec<u32>),
+}
+
+impl TypeSelection {
+    /// `all-known` or a comma-separated list of type ids.
+    pub fn parse(text: &str) -> std::result::Result<TypeSelection, String> {
+        if text.trim() == "all-known" {
+            return Ok(TypeSelection::AllKnown);
+        }
+        text.split(',')
+            .map(|t| {
+                t.trim()
+                    .parse::<u32>()
+                    .map_err(|_| format!("not a type id: '{t}' (use ids like 105,95 or all-known)"))
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map(TypeSelection::Only)
+    }
+}
+
+pub(crate) fn date_days(text: &str) -> Option<Days> {
+    let d = NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?;
+    let epoch = NaiveDate::from_ymd_opt(1970, 1, 1)?;
+    i32::try_from((d - epoch).num_days()).ok()
+}
+
+/// Type directories of `source` in id order; names that are not ids are an error.
+fn type_dirs(source: &Path) -> Result<Vec<u32>> {
+    let dir = source.join(OBJECTS_DIR);
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).map_err(|e| EngineError::io(&dir, e))? {
+        let p = e.map_err(|e| EngineError::io(&dir, e))?.path();
+        if !p.is_dir() {
+            continue;
+        }
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let id = name.parse::<u32>().map_err(|_| {
+            EngineError::corrupt(
+                &p,
+                "directories under vegobjekter/ must be named by type id",
+            )
+        })?;
+        out.push(id);
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Import `source` (a directory in the layout of `source`) and publish it as the next
+/// generation of `data`.
+pub fn import_dir(
+    source: &Path,
+    data: &DataDir,
+    types: &TypeSelection,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Summary> {
+    let started = Instant::now();
+    if !source.is_dir() {
+        return Err(EngineError::invalid(
+            4000,
+            format!("--source {} is not a directory", source.display()),
+        ));
+    }
+    let catalog = Catalog::embedded();
+    let areas = Areas::embedded();
+    let mut summary = Summary::default();
+    let present = type_dirs(source)?;
+    let wanted: Vec<u32> = match types {
+        TypeSelection::AllKnown => present.clone(),
+        TypeSelection::Only(ids) => ids.clone(),
+    };
+    for t in &wanted {
+        if !present.contains(t) {
+            summary.skip(format!(
+                "type {t}: no vegobjekter/{t}/ directory in the source"
+            ));
+        }
+    }
+
+    // 1. road references from 915 and 916 (always read; imported as objects when selected)
+    let mut refs = RoadRefs::default();
+    let mut road_objects: BTreeMap<u32, Vec<RoadObject>> = BTreeMap::new();
+    let objects_dir = source.join(OBJECTS_DIR);
+    for t in [VEGSYSTEM, STREKNING] {
+        source::for_each_record(&objects_dir.join(t.to_string()), |o: RoadObject| {
+            if o.type_id == VEGSYSTEM {
+                refs.add(catalog, &o, &mut summary);
+            } else if o.type_id == STREKNING {
+                refs.add_section(&o, &mut summary);
+            }
+            if wanted.contains(&t) {
+                road_objects.entry(t).or_default().push(o);
+            }
+            Ok(())
+        })?;
+    }
+    progress("vegsystem");
+
+    // 2. the network
+    let mut builder = network::NetworkBuilder::default();
+    source::for_each_record(&source.join(SEQUENCES_DIR), |s: Sequence| {
+        builder.add(&s, &refs, areas, &mut summary);
+        Ok(())
+    })?;
+    let (net, sequences) = builder.finish(&refs, &mut summary);
+    summary.segments = net.len();
+    if net.is_empty() {
+        return Err(EngineError::invalid(
+            4000,
+            format!(
+                "{} gave no network rows (need {SEQUENCES_DIR}/ and 915 Vegsystem objects on them)",
+                source.display()
+            ),
+        ));
+    }
+    progress("network");
+
+    // 3. objects, type by type
+    let mut tables: BTreeMap<u32, ObjectTable> = BTreeMap::new();
+    for &t in &wanted {
+        if !present.contains(&t) {
+            continue;
+        }
+        let Some(ty) = catalog.object_type(t) else {
+            let mut n = 0usize;
+            source::for_each_record(&objects_dir.join(t.to_string()), |_: serde_json::Value| {
+                n += 1;
+                Ok(())
+            })?;
+            summary.objects_read.insert(t, n);
+            for _ in 0..n {
+                summary.skip(format!("type {t}: object type not in the catalogue"));
+            }
+            continue;
+        };
+        let mut tb = objects::TypeBuilder::new(ty);
+        let mut add = |o: RoadObject, summary: &mut Summary| {
+            *summary.objects_read.entry(t).or_default() += 1;
+            if o.type_id != t {
+                summary.skip(format!(
+                    "type {t}: object of type {} in this type's directory",
+                    o.type_id
+                ));
+                return;
+            }
+            tb.add(o, &sequences, summary);
+        };
+        if let Some(objs) = road_objects.remove(&t) {
+            for o in objs {
+                add(o, &mut summary);
+            }
+        } else {
+            source::for_each_record(&objects_dir.join(t.to_string()), |o: RoadObject| {
+                add(o, &mut summary);
+                Ok(())
+            })?;
+        }
+        let table = tb.finish(&mut summary);
+        if !table.is_empty() {
+            tables.insert(t, table);
+        }
+        progress(&format!("type {t}"));
+    }
+
+    // 4. publish like `generate`
+    let id = data.next_id()?;
+    let mut staging = data.begin(id)?;
+    let dir = staging.dir.clone();
+    staging.files.push(write_network(&dir, &net)?);
+    for t in tables.values() {
+        staging.files.extend(write_type(&dir, t)?);
+    }
+    staging
+        .files
+        .push(write_deleted(&dir, &DeletedTable::default())?);
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        generation: id,
+        parent: None,
+        created: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        datakatalog_versjon: catalog.version.version.clone(),
+        origin: format!("vegdb import --source {}", source.display()),
+        changesets: vec![],
+        files: vec![],
+    };
+    data.publish(staging, manifest)?;
+    summary.generation = id;
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}

@@ -1,0 +1,303 @@
+//! Veglenkesekvenser -> network rows. A v2 link is a veglenkesekvens (link id = sequence id,
+//! positions 0–1 along it); each current veglenke covers the positions of its start and end
+//! ports and becomes one or more rows (split where the 915 road reference changes).
+
+use std::collections::{HashMap, HashSet};
+
+use super::date_days;
+use super::roadref::{RoadRefs, Section, FALLBACK_HP};
+use super::summary::Summary;
+use super::uberiket::{Link, Sequence};
+use crate::area::Areas;
+use crate::geo::linref::sub_line;
+use crate::geo::srid::{to_storage, Srid};
+use crate::geo::Coord3;
+use crate::snapshot::columns::{RoadNetwork, ROAD_TYPES, TOPOLOGY_LEVELS};
+
+/// Upstream `typeVeg` -> index into `ROAD_TYPES` (the v2 `typeVeg` values).
+const ROAD_TYPE_NAMES: [(&str, usize); 7] = [
+    ("ENKEL_BILVEG", 0),
+    ("KANALISERT_VEG", 1),
+    ("RAMPE", 2),
+    ("RUNDKJORING", 3),
+    ("GANG_OG_SYKKELVEG", 4),
+    ("BILFERJE", 5),
+    ("GATETUN", 6),
+];
+
+/// One network row before sorting.
+struct Row {
+    link: u64,
+    from: f64,
+    to: f64,
+    start_node: u64,
+    end_node: u64,
+    coords: Vec<Coord3>,
+    length_m: f64,
+    municipality: u16,
+    county: u8,
+    region: u8,
+    department: u8,
+    category: u8,
+    status: u8,
+    number: u32,
+    from_m: u32,
+    to_m: u32,
+    hp: u16,
+    /// The 916 placement and the piece's positions, metres resolved in `finish`.
+    section: Option<(Section, f64, f64)>,
+    lanes: String,
+    theme: u16,
+    connection: bool,
+    level: u8,
+    super_id: u64,
+    road_type: u8,
+    start_date: i32,
+    q: (u8, u16, u16, u16, u8, i32),
+}
+
+#[derive(Default)]
+pub struct NetworkBuilder {
+    rows: Vec<Row>,
+    pub sequences: HashSet<u64>,
+    /// Length in metres of every sequence read.
+    lengths: HashMap<u64, f64>,
+}
+
+/// Parse `LINESTRING Z(x y z, ...)` (or 2D) and project to storage coordinates.
+pub fn parse_linestring(wkt: &str, srid: u32) -> Result<Vec<Coord3>, String> {
+    let srid = Srid::parse(&srid.to_string()).map_err(|_| format!("srid {srid} not supported"))?;
+    let body = wkt
+        .find('(')
+        .zip(wkt.rfind(')'))
+        .filter(|(a, b)| a < b && wkt.trim_start().starts_with("LINESTRING"))
+        .map(|(a, b)| &wkt[a + 1..b])
+        .ok_or("geometry is not a LINESTRING")?;
+    let mut out = Vec::new();
+    for point in body.split(',') {
+        let v: Vec<f64> = point
+            .split_whitespace()
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .map_err(|_| "bad number in LINESTRING".to_string())?;
+        if v.len() < 2 {
+            return Err("LINESTRING point with fewer than 2 coordinates".into());
+        }
+        let (x, y) = to_storage(srid, v[0], v[1]).map_err(|e| e.to_string())?;
+        out.push([x, y, v.get(2).copied().unwrap_or(0.0)]);
+    }
+    if out.len() < 2 {
+        return Err("LINESTRING with fewer than 2 points".into());
+    }
+    Ok(out)
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+impl NetworkBuilder {
+    pub fn add(&mut self, seq: &Sequence, refs: &RoadRefs, areas: &Areas, summary: &mut Summary) {
+        summary.sequences_read += 1;
+        if let Some(len) = seq.lengde {
+            self.lengths.insert(seq.id, len);
+        }
+        let before = self.rows.len();
+        for link in &seq.veglenker {
+            summary.links_read += 1;
+            if let Err(reason) = self.add_link(seq, link, refs, areas, summary) {
+                summary.skip(format!("veglenke: {reason}"));
+            }
+        }
+        if self.rows.len() > before {
+            summary.sequences_imported += 1;
+            self.sequences.insert(seq.id);
+        } else {
+            summary.skip("veglenkesekvens without any current veglenke with a road reference");
+        }
+    }
+
+    fn add_link(
+        &mut self,
+        seq: &Sequence,
+        link: &Link,
+        refs: &RoadRefs,
+        areas: &Areas,
+        summary: &mut Summary,
+    ) -> Result<(), String> {
+        if link.gyldighetsperiode.sluttdato.is_some() {
+            return Err("closed (has sluttdato), not part of the current network".into());
+        }
+        let port = |n: u32| seq.porter.iter().find(|p| p.nummer == n);
+        let (Some(sp), Some(ep)) = (port(link.startport), port(link.sluttport)) else {
+            return Err("start or end port missing from the sequence".into());
+        };
+        let (a, b) = (sp.posisjon, ep.posisjon);
+        if b.partial_cmp(&a) != Some(std::cmp::Ordering::Greater) {
+            return Err("end port not after start port".into());
+        }
+        let level = TOPOLOGY_LEVELS
+            .iter()
+            .position(|l| *l == link.topologiniva)
+            .ok_or_else(|| format!("topologinivå {} has no v2 value", link.topologiniva))?;
+        let road_type = ROAD_TYPE_NAMES
+            .iter()
+            .find(|(n, _)| *n == link.type_veg)
+            .map(|(_, i)| *i)
+            .ok_or_else(|| format!("typeVeg {} has no v2 value", link.type_veg))?;
+        debug_assert!(road_type < ROAD_TYPES.len());
+        let coords = parse_linestring(&link.geometri.wkt, link.geometri.srid)?;
+        let municipality = u16::try_from(link.kommune)
+            .map_err(|_| format!("kommune {} out of range", link.kommune))?;
+        let (county, region, department) = match areas.municipality(municipality) {
+            Some(m) => (m.county, m.region, m.road_department),
+            None => {
+                summary.skip(format!(
+                    "kommune {municipality} not in the area list: fylke from its number, no region/vegavdeling"
+                ));
+                ((municipality / 100) as u8, 0, 0)
+            }
+        };
+        let start_date = date_days(&link.gyldighetsperiode.startdato)
+            .ok_or_else(|| format!("bad startdato {}", link.gyldighetsperiode.startdato))?;
+        let q = link.geometri.kvalitet.as_ref();
+        let qv =
+            |f: fn(&super::uberiket::Quality) -> Option<i64>| q.and_then(f).unwrap_or(0).max(0);
+        let capture = link
+            .geometri
+            .datafangstdato
+            .as_deref()
+            .and_then(date_days)
+            .unwrap_or(start_date);
+        let quality = (
+            qv(|q| q.malemetode) as u8,
+            qv(|q| q.noyaktighet) as u16,
+            qv(|q| q.noyaktighet_hoyde) as u16,
+            qv(|q| q.maksimalt_avvik) as u16,
+            qv(|q| q.synbarhet) as u8,
+            capture,
+        );
+        let seq_len = seq.lengde.unwrap_or(link.lengde / (b - a));
+        for (f0, f1, system, section) in refs.pieces(seq.id, a, b) {
+            let Some(system) = system else {
+                summary
+                    .skip("veglenke piece not covered by any 915 Vegsystem (no v2 road reference)");
+                continue;
+            };
+            let (r0, r1) = ((f0 - a) / (b - a), (f1 - a) / (b - a));
+            let g = if r0 == 0.0 && r1 == 1.0 {
+                coords.clone()
+            } else {
+                sub_line(&coords, r0, r1)
+            };
+            self.rows.push(Row {
+                link: seq.id,
+                from: f0,
+                to: f1,
+                start_node: sp.node_id,
+                end_node: ep.node_id,
+                coords: g,
+                length_m: round3((r1 - r0) * link.lengde),
+                municipality,
+                county,
+                region,
+                department,
+                category: system.category,
+                status: system.status,
+                number: system.number,
+                from_m: ((f0 - system.from) * seq_len).round() as u32,
+                to_m: ((f1 - system.from) * seq_len).round() as u32,
+                hp: section.map(|s| s.hp).unwrap_or(FALLBACK_HP),
+                section: section.map(|s| (s, f0, f1)),
+                lanes: link.feltoversikt.join("#"),
+                theme: link.geometri.temakode.unwrap_or(0),
+                connection: link.konnektering,
+                level: level as u8,
+                super_id: link.superstedfesting.as_ref().map(|s| s.id).unwrap_or(0),
+                road_type: road_type as u8,
+                start_date,
+                q: quality,
+            });
+        }
+        Ok(())
+    }
+
+    /// Metres of a piece on a 916 placement: from the start of the 916 object's first
+    /// placement, along its placements in listed order. None when a sequence length is missing.
+    fn section_metres(&self, refs: &RoadRefs, s: &Section, f0: f64, f1: f64) -> Option<(u32, u32)> {
+        let mut offset = 0.0;
+        for (seq, from, to) in refs.sections.get(s.object)?.iter().take(s.placement) {
+            offset += (to - from) * self.lengths.get(seq)?;
+        }
+        let own = refs.sections.get(s.object)?.get(s.placement)?.0;
+        let len = self.lengths.get(&own)?;
+        let (m0, m1) = if s.against {
+            ((s.to - f1) * len, (s.to - f0) * len)
+        } else {
+            ((f0 - s.from) * len, (f1 - s.from) * len)
+        };
+        Some(((offset + m0).round() as u32, (offset + m1).round() as u32))
+    }
+
+    /// Rows sorted by (link, from) as the network table requires.
+    pub fn finish(mut self, refs: &RoadRefs, summary: &mut Summary) -> (RoadNetwork, HashSet<u64>) {
+        for i in 0..self.rows.len() {
+            let Some((s, f0, f1)) = self.rows[i].section else {
+                continue;
+            };
+            match self.section_metres(refs, &s, f0, f1) {
+                Some((m0, m1)) => {
+                    self.rows[i].from_m = m0;
+                    self.rows[i].to_m = m1;
+                }
+                None => summary.skip(
+                    "916 Strekning over a sequence whose length is unknown: metres from the 915 fallback [kept]",
+                ),
+            }
+        }
+        self.rows
+            .sort_by(|x, y| x.link.cmp(&y.link).then(x.from.total_cmp(&y.from)));
+        let mut n = RoadNetwork {
+            geom_offsets: vec![0],
+            ..Default::default()
+        };
+        for r in self.rows {
+            n.link_id.push(r.link);
+            n.from_pos.push(r.from);
+            n.to_pos.push(r.to);
+            n.start_node.push(r.start_node);
+            n.end_node.push(r.end_node);
+            n.coords.extend_from_slice(&r.coords);
+            n.geom_offsets.push(n.coords.len() as u32);
+            n.length_m.push(r.length_m);
+            n.municipality.push(r.municipality);
+            n.county.push(r.county);
+            n.region.push(r.region);
+            n.road_department.push(r.department);
+            n.road_category.push(r.category);
+            n.road_status.push(r.status);
+            n.road_number.push(r.number);
+            n.hp.push(r.hp);
+            n.from_m.push(r.from_m);
+            n.to_m.push(r.to_m.max(r.from_m));
+            n.lanes.push(r.lanes);
+            // Uberiket's Veglenke has no medium field: stored as T (on the ground), a
+            // documented choice (ARCHITECTURE.md, import mapping)
+            n.medium.push(b'T');
+            n.theme_code.push(r.theme);
+            n.is_connection.push(r.connection);
+            n.topology_level.push(r.level);
+            n.super_id.push(r.super_id);
+            n.road_type.push(r.road_type);
+            n.start_date.push(r.start_date);
+            n.q_method.push(r.q.0);
+            n.q_accuracy.push(r.q.1);
+            n.q_height_accuracy.push(r.q.2);
+            n.q_tolerance.push(r.q.3);
+            n.q_visibility.push(r.q.4);
+            n.q_capture_date.push(r.q.5);
+        }
+        n.build_link_index();
+        (n, self.sequences)
+    }
+}

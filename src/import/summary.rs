@@ -1,0 +1,52 @@
+//! What an import read, kept and skipped (and why).
+
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Summary {
+    pub generation: u64,
+    /// Sequences read and sequences that gave at least one network row.
+    pub sequences_read: usize,
+    pub sequences_imported: usize,
+    /// Veglenker read (current and closed).
+    pub links_read: usize,
+    /// Network rows (a veglenke split at road-reference changes).
+    pub segments: usize,
+    /// Objects read / imported per type.
+    pub objects_read: BTreeMap<u32, usize>,
+    pub objects_imported: BTreeMap<u32, usize>,
+    /// Reason -> count of what was not imported (whole records, placements or values).
+    pub skipped: BTreeMap<String, usize>,
+    pub seconds: f64,
+}
+
+impl Summary {
+    pub fn skip(&mut self, reason: impl Into<String>) {
+        *self.skipped.entry(reason.into()).or_default() += 1;
+    }
+
+    /// The summary as printed by `vegdb import`.
+    pub fn render(&self) -> String {
+        let mut s = format!(
+            "generation {}: {} of {} veglenkesekvenser ({} veglenker read, {} network rows), {} objects in {:.1} s\n",
+            self.generation,
+            self.sequences_imported,
+            self.sequences_read,
+            self.links_read,
+            self.segments,
+            self.objects_imported.values().sum::<usize>(),
+            self.seconds
+        );
+        for (t, read) in &self.objects_read {
+            let kept = self.objects_imported.get(t).copied().unwrap_or(0);
+            s.push_str(&format!("  type {t}: {kept} of {read} objects imported\n"));
+        }
+        if !self.skipped.is_empty() {
+            s.push_str("skipped (lines marked [kept] were stored after a conversion):\n");
+            for (reason, n) in &self.skipped {
+                s.push_str(&format!("  {n:>8}  {reason}\n"));
+            }
+        }
+        s
+    }
+}

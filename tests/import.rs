@@ -1,0 +1,673 @@
+//! `vegdb import` on the real Uberiket samples (tests/fixtures/uberiket, see SOURCES.md):
+//! the summary's counts against counts taken from the fixture files directly, and the v2 API
+//! of a real server on the imported generation against the sample values.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use vegdb::api::{ApiConfig, AppState};
+use vegdb::catalog::Catalog;
+use vegdb::import::{import_dir, TypeSelection};
+use vegdb::snapshot::generation::{Generation, GenerationStore};
+use vegdb::snapshot::store::DataDir;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/uberiket")
+}
+
+/// Every record in a fixture directory, read without the importer's reader.
+fn records(dir: &Path, key: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("json" | "ndjson")
+            )
+        })
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        if f.extension().unwrap() == "ndjson" {
+            out.extend(
+                text.lines()
+                    .filter(|l| !l.is_empty())
+                    .map(|l| serde_json::from_str(l).unwrap()),
+            );
+        } else {
+            let v: Value = serde_json::from_str(&text).unwrap();
+            match v.get(key) {
+                Some(Value::Array(items)) => out.extend(items.iter().cloned()),
+                _ => out.push(v),
+            }
+        }
+    }
+    out
+}
+
+fn first_point(wkt: &str) -> (f64, f64) {
+    let body = &wkt[wkt.find('(').unwrap() + 1..];
+    let mut it = body
+        .split(',')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(|s| s.parse::<f64>().unwrap());
+    (it.next().unwrap(), it.next().unwrap())
+}
+
+/// A real server on generation `generation` of `data`; returns the v2 base URL.
+async fn serve(data: &DataDir, generation: u64) -> String {
+    let (g, _) = Generation::load(&data.generation_dir(generation), &|_| {}).unwrap();
+    let store = Arc::new(GenerationStore::new(g));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = AppState::read_only(
+        store,
+        ApiConfig::new(format!("http://{addr}"), Duration::from_secs(10)),
+    );
+    tokio::spawn(vegdb::server::serve(
+        listener,
+        state,
+        std::future::pending(),
+    ));
+    format!("http://{addr}/nvdb/api/v2")
+}
+
+async fn get(base: String, path: String) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .get(format!("{base}{path}"))
+        .header("X-Client", "vegdb-test")
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json::<Value>().await.unwrap_or(Value::Null))
+}
+
+/// GET every fixture object; for those served (200): the real id and version, and every value
+/// the catalogue can hold shown and equal to the sample's. Returns how many were served.
+async fn check_objects(base: &str, by_type: &BTreeMap<u32, Vec<Value>>) -> usize {
+    let catalog = Catalog::embedded();
+    let mut served = 0;
+    for (t, objs) in by_type {
+        for o in objs {
+            let id = o["id"].as_u64().unwrap();
+            let (status, body) = get(
+                base.to_string(),
+                format!("/vegobjekter/{t}/{id}?inkluder=alle"),
+            )
+            .await;
+            if status != 200 {
+                assert_eq!(status, 404, "{t}/{id}: {body}");
+                continue;
+            }
+            served += 1;
+            assert_eq!(body["id"].as_u64(), Some(id));
+            assert_eq!(body["metadata"]["versjon"].as_u64(), o["versjon"].as_u64());
+            let props = body["egenskaper"].as_array().cloned().unwrap_or_default();
+            let ty = catalog.object_type(*t).unwrap();
+            for (key, v) in o["egenskaper"].as_object().unwrap() {
+                let pid: u32 = key.parse().unwrap();
+                let Some(pt) = ty.property(pid) else {
+                    assert!(
+                        !props.iter().any(|p| p["id"] == pid),
+                        "{t}/{id}: unknown {pid} shown"
+                    );
+                    continue;
+                };
+                if v["type"] == "EnumEgenskap"
+                    && pt
+                        .allowed_value(v["verdi"].as_u64().unwrap() as u32)
+                        .is_none()
+                {
+                    continue;
+                }
+                let p = props
+                    .iter()
+                    .find(|p| p["id"] == pid)
+                    .unwrap_or_else(|| panic!("{t}/{id}: property {pid} not shown"));
+                if v["type"] == "EnumEgenskap" {
+                    assert_eq!(p["enum_id"], v["verdi"], "{t}/{id} {key}");
+                } else if v["type"] == "FlyttallEgenskap" || v["type"] == "HeltallEgenskap" {
+                    // a number the catalogue types as text is shown as its decimal text
+                    let shown = match &p["verdi"] {
+                        Value::String(s) => s.parse::<f64>().ok(),
+                        other => other.as_f64(),
+                    };
+                    assert_eq!(shown, v["verdi"].as_f64(), "{t}/{id} {key}");
+                } else {
+                    assert_eq!(p["verdi"], v["verdi"], "{t}/{id} {key}");
+                }
+            }
+        }
+    }
+    served
+}
+
+fn objects_by_type(dir: &Path) -> BTreeMap<u32, Vec<Value>> {
+    let mut by_type = BTreeMap::new();
+    for e in std::fs::read_dir(dir.join("vegobjekter")).unwrap() {
+        let p = e.unwrap().path();
+        let t: u32 = p.file_name().unwrap().to_str().unwrap().parse().unwrap();
+        by_type.insert(t, records(&p, "vegobjekter"));
+    }
+    by_type
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// A copy of the fixtures plus one test-made 915 (Kommunal veg 9999, as an NDJSON stream) over
+/// every sample sequence; returns the source dir and the sequence ids.
+fn covered_source(tmp: &Path) -> (PathBuf, HashSet<u64>) {
+    let src = tmp.join("source");
+    copy_dir(&fixtures(), &src);
+    let sequences = records(&fixtures().join("veglenkesekvenser"), "veglenkesekvenser");
+    let ids: HashSet<u64> = sequences
+        .iter()
+        .map(|s| s["id"].as_u64().unwrap())
+        .collect();
+    let cover = serde_json::json!({
+        "id": 1, "versjon": 1, "typeId": 915, "gyldighetsperiode": {"startdato": "2020-01-01"},
+        "egenskaper": {
+            "11276": {"type": "EnumEgenskap", "verdi": 19027},
+            "11277": {"type": "HeltallEgenskap", "verdi": 9999},
+            "11278": {"type": "EnumEgenskap", "verdi": 19032}
+        },
+        "stedfesting": {"type": "StedfestingLinjer", "linjer": ids.iter().map(|id| serde_json::json!(
+            {"id": id, "startposisjon": 0.0, "sluttposisjon": 1.0, "retning": "MED"})).collect::<Vec<_>>()},
+        "sistEndret": "2025-01-01T00:00:00Z"
+    });
+    std::fs::write(
+        src.join("vegobjekter/915/zz-cover.ndjson"),
+        format!("{cover}\n"),
+    )
+    .unwrap();
+    (src, ids)
+}
+
+/// A test-made 916 Strekning (S3D4) over all of 1938758 and 0.2–0.6 of 605545 (against):
+/// rows on them carry hp 304 and metres counted from the start of its first placement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strekning_gives_hp_and_metres_along_its_placements() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, _) = covered_source(tmp.path());
+    let strekning = serde_json::json!({
+        "id": 2, "versjon": 1, "typeId": 916, "gyldighetsperiode": {"startdato": "2020-01-01"},
+        "egenskaper": {
+            "11281": {"type": "HeltallEgenskap", "verdi": 3},
+            "11284": {"type": "HeltallEgenskap", "verdi": 4}
+        },
+        "stedfesting": {"type": "StedfestingLinjer", "linjer": [
+            {"id": 1938758, "startposisjon": 0.0, "sluttposisjon": 1.0, "retning": "MED"},
+            {"id": 605545, "startposisjon": 0.2, "sluttposisjon": 0.6, "retning": "MOT"}
+        ]},
+        "sistEndret": "2025-01-01T00:00:00Z"
+    });
+    std::fs::create_dir_all(src.join("vegobjekter/916")).unwrap();
+    std::fs::write(src.join("vegobjekter/916/s.json"), strekning.to_string()).unwrap();
+    let data = DataDir::open(tmp.path().join("data")).unwrap();
+    let summary = import_dir(&src, &data, &TypeSelection::parse("105").unwrap(), &|_| {}).unwrap();
+    let len = |id: u64| {
+        records(&fixtures().join("veglenkesekvenser"), "veglenkesekvenser")
+            .into_iter()
+            .find(|s| s["id"].as_u64() == Some(id))
+            .unwrap()["lengde"]
+            .as_f64()
+            .unwrap()
+    };
+    let (len_a, len_b) = (len(1938758), len(605545));
+    let base = serve(&data, summary.generation).await;
+    let (_, rows_a) = get(base.clone(), "/vegnett/lenker/1938758".into()).await;
+    for r in rows_a.as_array().unwrap() {
+        let v = &r["vegreferanse"];
+        assert_eq!(v["hp"], 304);
+        let (f0, f1) = (
+            r["startposisjon"].as_f64().unwrap(),
+            r["sluttposisjon"].as_f64().unwrap(),
+        );
+        assert_eq!(v["fra_meter"].as_f64().unwrap(), (f0 * len_a).round());
+        assert_eq!(v["til_meter"].as_f64().unwrap(), (f1 * len_a).round());
+    }
+    let (_, rows_b) = get(base.clone(), "/vegnett/lenker/605545".into()).await;
+    let mut inside = 0;
+    for r in rows_b.as_array().unwrap() {
+        let v = &r["vegreferanse"];
+        let (f0, f1) = (
+            r["startposisjon"].as_f64().unwrap(),
+            r["sluttposisjon"].as_f64().unwrap(),
+        );
+        if f0 >= 0.2 - 1e-9 && f1 <= 0.6 + 1e-9 {
+            inside += 1;
+            assert_eq!(v["hp"], 304);
+            // against the sequence: metres grow from 0.6 down to 0.2
+            assert_eq!(
+                v["fra_meter"].as_f64().unwrap(),
+                (len_a + (0.6 - f1) * len_b).round()
+            );
+            assert_eq!(
+                v["til_meter"].as_f64().unwrap(),
+                (len_a + (0.6 - f0) * len_b).round()
+            );
+        } else {
+            assert_eq!(v["hp"], 1, "fallback outside the 916");
+        }
+    }
+    // split at the 915 end at 0.476: two pieces, so with and against give different metres
+    assert!(inside >= 2, "{inside}");
+}
+
+/// The real objects of 105, 538, 591, 616 and 821 lie on sequences the samples' 915 objects do
+/// not cover. With one test-made 915 (Kommunal veg 9999) over every sample sequence added as an
+/// NDJSON stream, every real object whose sequences are in the samples is imported and served
+/// with its real values; `--types` limits what is imported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_objects_on_covered_sequences_are_served_with_their_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, ids) = covered_source(tmp.path());
+    let data = DataDir::open(tmp.path().join("data")).unwrap();
+    let chosen = TypeSelection::parse("105,538,591,616,821").unwrap();
+    let summary = import_dir(&src, &data, &chosen, &|_| {}).unwrap();
+    println!("{}", summary.render());
+    let by_type: BTreeMap<u32, Vec<Value>> = objects_by_type(&src)
+        .into_iter()
+        .filter(|(t, _)| *t != 915)
+        .collect();
+    // expected: objects with at least one placement on a sample sequence
+    for (t, objs) in &by_type {
+        let expected = objs
+            .iter()
+            .filter(|o| {
+                o["stedfesting"]["linjer"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|l| ids.contains(&l["id"].as_u64().unwrap()))
+            })
+            .count();
+        assert_eq!(
+            summary.objects_imported.get(t).copied().unwrap_or(0),
+            expected,
+            "type {t}"
+        );
+    }
+    assert!(!summary.objects_imported.contains_key(&915));
+    let base = serve(&data, summary.generation).await;
+    let served = check_objects(&base, &by_type).await;
+    assert_eq!(served, summary.objects_imported.values().sum::<usize>());
+    assert!(served >= 10, "{served}");
+    let (status, _) = get(base.clone(), "/vegobjekter/915/1002308426".into()).await;
+    assert_eq!(status, 404);
+    // every piece of a current veglenke is now covered: no sequence is left out
+    assert!(!summary
+        .skipped
+        .keys()
+        .any(|r| r.contains("not covered by any 915")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = DataDir::open(tmp.path()).unwrap();
+    let summary = import_dir(&fixtures(), &data, &TypeSelection::AllKnown, &|_| {}).unwrap();
+    println!("{}", summary.render());
+
+    // counts from the files
+    let sequences = records(&fixtures().join("veglenkesekvenser"), "veglenkesekvenser");
+    assert_eq!(summary.sequences_read, sequences.len());
+    let links: usize = sequences
+        .iter()
+        .map(|s| s["veglenker"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(summary.links_read, links);
+    let by_type = objects_by_type(&fixtures());
+    let read: BTreeMap<u32, usize> = by_type.iter().map(|(t, v)| (*t, v.len())).collect();
+    assert_eq!(summary.objects_read, read);
+    // every object read is either imported or counted as skipped with a reason
+    let skipped_objects: usize = summary
+        .skipped
+        .iter()
+        .filter(|(r, _)| {
+            r.contains("object with no placement") || r.contains("object type not in the catalogue")
+        })
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(
+        summary.objects_imported.values().sum::<usize>() + skipped_objects,
+        read.values().sum::<usize>()
+    );
+    // 616's egenskapstyper that the embedded catalogue lacks are counted per occurrence
+    let unknown_616: usize = by_type[&616]
+        .iter()
+        .flat_map(|o| o["egenskaper"].as_object().unwrap().keys())
+        .filter(|k| k.as_str() != "5528")
+        .count();
+    let counted_616: usize = summary
+        .skipped
+        .iter()
+        .filter(|(r, _)| {
+            r.starts_with("type 616: egenskapstype") && r.ends_with("not in the catalogue")
+        })
+        .map(|(_, n)| n)
+        .sum();
+    assert!(unknown_616 > 0);
+    // only objects that were placed on the network reach the property mapping
+    assert!(counted_616 <= unknown_616);
+
+    let base = serve(&data, summary.generation).await;
+    let get = |path: String| get(base.clone(), path);
+
+    // sequences: every one served has its real id and the first point of a current veglenke
+    // whose start port is at position 0 (EPSG:5973 is UTM33 + NN2000: same x/y in storage)
+    let mut served = HashSet::new();
+    for s in &sequences {
+        let id = s["id"].as_u64().unwrap();
+        let (status, body) = get(format!("/vegnett/lenker/{id}")).await;
+        if status != 200 {
+            assert_eq!(status, 404, "sequence {id}");
+            continue;
+        }
+        served.insert(id);
+        let rows = body.as_array().unwrap();
+        assert!(rows.iter().all(|r| r["veglenkeid"].as_u64() == Some(id)));
+        let port0: Vec<u64> = s["porter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["posisjon"].as_f64() == Some(0.0))
+            .map(|p| p["nummer"].as_u64().unwrap())
+            .collect();
+        let first_row = rows
+            .iter()
+            .find(|r| r["startposisjon"].as_f64() == Some(0.0));
+        let first_link = s["veglenker"].as_array().unwrap().iter().find(|l| {
+            port0.contains(&l["startport"].as_u64().unwrap())
+                && l["gyldighetsperiode"].get("sluttdato").is_none()
+        });
+        if let (Some(row), Some(link)) = (first_row, first_link) {
+            let (ax, ay) = first_point(row["geometri"]["wkt"].as_str().unwrap());
+            let (sx, sy) = first_point(link["geometri"]["wkt"].as_str().unwrap());
+            assert!(
+                (ax - sx).abs() < 0.01 && (ay - sy).abs() < 0.01,
+                "sequence {id}: {ax},{ay} vs {sx},{sy}"
+            );
+            assert_eq!(row["kommune"].as_u64(), link["kommune"].as_u64());
+        }
+    }
+    assert!(served.len() >= 3, "served sequences: {served:?}");
+    assert_eq!(served.len(), summary.sequences_imported);
+
+    let objects_served = check_objects(&base, &by_type).await;
+    assert_eq!(
+        objects_served,
+        summary.objects_imported.values().sum::<usize>()
+    );
+    // the road system object on 1938758 (covering it fully) carries Vegnummer 17308
+    let (status, body) = get("/vegobjekter/915/1002308426?inkluder=alle".into()).await;
+    assert_eq!(status, 200, "{body}");
+    let nummer = body["egenskaper"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == 11277)
+        .unwrap();
+    assert_eq!(nummer["verdi"].as_i64(), Some(17308));
+}
+
+/// The real binary: a summary on stdout and a published generation; a truncated page and a
+/// bad `--types` fail with a message naming the problem and publish nothing.
+#[test]
+fn the_command_imports_and_refuses_bad_input() {
+    let bin = env!("CARGO_BIN_EXE_vegdb");
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let out = std::process::Command::new(bin)
+        .args(["import", "--types", "915,105", "--source"])
+        .arg(fixtures())
+        .arg("--data")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("generation 1: "), "{stdout}");
+    assert!(
+        stdout.contains("type 915: 7 of 7 objects imported"),
+        "{stdout}"
+    );
+    assert_eq!(DataDir::open(&data).unwrap().current().unwrap(), Some(1));
+
+    let bad = tmp.path().join("bad");
+    copy_dir(&fixtures(), &bad);
+    let page = bad.join("veglenkesekvenser/veglenkesekvens-8967.json");
+    let text = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(&page, &text[..text.len() / 2]).unwrap();
+    let out = std::process::Command::new(bin)
+        .args(["import", "--source"])
+        .arg(&bad)
+        .arg("--data")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("veglenkesekvens-8967.json"), "{stderr}");
+    assert_eq!(DataDir::open(&data).unwrap().current().unwrap(), Some(1));
+
+    let out = std::process::Command::new(bin)
+        .args(["import", "--types", "105,x", "--source"])
+        .arg(fixtures())
+        .arg("--data")
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a type id: 'x'"));
+}
+
+/// (path, start, X-Client) of one call to the stand-in.
+type Call = (String, Option<u64>, Option<String>);
+
+/// A local stand-in for the Uberiket API: serves the fixture records on the `/stream` endpoints
+/// (`start` = after this id, `antall`), records every call, and injects faults by call number.
+#[derive(Default)]
+struct StandIn {
+    streams: BTreeMap<String, Vec<(u64, String)>>,
+    /// (path, start, X-Client) of every call.
+    calls: std::sync::Mutex<Vec<Call>>,
+    /// call number (1-based) -> fault: 503, 502 or "truncate"
+    faults: BTreeMap<usize, &'static str>,
+    /// When set, every call answers 404 (the upstream goes away: the run dies).
+    dead: std::sync::atomic::AtomicBool,
+}
+
+fn stand_in_records() -> BTreeMap<String, Vec<(u64, String)>> {
+    let mut streams = BTreeMap::new();
+    let mut put = |name: String, recs: Vec<Value>| {
+        let mut v: Vec<(u64, String)> = recs
+            .into_iter()
+            .map(|r| (r["id"].as_u64().unwrap(), r.to_string()))
+            .collect();
+        v.sort();
+        streams.insert(name, v);
+    };
+    put(
+        "/vegnett/veglenkesekvenser/stream".into(),
+        records(&fixtures().join("veglenkesekvenser"), "veglenkesekvenser"),
+    );
+    for (t, recs) in objects_by_type(&fixtures()) {
+        put(format!("/vegobjekter/{t}/stream"), recs);
+    }
+    streams
+}
+
+async fn stand_in_handler(
+    axum::extract::State(s): axum::extract::State<Arc<StandIn>>,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let path = uri.path().trim_start_matches("/api/v1").to_string();
+    let q: BTreeMap<String, String> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let start = q.get("start").map(|v| v.parse::<u64>().unwrap());
+    let antall: usize = q.get("antall").map(|v| v.parse().unwrap()).unwrap_or(1000);
+    let client = headers
+        .get("X-Client")
+        .map(|v| v.to_str().unwrap().to_string());
+    let n = {
+        let mut calls = s.calls.lock().unwrap();
+        calls.push((path.clone(), start, client));
+        calls.len()
+    };
+    if s.dead.load(std::sync::atomic::Ordering::SeqCst) {
+        return (axum::http::StatusCode::NOT_FOUND, "gone").into_response();
+    }
+    let body: String = s
+        .streams
+        .get(&path)
+        .map(|v| {
+            v.iter()
+                .filter(|(id, _)| start.is_none_or(|s| *id > s))
+                .take(antall)
+                .map(|(_, l)| format!("{l}\n"))
+                .collect()
+        })
+        .unwrap_or_default();
+    match s.faults.get(&n) {
+        Some(&"503") => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy").into_response(),
+        Some(&"502") => (axum::http::StatusCode::BAD_GATEWAY, "bad gateway").into_response(),
+        Some(&"truncate") => body[..body.len() / 2].to_string().into_response(),
+        _ => body.into_response(),
+    }
+}
+
+/// `--source URL` against the stand-in: faults (503, a truncated body, 502) are retried; the
+/// upstream dying mid-run fails the run with progress saved; the next run resumes after the
+/// last saved id (no call restarts a finished stream); every call sends `X-Client: vegdb`; and
+/// the download imports to the same result as the fixture directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn download_retries_resumes_and_imports_like_the_files() {
+    use vegdb::import::download::{download, DownloadOptions};
+    let stand = Arc::new(StandIn {
+        streams: stand_in_records(),
+        faults: BTreeMap::from([(1, "503"), (3, "truncate"), (6, "502")]),
+        ..Default::default()
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = axum::Router::new()
+        .fallback(stand_in_handler)
+        .with_state(stand.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let base = format!("http://{addr}/api/v1");
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join("download");
+    let types = vec![105, 538, 591, 616, 821, 915];
+    let opts = DownloadOptions {
+        batch: 5,
+        attempts: 4,
+        backoff: Duration::from_millis(5),
+        timeout: Duration::from_secs(10),
+    };
+
+    // run 1 dies when the upstream goes away after 9 calls
+    let (b, d, t, o, s) = (
+        base.clone(),
+        dest.clone(),
+        types.clone(),
+        opts.clone(),
+        stand.clone(),
+    );
+    let watcher = tokio::spawn(async move {
+        loop {
+            if s.calls.lock().unwrap().len() >= 9 {
+                s.dead.store(true, std::sync::atomic::Ordering::SeqCst);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    let first = tokio::task::spawn_blocking(move || download(&b, &d, &t, &o, &|_| {}))
+        .await
+        .unwrap();
+    watcher.await.unwrap();
+    let err = first.unwrap_err().to_string();
+    assert!(err.contains("404"), "{err}");
+    let calls_run1 = stand.calls.lock().unwrap().len();
+    let saved: Value = serde_json::from_slice(
+        &std::fs::read(dest.join("veglenkesekvenser/progress.state")).unwrap(),
+    )
+    .unwrap();
+    let saved_last = saved["last_id"]
+        .as_u64()
+        .expect("progress saved before the failure");
+
+    // run 2 resumes
+    stand.dead.store(false, std::sync::atomic::Ordering::SeqCst);
+    let (b, d, t, o) = (base.clone(), dest.clone(), types.clone(), opts.clone());
+    let reports = tokio::task::spawn_blocking(move || download(&b, &d, &t, &o, &|_| {}))
+        .await
+        .unwrap()
+        .unwrap();
+    let calls = stand.calls.lock().unwrap().clone();
+    assert!(calls.iter().all(|c| c.2.as_deref() == Some("vegdb")));
+    let first_of_run2 = &calls[calls_run1];
+    assert_eq!(first_of_run2.0, "/vegnett/veglenkesekvenser/stream");
+    assert!(
+        first_of_run2.1.is_some_and(|s| s >= saved_last),
+        "{first_of_run2:?} {saved_last}"
+    );
+    assert_eq!(reports[0].resumed_from, first_of_run2.1);
+    // faults were retried in run 1 (3 of them), none in run 2
+    assert_eq!(reports.iter().map(|r| r.retries).sum::<usize>(), 0);
+    // the downloaded records are exactly the upstream's, each once
+    for (name, recs) in &stand.streams {
+        let dir = if name.starts_with("/vegnett") {
+            dest.join("veglenkesekvenser")
+        } else {
+            dest.join(name.trim_start_matches('/').trim_end_matches("/stream"))
+        };
+        let got: Vec<u64> = records(&dir, "")
+            .iter()
+            .map(|r| r["id"].as_u64().unwrap())
+            .collect();
+        let want: Vec<u64> = recs.iter().map(|r| r.0).collect();
+        assert_eq!(got, want, "{name}");
+    }
+
+    let data_a = DataDir::open(tmp.path().join("a")).unwrap();
+    let data_b = DataDir::open(tmp.path().join("b")).unwrap();
+    let sel = TypeSelection::Only(types.clone());
+    let mut a = import_dir(&dest, &data_a, &sel, &|_| {}).unwrap();
+    let mut b = import_dir(&fixtures(), &data_b, &sel, &|_| {}).unwrap();
+    a.seconds = 0.0;
+    b.seconds = 0.0;
+    assert_eq!(a, b);
+}
