@@ -21,7 +21,7 @@ use axum::Router;
 use super::AppState;
 use crate::changeset::writer::Writer;
 use crate::users::User;
-use xml::{XmlOut, FAULT_NS};
+use xml::FAULT_NS;
 
 /// The canonical write base and its aliases.
 pub const WRITE_BASE: &str = "/nvdb/apiskriv/rest/v2";
@@ -215,12 +215,6 @@ pub fn document_response<T: serde::Serialize + ?Sized>(
 #[derive(serde::Serialize)]
 struct FaultDoc<'a> {
     message: &'a str,
-}
-
-pub fn xml_response(status: StatusCode, x: XmlOut) -> Response {
-    let mut r = (status, x.buf).into_response();
-    set_content_type(&mut r, Format::Xml);
-    r
 }
 
 /// The authenticated caller of a write request.
