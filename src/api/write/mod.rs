@@ -183,10 +183,15 @@ pub fn set_content_type(r: &mut Response, f: Format) {
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
 }
 
-pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
-    let mut r = (status, value.to_string()).into_response();
-    set_content_type(&mut r, Format::Json);
-    r
+pub fn json_response<T: serde::Serialize + ?Sized>(status: StatusCode, value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => {
+            let mut r = (status, bytes).into_response();
+            set_content_type(&mut r, Format::Json);
+            r
+        }
+        Err(e) => Fault::internal(e, Format::Json).into_response(),
+    }
 }
 
 /// A typed response document in the caller's format (XML: root `root` in namespace `ns`).
