@@ -298,20 +298,6 @@ impl<'a> Render<'a> {
         Ok(out)
     }
 
-    /// The property values as JSON (for the egenskaper endpoints).
-    pub fn properties(
-        &self,
-        t: &'a ObjectType,
-        table: &'a ObjectTable,
-        row: usize,
-    ) -> ApiResult<Vec<Value>> {
-        Ok(self
-            .property_docs(t, table, row)?
-            .iter()
-            .map(|d| serde_json::to_value(d).expect("property docs serialize"))
-            .collect())
-    }
-
     fn location(&self, ps: &[Part]) -> ApiResult<LocationDoc<'a>> {
         let n = &self.g.network;
         let areas = self.g.areas;

@@ -18,9 +18,12 @@
 //!
 //! For documents with an XSD (the write API) an [`XmlStyle`] adds a namespace on the root and
 //! names fields written as attributes of their element (`<ressurs rel="self" src="…"/>`).
-//! Attribute fields must come before the element's other fields (they do in every XSD used).
-//! The style can also leave out optional list wrappers when empty (`omit_empty`) and write a
-//! fragment without the XML declaration (to embed a document in another).
+//! An attribute field may come after the element's child elements (the changeset model writes
+//! `operasjon` last): it is then inserted into the element's start tag, which is still in the
+//! buffer. The style can also leave out optional list wrappers when empty (`omit_empty`), write
+//! named lists as repeated elements without a wrapper (`bare_lists`, the XSDs' unbounded
+//! elements such as `<verdi>` and `<punkt>`) and write a fragment without the XML declaration
+//! (to embed a document in another).
 //!
 //! The serializer writes while serde drives it: a streamed page (e.g. `StreamedObjects`) is
 //! rendered object by object, never as a tree.
@@ -101,6 +104,9 @@ pub struct XmlStyle<'a> {
     pub attributes: &'a [(&'a str, &'a str)],
     /// List elements left out when empty (the XSD's optional wrappers, e.g. `feil`).
     pub omit_empty: &'a [&'a str],
+    /// Lists written as one element per item, each named as the list, without a wrapper
+    /// (`"verdi": ["1", "2"]` → `<verdi>1</verdi><verdi>2</verdi>`).
+    pub bare_lists: &'a [&'a str],
     /// No XML declaration: a fragment to embed in a larger document.
     pub fragment: bool,
 }
@@ -161,6 +167,7 @@ pub fn to_xml<T: Serialize + ?Sized>(
         w: &mut w,
         name: Cow::Owned(root.single.to_string()),
         parent: "",
+        parent_start: 0,
     })?;
     if pretty && !style.fragment {
         w.out.push(b'\n');
@@ -202,6 +209,14 @@ fn escape_into(out: &mut Vec<u8>, text: &str, attribute: bool) {
     }
 }
 
+fn attribute_into(out: &mut Vec<u8>, key: &str, value: &str) {
+    out.push(b' ');
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b"=\"");
+    escape_into(out, value, true);
+    out.push(b'"');
+}
+
 impl Writer<'_> {
     fn close_tag(&mut self) {
         if self.tag_open {
@@ -220,9 +235,11 @@ impl Writer<'_> {
     }
 
     /// Write `<name` (left open); a name that is not an XML name becomes the entry element.
-    fn start(&mut self, name: &str) {
+    /// Returns where the start tag begins.
+    fn start(&mut self, name: &str) -> usize {
         self.close_tag();
         self.newline();
+        let at = self.out.len();
         self.out.push(b'<');
         if is_xml_name(name) {
             self.out.extend_from_slice(name.as_bytes());
@@ -236,14 +253,29 @@ impl Writer<'_> {
             }
         }
         self.tag_open = true;
+        at
     }
 
     fn attribute(&mut self, key: &str, value: &str) {
-        self.out.push(b' ');
-        self.out.extend_from_slice(key.as_bytes());
-        self.out.extend_from_slice(b"=\"");
-        escape_into(&mut self.out, value, true);
-        self.out.push(b'"');
+        let mut a = Vec::with_capacity(key.len() + value.len() + 4);
+        attribute_into(&mut a, key, value);
+        self.out.extend_from_slice(&a);
+    }
+
+    /// An attribute of the element whose start tag begins at `start` and is already closed
+    /// (children follow): inserted before that tag's `>`. Attribute values escape `>`, so the
+    /// first `>` after `start` ends the tag.
+    fn late_attribute(&mut self, start: usize, key: &str, value: &str) -> Result<(), XmlError> {
+        let end = self
+            .out
+            .get(start..)
+            .and_then(|tail| tail.iter().position(|&b| b == b'>'))
+            .map(|i| start + i)
+            .ok_or_else(|| XmlError(format!("no start tag for attribute {key}")))?;
+        let mut a = Vec::with_capacity(key.len() + value.len() + 4);
+        attribute_into(&mut a, key, value);
+        self.out.splice(end..end, a);
+        Ok(())
     }
 
     fn end(&mut self, name: &str, had_children: bool) {
@@ -265,7 +297,7 @@ impl Writer<'_> {
     }
 
     fn leaf(&mut self, name: &str, text: &str) {
-        self.start(name);
+        let _ = self.start(name);
         self.close_tag();
         escape_into(&mut self.out, text, false);
         self.end(name, false);
@@ -284,13 +316,18 @@ struct ElementSer<'w, 's, 'p> {
     w: &'w mut Writer<'s>,
     name: Cow<'static, str>,
     parent: &'p str,
+    /// Where the parent's start tag begins (for attributes after its children).
+    parent_start: usize,
 }
 
 impl<'w, 's> ElementSer<'w, 's, '_> {
     fn scalar(self, text: &str) -> Result<(), XmlError> {
-        if self.w.tag_open && self.w.is_attribute(self.parent, &self.name) {
-            self.w.attribute(&self.name, text);
-            return Ok(());
+        if self.w.is_attribute(self.parent, &self.name) {
+            if self.w.tag_open {
+                self.w.attribute(&self.name, text);
+                return Ok(());
+            }
+            return self.w.late_attribute(self.parent_start, &self.name, text);
         }
         self.w.leaf(&self.name, text);
         Ok(())
@@ -311,13 +348,14 @@ impl<'w, 's> ElementSer<'w, 's, '_> {
             Some(r) => Cow::Owned(r.single.to_string()),
             None => self.name,
         };
-        self.w.start(&name);
+        let start = self.w.start(&name);
         self.w.depth += 1;
         let item = Cow::Owned(singular(&name).to_string());
         Container {
             w: self.w,
             name,
             item,
+            start,
             children: false,
             key: None,
             outer: None,
@@ -325,14 +363,17 @@ impl<'w, 's> ElementSer<'w, 's, '_> {
         }
     }
 
-    /// A list the style leaves out when empty writes nothing.
+    /// A list the style leaves out when empty writes nothing; a bare list writes its items
+    /// into the parent, each named as the list.
     fn list(self, len: Option<usize>) -> Container<'w, 's> {
-        if len == Some(0) && self.w.root.is_none() && self.w.style.omit_empty.contains(&&*self.name)
-        {
+        let nested = self.w.root.is_none();
+        let omitted = len == Some(0) && nested && self.w.style.omit_empty.contains(&&*self.name);
+        if omitted || (nested && self.w.style.bare_lists.contains(&&*self.name)) {
             return Container {
                 w: self.w,
+                item: self.name.clone(),
                 name: self.name,
-                item: Cow::Borrowed(""),
+                start: self.parent_start,
                 children: false,
                 key: None,
                 outer: None,
@@ -346,13 +387,14 @@ impl<'w, 's> ElementSer<'w, 's, '_> {
     /// named by the variant, which holds the data.
     fn variant_container(self, variant: &'static str) -> Container<'w, 's> {
         let outer = self.container(false);
-        outer.w.start(variant);
+        let start = outer.w.start(variant);
         outer.w.depth += 1;
         let item = Cow::Owned(singular(variant).to_string());
         Container {
             w: outer.w,
             name: Cow::Borrowed(variant),
             item,
+            start,
             children: false,
             key: None,
             outer: Some(outer.name),
@@ -366,12 +408,14 @@ struct Container<'w, 's> {
     name: Cow<'static, str>,
     /// Name of list items.
     item: Cow<'static, str>,
+    /// Where this element's start tag begins in the output.
+    start: usize,
     children: bool,
     /// Pending map key.
     key: Option<String>,
     /// Enclosing element to close too (enum variants with data).
     outer: Option<Cow<'static, str>>,
-    /// An omitted empty list: nothing was opened.
+    /// An omitted empty list or a bare list: nothing was opened.
     silent: bool,
 }
 
@@ -386,6 +430,7 @@ impl Container<'_, '_> {
             w: &mut *self.w,
             name,
             parent: &self.name,
+            parent_start: self.start,
         })?;
         if self.w.out.len() != before && !self.w.tag_open {
             self.children = true;
@@ -475,7 +520,7 @@ impl<'w, 's> ser::Serializer for ElementSer<'w, 's, '_> {
     fn serialize_none(self) -> Result<(), XmlError> {
         if self.w.root.is_some() {
             // a document needs its root: a top-level null is the empty root element
-            self.w.start(&self.name);
+            let _ = self.w.start(&self.name);
             self.w.end(&self.name, false);
         }
         Ok(())

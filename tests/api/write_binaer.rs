@@ -28,6 +28,28 @@ async fn binaries_round_trip_raw_and_multipart_with_a_size_limit() {
         "the id is the SHA-256 of the bytes"
     );
     assert!(location.ends_with(&expected_id));
+    // the same upload answered in XML: `<binaer ressursId href/>` in the domain namespace
+    let r = s
+        .client
+        .post(format!("{}{WRITE}/binaer", s.root))
+        .headers(WriteServer::headers(&s.writer_token))
+        .header("Content-Type", "image/png")
+        .header("Accept", "application/xml")
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let text = r.text().await.unwrap();
+    assert!(
+        text.ends_with(&format!(
+            r#"<binaer xmlns="http://nvdb.vegvesen.no/apiskriv/domain/v2" ressursId="{expected_id}" href="{location}"/>"#
+        )),
+        "{text}"
+    );
+    let (root, x) = vegdb::api::write::xml::parse(text.as_bytes()).unwrap();
+    assert_eq!(root, "binaer");
+    assert_eq!(x, json!({ "ressursId": expected_id, "href": location }));
     // download: same bytes, same content type
     let r = s
         .client

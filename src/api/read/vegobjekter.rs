@@ -7,10 +7,11 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use utoipa::ToSchema;
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
@@ -327,7 +328,16 @@ pub async fn list_object_kinds(
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    let list: Vec<Value> = s.catalog().types.iter().map(|t| json!({ "id": t.id, "navn": t.name, "href": s.href(&format!("/vegobjekter/{}", t.id)) })).collect();
+    let list: Vec<ObjectKind<'_>> = s
+        .catalog()
+        .types
+        .iter()
+        .map(|t| ObjectKind {
+            id: t.id,
+            navn: &t.name,
+            href: s.href(&format!("/vegobjekter/{}", t.id)),
+        })
+        .collect();
     Ok(respond(n, &list))
 }
 
@@ -465,10 +475,28 @@ pub async fn get_statistics(
     .await?;
     Ok(respond(
         n,
-        // whole meters, as documented (`"strekningslengde": 1247690`) and read by the Java V2
-        // client (`RoadObjectParser.parseStatistics`: `parseLongMember`)
-        &json!({ "antall": count, "strekningslengde": whole_meters(length) }),
+        &Statistics {
+            antall: count,
+            strekningslengde: whole_meters(length),
+        },
     ))
+}
+
+/// An entry of `GET /vegobjekter`: an object type and where its objects are listed.
+#[derive(Serialize, ToSchema)]
+pub struct ObjectKind<'a> {
+    pub id: u32,
+    pub navn: &'a str,
+    pub href: String,
+}
+
+/// `GET /vegobjekter/{type}/statistikk`.
+#[derive(Serialize, ToSchema)]
+pub struct Statistics {
+    pub antall: u64,
+    /// Whole meters, as documented (`"strekningslengde": 1247690`) and read by the Java V2
+    /// client (`RoadObjectParser.parseStatistics`: `parseLongMember`).
+    pub strekningslengde: u64,
 }
 
 fn locate<'g>(
@@ -586,13 +614,13 @@ pub async fn get_object(
     Ok(respond(n, &out))
 }
 
-fn property_list(
-    s: &AppState,
-    g: &Generation,
-    data: &TypeData,
+fn property_list<'a>(
+    s: &'a AppState,
+    g: &'a Generation,
+    data: &'a TypeData,
     row: usize,
     sensitive: bool,
-) -> ApiResult<Vec<Value>> {
+) -> ApiResult<Vec<crate::api::object_docs::PropertyDoc<'a>>> {
     let render = Render {
         s,
         g,
@@ -608,7 +636,7 @@ fn property_list(
         .catalog
         .object_type(data.table.type_id)
         .expect("catalogue type");
-    render.properties(t, &data.table, row)
+    render.property_docs(t, &data.table, row)
 }
 
 /// GET /vegobjekter/{type}/{id}/egenskaper
@@ -649,7 +677,7 @@ pub async fn get_object_property(
         .map_err(|_| ApiError::bad(4002, format!("Ugyldig egenskapstype-id: '{pid}'")))?;
     let v = property_list(&s, &g, data, row, sees_sensitive(&s, &headers))?
         .into_iter()
-        .find(|v| v["id"] == pid)
+        .find(|d| u64::from(d.id) == pid)
         .ok_or_else(|| {
             ApiError::not_found(format!(
                 "Vegobjekt {id} har ingen verdi for egenskapstype {pid}"

@@ -13,9 +13,10 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
-use super::xml::{XmlOut, DOMAIN_NS};
+use super::xml::DOMAIN_NS;
 use super::{caller, read_body, writer, Fault, Format};
 use crate::api::AppState;
 
@@ -23,6 +24,14 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/binaer", post(post_binary))
         .route("/binaer/{id}", get(get_binary))
+}
+
+/// The answer to an upload: `{"ressursId", "href"}` / `<binaer ressursId="…" href="…"/>`.
+#[derive(Serialize, ToSchema)]
+pub struct StoredBinary<'a> {
+    #[serde(rename = "ressursId")]
+    pub resource_id: &'a str,
+    pub href: &'a str,
 }
 
 fn too_large(limit: usize, f: Format) -> Fault {
@@ -116,21 +125,16 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
     let uploader = c.user.name.clone();
     let id = super::blocking(f, move || w.binaries.put(&bytes, &stored_type, &uploader)).await?;
     let href = format!("{}{}/binaer/{id}", state.public_url(), super::WRITE_BASE);
-    let mut r = match f {
-        Format::Json => super::json_response(
-            StatusCode::CREATED,
-            &json!({ "ressursId": id, "href": href }),
-        ),
-        Format::Xml => {
-            let mut x = XmlOut::new();
-            x.open(
-                "binaer",
-                &[("xmlns", DOMAIN_NS), ("ressursId", &id), ("href", &href)],
-                true,
-            );
-            super::xml_response(StatusCode::CREATED, x)
-        }
-    };
+    let mut r = super::document_response(
+        StatusCode::CREATED,
+        f,
+        "binaer",
+        DOMAIN_NS,
+        &StoredBinary {
+            resource_id: &id,
+            href: &href,
+        },
+    );
     if let Ok(v) = HeaderValue::from_str(&href) {
         r.headers_mut().insert(header::LOCATION, v);
     }

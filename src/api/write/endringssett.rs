@@ -3,14 +3,14 @@
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::xml::{XmlOut, DOMAIN_NS};
+use super::xml::DOMAIN_NS;
 use super::{caller, read_body, writer, Caller, Fault, Format};
 use crate::api::AppState;
 use crate::changeset::journal::{Progress, Record};
@@ -472,25 +472,57 @@ pub async fn get_content(
     let w = writer(&state, f)?.clone();
     let id2 = id.clone();
     let content = super::blocking(f, move || w.journal.content(&id2)).await?;
-    let mut v = serde_json::to_value(&content).map_err(|e| Fault::internal(e, f))?;
-    if let Value::Object(m) = &mut v {
-        m.insert(
-            "status".into(),
-            serde_json::to_value(StatusDoc::new(&r, true)).map_err(|e| Fault::internal(e, f))?,
-        );
-        m.insert(
-            "etterbehandling".into(),
-            json!({ "tilgjengeligILes": r.progress == Progress::DoneAndVisible }),
-        );
-    }
-    Ok(match f {
-        Format::Json => super::json_response(StatusCode::OK, &v),
-        Format::Xml => {
-            let mut x = XmlOut::new();
-            changeset_xml(&mut x, &v, Some(&r));
-            super::xml_response(StatusCode::OK, x)
+    Ok(changeset_response(
+        &ChangesetDoc::new(&content, Some(&r)),
+        f,
+    ))
+}
+
+/// The changeset document: the changeset as registered (or converted), and for a registered
+/// one its status and `etterbehandling` after the changeset's fields.
+#[derive(Serialize)]
+pub struct ChangesetDoc<'a> {
+    #[serde(flatten)]
+    pub changeset: &'a Changeset,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusDoc<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub etterbehandling: Option<AfterProcessing>,
+}
+
+/// `etterbehandling`: whether the changeset's result can be read in the read API.
+#[derive(Serialize, ToSchema)]
+pub struct AfterProcessing {
+    #[serde(rename = "tilgjengeligILes")]
+    pub readable: bool,
+}
+
+impl<'a> ChangesetDoc<'a> {
+    pub fn new(changeset: &'a Changeset, record: Option<&'a Record>) -> ChangesetDoc<'a> {
+        ChangesetDoc {
+            changeset,
+            status: record.map(|r| StatusDoc::new(r, true)),
+            etterbehandling: record.map(|r| AfterProcessing {
+                readable: r.progress == Progress::DoneAndVisible,
+            }),
         }
-    })
+    }
+}
+
+/// A changeset document in the caller's format (XML: `xml::changeset_document`).
+pub fn changeset_response(doc: &ChangesetDoc<'_>, f: Format) -> Response {
+    let body = match f {
+        Format::Json => serde_json::to_vec(doc).map_err(|e| e.to_string()),
+        Format::Xml => super::xml::changeset_document(doc).map_err(|e| e.to_string()),
+    };
+    match body {
+        Ok(bytes) => {
+            let mut r = (StatusCode::OK, bytes).into_response();
+            super::set_content_type(&mut r, f);
+            r
+        }
+        Err(e) => Fault::internal(e, f).into_response(),
+    }
 }
 
 /// Longest `X-NVDB-Delay` (seconds).
@@ -718,109 +750,150 @@ pub fn status_response(r: &Record, f: Format) -> Response {
     )
 }
 
-/// Fields written as child elements although they hold a single value.
-const ELEMENT_SCALARS: [&str; 6] = [
-    "sluttDato",
-    "ansvarlig",
-    "id",
-    "verdi",
-    "enum",
-    "tilgjengeligILes",
-];
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changeset::validate::{Issue, Outcome};
+    use serde_json::json;
+    use std::sync::Arc;
 
-fn scalar_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+    /// Every field of the changeset model, in every part, with text that needs escaping.
+    fn rich_changeset() -> Changeset {
+        let obj = |n: u64| {
+            json!({
+                "typeId": 95, "tempId": format!("t{n}"), "nvdbId": 1000 + n, "versjon": 2,
+                "egenskaper": [
+                    {"typeId": 1884, "verdi": ["0.30", "a < b & \"c\""]},
+                    {"typeId": 1876, "enum": [2868, 2869], "operasjon": "oppdater"},
+                    {"typeId": 7, "struktur": [{"medlem": [{"typeId": 1, "verdi": "x"}, {"typeId": 2, "enum": 3}]}, {}]},
+                    {"typeId": 8, "binaer": [{"ressursId": "r1", "format": "PDF"}, {"nvdbId": 77}], "operasjon": "slett"}
+                ],
+                "assosiasjoner": [
+                    {"typeId": 220, "nvdbId": [5, 6], "tempId": ["t2"], "operasjon": "slett"},
+                    {"typeId": 221, "tempId": ["t3"]}
+                ],
+                "lokasjon": {
+                    "punkt": [{"lenkeId": 1125766, "posisjon": 0.3, "retning": "MED", "sidePosisjon": "H", "felt": "1#2"}],
+                    "linje": [{"lenkeId": 2, "fra": 0.0, "til": 1.0}, {"lenkeId": 3, "fra": 0.25, "til": 0.5, "retning": "MOT"}],
+                    "sving": [{"nodeId": 9, "fra": {"lenkeId": 2, "posisjon": 1.0}, "til": {"lenkeId": 3, "posisjon": 0.0}}],
+                    "operasjon": "oppdater"
+                },
+                "sluttDato": "2026-12-31",
+                "kaskadeSletting": "ja"
+            })
+        };
+        serde_json::from_value(json!({
+            "id": "abc-1",
+            "effektDato": "2026-11-01",
+            "datakatalogversjon": "2.38",
+            "registrer": {"vegObjekter": [obj(1), {"typeId": 96, "tempId": "x"}]},
+            "oppdater": {"vegObjekter": [obj(2)]},
+            "korriger": {"vegObjekter": [obj(3)]},
+            "slett": {"vegObjekter": [{"typeId": 95, "nvdbId": 4, "versjon": 1, "kaskadeSletting": "nei"}]},
+            "delvisOppdater": {"vegObjekter": [obj(5)]},
+            "delvisKorriger": {"vegObjekter": [obj(6)]},
+            "ansvarlig": "Ola & Kari"
+        }))
+        .unwrap()
     }
-}
 
-/// Write a JSON value of the changeset model as XML (inverse of `xml::parse`).
-fn element_xml(x: &mut XmlOut, name: &str, v: &Value) {
-    let Value::Object(m) = v else {
-        x.leaf(name, &scalar_text(v));
-        return;
-    };
-    let attrs: Vec<(String, String)> = m
-        .iter()
-        .filter(|(k, v)| !v.is_object() && !v.is_array() && !ELEMENT_SCALARS.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), scalar_text(v)))
-        .collect();
-    let attr_refs: Vec<(&str, &str)> = attrs
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let children: Vec<(&String, &Value)> = m
-        .iter()
-        .filter(|(k, v)| v.is_object() || v.is_array() || ELEMENT_SCALARS.contains(&k.as_str()))
-        .collect();
-    if children.is_empty() {
-        x.open(name, &attr_refs, true);
-        return;
+    fn record() -> Record {
+        let issue = |code: &str| Issue {
+            code: code.into(),
+            message: format!("melding {code} <&>"),
+            reference: "ref".into(),
+            property_type_id: Some(1884),
+        };
+        let mut r = Record::new("abc-1".into(), "ola".into(), Some("klient".into()), 7);
+        r.progress = Progress::DoneAndVisible;
+        r.received = "2026-11-23T20:00:00Z".into();
+        r.outcome = Arc::new(Outcome {
+            objects: vec![ObjectResult {
+                temp_id: Some("t1".into()),
+                nvdb_id: Some(1001),
+                errors: vec![issue("E1")],
+                warnings: vec![],
+            }],
+            errors: vec![],
+            warnings: vec![issue("W1")],
+            ..Outcome::default()
+        });
+        r
     }
-    x.open(name, &attr_refs, false);
-    for (k, v) in children {
-        match v {
-            Value::Array(items) => {
-                let wrapped = match k.as_str() {
-                    "vegObjekter" => Some("vegObjekt"),
-                    "egenskaper" => Some("egenskap"),
-                    "assosiasjoner" => Some("assosiasjon"),
-                    _ => None,
-                };
-                match wrapped {
-                    Some(item) => {
-                        x.open(k, &[], false);
-                        for i in items {
-                            element_xml(x, item, i);
-                        }
-                        x.end(k);
-                    }
-                    None => {
-                        for i in items {
-                            element_xml(x, k, i);
-                        }
-                    }
+
+    fn xml(doc: &ChangesetDoc<'_>) -> String {
+        String::from_utf8(super::super::xml::changeset_document(doc).unwrap()).unwrap()
+    }
+
+    /// The typed document renders byte for byte what the hand-written writer it replaced
+    /// (`XmlOut`, removed) wrote for the same changeset and status; the golden file is that
+    /// writer's output (its only difference, `&quot;` in text, normalised to `"`).
+    #[test]
+    fn changeset_xml_matches_the_previous_writer() {
+        let (c, r) = (rich_changeset(), record());
+        let golden = include_str!("../../../tests/golden/write/endringssett_with_status.xml");
+        assert_eq!(xml(&ChangesetDoc::new(&c, Some(&r))), golden);
+    }
+
+    /// Round trip: the XML parses back through the write API's XML reader to the same
+    /// changeset, with and without the embedded status.
+    #[test]
+    fn changeset_xml_reads_back_to_the_same_changeset() {
+        let (mut c, r) = (rich_changeset(), record());
+        // an empty `<struktur/>` reads back as text, not as a structure without members (a
+        // limit of the reader; such a structure means nothing): left out of the round trip
+        for part in [
+            &mut c.registrer,
+            &mut c.oppdater,
+            &mut c.korriger,
+            &mut c.slett,
+            &mut c.partial_update,
+            &mut c.partial_correct,
+        ] {
+            for o in &mut part.objects {
+                for p in &mut o.properties {
+                    p.structs.retain(|s| !s.members.is_empty());
                 }
             }
-            v => element_xml(x, k, v),
         }
+        for rec in [None, Some(&r)] {
+            let out = xml(&ChangesetDoc::new(&c, rec));
+            let (root, v) = super::super::xml::parse(out.as_bytes()).unwrap();
+            assert_eq!(root, "endringssett");
+            assert_eq!(v.get("status").is_some(), rec.is_some());
+            let back: Changeset = serde_json::from_value(v).unwrap();
+            assert_eq!(back, c);
+        }
+        // the smallest changeset: attributes only
+        let small: Changeset = serde_json::from_value(
+            json!({"effektDato": "2026-01-01", "datakatalogversjon": "2.38"}),
+        )
+        .unwrap();
+        let out = xml(&ChangesetDoc::new(&small, None));
+        assert!(out.ends_with(r#"<endringssett xmlns="http://nvdb.vegvesen.no/apiskriv/domain/v2" effektDato="2026-01-01" datakatalogversjon="2.38"/>"#), "{out}");
+        let (_, v) = super::super::xml::parse(out.as_bytes()).unwrap();
+        assert_eq!(serde_json::from_value::<Changeset>(v).unwrap(), small);
     }
-    x.end(name);
-}
 
-/// A changeset document in XML; `r` adds the status element.
-pub fn changeset_xml(x: &mut XmlOut, v: &Value, r: Option<&Record>) {
-    let Value::Object(m) = v else { return };
-    let attr = |k: &str| m.get(k).map(scalar_text).unwrap_or_default();
-    let (effect, version) = (attr("effektDato"), attr("datakatalogversjon"));
-    x.open(
-        "endringssett",
-        &[
-            ("xmlns", DOMAIN_NS),
-            ("effektDato", &effect),
-            ("datakatalogversjon", &version),
-        ],
-        false,
-    );
-    for (k, v) in m {
-        match k.as_str() {
-            "effektDato" | "datakatalogversjon" => {}
-            "status" => {
-                if let Some(r) = r {
-                    // the status document as a fragment in the changeset's namespace
-                    let doc = crate::api::xml::to_xml(
-                        crate::api::xml::XmlRoot::named("status"),
-                        &StatusDoc::new(r, true),
-                        false,
-                        super::xml::write_style(None),
-                    )
-                    .expect("status documents hold only text and numbers");
-                    x.buf.push_str(&String::from_utf8_lossy(&doc));
-                }
-            }
-            _ => element_xml(x, k, v),
-        }
+    /// JSON: the changeset's fields, then `status` and `etterbehandling` (as the merged map
+    /// this replaced wrote them).
+    #[test]
+    fn changeset_json_appends_status_and_after_processing() {
+        let (c, r) = (rich_changeset(), record());
+        let mut expected = serde_json::to_value(&c).unwrap();
+        let m = expected.as_object_mut().unwrap();
+        m.insert(
+            "status".into(),
+            serde_json::to_value(StatusDoc::new(&r, true)).unwrap(),
+        );
+        m.insert("etterbehandling".into(), json!({"tilgjengeligILes": true}));
+        assert_eq!(
+            serde_json::to_string(&ChangesetDoc::new(&c, Some(&r))).unwrap(),
+            expected.to_string()
+        );
+        assert_eq!(
+            serde_json::to_string(&ChangesetDoc::new(&c, None)).unwrap(),
+            serde_json::to_string(&c).unwrap()
+        );
     }
-    x.end("endringssett");
 }

@@ -3,12 +3,12 @@
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
 
-use super::xml::XmlOut;
+use super::endringssett::{changeset_response, ChangesetDoc};
 use super::{caller, read_body, Fault, Format};
 use crate::api::AppState;
 use crate::changeset::convert::{decode_sosi, from_sosi, from_sosi_geojson};
@@ -25,15 +25,7 @@ fn today() -> String {
 }
 
 fn respond(c: &Changeset, f: Format) -> Result<Response, Fault> {
-    let v = serde_json::to_value(c).map_err(|e| Fault::internal(e, f))?;
-    Ok(match f {
-        Format::Json => super::json_response(StatusCode::OK, &v),
-        Format::Xml => {
-            let mut x = XmlOut::new();
-            super::endringssett::changeset_xml(&mut x, &v, None);
-            super::xml_response(StatusCode::OK, x)
-        }
-    })
+    Ok(changeset_response(&ChangesetDoc::new(c, None), f))
 }
 
 #[utoipa::path(post, path = "/konverter/sosiGeoJson", tag = "konverter", responses((status = 200, description = "changeset (registrer, no lokasjon)"), (status = 400, description = "fault naming the feature")))]

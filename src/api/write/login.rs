@@ -20,7 +20,8 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::{json_response, presented_token, AppState};
 use crate::users::LoginError;
@@ -50,10 +51,32 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
     })
 }
 
+/// OpenAM's answer to a failed login (`{"code", "reason", "message"}`).
+#[derive(Serialize, ToSchema)]
+pub struct LoginFailure {
+    pub code: u16,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// OpenAM's answer to a login: the token `skrivnvdb.login()` reads as `tokenId`.
+#[derive(Serialize, ToSchema)]
+pub struct LoginSuccess {
+    #[serde(rename = "tokenId")]
+    pub token_id: String,
+    #[serde(rename = "successUrl")]
+    pub success_url: &'static str,
+    pub realm: &'static str,
+}
+
 fn failed() -> Response {
     json_response(
         StatusCode::UNAUTHORIZED,
-        &json!({ "code": 401, "reason": "Unauthorized", "message": "Authentication Failed" }),
+        &LoginFailure {
+            code: 401,
+            reason: "Unauthorized",
+            message: "Authentication Failed".into(),
+        },
     )
 }
 
@@ -76,14 +99,23 @@ pub async fn authenticate(
     match outcome {
         Ok(Ok(token)) => json_response(
             StatusCode::OK,
-            &json!({ "tokenId": token, "successUrl": "/openam/console", "realm": "/" }),
+            &LoginSuccess {
+                token_id: token,
+                success_url: "/openam/console",
+                realm: "/",
+            },
         ),
         Ok(Err(LoginError::Locked(left))) => {
             let seconds = left.as_secs().max(1);
             let mut r = json_response(
                 StatusCode::TOO_MANY_REQUESTS,
-                &json!({ "code": 429, "reason": "Too Many Requests",
-                         "message": format!("For mange mislykkede innlogginger; prøv igjen om {seconds} sekunder") }),
+                &LoginFailure {
+                    code: 429,
+                    reason: "Too Many Requests",
+                    message: format!(
+                        "For mange mislykkede innlogginger; prøv igjen om {seconds} sekunder"
+                    ),
+                },
             );
             r.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(seconds));

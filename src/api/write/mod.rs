@@ -21,7 +21,7 @@ use axum::Router;
 use super::AppState;
 use crate::changeset::writer::Writer;
 use crate::users::User;
-use xml::{XmlOut, FAULT_NS};
+use xml::FAULT_NS;
 
 /// The canonical write base and its aliases.
 pub const WRITE_BASE: &str = "/nvdb/apiskriv/rest/v2";
@@ -183,10 +183,15 @@ pub fn set_content_type(r: &mut Response, f: Format) {
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
 }
 
-pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
-    let mut r = (status, value.to_string()).into_response();
-    set_content_type(&mut r, Format::Json);
-    r
+pub fn json_response<T: serde::Serialize + ?Sized>(status: StatusCode, value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => {
+            let mut r = (status, bytes).into_response();
+            set_content_type(&mut r, Format::Json);
+            r
+        }
+        Err(e) => Fault::internal(e, Format::Json).into_response(),
+    }
 }
 
 /// A typed response document in the caller's format (XML: root `root` in namespace `ns`).
@@ -215,12 +220,6 @@ pub fn document_response<T: serde::Serialize + ?Sized>(
 #[derive(serde::Serialize)]
 struct FaultDoc<'a> {
     message: &'a str,
-}
-
-pub fn xml_response(status: StatusCode, x: XmlOut) -> Response {
-    let mut r = (status, x.buf).into_response();
-    set_content_type(&mut r, Format::Xml);
-    r
 }
 
 /// The authenticated caller of a write request.

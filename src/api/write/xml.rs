@@ -10,8 +10,14 @@
 //! are typed structs rendered to JSON by serde_json and to XML by the read API's serializer
 //! (`api::xml`) with this module's [`write_style`]: the namespace on the root, the XSDs'
 //! attributes (`<ressurs rel src/>`, `<feil kode>`, `<vegObjekt tempId nvdbId>`) and the
-//! optional `feil`/`advarsel` lists left out when empty. `XmlOut` remains for the changeset
-//! document itself (`GET /endringssett/{id}`, converter output), which mirrors the reader.
+//! optional `feil`/`advarsel` lists left out when empty. The changeset document itself
+//! (`GET /endringssett/{id}` with its status, the converters' output) is the typed model
+//! (`changeset::model`, wrapped in `endringssett::ChangesetDoc`) rendered the same way with
+//! [`changeset_document`]'s style, which mirrors the reader: scalars are attributes except the
+//! XSD's element scalars, `vegObjekter`/`egenskaper`/`assosiasjoner` wrap their items, and the
+//! other lists repeat their element (`<verdi>1</verdi><verdi>2</verdi>`). Attributes that the
+//! model serialises after child elements (`operasjon`, `kaskadeSletting`) are inserted into
+//! the start tag by `api::xml`.
 
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -168,6 +174,64 @@ pub const ATTRIBUTES: &[(&str, &str)] = &[
     ("vegObjekt", "nvdbId"),
     ("endringssett", "id"),
     ("endringssett", "href"),
+    ("binaer", "ressursId"),
+    ("binaer", "href"),
+];
+
+/// The attributes of the changeset document (`endringssett.xsd`): scalars are attributes
+/// except the few the XSD declares as elements (`id`, `ansvarlig`, `sluttDato`, `verdi`,
+/// `enum`, the association's `nvdbId`/`tempId`); with the status document's attributes, as
+/// `GET /endringssett/{id}` embeds it.
+pub const CHANGESET_ATTRIBUTES: &[(&str, &str)] = &[
+    ("endringssett", "effektDato"),
+    ("endringssett", "datakatalogversjon"),
+    ("vegObjekt", "typeId"),
+    ("vegObjekt", "tempId"),
+    ("vegObjekt", "nvdbId"),
+    ("vegObjekt", "versjon"),
+    ("vegObjekt", "kaskadeSletting"),
+    ("egenskap", "typeId"),
+    ("egenskap", "operasjon"),
+    ("medlem", "typeId"),
+    ("binaer", "ressursId"),
+    ("binaer", "nvdbId"),
+    ("binaer", "format"),
+    ("assosiasjon", "typeId"),
+    ("assosiasjon", "operasjon"),
+    ("lokasjon", "operasjon"),
+    ("punkt", "lenkeId"),
+    ("punkt", "posisjon"),
+    ("punkt", "retning"),
+    ("punkt", "sidePosisjon"),
+    ("punkt", "felt"),
+    ("linje", "lenkeId"),
+    ("linje", "fra"),
+    ("linje", "til"),
+    ("linje", "retning"),
+    ("linje", "sidePosisjon"),
+    ("linje", "felt"),
+    ("sving", "nodeId"),
+    ("fra", "lenkeId"),
+    ("fra", "posisjon"),
+    ("fra", "retning"),
+    ("fra", "sidePosisjon"),
+    ("fra", "felt"),
+    ("til", "lenkeId"),
+    ("til", "posisjon"),
+    ("til", "retning"),
+    ("til", "sidePosisjon"),
+    ("til", "felt"),
+    // the embedded status document
+    ("ressurs", "rel"),
+    ("ressurs", "src"),
+    ("feil", "kode"),
+    ("advarsel", "kode"),
+];
+
+/// The changeset's unbounded elements: repeated without a wrapper (only `vegObjekter`,
+/// `egenskaper` and `assosiasjoner` wrap their items, as [`WRAPPERS`] reads them).
+pub const CHANGESET_BARE_LISTS: &[&str] = &[
+    "verdi", "enum", "struktur", "binaer", "medlem", "nvdbId", "tempId", "punkt", "linje", "sving",
 ];
 
 /// Optional lists of the XSDs, left out when empty.
@@ -179,8 +243,28 @@ pub fn write_style(ns: Option<&str>) -> crate::api::xml::XmlStyle<'_> {
         namespace: ns,
         attributes: ATTRIBUTES,
         omit_empty: OPTIONAL_LISTS,
+        bare_lists: &[],
         fragment: ns.is_none(),
     }
+}
+
+/// A changeset document (`endringssett`, possibly with `status` and `etterbehandling`) as XML:
+/// the inverse of [`parse`] for the changeset model.
+pub fn changeset_document<T: serde::Serialize + ?Sized>(
+    value: &T,
+) -> Result<Vec<u8>, crate::api::xml::XmlError> {
+    crate::api::xml::to_xml(
+        crate::api::xml::XmlRoot::named("endringssett"),
+        value,
+        false,
+        crate::api::xml::XmlStyle {
+            namespace: Some(DOMAIN_NS),
+            attributes: CHANGESET_ATTRIBUTES,
+            omit_empty: OPTIONAL_LISTS,
+            bare_lists: CHANGESET_BARE_LISTS,
+            fragment: false,
+        },
+    )
 }
 
 /// A write-API document as XML: root `root` in namespace `ns`.
@@ -195,48 +279,6 @@ pub fn document<T: serde::Serialize + ?Sized>(
         false,
         write_style(Some(ns)),
     )
-}
-
-/// Escape text for element content and attribute values.
-pub fn esc(s: &str) -> std::borrow::Cow<'_, str> {
-    quick_xml::escape::escape(s)
-}
-
-/// A small XML writer for response documents.
-#[derive(Default)]
-pub struct XmlOut {
-    pub buf: String,
-}
-
-impl XmlOut {
-    pub fn new() -> XmlOut {
-        XmlOut {
-            buf: String::from("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>"),
-        }
-    }
-    /// `<name a="v"...>`; `close` makes it empty (`/>`).
-    pub fn open(&mut self, name: &str, attrs: &[(&str, &str)], close: bool) {
-        self.buf.push('<');
-        self.buf.push_str(name);
-        for (k, v) in attrs {
-            self.buf.push(' ');
-            self.buf.push_str(k);
-            self.buf.push_str("=\"");
-            self.buf.push_str(&esc(v));
-            self.buf.push('"');
-        }
-        self.buf.push_str(if close { "/>" } else { ">" });
-    }
-    pub fn end(&mut self, name: &str) {
-        self.buf.push_str("</");
-        self.buf.push_str(name);
-        self.buf.push('>');
-    }
-    pub fn leaf(&mut self, name: &str, text: &str) {
-        self.open(name, &[], false);
-        self.buf.push_str(&esc(text));
-        self.end(name);
-    }
 }
 
 #[cfg(test)]

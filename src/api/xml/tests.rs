@@ -181,3 +181,48 @@ fn optional_empty_lists_and_fragments() {
         "<resultat><advarsel/><vegObjekter><vegObjekt><feil><feil><kode>X</kode></feil></feil></vegObjekt></vegObjekter></resultat>"
     );
 }
+
+#[test]
+fn attributes_after_children_go_into_the_start_tag() {
+    let style = XmlStyle {
+        attributes: &[("a", "x"), ("a", "y"), ("b", "z")],
+        ..Default::default()
+    };
+    // `x` before and `y` after the children; `z` of an empty child; a `>` in a value
+    let v = json!({"x": "1", "c": {"b": {"z": "2>"}, "d": "t"}, "e": "3", "y": "q\"<>"});
+    let out = String::from_utf8(to_xml(XmlRoot::named("a"), &v, false, style).unwrap()).unwrap();
+    assert_eq!(
+        out,
+        format!(
+            "{HEAD}<a x=\"1\" y=\"q&quot;&lt;&gt;\"><c><b z=\"2&gt;\"/><d>t</d></c><e>3</e></a>"
+        )
+    );
+    // nested: the inner element's late attribute lands in its own tag, not the root's
+    let v = json!({"b": [{"k": "v", "z": "1"}], "y": "2"});
+    let style = XmlStyle {
+        attributes: &[("a", "y"), ("b", "z")],
+        bare_lists: &["b"],
+        ..Default::default()
+    };
+    let out = String::from_utf8(to_xml(XmlRoot::named("a"), &v, false, style).unwrap()).unwrap();
+    assert_eq!(out, format!("{HEAD}<a y=\"2\"><b z=\"1\"><k>v</k></b></a>"));
+}
+
+#[test]
+fn bare_lists_repeat_their_element() {
+    let style = XmlStyle {
+        bare_lists: &["verdi", "punkt"],
+        ..Default::default()
+    };
+    let v = json!({"verdi": ["1", "2"], "punkt": [], "egenskaper": [{"verdi": ["3"]}]});
+    let out = String::from_utf8(to_xml(XmlRoot::named("e"), &v, true, style).unwrap()).unwrap();
+    assert_eq!(
+        out,
+        format!("{HEAD}\n<e>\n  <verdi>1</verdi>\n  <verdi>2</verdi>\n  <egenskaper>\n    <egenskap>\n      <verdi>3</verdi>\n    </egenskap>\n  </egenskaper>\n</e>\n")
+    );
+    // a top-level list keeps its root
+    let out =
+        String::from_utf8(to_xml(XmlRoot::named("verdi"), &json!(["1"]), false, style).unwrap())
+            .unwrap();
+    assert_eq!(out, format!("{HEAD}<verdi><verdi>1</verdi></verdi>"));
+}
