@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${1:-${CARGO_TARGET_DIR:-target}/debug/vegdb}"
 ST="${2:-schemathesis}"
-N="${ST_EXAMPLES:-20}"
+N="${ST_EXAMPLES:-50}"
 SEED="${ST_SEED:-1}"
 DATA="$(mktemp -d)"
 PID=""
@@ -30,13 +30,13 @@ for _ in $(seq 1 120); do
   if ! kill -0 "$PID" 2>/dev/null; then cat "$DATA/serve.log" >&2; exit 1; fi
   sleep 0.5
 done
-# schemathesis.toml beside this script holds the per-operation exceptions and why.
+# schemathesis-{read,write}.toml beside this script hold the per-operation settings and why.
 rc=0
 echo "-- read API"
-"$ST" --config-file tools/schemathesis.toml run "$BASE/nvdb/api/v2/openapi.json" --url "$BASE/nvdb/api/v2" \
+"$ST" --config-file tools/schemathesis-read.toml run "$BASE/nvdb/api/v2/openapi.json" --url "$BASE/nvdb/api/v2" \
   -n "$N" --seed "$SEED" --generation-deterministic --phases=examples,fuzzing -w 2 --no-color || rc=1
 echo "-- write API"
-"$ST" --config-file tools/schemathesis.toml run "$BASE/nvdb/apiskriv/rest/v2/openapi.json" --url "$BASE/nvdb/apiskriv/rest/v2" \
+"$ST" --config-file tools/schemathesis-write.toml run "$BASE/nvdb/apiskriv/rest/v2/openapi.json" --url "$BASE/nvdb/apiskriv/rest/v2" \
   -H "X-Client: schemathesis" -H "Authorization: Bearer $TOKEN" \
   -n "$N" --seed "$SEED" --generation-deterministic --phases=examples,fuzzing -w 2 --no-color || rc=1
 if ! kill -0 "$PID" 2>/dev/null; then echo "vegdb exited during the run" >&2; cat "$DATA/serve.log" >&2; rc=1; fi

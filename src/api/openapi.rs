@@ -109,10 +109,11 @@ fn refined_json(doc: &utoipa::openapi::OpenApi, api: Api) -> String {
     v.to_string()
 }
 
-/// `^(a|b)(,(a|b))*$`: a comma list of the given words.
+/// A comma list of the given words, or empty.
 fn word_list(words: &[&str]) -> serde_json::Value {
     let alt = words.join("|");
-    serde_json::json!({"type": "string", "pattern": format!("^({alt})(,({alt}))*$")})
+    // empty = absent (the default set)
+    serde_json::json!({"type": "string", "pattern": format!("^(({alt})(,({alt}))*)?$")})
 }
 
 fn error_schema(api: Api) -> serde_json::Value {
@@ -143,8 +144,15 @@ fn refine_value(v: &mut serde_json::Value, api: Api) {
     };
     v["components"]["schemas"][name] = error_schema(api);
     let error_ref = json!({"$ref": format!("#/components/schemas/{name}")});
+    if api == Api::Write {
+        // every write request authenticates by one of these (401 without)
+        v["components"]["securitySchemes"] = json!({
+            "bearer": {"type": "http", "scheme": "bearer"},
+            "sso": {"type": "apiKey", "in": "cookie", "name": "iPlanetDirectoryProOAM"}});
+        v["security"] = json!([{"bearer": []}, {"sso": []}]);
+    }
     let srid = json!({"type": "string", "enum": ["32633", "25833", "5973", "6173", "4326", "25832", "25835", "utm33", "wgs84"]});
-    let number_list = json!({"type": "string", "pattern": "^[0-9]{1,9}(,[0-9]{1,9})*$"});
+    let number_list = json!({"type": "string", "pattern": "^([0-9]{1,9}(,[0-9]{1,9})*)?$"});
     let Some(paths) = v.get_mut("paths").and_then(Value::as_object_mut) else {
         return;
     };
@@ -152,7 +160,7 @@ fn refine_value(v: &mut serde_json::Value, api: Api) {
         let Some(ops) = item.as_object_mut() else {
             continue;
         };
-        for (_method, op) in ops.iter_mut() {
+        for (method, op) in ops.iter_mut() {
             let Some(op) = op.as_object_mut() else {
                 continue;
             };
@@ -166,6 +174,14 @@ fn refine_value(v: &mut serde_json::Value, api: Api) {
                             word_list(super::read::omrader::INKLUDER)
                         } else if path.starts_with("/vegobjekttyper") {
                             word_list(super::read::catalog::PARTS)
+                        } else if path == "/vegobjekter/{type}/{id}" {
+                            // one object: every part but `minimum` (a list-only word)
+                            let words: Vec<&str> = super::object_json::INKLUDER
+                                .iter()
+                                .copied()
+                                .filter(|w| *w != "minimum")
+                                .collect();
+                            word_list(&words)
                         } else {
                             word_list(super::object_json::INKLUDER)
                         }),
@@ -216,7 +232,7 @@ fn refine_value(v: &mut serde_json::Value, api: Api) {
                     }
                 }
             }
-            if api == Api::Write && !op.contains_key("requestBody") {
+            if api == Api::Write && method == "post" && !op.contains_key("requestBody") {
                 if let Some(body) = request_body(path) {
                     op.insert("requestBody".into(), body);
                 }
