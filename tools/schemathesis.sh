@@ -26,7 +26,8 @@ PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); 
 PID=$!
 BASE="http://127.0.0.1:$PORT"
 for _ in $(seq 1 120); do
-  if curl -fsS "$BASE/nvdb/api/v2/status" > /dev/null 2>&1; then break; fi
+  if python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+    "$BASE/nvdb/api/v2/status" > /dev/null 2>&1; then break; fi
   if ! kill -0 "$PID" 2>/dev/null; then cat "$DATA/serve.log" >&2; exit 1; fi
   sleep 0.5
 done
