@@ -172,8 +172,7 @@ async fn not_found() -> ApiError {
 }
 
 async fn openapi_json() -> Response {
-    let doc = openapi::document();
-    let mut r = doc.to_json().unwrap_or_default().into_response();
+    let mut r = openapi::document_json().into_response();
     r.headers_mut().insert(
         axum::http::header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

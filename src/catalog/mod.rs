@@ -246,7 +246,7 @@ pub struct TypeControl {
     #[serde(rename = "avledet")]
     pub derived: bool,
     #[serde(rename = "dekningsgrad")]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub coverage: serde_json::Value,
     #[serde(rename = "ajourhold_i")]
     pub survives_i: String,

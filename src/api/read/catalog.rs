@@ -17,7 +17,7 @@ use crate::catalog::{
     RelationTypes, TypeControl, Unit,
 };
 
-const PARTS: &[&str] = &[
+pub(crate) const PARTS: &[&str] = &[
     "egenskapstyper",
     "egenskaper",
     "relasjonstyper",

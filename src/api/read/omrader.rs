@@ -23,7 +23,7 @@ use crate::geo::srid::{from_storage, Srid};
 use crate::geo::wkt;
 use crate::snapshot::generation::Generation;
 
-const INKLUDER: &[&str] = &["kartutsnitt", "senterpunkt", "vegobjekt", "alle"];
+pub(crate) const INKLUDER: &[&str] = &["kartutsnitt", "senterpunkt", "vegobjekt", "alle"];
 /// (path, name as in the v2 documentation's `GET /omrader` example)
 const KINDS: &[(&str, &str)] = &[
     ("regioner", "Regioner"),

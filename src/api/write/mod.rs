@@ -52,8 +52,7 @@ async fn method_not_allowed(headers: HeaderMap, method: axum::http::Method) -> F
 }
 
 async fn openapi_json() -> Response {
-    let doc = super::openapi::write_document();
-    let mut r = doc.to_json().unwrap_or_default().into_response();
+    let mut r = super::openapi::write_document_json().into_response();
     set_content_type(&mut r, Format::Json);
     r
 }
