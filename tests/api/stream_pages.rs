@@ -88,7 +88,12 @@ async fn streamed_pages_equal_whole_pages() {
                 b.3.len(),
                 a.3.iter().zip(&b.3).position(|(x, y)| x != y)
             );
-            assert_eq!(a.0, 200, "{path} {accept}: {}", String::from_utf8_lossy(&a.3));
+            assert_eq!(
+                a.0,
+                200,
+                "{path} {accept}: {}",
+                String::from_utf8_lossy(&a.3)
+            );
             // the whole page is one buffer with a length; the streamed one is chunked
             assert!(b.2.is_none(), "{path}: whole page sent chunked");
             if a.2.as_deref() == Some("chunked") {
