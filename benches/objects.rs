@@ -137,7 +137,7 @@ fn bench(c: &mut Criterion) {
                 let page = StreamedObjects {
                     render: &render,
                     data: d,
-                    rows: rows.clone(),
+                    rows: &rows,
                 };
                 serde_json::to_writer(&mut buf, &page).unwrap();
                 buf.len()

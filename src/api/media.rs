@@ -303,16 +303,25 @@ pub fn respond_named<T: Serialize + ?Sized>(n: Negotiated, root: &str, value: &T
 }
 
 fn respond_root<T: Serialize + ?Sized>(n: Negotiated, root: XmlRoot<'_>, value: &T) -> Response {
-    let body = match n.format {
+    match render_bytes(n, root, value) {
+        Ok(bytes) => with_type(bytes, n.content_type()),
+        Err(e) => internal(e),
+    }
+}
+
+/// The bytes of a response body in the negotiated format (also each chunk of a streamed page,
+/// `super::stream`).
+pub fn render_bytes<T: Serialize + ?Sized>(
+    n: Negotiated,
+    root: XmlRoot<'_>,
+    value: &T,
+) -> Result<Vec<u8>, String> {
+    match n.format {
         Format::Json if n.pretty => serde_json::to_vec_pretty(value).map_err(|e| e.to_string()),
         Format::Json => serde_json::to_vec(value).map_err(|e| e.to_string()),
         Format::Xml => {
             xml::to_xml(root, value, n.pretty, XmlStyle::default()).map_err(|e| e.to_string())
         }
-    };
-    match body {
-        Ok(bytes) => with_type(bytes, n.content_type()),
-        Err(e) => internal(e),
     }
 }
 

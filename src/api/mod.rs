@@ -14,6 +14,7 @@ pub mod paging;
 pub mod params;
 pub mod read;
 pub mod request_base;
+pub mod stream;
 pub mod write;
 pub mod xml;
 
@@ -60,6 +61,9 @@ pub struct ApiConfig {
     pub connections: ConnectionLimits,
     /// Time a road-object query's selection may take before it is stopped (503/5003).
     pub query_budget: Duration,
+    /// Stream list pages chunk by chunk as the client reads (`stream`); off renders each page
+    /// whole (tests compare the two).
+    pub stream_pages: bool,
 }
 
 /// Limits enforced per connection by the server loop (`server::serve`).
@@ -108,6 +112,7 @@ impl ApiConfig {
             connections: ConnectionLimits::default(),
             query_budget: max_query_budget(request_timeout)
                 .min(crate::query::limits::DEFAULT_QUERY_BUDGET),
+            stream_pages: true,
         }
     }
 }

@@ -539,20 +539,29 @@ fn merged(ps: &[Part]) -> Vec<Part> {
 pub struct StreamedObjects<'a> {
     pub render: &'a Render<'a>,
     pub data: &'a TypeData,
-    pub rows: Vec<u32>,
+    pub rows: &'a [u32],
 }
 
-impl Serialize for StreamedObjects<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error, SerializeSeq};
-        let mut seq = serializer.serialize_seq(Some(self.rows.len()))?;
-        for &r in &self.rows {
+impl StreamedObjects<'_> {
+    /// Write the objects as elements of `seq` (a whole page or one chunk of a streamed one).
+    pub fn write<S: serde::ser::SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error> {
+        use serde::ser::Error;
+        for &r in self.rows {
             let doc = self
                 .render
                 .doc(self.data, r as usize)
                 .map_err(|e| S::Error::custom(e.message))?;
             seq.serialize_element(&doc)?;
         }
+        Ok(())
+    }
+}
+
+impl Serialize for StreamedObjects<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.rows.len()))?;
+        self.write(&mut seq)?;
         seq.end()
     }
 }

@@ -113,13 +113,13 @@ pub fn streamed_envelope<T: Serialize>(
     }
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 pub struct Next {
     pub start: String,
     pub href: String,
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 pub struct PageMetadata {
     pub returnert: usize,
     /// Total count: only response revision 0 (plain nvdb-v2+json) carries it.

@@ -13,8 +13,12 @@ use utoipa::ToSchema;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::respond;
 use crate::api::object_json::{Include, ObjectDoc, Render};
-use crate::api::paging::{envelope, next_start, page_size, start};
+use crate::api::paging::{envelope, next_start, page_size, start, streamed_envelope};
+use crate::api::stream::{respond_page, PageItems};
 use crate::api::{begin, AppState};
+use crate::geo::srid::Srid;
+use crate::snapshot::generation::{Generation, TypeData};
+use std::sync::Arc;
 
 pub const MAX_PAGE: usize = 10_000;
 
@@ -116,38 +120,60 @@ pub async fn list_changes(
     }
     let mut items = Vec::new();
     let mut last = None;
-    let mut total = 0u64;
+    let total: u64;
     match kind.as_str() {
         "endret" => {
-            if let Some(d) = g.objects.get(&tid) {
-                let render = Render {
-                    s: &s,
-                    g: &g,
-                    srid,
-                    include: Include::from_words(&[], &[], true),
-                    tolerance_m: None,
-                    segment_by: None,
-                    revision: n.revision,
-                    z_tag: n.wkt_z_tag(),
-                    sensitive: crate::api::write::optional_user(&s, &headers)
-                        .is_some_and(|u| u.sees_sensitive()),
-                };
-                let t = &d.table;
-                let first = after_id
-                    .map(|k| t.id.partition_point(|&i| i <= k))
-                    .unwrap_or(0);
-                total = t.last_modified.iter().filter(|&&m| m > after).count() as u64;
-                for row in (first..t.len())
-                    .filter(|&r| t.last_modified[r] > after)
-                    .take(antall)
-                {
-                    items.push(Change {
-                        kind: "ENDRET",
-                        vegobjekt: ChangedObject::Object(Box::new(render.doc(d, row)?)),
-                    });
-                    last = Some(t.id[row]);
-                }
-            }
+            let Some(d) = g.objects.get(&tid).cloned() else {
+                let next = next_start(&p, g.id, None)?;
+                let path = format!("/vegobjekter/{tid}/endringer");
+                let env = envelope(
+                    &s,
+                    &path,
+                    q.as_deref(),
+                    items,
+                    antall,
+                    next,
+                    Some(0),
+                    n.revision,
+                );
+                return Ok(respond(n, &env));
+            };
+            let t = &d.table;
+            let first = after_id
+                .map(|k| t.id.partition_point(|&i| i <= k))
+                .unwrap_or(0);
+            total = t.last_modified.iter().filter(|&&m| m > after).count() as u64;
+            let rows: Vec<u32> = (first..t.len())
+                .filter(|&r| t.last_modified[r] > after)
+                .take(antall)
+                .map(|r| r as u32)
+                .collect();
+            let next = next_start(&p, g.id, rows.last().map(|&r| (t.id[r as usize], 0.0)))?;
+            let metadata = streamed_envelope(
+                &s,
+                &format!("/vegobjekter/{tid}/endringer"),
+                q.as_deref(),
+                (),
+                rows.len(),
+                antall,
+                next,
+                Some(total),
+                n.revision,
+            )
+            .metadata;
+            let sensitive =
+                crate::api::write::optional_user(&s, &headers).is_some_and(|u| u.sees_sensitive());
+            let page = ChangedPage {
+                s: s.clone(),
+                g: g.clone(),
+                data: d,
+                srid,
+                revision: n.revision,
+                z_tag: n.wkt_z_tag(),
+                sensitive,
+                rows,
+            };
+            return Ok(respond_page(n, page, metadata, s.config.stream_pages));
         }
         "slettet" => {
             let d = &g.deleted;
@@ -190,6 +216,54 @@ pub async fn list_changes(
             n.revision,
         ),
     ))
+}
+
+/// A page of changed objects (`type=endret`), rendered object by object as it is written
+/// (streamed, `crate::api::stream`).
+struct ChangedPage {
+    s: AppState,
+    g: Arc<Generation>,
+    data: Arc<TypeData>,
+    srid: Srid,
+    revision: u8,
+    z_tag: bool,
+    sensitive: bool,
+    rows: Vec<u32>,
+}
+
+impl PageItems for ChangedPage {
+    fn count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn write<S: serde::ser::SerializeSeq>(
+        &self,
+        seq: &mut S,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), S::Error> {
+        use serde::ser::Error;
+        let render = Render {
+            s: &self.s,
+            g: &self.g,
+            srid: self.srid,
+            include: Include::from_words(&[], &[], true),
+            tolerance_m: None,
+            segment_by: None,
+            revision: self.revision,
+            z_tag: self.z_tag,
+            sensitive: self.sensitive,
+        };
+        for &row in &self.rows[range] {
+            let doc = render
+                .doc(&self.data, row as usize)
+                .map_err(|e| S::Error::custom(e.message))?;
+            seq.serialize_element(&Change {
+                kind: "ENDRET",
+                vegobjekt: ChangedObject::Object(Box::new(doc)),
+            })?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -15,8 +15,9 @@ use serde::Serialize;
 use crate::api::dto::{date, road_ref_stretch};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
-use crate::api::paging::{envelope, next_start, page_size, start};
+use crate::api::paging::{next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
+use crate::api::stream::{respond_page, PageItems};
 use crate::api::{begin, AppState};
 use crate::area::AreaKind;
 use crate::geo::srid::{to_storage, Srid};
@@ -327,27 +328,63 @@ pub async fn list_links(
         Some(c) => net.first_row_after(c.key, c.key2) as u32,
         None => 0,
     };
-    let mut items = Vec::with_capacity(antall.min(rows.len() as usize));
-    let mut last = None;
-    for r in rows.iter().skip_while(|&r| r < first).take(antall) {
-        items.push(link_json(&s, &g, r as usize, srid, n.wkt_z_tag())?);
-        last = Some(r as usize);
-    }
+    let page: Vec<u32> = rows
+        .iter()
+        .skip_while(|&r| r < first)
+        .take(antall)
+        .collect();
+    let last = page.last().map(|&r| r as usize);
     let next = next_start(&p, g.id, last.map(|r| (net.link_id[r], net.from_pos[r])))?;
     let total = Some(rows.len());
-    Ok(respond(
-        n,
-        &envelope(
-            &s,
-            "/vegnett/lenker",
-            q.as_deref(),
-            items,
-            antall,
-            next,
-            total,
-            n.revision,
-        ),
-    ))
+    let metadata = streamed_envelope(
+        &s,
+        "/vegnett/lenker",
+        q.as_deref(),
+        (),
+        page.len(),
+        antall,
+        next,
+        total,
+        n.revision,
+    )
+    .metadata;
+    let links = LinkPage {
+        s: s.clone(),
+        g: g.clone(),
+        srid,
+        z_tag: n.wkt_z_tag(),
+        rows: page,
+    };
+    Ok(respond_page(n, links, metadata, s.config.stream_pages))
+}
+
+/// A page of links, rendered link by link as the page is written (streamed, `stream`).
+struct LinkPage {
+    s: AppState,
+    g: std::sync::Arc<Generation>,
+    srid: Srid,
+    z_tag: bool,
+    rows: Vec<u32>,
+}
+
+impl PageItems for LinkPage {
+    fn count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn write<S: serde::ser::SerializeSeq>(
+        &self,
+        seq: &mut S,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), S::Error> {
+        use serde::ser::Error;
+        for &r in &self.rows[range] {
+            let link = link_json(&self.s, &self.g, r as usize, self.srid, self.z_tag)
+                .map_err(|e| S::Error::custom(e.message))?;
+            seq.serialize_element(&link)?;
+        }
+        Ok(())
+    }
 }
 
 /// GET /vegnett/lenker/{id} — the segments of one link (an array; a link can carry several

@@ -21,6 +21,7 @@ use crate::api::object_json::{
 use crate::api::paging::{next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
 use crate::api::read::vegnett::parse_map_extent;
+use crate::api::stream::{respond_page, PageItems};
 use crate::api::{begin, AppState};
 use crate::area::AreaKind;
 use crate::geo::srid::Srid;
@@ -390,17 +391,6 @@ pub async fn list_objects(
         })
         .await?
     };
-    let render = Render {
-        s: &s,
-        g: &g,
-        srid,
-        include,
-        tolerance_m: tolerance(&p)?,
-        segment_by: (segment && filter.segments()).then_some(&filter),
-        revision: n.revision,
-        z_tag: n.wkt_z_tag(),
-        sensitive,
-    };
     let ids = &data.table.id;
     let first_row = match from {
         Some(c) => ids.partition_point(|&i| i <= c.key) as u32,
@@ -419,25 +409,84 @@ pub async fn list_objects(
     let next = next_start(&p, g.id, last.map(|r| (ids[r], 0.0)))?;
     let path = format!("/vegobjekter/{tid}");
     let returned = page.len();
-    let objects = StreamedObjects {
-        render: &render,
-        data,
+    let metadata = streamed_envelope(
+        &s,
+        &path,
+        q.as_deref(),
+        (),
+        returned,
+        antall,
+        next,
+        Some(rows.len()),
+        n.revision,
+    )
+    .metadata;
+    let objects = ObjectPage {
+        data: g.objects.get(&tid).cloned(),
+        s: s.clone(),
+        g: g.clone(),
+        srid,
+        include,
+        tolerance_m: tolerance(&p)?,
+        segment: segment && filter.segments(),
+        filter,
+        revision: n.revision,
+        z_tag: n.wkt_z_tag(),
+        sensitive,
         rows: page,
     };
-    Ok(respond(
-        n,
-        &streamed_envelope(
-            &s,
-            &path,
-            q.as_deref(),
-            objects,
-            returned,
-            antall,
-            next,
-            Some(rows.len()),
-            n.revision,
-        ),
-    ))
+    Ok(respond_page(n, objects, metadata, s.config.stream_pages))
+}
+
+/// A page of objects, owning what rendering needs: each chunk of a streamed page builds the
+/// borrowed [`Render`] and renders its objects one by one.
+struct ObjectPage {
+    s: AppState,
+    g: Arc<Generation>,
+    /// `None`: the type has no objects (then `rows` is empty).
+    data: Option<Arc<TypeData>>,
+    srid: Srid,
+    include: Include,
+    tolerance_m: Option<f64>,
+    segment: bool,
+    filter: ObjectFilter,
+    revision: u8,
+    z_tag: bool,
+    sensitive: bool,
+    rows: Vec<u32>,
+}
+
+impl PageItems for ObjectPage {
+    fn count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn write<S: serde::ser::SerializeSeq>(
+        &self,
+        seq: &mut S,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), S::Error> {
+        let Some(data) = &self.data else {
+            return Ok(());
+        };
+        let render = Render {
+            s: &self.s,
+            g: &self.g,
+            srid: self.srid,
+            include: self.include,
+            tolerance_m: self.tolerance_m,
+            segment_by: self.segment.then_some(&self.filter),
+            revision: self.revision,
+            z_tag: self.z_tag,
+            sensitive: self.sensitive,
+        };
+        StreamedObjects {
+            render: &render,
+            data,
+            rows: &self.rows[range],
+        }
+        .write(seq)
+    }
 }
 
 /// GET /vegobjekter/{type}/statistikk/ — `{antall, strekningslengde}` for the same filters.
