@@ -310,7 +310,7 @@ fn respond_root<T: Serialize + ?Sized>(n: Negotiated, root: XmlRoot<'_>, value: 
 }
 
 /// The bytes of a response body in the negotiated format (also each chunk of a streamed page,
-/// `super::stream`).
+/// the page streaming of `api::stream`).
 pub fn render_bytes<T: Serialize + ?Sized>(
     n: Negotiated,
     root: XmlRoot<'_>,
