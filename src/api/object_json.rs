@@ -97,6 +97,36 @@ pub struct Render<'a> {
     pub sensitive: bool,
 }
 
+/// The owned counterpart of [`Render`], for a response body that renders after its handler has
+/// returned (a streamed page builds the borrowed `Render` from it for each chunk).
+pub struct RenderOwned {
+    pub s: AppState,
+    pub g: std::sync::Arc<Generation>,
+    pub srid: Srid,
+    pub include: Include,
+    pub tolerance_m: Option<f64>,
+    pub segment_by: Option<ObjectFilter>,
+    pub revision: u8,
+    pub z_tag: bool,
+    pub sensitive: bool,
+}
+
+impl RenderOwned {
+    pub fn render(&self) -> Render<'_> {
+        Render {
+            s: &self.s,
+            g: &self.g,
+            srid: self.srid,
+            include: self.include,
+            tolerance_m: self.tolerance_m,
+            segment_by: self.segment_by.as_ref(),
+            revision: self.revision,
+            z_tag: self.z_tag,
+            sensitive: self.sensitive,
+        }
+    }
+}
+
 /// A geometry written as WKT, and whether `geometritoleranse` removed vertices from it.
 pub struct Wkt {
     pub text: String,

@@ -12,12 +12,11 @@ use utoipa::ToSchema;
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::respond;
-use crate::api::object_json::{Include, ObjectDoc, Render};
+use crate::api::object_json::{Include, ObjectDoc, RenderOwned};
 use crate::api::paging::{envelope, next_start, page_size, start, streamed_envelope};
 use crate::api::stream::{respond_page, PageItems};
 use crate::api::{begin, AppState};
-use crate::geo::srid::Srid;
-use crate::snapshot::generation::{Generation, TypeData};
+use crate::snapshot::generation::TypeData;
 use std::sync::Arc;
 
 pub const MAX_PAGE: usize = 10_000;
@@ -164,13 +163,18 @@ pub async fn list_changes(
             let sensitive =
                 crate::api::write::optional_user(&s, &headers).is_some_and(|u| u.sees_sensitive());
             let page = ChangedPage {
-                s: s.clone(),
-                g: g.clone(),
+                render: RenderOwned {
+                    s: s.clone(),
+                    g: g.clone(),
+                    srid,
+                    include: Include::from_words(&[], &[], true),
+                    tolerance_m: None,
+                    segment_by: None,
+                    revision: n.revision,
+                    z_tag: n.wkt_z_tag(),
+                    sensitive,
+                },
                 data: d,
-                srid,
-                revision: n.revision,
-                z_tag: n.wkt_z_tag(),
-                sensitive,
                 rows,
             };
             return Ok(respond_page(n, page, metadata, s.config.stream_pages));
@@ -221,13 +225,8 @@ pub async fn list_changes(
 /// A page of changed objects (`type=endret`), rendered object by object as it is written
 /// (streamed, `crate::api::stream`).
 struct ChangedPage {
-    s: AppState,
-    g: Arc<Generation>,
+    render: RenderOwned,
     data: Arc<TypeData>,
-    srid: Srid,
-    revision: u8,
-    z_tag: bool,
-    sensitive: bool,
     rows: Vec<u32>,
 }
 
@@ -242,17 +241,7 @@ impl PageItems for ChangedPage {
         range: std::ops::Range<usize>,
     ) -> Result<(), S::Error> {
         use serde::ser::Error;
-        let render = Render {
-            s: &self.s,
-            g: &self.g,
-            srid: self.srid,
-            include: Include::from_words(&[], &[], true),
-            tolerance_m: None,
-            segment_by: None,
-            revision: self.revision,
-            z_tag: self.z_tag,
-            sensitive: self.sensitive,
-        };
+        let render = self.render.render();
         for &row in &self.rows[range] {
             let doc = render
                 .doc(&self.data, row as usize)

@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
 use crate::api::object_json::{
-    whole_meters, Include, Render, StreamedObjects, INKLUDER, INKLUDERGEOMETRI,
+    whole_meters, Include, Render, RenderOwned, StreamedObjects, INKLUDER, INKLUDERGEOMETRI,
 };
 use crate::api::paging::{next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
@@ -421,38 +421,31 @@ pub async fn list_objects(
         n.revision,
     )
     .metadata;
+    let segment = segment && filter.segments();
     let objects = ObjectPage {
         data: g.objects.get(&tid).cloned(),
-        s: s.clone(),
-        g: g.clone(),
-        srid,
-        include,
-        tolerance_m: tolerance(&p)?,
-        segment: segment && filter.segments(),
-        filter,
-        revision: n.revision,
-        z_tag: n.wkt_z_tag(),
-        sensitive,
+        render: RenderOwned {
+            s: s.clone(),
+            g: g.clone(),
+            srid,
+            include,
+            tolerance_m: tolerance(&p)?,
+            segment_by: segment.then_some(filter),
+            revision: n.revision,
+            z_tag: n.wkt_z_tag(),
+            sensitive,
+        },
         rows: page,
     };
     Ok(respond_page(n, objects, metadata, s.config.stream_pages))
 }
 
 /// A page of objects, owning what rendering needs: each chunk of a streamed page builds the
-/// borrowed [`Render`] and renders its objects one by one.
+/// borrowed [`Render`](crate::api::object_json::Render) and renders its objects one by one.
 struct ObjectPage {
-    s: AppState,
-    g: Arc<Generation>,
+    render: RenderOwned,
     /// `None`: the type has no objects (then `rows` is empty).
     data: Option<Arc<TypeData>>,
-    srid: Srid,
-    include: Include,
-    tolerance_m: Option<f64>,
-    segment: bool,
-    filter: ObjectFilter,
-    revision: u8,
-    z_tag: bool,
-    sensitive: bool,
     rows: Vec<u32>,
 }
 
@@ -469,19 +462,8 @@ impl PageItems for ObjectPage {
         let Some(data) = &self.data else {
             return Ok(());
         };
-        let render = Render {
-            s: &self.s,
-            g: &self.g,
-            srid: self.srid,
-            include: self.include,
-            tolerance_m: self.tolerance_m,
-            segment_by: self.segment.then_some(&self.filter),
-            revision: self.revision,
-            z_tag: self.z_tag,
-            sensitive: self.sensitive,
-        };
         StreamedObjects {
-            render: &render,
+            render: &self.render.render(),
             data,
             rows: &self.rows[range],
         }
