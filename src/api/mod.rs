@@ -251,10 +251,13 @@ pub fn app(state: AppState) -> Router {
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }
+    let base_from_request = state.config.base_from_request;
+    let mut router = router.fallback(not_found).with_state(state);
+    // With `--public-url` every href uses it: no per-request base to capture.
+    if base_from_request {
+        router = router.layer(axum::middleware::from_fn(request_base::scope));
+    }
     router
-        .fallback(not_found)
-        .with_state(state)
-        .layer(axum::middleware::from_fn(request_base::scope))
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, timeout))
         // Outside the timeout so that its 503 is reshaped too; inside compression so that it
         // reads error bodies uncompressed.
