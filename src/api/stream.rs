@@ -23,7 +23,7 @@ use std::task::{Context, Poll};
 use axum::body::Body;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
+use axum::body::Bytes;
 use hyper::body::Frame;
 use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
