@@ -36,7 +36,7 @@ use tower_http::trace::TraceLayer;
 use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::changeset::writer::Writer;
-use crate::snapshot::generation::GenerationStore;
+use crate::generation::GenerationStore;
 use crate::users::Users;
 use error::{ApiError, ApiResult};
 use media::Negotiated;
@@ -244,7 +244,8 @@ pub fn rewrite_suffix(mut req: Request) -> Request {
 pub fn app(state: AppState) -> Router {
     let x_request_id = HeaderName::from_static("x-request-id");
     let timeout = state.config.request_timeout;
-    let write = write::routes().layer(axum::extract::DefaultBodyLimit::disable());
+    let write =
+        write::routes(openapi::write_routes()).layer(axum::extract::DefaultBodyLimit::disable());
     let mut router = Router::new()
         .nest(READ_BASE, read_routes())
         .merge(write::login::routes());

@@ -86,6 +86,18 @@ pub fn write_document_json() -> String {
     refined_json(&write_document(), Api::Write)
 }
 
+/// The write API's `/openapi.json` route, mounted by `write::routes` below each write base.
+pub fn write_routes() -> axum::Router<super::AppState> {
+    axum::Router::new().route("/openapi.json", axum::routing::get(write_openapi_json))
+}
+
+async fn write_openapi_json() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mut r = write_document_json().into_response();
+    super::write::set_content_type(&mut r, super::write::Format::Json);
+    r
+}
+
 /// Which interface a document describes: its error body differs.
 #[derive(Clone, Copy, PartialEq)]
 enum Api {

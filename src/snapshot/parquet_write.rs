@@ -24,6 +24,7 @@ use super::columns::{DeletedTable, ObjectTable, RoadNetwork, OPEN_END};
 use super::manifest::FileEntry;
 use crate::error::{EngineError, Result};
 use crate::geo::wkb;
+use crate::util::hex;
 
 pub const ROW_GROUP_ROWS: usize = 131_072;
 
@@ -109,10 +110,6 @@ fn write_file(
         type_id: None,
         first_id: None,
     })
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn i64s(v: impl Iterator<Item = i64>) -> ArrayRef {
