@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["api::object_json"],
     &["api::stream"],
     &["api::object_docs"],
-    &["api::paging", "api::dto", "api::media"],
+    &["api::paging", "api::dto", "api::media", "api::catalog_docs"],
     &[
         "api::params",
         "api::cursor",

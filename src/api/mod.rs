@@ -2,6 +2,7 @@
 //! call against the generation taken once per request, and shape the response (JSON or XML,
 //! `media.rs`).
 
+pub mod catalog_docs;
 pub mod cursor;
 pub mod dto;
 pub mod error;

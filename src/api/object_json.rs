@@ -300,7 +300,7 @@ impl<'a> Render<'a> {
                 StoredValue::Float(v) => doc(VerdiDoc::Number(Num(v))),
                 StoredValue::Text(v) => doc(VerdiDoc::Text(v)),
             };
-            d.enhet = p.unit.as_ref();
+            d.enhet = p.unit.as_ref().map(Into::into);
             out.push(d);
         }
         Ok(out)

@@ -41,7 +41,7 @@ use super::read;
         read::vegobjekter::find_object,
         read::endringer::list_changes,
     ),
-    components(schemas(crate::catalog::ObjectType, crate::catalog::PropertyType, crate::catalog::Unit, crate::catalog::DataType, crate::catalog::Category))
+    components(schemas(read::catalog::ObjectTypeDoc, read::catalog::PropertyTypeDoc, crate::api::catalog_docs::UnitDoc, crate::api::catalog_docs::DataTypeDoc, crate::api::catalog_docs::CategoryDoc))
 )]
 pub struct ApiDoc;
 
