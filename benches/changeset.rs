@@ -14,7 +14,7 @@ use vegdb::changeset::journal::{Progress, Record};
 use vegdb::changeset::model::Changeset;
 use vegdb::changeset::writer::Writer;
 use vegdb::generate::{generate_into, Scale};
-use vegdb::snapshot::generation::{Generation, GenerationStore};
+use vegdb::generation::{Generation, GenerationStore};
 use vegdb::snapshot::store::DataDir;
 
 fn changeset(links: &[u64], n: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Changeset {

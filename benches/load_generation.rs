@@ -4,7 +4,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use vegdb::generate::{generate_into, Scale};
-use vegdb::snapshot::generation::Generation;
+use vegdb::generation::Generation;
 use vegdb::snapshot::store::DataDir;
 
 fn bench(c: &mut Criterion) {

@@ -7,8 +7,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::Generation;
 use vegdb::query::network::{nearest, NearestFilter, NearestQuery};
-use vegdb::snapshot::generation::Generation;
 use vegdb::snapshot::store::DataDir;
 
 // the server's allocator

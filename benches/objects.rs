@@ -10,10 +10,10 @@ use vegdb::api::object_json::{Include, Render, StreamedObjects};
 use vegdb::api::{ApiConfig, AppState};
 use vegdb::area::AreaKind;
 use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::{Generation, GenerationStore};
 use vegdb::geo::srid::Srid;
 use vegdb::query::egenskap;
 use vegdb::query::objects::{all_rows, select, total_length, ObjectFilter};
-use vegdb::snapshot::generation::{Generation, GenerationStore};
 use vegdb::snapshot::store::DataDir;
 
 #[global_allocator]

@@ -1,26 +1,16 @@
 //! Command line: `serve`, `generate`, `snapshot inspect|verify`.
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::config::ServeArgs;
 use crate::generate::{self, Scale};
-use crate::snapshot::generation::Generation;
+use crate::generation::Generation;
 use crate::snapshot::manifest::Manifest;
 use crate::snapshot::store::DataDir;
-
-/// The committed demo snapshot (a data directory with CURRENT and one generation).
-pub fn default_demo_dir() -> PathBuf {
-    let compiled = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
-    if compiled.exists() {
-        compiled
-    } else {
-        PathBuf::from("snapshots/demo")
-    }
-}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -37,70 +27,6 @@ pub struct Cli {
     pub log_json: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
-}
-
-#[derive(clap::Args, Debug, Clone)]
-pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "VEGDB_LISTEN", default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
-    /// Runtime data directory (generations + CURRENT). Initialised from --demo when empty.
-    #[arg(long, env = "VEGDB_DATA", default_value = "data")]
-    pub data: PathBuf,
-    /// Snapshot to initialise an empty data directory from (default: the embedded demo).
-    #[arg(long, env = "VEGDB_DEMO")]
-    pub demo: Option<PathBuf>,
-    /// Public base URL used in every href (no trailing slash), e.g. https://vegdb.example.no.
-    #[arg(long, env = "VEGDB_PUBLIC_URL")]
-    pub public_url: Option<String>,
-    /// Per-request time limit in seconds.
-    #[arg(long, env = "VEGDB_REQUEST_TIMEOUT", default_value_t = 30)]
-    pub request_timeout: u64,
-    /// Users of the write interface (default: <data>/users.json; see `vegdb user add`).
-    #[arg(long, env = "VEGDB_USERS")]
-    pub users: Option<PathBuf>,
-    /// Serve only the read interface (the write interface answers 503).
-    #[arg(long, env = "VEGDB_READ_ONLY")]
-    pub read_only: bool,
-    /// Largest changeset or converter request body in bytes (413 beyond).
-    #[arg(long, env = "VEGDB_MAX_CHANGESET_BYTES", default_value_t = crate::api::DEFAULT_MAX_CHANGESET_BYTES)]
-    pub max_changeset_bytes: usize,
-    /// Scheduling of the writer's threads against the readers' (idle, low, normal).
-    #[arg(
-        long,
-        env = "VEGDB_WRITER_PRIORITY",
-        value_enum,
-        default_value = "idle"
-    )]
-    pub writer_priority: crate::changeset::writer::WriterPriority,
-    /// Largest binary upload in bytes (413 beyond).
-    #[arg(long, env = "VEGDB_MAX_BINARY_BYTES", default_value_t = crate::api::DEFAULT_MAX_BINARY_BYTES)]
-    pub max_binary_bytes: usize,
-    /// Most client connections open at once; further ones wait in the listen backlog. Capped at
-    /// the open-files limit less a reserve for data files.
-    #[arg(long, env = "VEGDB_MAX_CONNECTIONS", default_value_t = crate::api::DEFAULT_MAX_CONNECTIONS)]
-    pub max_connections: usize,
-    /// Seconds a connection may take to send a request's headers, and may stay idle between
-    /// keep-alive requests, before it is closed.
-    #[arg(long, env = "VEGDB_HEADER_TIMEOUT", default_value_t = 20)]
-    pub header_timeout: u64,
-    /// Seconds a road-object query's selection may compute before it is stopped with 503
-    /// (at most 80 % of --request-timeout).
-    #[arg(long, env = "VEGDB_QUERY_BUDGET", default_value_t = crate::query::limits::DEFAULT_QUERY_BUDGET.as_secs_f64())]
-    pub query_budget: f64,
-    /// Finished changesets received within this many days stay listed and readable.
-    #[arg(long, env = "VEGDB_CHANGESETS_KEEP_DAYS", default_value_t = 30)]
-    pub changesets_keep_days: u32,
-    /// Older finished changesets stay while fewer than this many finished ones are newer.
-    #[arg(long, env = "VEGDB_CHANGESETS_KEEP", default_value_t = 100_000)]
-    pub changesets_keep: usize,
-}
-
-/// `vegdb` with no subcommand: serve with defaults from the environment.
-#[derive(Parser, Debug)]
-pub struct ServeOnly {
-    #[command(flatten)]
-    pub args: ServeArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -295,7 +221,7 @@ pub fn run_queries(data: &Path, kind: QueryKind, count: usize, seed: u64) -> any
                 let refs: Vec<String> = (0..1000)
                     .map(|_| {
                         let r = rng.random_range(0..n.len());
-                        let key = crate::query::network::row_key(n, r);
+                        let key = crate::index::network::row_key(n, r);
                         let m = rng.random_range(n.from_m[r]..=n.to_m[r]);
                         key.point(m).replace(' ', "")
                     })
@@ -481,7 +407,7 @@ pub fn run_verify(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
     let dir = pinned.dir.clone();
     let pb = ProgressBar::new_spinner();
     pb.set_style(ProgressStyle::with_template("[{elapsed}] {msg}").expect("static template"));
-    let report = crate::snapshot::check::verify(&dir, &|f| pb.set_message(f.to_string()));
+    let report = crate::generation::check::verify(&dir, &|f| pb.set_message(f.to_string()));
     pb.finish_and_clear();
     drop(pinned);
     if let Some(stats) = &report.stats {

@@ -10,7 +10,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     vegdb::server::init_tracing(&cli.log, cli.log_json);
     match cli.command {
-        None => vegdb::server::run(cli::ServeOnly::parse_from(["vegdb"]).args),
+        None => vegdb::server::run(vegdb::config::ServeOnly::parse_from(["vegdb"]).args),
         Some(Command::Serve(args)) => vegdb::server::run(args),
         Some(Command::Generate { scale, seed, data }) => cli::run_generate(scale, seed, &data),
         Some(Command::Import {

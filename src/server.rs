@@ -8,8 +8,8 @@ use tower::ServiceExt;
 
 use crate::api::{self, ApiConfig, AppState};
 use crate::changeset::writer::Writer;
-use crate::cli::{default_demo_dir, ServeArgs};
-use crate::snapshot::generation::{Generation, GenerationStore};
+use crate::config::{default_demo_dir, ServeArgs};
+use crate::generation::{Generation, GenerationStore};
 use crate::snapshot::store::DataDir;
 use crate::users::{Users, USERS_FILE};
 

@@ -25,7 +25,7 @@ use crate::changeset::model::Operation;
 use crate::changeset::validate::Rights;
 use crate::durable::write_atomically;
 use crate::error::{EngineError, Result};
-use crate::snapshot::parquet_write::hex;
+use crate::util::hex;
 
 pub const USERS_FILE: &str = "users.json";
 
@@ -353,7 +353,7 @@ fn decoy_hash() -> &'static str {
 /// Set (or replace) a user's password in the users file.
 pub fn set_password(path: &Path, name: &str, password: &str) -> Result<()> {
     if password.is_empty() {
-        return Err(EngineError::invalid(4005, "the password must not be empty"));
+        return Err(EngineError::input("the password must not be empty"));
     }
     let phc = hash_password(password)?;
     let mut file = read_file(path)?;
@@ -361,7 +361,7 @@ pub fn set_password(path: &Path, name: &str, password: &str) -> Result<()> {
         .users
         .iter_mut()
         .find(|u| u.name == name)
-        .ok_or_else(|| EngineError::invalid(4005, format!("no user named {name}")))?;
+        .ok_or_else(|| EngineError::input(format!("no user named {name}")))?;
     user.password_argon2 = Some(phc);
     let text =
         serde_json::to_vec_pretty(&file).map_err(|e| EngineError::Internal(e.to_string()))?;

@@ -7,8 +7,8 @@ use rand::{Rng, SeedableRng};
 use vegdb::changeset::working::{Found, ObjectState, Working};
 use vegdb::generate::values::Value;
 use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::Generation;
 use vegdb::index::bitmaps::TypeIndex;
-use vegdb::snapshot::generation::Generation;
 
 #[test]
 fn merged_tables_and_incremental_indexes_equal_a_rebuild() {
@@ -141,7 +141,7 @@ fn only_touched_chunks_are_rewritten_and_generations_reload_identically() {
     use std::time::Duration;
     use vegdb::changeset::journal::{Progress, Record};
     use vegdb::changeset::writer::Writer;
-    use vegdb::snapshot::generation::GenerationStore;
+    use vegdb::generation::GenerationStore;
     use vegdb::snapshot::manifest::Manifest;
     use vegdb::snapshot::store::DataDir;
 
@@ -236,7 +236,7 @@ fn readers_never_see_half_a_changeset() {
     use std::time::Duration;
     use vegdb::changeset::journal::{Progress, Record};
     use vegdb::changeset::writer::Writer;
-    use vegdb::snapshot::generation::GenerationStore;
+    use vegdb::generation::GenerationStore;
     use vegdb::snapshot::store::DataDir;
 
     let tmp = tempfile::tempdir().unwrap();

@@ -15,7 +15,7 @@ use arrow_array::Array;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use vegdb::generate::{generate_into, Scale};
-use vegdb::snapshot::generation::Generation;
+use vegdb::generation::Generation;
 use vegdb::snapshot::store::DataDir;
 use vegdb::users::{add_user, Role};
 

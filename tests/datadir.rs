@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use vegdb::generate::{generate_into, Scale};
-use vegdb::snapshot::generation::Generation;
+use vegdb::generation::Generation;
 use vegdb::snapshot::manifest::Manifest;
 use vegdb::snapshot::store::DataDir;
 use vegdb::users::{add_user, Role};
@@ -406,7 +406,7 @@ fn verify_checks_each_chunk_and_lists_every_problem() {
     use std::sync::Arc;
     use vegdb::changeset::journal::{Progress, Record};
     use vegdb::changeset::writer::Writer;
-    use vegdb::snapshot::generation::GenerationStore;
+    use vegdb::generation::GenerationStore;
 
     let tmp = tempfile::tempdir().unwrap();
     let (links, _) = prepare(tmp.path(), 4);

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use vegdb::changeset::working::ObjectState;
 use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::Generation;
 use vegdb::snapshot::columns::RoadNetwork;
-use vegdb::snapshot::generation::Generation;
 use vegdb::snapshot::manifest::{FileEntry, Manifest};
 
 /// Seed of the frozen fixtures (`vegdb generate --scale tiny --seed 21`).
@@ -258,7 +258,7 @@ fn update_sign(id: u64, version: u32) -> serde_json::Value {
 fn first_write_keeps_untouched_rows(source: &Path) -> (Manifest, Manifest) {
     use std::sync::Arc;
     use vegdb::changeset::writer::Writer;
-    use vegdb::snapshot::generation::GenerationStore;
+    use vegdb::generation::GenerationStore;
     use vegdb::snapshot::store::DataDir;
 
     let tmp = tempfile::tempdir().unwrap();

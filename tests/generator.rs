@@ -10,8 +10,8 @@ use vegdb::area::AreaKind;
 use vegdb::catalog::{Catalog, Placement, ValueKind};
 use vegdb::generate::values::{is_valid, Value};
 use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::Generation;
 use vegdb::snapshot::columns::RoadNetwork;
-use vegdb::snapshot::generation::Generation;
 use vegdb::snapshot::manifest::Manifest;
 use vegdb::snapshot::store::DataDir;
 
@@ -192,7 +192,7 @@ fn every_object_obeys_the_catalogue() {
     }
     assert!(values > 10_000, "{values} values checked");
     assert!(g.objects.len() >= 50, "{} types", g.objects.len());
-    assert!(vegdb::snapshot::check::consistency(&g).is_empty());
+    assert!(vegdb::generation::check::consistency(&g).is_empty());
 }
 
 #[test]
@@ -335,7 +335,7 @@ fn interrupted_publish_leaves_old_or_new_generation() {
         // the current generation is complete and loads
         let g = load(&data.generation_dir(current));
         assert!(
-            vegdb::snapshot::check::consistency(&g).is_empty(),
+            vegdb::generation::check::consistency(&g).is_empty(),
             "{point}"
         );
         // no temporary directory survives the restart

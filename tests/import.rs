@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::Value;
 use vegdb::api::{ApiConfig, AppState};
 use vegdb::catalog::Catalog;
+use vegdb::generation::{Generation, GenerationStore};
 use vegdb::import::{import_dir, TypeSelection};
-use vegdb::snapshot::generation::{Generation, GenerationStore};
 use vegdb::snapshot::store::DataDir;
 
 fn fixtures() -> PathBuf {

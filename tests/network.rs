@@ -5,12 +5,13 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::Generation;
+use vegdb::index::network::row_key;
 use vegdb::query::network::{
-    locate_link, locate_road_ref, meter_exact, nearest, nearest_brute_force, row_key,
-    NearestFilter, NearestQuery,
+    locate_link, locate_road_ref, meter_exact, nearest, nearest_brute_force, NearestFilter,
+    NearestQuery,
 };
 use vegdb::query::vegref::{HpMeter, RoadRefFilter};
-use vegdb::snapshot::generation::Generation;
 
 fn tiny() -> &'static Generation {
     static G: OnceLock<Generation> = OnceLock::new();

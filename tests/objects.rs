@@ -9,10 +9,10 @@ use roaring::RoaringBitmap;
 use vegdb::area::AreaKind;
 use vegdb::catalog::ValueKind;
 use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::{Generation, TypeData};
 use vegdb::index::bitmaps::part_length;
 use vegdb::query::egenskap::{self, matches_row, Cell, Expr, Literal, Op, Rows};
 use vegdb::query::objects::{select, total_length, ObjectFilter, TableRows};
-use vegdb::snapshot::generation::{Generation, TypeData};
 
 fn tiny() -> &'static Generation {
     static G: OnceLock<Generation> = OnceLock::new();
@@ -78,7 +78,7 @@ fn brute(g: &Generation, d: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
             });
         let on_road = f.roads.is_empty()
             || net.iter().any(|&r| {
-                let key = vegdb::query::network::row_key(n, r);
+                let key = vegdb::index::network::row_key(n, r);
                 f.roads
                     .iter()
                     .any(|q| q.matches(&key, n.from_m[r], n.to_m[r]))

@@ -2,6 +2,7 @@
 //! call against the generation taken once per request, and shape the response (JSON or XML,
 //! `media.rs`).
 
+pub mod catalog_docs;
 pub mod cursor;
 pub mod dto;
 pub mod error;
@@ -36,7 +37,7 @@ use tower_http::trace::TraceLayer;
 use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::changeset::writer::Writer;
-use crate::snapshot::generation::GenerationStore;
+use crate::generation::GenerationStore;
 use crate::users::Users;
 use error::{ApiError, ApiResult};
 use media::Negotiated;
@@ -244,7 +245,8 @@ pub fn rewrite_suffix(mut req: Request) -> Request {
 pub fn app(state: AppState) -> Router {
     let x_request_id = HeaderName::from_static("x-request-id");
     let timeout = state.config.request_timeout;
-    let write = write::routes().layer(axum::extract::DefaultBodyLimit::disable());
+    let write =
+        write::routes(openapi::write_routes()).layer(axum::extract::DefaultBodyLimit::disable());
     let mut router = Router::new()
         .nest(READ_BASE, read_routes())
         .merge(write::login::routes());

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::catalog::Unit;
+use super::catalog_docs::UnitDoc;
 use crate::query::objects::Part;
 use crate::query::vegref::RoadKey;
 use crate::snapshot::columns::DIRECTION_AGAINST;
@@ -231,7 +231,7 @@ pub struct PropertyDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enum_id: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub enhet: Option<&'a Unit>,
+    pub enhet: Option<UnitDoc<'a>>,
 }
 
 /// A road reference: `meter` on a point object, `fra_meter`/`til_meter` on a stretch

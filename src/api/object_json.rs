@@ -8,9 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int64Type};
-use arrow_array::Array;
 use serde::Serialize;
 
 pub use super::object_docs::*;
@@ -18,15 +15,13 @@ use serde_json::Value;
 
 use super::error::ApiResult;
 use super::AppState;
-use crate::catalog::{datatype, ObjectType, ValueKind};
-use crate::geo::linref::{point_at, sub_line};
+use crate::catalog::{datatype, ObjectType};
+use crate::generation::rows::{ObjectRow, StoredValue};
+use crate::generation::{Generation, TypeData};
 use crate::geo::srid::Srid;
 use crate::geo::{wkt, Coord3};
-use crate::query::network::{meter_exact, row_key};
-use crate::query::objects::{parts, ObjectFilter, Part};
-
-use crate::snapshot::columns::{ObjectTable, OPEN_END};
-use crate::snapshot::generation::{Generation, TypeData};
+use crate::query::objects::{ObjectFilter, Part};
+use crate::snapshot::columns::ObjectTable;
 
 /// What to include (parsed from `inkluder` and `inkludergeometri`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -171,15 +166,12 @@ impl<'a> Render<'a> {
 
     /// Located geometry of the parts: a point, or lines (contiguous parts joined).
     fn located_wkt(&self, ps: &[Part]) -> ApiResult<Option<Wkt>> {
-        let n = &self.g.network;
         if ps.is_empty() {
             return Ok(None);
         }
         if ps.iter().all(|p| p.from == p.to) {
             let p = ps[0];
-            let r = p.net_row as usize;
-            let span = (n.to_pos[r] - n.from_pos[r]).max(1e-12);
-            let c = point_at(n.geometry(r), (p.from - n.from_pos[r]) / span);
+            let c = self.g.segment(p.net_row as usize).point_at(p.from);
             return Ok(Some(Wkt {
                 text: wkt::point_z(self.srid, &c, self.z_tag)?,
                 simplified: false,
@@ -187,13 +179,7 @@ impl<'a> Render<'a> {
         }
         let mut lines: Vec<Vec<Coord3>> = Vec::new();
         for p in ps.iter().filter(|p| p.to > p.from) {
-            let r = p.net_row as usize;
-            let span = (n.to_pos[r] - n.from_pos[r]).max(1e-12);
-            let piece = sub_line(
-                n.geometry(r),
-                (p.from - n.from_pos[r]) / span,
-                (p.to - n.from_pos[r]) / span,
-            );
+            let piece = self.g.segment(p.net_row as usize).sub_line(p.from, p.to);
             match lines.last_mut() {
                 Some(l)
                     if l.last().is_some_and(|e| {
@@ -221,7 +207,7 @@ impl<'a> Render<'a> {
     }
 
     fn own_wkt(&self, table: &ObjectTable, row: usize) -> ApiResult<Option<Wkt>> {
-        Ok(match table.own_geometry(row) {
+        Ok(match ObjectRow::new(table, row).own_geometry() {
             [] => None,
             surface if crate::geo::surface::is_surface(surface) => Some(Wkt {
                 text: crate::geo::surface::to_wkt(self.srid, surface)?,
@@ -260,6 +246,7 @@ impl<'a> Render<'a> {
         row: usize,
         own: Option<&str>,
     ) -> ApiResult<Vec<PropertyDoc<'a>>> {
+        let object = ObjectRow::new(table, row);
         let mut out = Vec::new();
         for p in &t.property_types {
             if p.sensitivity > 0 && !self.sensitive {
@@ -278,7 +265,7 @@ impl<'a> Render<'a> {
                 if !self.include.geom_property {
                     continue;
                 }
-                let fits = match table.own_geometry(row) {
+                let fits = match object.own_geometry() {
                     [] => false,
                     g if crate::geo::surface::is_surface(g) => p.datatype == datatype::GEOM_SURFACE,
                     [_] => p.datatype == datatype::GEOM_POINT,
@@ -291,17 +278,12 @@ impl<'a> Render<'a> {
                 }
                 continue;
             }
-            // only properties with a value: look the column up before building anything
-            let Some(col) = table.property(p.id) else {
+            // only properties with a value: look the value up before building anything
+            let Some(value) = object.value(p.id, p.storage()) else {
                 continue;
             };
-            let a = &col.values;
-            if a.is_null(row) {
-                continue;
-            }
-            let mut d = match p.storage() {
-                ValueKind::Enum => {
-                    let id = a.as_primitive::<Int64Type>().value(row) as u32;
+            let mut d = match value {
+                StoredValue::Enum(id) => {
                     let Some(av) = p.allowed_value(id) else {
                         continue;
                     };
@@ -314,23 +296,19 @@ impl<'a> Render<'a> {
                     d.enum_id = Some(id);
                     d
                 }
-                ValueKind::Integer => doc(VerdiDoc::Int(a.as_primitive::<Int64Type>().value(row))),
-                ValueKind::Float => doc(VerdiDoc::Number(Num(a
-                    .as_primitive::<Float64Type>()
-                    .value(row)))),
-                ValueKind::Text | ValueKind::Geometry => {
-                    doc(VerdiDoc::Text(a.as_string::<i32>().value(row)))
-                }
+                StoredValue::Integer(v) => doc(VerdiDoc::Int(v)),
+                StoredValue::Float(v) => doc(VerdiDoc::Number(Num(v))),
+                StoredValue::Text(v) => doc(VerdiDoc::Text(v)),
             };
-            d.enhet = p.unit.as_ref();
+            d.enhet = p.unit.as_ref().map(Into::into);
             out.push(d);
         }
         Ok(out)
     }
 
     fn location(&self, ps: &[Part]) -> ApiResult<LocationDoc<'a>> {
-        let n = &self.g.network;
-        let areas = self.g.areas;
+        let g = self.g;
+        let areas = g.areas;
         let uniq16 = |f: &dyn Fn(usize) -> u16| {
             let mut v: Vec<u16> = ps.iter().map(|p| f(p.net_row as usize)).collect();
             v.sort_unstable();
@@ -343,7 +321,7 @@ impl<'a> Render<'a> {
             v.dedup();
             v
         };
-        let kommuner = uniq16(&|r| n.municipality[r]);
+        let kommuner = uniq16(&|r| g.segment(r).municipality());
         let mut contracts: Vec<u32> = kommuner
             .iter()
             .flat_map(|&m| areas.contracts_of(m).iter().copied())
@@ -352,9 +330,9 @@ impl<'a> Render<'a> {
         contracts.dedup();
         let mut routes: Vec<u32> = Vec::new();
         for p in ps {
-            let r = p.net_row as usize;
-            if matches!(n.road_category[r], b'E' | b'R') {
-                routes.extend(areas.routes_of(n.road_category[r], n.road_number[r], n.county[r]));
+            let l = g.segment(p.net_row as usize);
+            if matches!(l.road_category(), b'E' | b'R') {
+                routes.extend(areas.routes_of(l.road_category(), l.road_number(), l.county()));
             }
         }
         routes.sort_unstable();
@@ -366,9 +344,9 @@ impl<'a> Render<'a> {
         };
         let point = is_point(ps);
         Ok(LocationDoc {
-            fylker: uniq(&|r| n.county[r]),
-            regioner: uniq(&|r| n.region[r]),
-            vegavdelinger: uniq(&|r| n.road_department[r]),
+            fylker: uniq(&|r| g.segment(r).county()),
+            regioner: uniq(&|r| g.segment(r).region()),
+            vegavdelinger: uniq(&|r| g.segment(r).road_department()),
             kontraktsomrader: contracts
                 .iter()
                 .map(|&c| {
@@ -390,7 +368,7 @@ impl<'a> Render<'a> {
                     }
                 })
                 .collect(),
-            vegreferanser: ps.iter().map(|p| road_ref_of(n, p, point)).collect(),
+            vegreferanser: ps.iter().map(|p| road_ref_of(g, p, point)).collect(),
             stedfestinger: merged(ps)
                 .iter()
                 .map(|p| PlacementDoc::new(p, point))
@@ -403,22 +381,21 @@ impl<'a> Render<'a> {
 
     /// One segment per part; every part has a geometry (a point or a line on its link).
     fn segments(&self, ps: &[Part]) -> ApiResult<Vec<SegmentDoc>> {
-        let n = &self.g.network;
         let point = is_point(ps);
         let mut out = Vec::with_capacity(ps.len());
         for p in ps {
             let Some(w) = self.located_wkt(std::slice::from_ref(p))? else {
                 continue;
             };
-            let r = p.net_row as usize;
+            let l = self.g.segment(p.net_row as usize);
             out.push(SegmentDoc {
                 stedfesting: PlacementDoc::new(p, point),
                 geometri: self.geometry(w, None),
-                vegreferanse: road_ref_of(n, p, point),
-                kommune: n.municipality[r],
-                fylke: n.county[r],
-                region: n.region[r],
-                vegavdeling: n.road_department[r],
+                vegreferanse: road_ref_of(self.g, p, point),
+                kommune: l.municipality(),
+                fylke: l.county(),
+                region: l.region(),
+                vegavdeling: l.road_department(),
                 strekningslengde: whole_meters(p.length_m),
             });
         }
@@ -433,17 +410,18 @@ impl<'a> Render<'a> {
             .catalog
             .object_type(table.type_id)
             .expect("loaded types are catalogue types");
-        let id = table.id[row];
+        let object = ObjectRow::new(table, row);
+        let id = object.id();
         let inc = self.include;
         let metadata = inc.metadata.then(|| MetadataDoc {
             kind: TypeRefDoc {
                 id: t.id,
                 navn: &t.name,
             },
-            versjon: table.version[row],
-            startdato: DateText(table.start_date[row]),
-            sist_modifisert: DateTimeText(table.last_modified[row], self.revision >= 2),
-            sluttdato: (table.end_date[row] != OPEN_END).then(|| DateText(table.end_date[row])),
+            versjon: object.version(),
+            startdato: DateText(object.start_date()),
+            sist_modifisert: DateTimeText(object.last_modified(), self.revision >= 2),
+            sluttdato: object.end_date().map(DateText),
         });
         // the own geometry's WKT is written once, for egenskaper and for geometri
         let own = if (inc.properties && inc.geom_property) || (inc.geometry && inc.geom_derived) {
@@ -459,9 +437,9 @@ impl<'a> Render<'a> {
         };
         let need_parts = inc.location
             || inc.segments
-            || (inc.geometry && inc.geom_derived && table.own_geometry(row).is_empty());
+            || (inc.geometry && inc.geom_derived && object.own_geometry().is_empty());
         let ps = if need_parts {
-            parts(self.g, table, row, self.segment_by)
+            self.g.object_parts(table, row, self.segment_by)
         } else {
             Vec::new()
         };
@@ -511,18 +489,16 @@ impl<'a> Render<'a> {
             navn: cat.object_type(t).map(|t| t.name.as_str()).unwrap_or(""),
         };
         let mut foreldre = Vec::new();
-        if let Some(&(pt, pid)) = self.g.parents.get(&table.id[row]) {
+        let object = ObjectRow::new(table, row);
+        if let Some(&(pt, pid)) = self.g.parents.get(&object.id()) {
             foreldre.push(RelatedDoc {
                 kind: kind(pt),
                 vegobjekter: vec![pid],
             });
         }
         let mut children: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
-        for c in table.children(row) {
-            children
-                .entry(table.child_type[c])
-                .or_default()
-                .push(table.child_id[c]);
+        for (child_type, child_id) in object.children() {
+            children.entry(child_type).or_default().push(child_id);
         }
         let barn = children
             .into_iter()
@@ -535,13 +511,13 @@ impl<'a> Render<'a> {
     }
 }
 
-fn road_ref_of(n: &crate::snapshot::columns::RoadNetwork, p: &Part, point: bool) -> RoadRefDoc {
+fn road_ref_of(g: &Generation, p: &Part, point: bool) -> RoadRefDoc {
     let r = p.net_row as usize;
     let (a, b) = (
-        meter_exact(n, r, p.from).round() as u32,
-        meter_exact(n, r, p.to).round() as u32,
+        g.meter_at(r, p.from).round() as u32,
+        g.meter_at(r, p.to).round() as u32,
     );
-    RoadRefDoc::new(&row_key(n, r), a.min(b), a.max(b), point)
+    RoadRefDoc::new(&g.segment(r).road_key(), a.min(b), a.max(b), point)
 }
 
 /// A point object: every part is a point (its placements carry `posisjon` and its road

@@ -41,7 +41,7 @@ use super::read;
         read::vegobjekter::find_object,
         read::endringer::list_changes,
     ),
-    components(schemas(crate::catalog::ObjectType, crate::catalog::PropertyType, crate::catalog::Unit, crate::catalog::DataType, crate::catalog::Category))
+    components(schemas(read::catalog::ObjectTypeDoc, read::catalog::PropertyTypeDoc, crate::api::catalog_docs::UnitDoc, crate::api::catalog_docs::DataTypeDoc, crate::api::catalog_docs::CategoryDoc))
 )]
 pub struct ApiDoc;
 
@@ -84,6 +84,18 @@ pub fn write_document() -> utoipa::openapi::OpenApi {
 /// The served write document: [`write_document`] with the bodies and error responses.
 pub fn write_document_json() -> String {
     refined_json(&write_document(), Api::Write)
+}
+
+/// The write API's `/openapi.json` route, mounted by `write::routes` below each write base.
+pub fn write_routes() -> axum::Router<super::AppState> {
+    axum::Router::new().route("/openapi.json", axum::routing::get(write_openapi_json))
+}
+
+async fn write_openapi_json() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mut r = write_document_json().into_response();
+    super::write::set_content_type(&mut r, super::write::Format::Json);
+    r
 }
 
 /// Which interface a document describes: its error body differs.

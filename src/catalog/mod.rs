@@ -2,14 +2,15 @@
 //! relation types, units, data types and categories.
 //!
 //! The catalogue is compiled from real NVDB reference data by `tools/catalogue/build.py` into
-//! `data/datakatalog.json`, which is embedded in the binary. The document already has the v2
-//! API's shape, so these structs carry the API's Norwegian names through serde renames; the
-//! Rust field names are English. This module never touches HTTP.
+//! `data/datakatalog.json`, which is embedded in the binary. The document has the v2 API's
+//! shape, so these structs read it through serde renames (the file's Norwegian names); the
+//! Rust names are English. They only deserialize: the read API shows them through its own
+//! types (`api::catalog_docs`, `api::read::catalog`). This module never touches HTTP.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 /// The embedded catalogue document.
 const CATALOG_JSON: &str = include_str!("data/datakatalog.json");
@@ -29,7 +30,7 @@ pub mod datatype {
     pub const ENUM_NUMBER: u16 = 31;
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct CatalogVersion {
     pub id: u32,
     #[serde(rename = "versjon")]
@@ -38,7 +39,7 @@ pub struct CatalogVersion {
     pub date: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct DataType {
     pub id: u16,
     #[serde(rename = "navn")]
@@ -49,7 +50,7 @@ pub struct DataType {
     pub description: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct Unit {
     pub id: u32,
     #[serde(rename = "navn")]
@@ -58,12 +59,12 @@ pub struct Unit {
     pub short_name: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct Category {
     pub id: u32,
     #[serde(rename = "navn")]
     pub name: String,
-    #[serde(rename = "kortnavn", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "kortnavn")]
     pub short_name: Option<String>,
     #[serde(rename = "sorteringsnummer")]
     pub sort_key: i64,
@@ -74,7 +75,7 @@ pub struct Category {
 }
 
 /// One allowed value (tillatt verdi) of an enumerated property type.
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct AllowedValue {
     pub id: u32,
     #[serde(rename = "navn")]
@@ -83,18 +84,18 @@ pub struct AllowedValue {
     pub short_name: String,
     #[serde(rename = "beskrivelse", default)]
     pub description: String,
-    #[serde(rename = "objektliste_dato", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "objektliste_dato")]
     pub object_list_date: Option<String>,
     #[serde(rename = "sorteringsnummer")]
     pub sort_key: i64,
     #[serde(rename = "standardverdi")]
     pub is_default: bool,
     /// Numeric value of a numeric enumeration (datatype 31).
-    #[serde(rename = "verdi", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "verdi")]
     pub number: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct PropertyControl {
     #[serde(rename = "avledet")]
     pub derived: bool,
@@ -113,7 +114,7 @@ pub struct PropertyControl {
 }
 
 /// A property type (egenskapstype).
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct PropertyType {
     pub id: u32,
     #[serde(rename = "navn")]
@@ -136,23 +137,23 @@ pub struct PropertyType {
     pub importance_text: String,
     pub sosinavn: String,
     pub sosinvdbnavn: String,
-    #[serde(rename = "objektliste_dato", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "objektliste_dato")]
     pub object_list_date: Option<String>,
-    #[serde(rename = "feltlengde", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "feltlengde")]
     pub field_length: Option<u32>,
-    #[serde(rename = "desimaler", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "desimaler")]
     pub decimals: Option<u32>,
-    #[serde(rename = "min", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "min")]
     pub min: Option<f64>,
-    #[serde(rename = "maks", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maks")]
     pub max: Option<f64>,
-    #[serde(rename = "min_anbefalt", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "min_anbefalt")]
     pub min_recommended: Option<f64>,
-    #[serde(rename = "maks_anbefalt", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maks_anbefalt")]
     pub max_recommended: Option<f64>,
-    #[serde(rename = "enhet", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enhet")]
     pub unit: Option<Unit>,
-    #[serde(rename = "tillatte_verdier", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tillatte_verdier")]
     pub allowed_values: Option<Vec<AllowedValue>>,
     #[serde(rename = "styringsparametere")]
     pub control: PropertyControl,
@@ -198,14 +199,14 @@ pub enum ValueKind {
     Geometry,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct TypeRef {
     pub id: u32,
     #[serde(rename = "navn")]
     pub name: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct RelationType {
     pub id: u32,
     pub relasjonstype: String,
@@ -218,12 +219,12 @@ pub struct RelationType {
     pub min: i64,
     #[serde(rename = "maks")]
     pub max: i64,
-    #[serde(rename = "objektliste_dato", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "objektliste_dato")]
     pub object_list_date: Option<String>,
     pub innenfor_mor: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct RelationTypes {
     #[serde(rename = "foreldre")]
     pub parents: Vec<RelationType>,
@@ -231,7 +232,7 @@ pub struct RelationTypes {
     pub children: Vec<RelationType>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct TypeControl {
     #[serde(rename = "må_ha_mor")]
     pub must_have_parent: bool,
@@ -246,7 +247,6 @@ pub struct TypeControl {
     #[serde(rename = "avledet")]
     pub derived: bool,
     #[serde(rename = "dekningsgrad")]
-    #[schema(value_type = Value)]
     pub coverage: serde_json::Value,
     #[serde(rename = "ajourhold_i")]
     pub survives_i: String,
@@ -255,7 +255,7 @@ pub struct TypeControl {
 }
 
 /// How objects of a type are located on the road network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Placement {
     Punkt,
@@ -266,7 +266,7 @@ pub enum Placement {
 }
 
 /// A road object type (vegobjekttype).
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct ObjectType {
     pub id: u32,
     #[serde(rename = "navn")]
@@ -279,7 +279,7 @@ pub struct ObjectType {
     pub placement: Placement,
     pub sosinavn: String,
     pub sosinvdbnavn: String,
-    #[serde(rename = "objektliste_dato", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "objektliste_dato")]
     pub object_list_date: Option<String>,
     #[serde(rename = "sorteringsnummer")]
     pub sort_key: i64,

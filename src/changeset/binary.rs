@@ -20,7 +20,7 @@ use sha2::Digest;
 
 use crate::durable::write_atomically;
 use crate::error::{EngineError, Result};
-use crate::snapshot::parquet_write::hex;
+use crate::util::hex;
 
 pub struct BinaryStore {
     dir: PathBuf,

@@ -20,12 +20,13 @@ use super::model::Changeset;
 use super::validate::{validate, Context, Issue, Outcome, Rights};
 use super::working::Working;
 use crate::error::{EngineError, Result};
-use crate::snapshot::generation::{Generation, GenerationStore};
+use crate::generation::{Generation, GenerationStore};
 use crate::snapshot::manifest::{FileEntry, Manifest};
 use crate::snapshot::parquet_write::{
-    chunk_file, hex, write_deleted, write_objects_at, CHUNK_ROWS, DELETED_FILE,
+    chunk_file, write_deleted, write_objects_at, CHUNK_ROWS, DELETED_FILE,
 };
 use crate::snapshot::store::{fail_point, DataDir};
+use crate::util::hex;
 
 /// Results of the changesets a generation applied (inside the generation directory).
 pub const RESULTS_FILE: &str = "changesets.json";

@@ -4,7 +4,7 @@
 
 use rand::Rng;
 
-use super::network::{dist, path_between, point_inside, DraftBuilder, RoadSpec};
+use super::draft::{dist, path_between, point_inside, DraftBuilder, RoadSpec};
 use crate::area::Municipality;
 use crate::geo::linref::length_2d;
 

@@ -2,6 +2,7 @@
 //! snapshot generation. See `network` and `objects` for what is generated and how.
 
 pub mod areas;
+mod draft;
 mod local_roads;
 pub mod network;
 pub mod objects;

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use proj4rs::proj::Proj;
 
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Invalid, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Srid {
@@ -46,12 +46,10 @@ impl Srid {
             "25832" => Srid::Utm32Etrs89,
             "25835" => Srid::Utm35Etrs89,
             _ => {
-                return Err(EngineError::invalid(
-                    4002,
-                    format!(
-                        "Ugyldig srid: '{text}'. Gyldige verdier: 32633, 25833, 5973, 6173, 4326, 25832, 25835, utm33, wgs84"
-                    ),
-                ))
+                return Err(Invalid::UnknownSrid {
+                    text: text.to_string(),
+                }
+                .into())
             }
         };
         Ok(srid)
@@ -114,7 +112,9 @@ fn projections() -> &'static Projections {
 fn transform(from: &Proj, to: &Proj, x: f64, y: f64) -> Result<(f64, f64)> {
     let mut p = (x, y, 0.0);
     proj4rs::transform::transform(from, to, &mut p).map_err(|e| {
-        EngineError::invalid(4010, format!("Koordinaten kan ikke transformeres: {e}"))
+        EngineError::from(Invalid::NotTransformable {
+            reason: e.to_string(),
+        })
     })?;
     Ok((p.0, p.1))
 }
@@ -137,20 +137,14 @@ pub fn from_storage(srid: Srid, x: f64, y: f64) -> Result<(f64, f64)> {
 /// Transform a coordinate given in `srid` (for 4326: lon, lat in degrees) into storage UTM 33.
 pub fn to_storage(srid: Srid, x: f64, y: f64) -> Result<(f64, f64)> {
     if !x.is_finite() || !y.is_finite() {
-        return Err(EngineError::invalid(
-            4010,
-            "Koordinaten må være et endelig tall",
-        ));
+        return Err(Invalid::CoordinateNotFinite.into());
     }
     let p = projections();
     match srid {
         s if s.is_native() => Ok((x, y)),
         Srid::Wgs84 => {
             if !(-180.0..=180.0).contains(&x) || !(-90.0..=90.0).contains(&y) {
-                return Err(EngineError::invalid(
-                    4010,
-                    format!("Ugyldig geografisk koordinat: lon {x}, lat {y}"),
-                ));
+                return Err(Invalid::GeographicOutOfRange { lon: x, lat: y }.into());
             }
             transform(&p.wgs84, &p.utm33, x.to_radians(), y.to_radians())
         }

@@ -103,10 +103,10 @@ pub fn import_dir(
 ) -> Result<Summary> {
     let started = Instant::now();
     if !source.is_dir() {
-        return Err(EngineError::invalid(
-            4000,
-            format!("--source {} is not a directory", source.display()),
-        ));
+        return Err(EngineError::input(format!(
+            "--source {} is not a directory",
+            source.display()
+        )));
     }
     let catalog = Catalog::embedded();
     let areas = Areas::embedded();
@@ -152,13 +152,10 @@ pub fn import_dir(
     let (net, sequences) = builder.finish(&refs, &mut summary);
     summary.segments = net.len();
     if net.is_empty() {
-        return Err(EngineError::invalid(
-            4000,
-            format!(
-                "{} gave no network rows (need {SEQUENCES_DIR}/ and 915 Vegsystem objects on them)",
-                source.display()
-            ),
-        ));
+        return Err(EngineError::input(format!(
+            "{} gave no network rows (need {SEQUENCES_DIR}/ and 915 Vegsystem objects on them)",
+            source.display()
+        )));
     }
     progress("network");
 

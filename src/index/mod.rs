@@ -3,4 +3,5 @@
 
 pub mod bitmaps;
 pub mod grid;
+pub mod network;
 pub mod rtree;

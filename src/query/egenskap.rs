@@ -29,7 +29,7 @@ use roaring::RoaringBitmap;
 use super::budget::{self, Stop, Ticker};
 use super::limits::{MAX_CONDITIONS, MAX_DEPTH, MAX_EXPRESSION_CHARS};
 use crate::catalog::{Catalog, ObjectType, ValueKind};
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Expected, FilterCatalog, FilterSyntax, Invalid, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -81,18 +81,13 @@ enum Tok {
     Comma,
 }
 
-/// Characters of the expression echoed in an error message.
-const ECHO_CHARS: usize = 200;
-
-fn err(pos: usize, text: &str, msg: impl std::fmt::Display) -> EngineError {
-    let echo = match text.char_indices().nth(ECHO_CHARS) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    };
-    EngineError::invalid(
-        4005,
-        format!("Ugyldig egenskapsfilter ved posisjon {pos}: {msg} (i uttrykket: {echo})"),
-    )
+fn err(pos: usize, text: &str, problem: FilterSyntax) -> EngineError {
+    Invalid::FilterSyntax {
+        pos,
+        expression: text.to_string(),
+        problem,
+    }
+    .into()
 }
 
 /// Deepest tree `parse` can return: each nesting level adds at most an Or, an And and a
@@ -174,7 +169,7 @@ fn lex(text: &str) -> Result<Vec<(usize, Tok)>> {
                     }
                     ('<', _) => Op::Lt,
                     ('>', _) => Op::Gt,
-                    _ => return Err(err(start, text, "'!' må følges av '='")),
+                    _ => return Err(err(start, text, FilterSyntax::BangWithoutEquals)),
                 };
                 out.push((start, Tok::Op(op)));
             }
@@ -182,7 +177,7 @@ fn lex(text: &str) -> Result<Vec<(usize, Tok)>> {
                 let close = chars[i + 1..]
                     .iter()
                     .position(|&d| d == c)
-                    .ok_or_else(|| err(start, text, "tekst uten avsluttende anførselstegn"))?;
+                    .ok_or_else(|| err(start, text, FilterSyntax::UnterminatedText))?;
                 out.push((
                     start,
                     Tok::Str(chars[i + 1..i + 1 + close].iter().collect()),
@@ -197,7 +192,7 @@ fn lex(text: &str) -> Result<Vec<(usize, Tok)>> {
                 let s: String = chars[i..j].iter().collect();
                 let v: f64 = s
                     .parse()
-                    .map_err(|_| err(start, text, format!("ugyldig tall '{s}'")))?;
+                    .map_err(|_| err(start, text, FilterSyntax::BadNumber(s.clone())))?;
                 out.push((start, Tok::Num(v)));
                 i = j;
                 continue;
@@ -214,7 +209,7 @@ fn lex(text: &str) -> Result<Vec<(usize, Tok)>> {
                 i = j;
                 continue;
             }
-            other => return Err(err(start, text, format!("uventet tegn '{other}'"))),
+            other => return Err(err(start, text, FilterSyntax::UnexpectedChar(other))),
         }
         i += 1;
     }
@@ -246,17 +241,16 @@ impl Parser<'_> {
         self.i += 1;
         t
     }
-    fn expect(&mut self, want: Tok, what: &str) -> Result<()> {
+    fn expect(&mut self, want: Tok, what: Expected) -> Result<()> {
         let pos = self.pos();
         match self.next() {
             Some(t) if t == want => Ok(()),
-            Some(t) => Err(err(pos, self.text, format!("forventet {what}, fant {t:?}"))),
-            None => Err(err(
-                pos,
-                self.text,
-                format!("forventet {what}, men uttrykket sluttet"),
-            )),
+            found => Err(self.expected(pos, what, found.map(|t| format!("{t:?}")))),
         }
+    }
+    /// `found`: the token's debug form, None when the expression ended.
+    fn expected(&self, pos: usize, what: Expected, found: Option<String>) -> EngineError {
+        err(pos, self.text, FilterSyntax::Expected { what, found })
     }
     /// Enter one nesting level (before descending into it).
     fn enter(&mut self, pos: usize) -> Result<()> {
@@ -265,9 +259,7 @@ impl Parser<'_> {
             return Err(err(
                 pos,
                 self.text,
-                format!(
-                    "uttrykket er nestet dypere enn {MAX_DEPTH} nivåer (parenteser og relasjon)"
-                ),
+                FilterSyntax::TooDeep { max: MAX_DEPTH },
             ));
         }
         Ok(())
@@ -279,7 +271,9 @@ impl Parser<'_> {
             return Err(err(
                 pos,
                 self.text,
-                format!("uttrykket har flere enn {MAX_CONDITIONS} betingelser"),
+                FilterSyntax::TooManyConditions {
+                    max: MAX_CONDITIONS,
+                },
             ));
         }
         Ok(())
@@ -311,17 +305,13 @@ impl Parser<'_> {
             Expr::And(parts)
         })
     }
-    fn integer(&mut self, what: &str) -> Result<u32> {
+    fn integer(&mut self, what: Expected) -> Result<u32> {
         let pos = self.pos();
         match self.next() {
             Some(Tok::Num(v)) if v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64 => {
                 Ok(v as u32)
             }
-            other => Err(err(
-                pos,
-                self.text,
-                format!("forventet {what}, fant {other:?}"),
-            )),
+            other => Err(self.expected(pos, what, Some(format!("{other:?}")))),
         }
     }
     fn unary(&mut self) -> Result<Expr> {
@@ -331,7 +321,7 @@ impl Parser<'_> {
                 self.enter(pos)?;
                 self.i += 1;
                 let e = self.expr()?;
-                self.expect(Tok::RParen, "')'")?;
+                self.expect(Tok::RParen, Expected::CloseParen)?;
                 self.depth -= 1;
                 Ok(e)
             }
@@ -339,11 +329,11 @@ impl Parser<'_> {
                 self.enter(pos)?;
                 self.count(pos)?;
                 self.i += 1;
-                self.expect(Tok::LParen, "'(' etter relasjon")?;
-                let child_type = self.integer("vegobjekttype-id")?;
-                self.expect(Tok::Comma, "',' etter vegobjekttype-id")?;
+                self.expect(Tok::LParen, Expected::OpenParenAfterRelation)?;
+                let child_type = self.integer(Expected::TypeId)?;
+                self.expect(Tok::Comma, Expected::CommaAfterTypeId)?;
                 let e = self.expr()?;
-                self.expect(Tok::RParen, "')' etter relasjon")?;
+                self.expect(Tok::RParen, Expected::CloseParenAfterRelation)?;
                 self.depth -= 1;
                 Ok(Expr::Relation {
                     child_type,
@@ -352,25 +342,16 @@ impl Parser<'_> {
             }
             Some(Tok::Ident(w)) if w == "egenskap" => {
                 self.i += 1;
-                self.expect(Tok::LParen, "'(' etter egenskap")?;
-                let p = self.integer("egenskapstype-id")?;
-                self.expect(Tok::RParen, "')'")?;
+                self.expect(Tok::LParen, Expected::OpenParenAfterProperty)?;
+                let p = self.integer(Expected::PropertyId)?;
+                self.expect(Tok::RParen, Expected::CloseParen)?;
                 self.condition(p)
             }
             Some(Tok::Num(_)) => {
-                let p = self.integer("egenskapstype-id")?;
+                let p = self.integer(Expected::PropertyId)?;
                 self.condition(p)
             }
-            Some(t) => Err(err(
-                pos,
-                self.text,
-                format!("forventet en betingelse, fant {t:?}"),
-            )),
-            None => Err(err(
-                pos,
-                self.text,
-                "forventet en betingelse, men uttrykket sluttet",
-            )),
+            found => Err(self.expected(pos, Expected::Condition, found.map(|t| format!("{t:?}")))),
         }
     }
     fn literal(&mut self) -> Result<Literal> {
@@ -379,11 +360,7 @@ impl Parser<'_> {
             Some(Tok::Num(v)) => Ok(Literal::Number(v)),
             Some(Tok::Str(s)) => Ok(Literal::Text(s)),
             Some(Tok::Ident(w)) if w == "null" => Ok(Literal::Null),
-            other => Err(err(
-                pos,
-                self.text,
-                format!("forventet en verdi, fant {other:?}"),
-            )),
+            other => Err(self.expected(pos, Expected::Value, Some(format!("{other:?}")))),
         }
     }
     fn condition(&mut self, property: u32) -> Result<Expr> {
@@ -396,24 +373,20 @@ impl Parser<'_> {
                 value: self.literal()?,
             }),
             Some(Tok::Ident(w)) if w == "in" || w == "notin" => {
-                self.expect(Tok::LBracket, "'['")?;
+                self.expect(Tok::LBracket, Expected::OpenBracket)?;
                 let mut values = vec![self.literal()?];
                 while self.peek() == Some(&Tok::Comma) {
                     self.i += 1;
                     values.push(self.literal()?);
                 }
-                self.expect(Tok::RBracket, "']'")?;
+                self.expect(Tok::RBracket, Expected::CloseBracket)?;
                 Ok(Expr::In {
                     property,
                     values,
                     negated: w == "notin",
                 })
             }
-            other => Err(err(
-                pos,
-                self.text,
-                format!("forventet en operator (=, !=, <, >, <=, >=, in, notin), fant {other:?}"),
-            )),
+            other => Err(self.expected(pos, Expected::Operator, Some(format!("{other:?}")))),
         }
     }
 }
@@ -423,12 +396,11 @@ impl Parser<'_> {
 pub fn parse(text: &str) -> Result<Expr> {
     let chars = text.chars().count();
     if chars > MAX_EXPRESSION_CHARS {
-        return Err(EngineError::invalid(
-            4005,
-            format!(
-                "Ugyldig egenskapsfilter: uttrykket har {chars} tegn, høyst {MAX_EXPRESSION_CHARS} er tillatt"
-            ),
-        ));
+        return Err(Invalid::FilterTooLong {
+            chars,
+            max: MAX_EXPRESSION_CHARS,
+        }
+        .into());
     }
     let t = text.trim();
     let t = if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') {
@@ -444,11 +416,15 @@ pub fn parse(text: &str) -> Result<Expr> {
         conditions: 0,
     };
     if p.toks.is_empty() {
-        return Err(err(0, t, "tomt uttrykk"));
+        return Err(err(0, t, FilterSyntax::Empty));
     }
     let e = p.expr()?;
     if p.i < p.toks.len() {
-        return Err(err(p.pos(), t, format!("uventet {:?}", p.toks[p.i].1)));
+        return Err(err(
+            p.pos(),
+            t,
+            FilterSyntax::Trailing(format!("{:?}", p.toks[p.i].1)),
+        ));
     }
     Ok(e)
 }
@@ -457,7 +433,7 @@ pub fn parse(text: &str) -> Result<Expr> {
 /// (or, inside `relasjon`, to the child type, which must be a catalogue child); enum properties
 /// take ids and only =, !=, in, notin.
 pub fn check(e: &Expr, catalog: &Catalog, t: &ObjectType) -> Result<()> {
-    let bad = |m: String| EngineError::invalid(4005, m);
+    let bad = |problem: FilterCatalog| EngineError::from(Invalid::FilterCatalog(problem));
     match e {
         Expr::And(v) | Expr::Or(v) => v.iter().try_for_each(|x| check(x, catalog, t)),
         Expr::Relation { child_type, expr } => {
@@ -467,14 +443,14 @@ pub fn check(e: &Expr, catalog: &Catalog, t: &ObjectType) -> Result<()> {
                 .iter()
                 .any(|r| r.target.id == *child_type)
             {
-                return Err(bad(format!(
-                    "Vegobjekttype {} har ikke barn av type {child_type}",
-                    t.id
-                )));
+                return Err(bad(FilterCatalog::NotAChild {
+                    type_id: t.id,
+                    child_type: *child_type,
+                }));
             }
             let ct = catalog
                 .object_type(*child_type)
-                .ok_or_else(|| bad(format!("Ukjent vegobjekttype {child_type}")))?;
+                .ok_or_else(|| bad(FilterCatalog::UnknownType(*child_type)))?;
             check(expr, catalog, ct)
         }
         Expr::Cmp {
@@ -483,23 +459,24 @@ pub fn check(e: &Expr, catalog: &Catalog, t: &ObjectType) -> Result<()> {
             value,
         } => {
             let p = t.property(*property).ok_or_else(|| {
-                bad(format!(
-                    "Egenskapstype {property} finnes ikke på vegobjekttype {}",
-                    t.id
-                ))
+                bad(FilterCatalog::NotOnType {
+                    property: *property,
+                    type_id: t.id,
+                })
             })?;
             if p.storage() == ValueKind::Enum && !matches!(op, Op::Eq | Op::Ne) {
-                return Err(bad(format!("Egenskapstype {property} har tillatte verdier; bruk =, !=, in eller notin med verdi-id")));
+                return Err(bad(FilterCatalog::EnumNeedsEquality(*property)));
             }
             if p.storage() == ValueKind::Enum {
                 if let Literal::Text(s) = value {
-                    return Err(bad(format!("Egenskapstype {property} sammenlignes med id-en til en tillatt verdi, ikke '{s}'")));
+                    return Err(bad(FilterCatalog::EnumComparedWithText {
+                        property: *property,
+                        text: s.clone(),
+                    }));
                 }
             }
             if p.storage() == ValueKind::Geometry {
-                return Err(bad(format!(
-                    "Egenskapstype {property} er en geometri og kan ikke filtreres"
-                )));
+                return Err(bad(FilterCatalog::Geometry(*property)));
             }
             Ok(())
         }
@@ -507,18 +484,16 @@ pub fn check(e: &Expr, catalog: &Catalog, t: &ObjectType) -> Result<()> {
             property, values, ..
         } => {
             let p = t.property(*property).ok_or_else(|| {
-                bad(format!(
-                    "Egenskapstype {property} finnes ikke på vegobjekttype {}",
-                    t.id
-                ))
+                bad(FilterCatalog::NotOnType {
+                    property: *property,
+                    type_id: t.id,
+                })
             })?;
             if values.contains(&Literal::Null) {
-                return Err(bad("null kan ikke stå i en in-liste".into()));
+                return Err(bad(FilterCatalog::NullInList));
             }
             if p.storage() == ValueKind::Geometry {
-                return Err(bad(format!(
-                    "Egenskapstype {property} er en geometri og kan ikke filtreres"
-                )));
+                return Err(bad(FilterCatalog::Geometry(*property)));
             }
             Ok(())
         }
@@ -837,14 +812,22 @@ mod tests {
         );
     }
 
+    /// (position, problem) of a syntax error.
+    fn syntax(e: EngineError) -> Option<(usize, FilterSyntax)> {
+        match e {
+            EngineError::Invalid(Invalid::FilterSyntax { pos, problem, .. }) => {
+                Some((pos, problem))
+            }
+            _ => None,
+        }
+    }
+
     #[test]
     fn errors_point_at_the_position() {
-        let e = parse("relasjon(67,egenskap(1317)>2000")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("posisjon 31"), "{e}");
-        let e = parse("2021 => 5").unwrap_err().to_string();
-        assert!(e.contains("posisjon 6"), "{e}");
+        let e = syntax(parse("relasjon(67,egenskap(1317)>2000").unwrap_err());
+        assert!(matches!(e, Some((31, _))), "{e:?}");
+        let e = syntax(parse("2021 => 5").unwrap_err());
+        assert!(matches!(e, Some((6, _))), "{e:?}");
         for bad in [
             "",
             "2021",
@@ -888,38 +871,57 @@ mod tests {
             format!("relasjon(96,{relations})"),
             nested(16, &format!("(((relasjon(5, {})))", nested(14, "1=1"))),
         ] {
-            let e = parse(&deep).unwrap_err().to_string();
-            assert!(e.contains("dypere enn 32"), "{e}");
+            let e = syntax(parse(&deep).unwrap_err());
+            assert!(
+                matches!(e, Some((_, FilterSyntax::TooDeep { max: 32 }))),
+                "{e:?}"
+            );
         }
         // 4,000 levels fit in the length limit; refused without deep recursion
         let deepest = nested(4_000, "2021=1");
         assert!(deepest.len() <= MAX_EXPRESSION_CHARS);
-        let e = on_small_stack(move || parse(&deepest).map_err(|e| e.to_string()));
-        assert!(e.unwrap_err().contains("dypere enn 32"));
+        let e = on_small_stack(move || parse(&deepest).map_err(syntax));
+        assert_eq!(
+            e.unwrap_err(),
+            Some((32, FilterSyntax::TooDeep { max: 32 }))
+        );
         // unclosed, too: the error comes at level 33, not at the end
-        let e = on_small_stack(|| parse(&"(".repeat(8_000)).map_err(|e| e.to_string()));
-        assert!(e.unwrap_err().contains("dypere enn 32"));
+        let e = on_small_stack(|| parse(&"(".repeat(8_000)).map_err(syntax));
+        assert_eq!(
+            e.unwrap_err(),
+            Some((32, FilterSyntax::TooDeep { max: 32 }))
+        );
     }
 
     #[test]
     fn length_and_conditions_are_limited() {
         let ors = |n: usize| vec!["2021=1"; n].join(" OR ");
         assert!(parse(&ors(MAX_CONDITIONS)).is_ok());
-        let e = parse(&ors(MAX_CONDITIONS + 1)).unwrap_err().to_string();
-        assert!(e.contains("flere enn 256"), "{e}");
+        let e = syntax(parse(&ors(MAX_CONDITIONS + 1)).unwrap_err());
+        assert!(
+            matches!(e, Some((_, FilterSyntax::TooManyConditions { max: 256 }))),
+            "{e:?}"
+        );
         let rels = |n: usize| vec!["relasjon(5, 1=1)"; n].join(" AND ");
         // a relation and its condition count two
         assert!(parse(&rels(MAX_CONDITIONS / 2)).is_ok());
         assert!(parse(&rels(MAX_CONDITIONS / 2 + 1)).is_err());
         let long = format!("2021 in [{}]", vec!["1"; 5000].join(","));
-        let e = parse(&long).unwrap_err().to_string();
-        assert!(e.contains("høyst 8192"), "{e}");
-        assert!(e.len() < 200, "the text is not echoed: {e}");
-        // long expressions are echoed shortened in other errors
-        let e = parse(&format!("{} OR 2021 ~ 1", ors(200)))
-            .unwrap_err()
-            .to_string();
-        assert!(e.len() < 500 && e.ends_with("…)"), "{e}");
+        let chars = long.chars().count();
+        assert!(matches!(
+            parse(&long).unwrap_err(),
+            EngineError::Invalid(Invalid::FilterTooLong { chars: c, max: 8192 }) if c == chars
+        ));
+        // other errors carry the expression (`api::error` echoes it shortened)
+        let text = format!("{} OR 2021 ~ 1", ors(200));
+        match parse(&text).unwrap_err() {
+            EngineError::Invalid(Invalid::FilterSyntax {
+                expression,
+                problem: FilterSyntax::UnexpectedChar('~'),
+                ..
+            }) => assert_eq!(expression, text),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

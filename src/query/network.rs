@@ -1,94 +1,18 @@
 //! Road network queries: where a road reference or link position lies, the nearest positions
 //! to a coordinate, and which link segments an area filter selects.
 
-use std::collections::HashMap;
-
 use roaring::RoaringBitmap;
 use smallvec::SmallVec;
 
-use super::vegref::{RoadKey, RoadRefFilter};
+use super::vegref::RoadRefFilter;
 use crate::area::AreaKind;
+use crate::generation::Generation;
 use crate::geo::linref::{point_at, project};
 use crate::geo::Coord3;
-use crate::index::grid::{segment_distance2, Piece, SegmentGrid, FLAG_CONNECTION, FLAG_DETAILED};
+use crate::index::grid::{segment_distance2, Piece, FLAG_CONNECTION, FLAG_DETAILED};
+use crate::index::network::{row_key, NetworkIndexes, RoadKey, RowInfo};
 use crate::index::rtree::NetworkIndex;
 use crate::snapshot::columns::RoadNetwork;
-
-/// The fields a position answer needs, row-major: one cache line per row instead of a dozen
-/// column reads on the hot path.
-#[derive(Debug, Clone, Copy)]
-pub struct RowInfo {
-    pub link_id: u64,
-    pub from_pos: f64,
-    pub to_pos: f64,
-    pub from_m: u32,
-    pub to_m: u32,
-    /// 2D length of the row's geometry.
-    pub length_2d: f64,
-    pub key: RoadKey,
-}
-
-/// Indexes over the road network built at load.
-#[derive(Debug, Default)]
-pub struct NetworkIndexes {
-    pub rows: Vec<RowInfo>,
-    /// Road part -> level-0 rows sorted by from_m.
-    pub roads: HashMap<RoadKey, Vec<u32>>,
-    /// (area kind, number) -> rows.
-    pub areas: HashMap<(AreaKind, u32), RoaringBitmap>,
-    pub grid: SegmentGrid,
-}
-
-pub fn row_key(n: &RoadNetwork, row: usize) -> RoadKey {
-    RoadKey {
-        county: n.county[row],
-        municipality_part: RoadKey::municipality_part_of(n.road_category[row], n.municipality[row]),
-        category: n.road_category[row],
-        status: n.road_status[row],
-        number: n.road_number[row],
-        hp: n.hp[row],
-    }
-}
-
-impl NetworkIndexes {
-    pub fn build(n: &RoadNetwork) -> NetworkIndexes {
-        let mut roads: HashMap<RoadKey, Vec<u32>> = HashMap::new();
-        let mut areas: HashMap<(AreaKind, u32), RoaringBitmap> = HashMap::new();
-        for row in 0..n.len() {
-            if n.topology_level[row] == 0 {
-                roads.entry(row_key(n, row)).or_default().push(row as u32);
-            }
-            for k in [
-                (AreaKind::Municipality, n.municipality[row] as u32),
-                (AreaKind::County, n.county[row] as u32),
-                (AreaKind::Region, n.region[row] as u32),
-                (AreaKind::RoadDepartment, n.road_department[row] as u32),
-            ] {
-                areas.entry(k).or_default().insert(row as u32);
-            }
-        }
-        for rows in roads.values_mut() {
-            rows.sort_by_key(|&r| (n.from_m[r as usize], n.link_id[r as usize]));
-        }
-        let rows = (0..n.len())
-            .map(|r| RowInfo {
-                link_id: n.link_id[r],
-                from_pos: n.from_pos[r],
-                to_pos: n.to_pos[r],
-                from_m: n.from_m[r],
-                to_m: n.to_m[r],
-                length_2d: crate::geo::linref::length_2d(n.geometry(r)),
-                key: row_key(n, r),
-            })
-            .collect();
-        NetworkIndexes {
-            rows,
-            roads,
-            areas,
-            grid: SegmentGrid::build(n),
-        }
-    }
-}
 
 /// A point on the network: the segment row, its link position, the point, and the reference.
 #[derive(Debug, Clone, PartialEq)]
@@ -398,4 +322,48 @@ pub fn select_rows(
         rows &= inside;
     }
     rows
+}
+
+/// The network queries as methods of the generation they run on, so callers pass one
+/// generation rather than its columns and indexes one by one.
+impl Generation {
+    /// The nearest positions to `q`'s point (see [`nearest`]).
+    pub fn nearest(&self, q: &NearestQuery) -> Vec<NetworkPosition> {
+        nearest(&self.network, &self.network_indexes, &self.network_index, q)
+    }
+
+    /// Where a point road reference lies (see [`locate_road_ref`]).
+    pub fn locate_road_ref(&self, f: &RoadRefFilter) -> Option<NetworkPosition> {
+        locate_road_ref(&self.network, &self.network_indexes, f)
+    }
+
+    /// Where a link position lies (see [`locate_link`]).
+    pub fn locate_link(&self, link_id: u64, position: f64) -> Option<NetworkPosition> {
+        locate_link(&self.network, link_id, position)
+    }
+
+    /// The segment rows an area filter selects (see [`select_rows`]).
+    pub fn select_segments(&self, f: &NetworkAreaFilter) -> RoaringBitmap {
+        select_rows(&self.network, &self.network_indexes, &self.network_index, f)
+    }
+
+    /// Segment rows of `link_id` overlapping the link positions `from..=to`.
+    pub fn segments_overlapping(
+        &self,
+        link_id: u64,
+        from: f64,
+        to: f64,
+    ) -> impl Iterator<Item = usize> + '_ {
+        self.network.rows_overlapping(link_id, from, to)
+    }
+
+    /// The first segment row after (link id, start position) in the network's order.
+    pub fn first_segment_after(&self, link_id: u64, from_pos: f64) -> usize {
+        self.network.first_row_after(link_id, from_pos)
+    }
+
+    /// The meter value (unrounded) of a link position within segment row `row`.
+    pub fn meter_at(&self, row: usize, position: f64) -> f64 {
+        meter_exact(&self.network, row, position)
+    }
 }

@@ -11,13 +11,14 @@ use arrow_array::Array;
 use roaring::RoaringBitmap;
 
 use super::egenskap::{self, Cell, Expr, Rows};
-use super::network::{row_key, select_rows, NetworkAreaFilter};
+use super::network::{select_rows, NetworkAreaFilter};
 use super::vegref::{LinkRef, RoadRefFilter};
 use crate::area::AreaKind;
 use crate::catalog::ValueKind;
+use crate::generation::{Generation, TypeData};
 use crate::index::bitmaps::part_length;
+use crate::index::network::row_key;
 use crate::snapshot::columns::ObjectTable;
-use crate::snapshot::generation::{Generation, TypeData};
 
 /// Filters of a road-object query (already parsed and resolved).
 #[derive(Debug, Clone, Default)]
@@ -366,5 +367,108 @@ pub fn total_length(
             .sum()
     } else {
         rows.iter().map(|o| idx.length_m[o as usize]).sum()
+    }
+}
+
+/// The road-object queries as methods of the generation they run on.
+impl Generation {
+    /// The rows of `data` (a type of this generation) that `f` selects.
+    pub fn select_objects(&self, data: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
+        select(self, data, f)
+    }
+
+    /// The placement parts of object `row` of `table`, clipped to `f` when given.
+    pub fn object_parts(
+        &self,
+        table: &ObjectTable,
+        row: usize,
+        f: Option<&ObjectFilter>,
+    ) -> Vec<Part> {
+        parts(self, table, row, f)
+    }
+
+    /// Located length of the selected objects (statistikk.strekningslengde).
+    pub fn objects_length(
+        &self,
+        data: &TypeData,
+        rows: &RoaringBitmap,
+        f: &ObjectFilter,
+        segment: bool,
+    ) -> f64 {
+        total_length(self, data, rows, f, segment)
+    }
+}
+
+impl Generation {
+    /// The row of object `id` of type `type_id`, if this generation has it.
+    pub fn object_row(&self, type_id: u32, id: u64) -> Option<(&TypeData, usize)> {
+        let data = self.objects.get(&type_id)?;
+        let row = data.table.row_of(id)?;
+        Some((data, row))
+    }
+
+    /// The descendants of object `row` of `data`, breadth first, down to `depth` levels
+    /// below it (1 = none): each object once, children in stored order.
+    pub fn descendants(
+        &self,
+        data: &TypeData,
+        row: usize,
+        depth: usize,
+    ) -> Vec<(&TypeData, usize)> {
+        let mut out = Vec::new();
+        let mut level: Vec<(u32, u64)> = vec![(data.table.type_id, data.table.id[row])];
+        let mut seen = std::collections::HashSet::new();
+        for _ in 1..depth {
+            let mut next = Vec::new();
+            for &(t, oid) in &level {
+                let Some((d, r)) = self.object_row(t, oid) else {
+                    continue;
+                };
+                for c in d.table.children(r) {
+                    let (ct, cid) = (d.table.child_type[c], d.table.child_id[c]);
+                    if seen.insert(cid) {
+                        if let Some(found) = self.object_row(ct, cid) {
+                            out.push(found);
+                            next.push((ct, cid));
+                        }
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            level = next;
+        }
+        out
+    }
+}
+
+impl TypeData {
+    /// The first row whose object id is greater than `id` (rows are in id order).
+    pub fn first_row_after_id(&self, id: u64) -> usize {
+        self.table.id.partition_point(|&i| i <= id)
+    }
+
+    /// The object id at `row`.
+    pub fn id_at(&self, row: usize) -> u64 {
+        self.table.id[row]
+    }
+
+    /// Number of objects last modified after `after` (seconds).
+    pub fn count_modified_after(&self, after: i64) -> u64 {
+        self.table
+            .last_modified
+            .iter()
+            .filter(|&&m| m > after)
+            .count() as u64
+    }
+
+    /// Up to `limit` rows from `first` on whose object was last modified after `after`.
+    pub fn rows_modified_after(&self, first: usize, after: i64, limit: usize) -> Vec<u32> {
+        (first..self.table.len())
+            .filter(|&r| self.table.last_modified[r] > after)
+            .take(limit)
+            .map(|r| r as u32)
+            .collect()
     }
 }

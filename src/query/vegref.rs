@@ -6,9 +6,8 @@
 //! reference may stop early: `E`, `?v`, `Ev`, `E6`, `Ev6`, `Ev6hp1`, `Ev6hp1-hp4`, `Ev6hp1m100`,
 //! `Ev6hp1m100-200`, `Ev6hp1m100-hp2m200`, each with or without the prefix.
 
-use std::fmt::Write;
-
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Invalid, LinkRefProblem, Result, RoadRefProblem};
+pub use crate::index::network::RoadKey;
 
 pub const CATEGORIES: &[u8] = b"ERFKPS";
 pub const STATUSES: &[u8] = b"VWTSGUBMXAHPEQ";
@@ -34,8 +33,12 @@ pub struct RoadRefFilter {
     pub to: Option<HpMeter>,
 }
 
-fn bad(text: &str, why: &str) -> EngineError {
-    EngineError::invalid(4005, format!("Ugyldig vegreferanse '{text}': {why}"))
+fn bad(text: &str, problem: RoadRefProblem) -> EngineError {
+    Invalid::RoadRef {
+        text: text.to_string(),
+        problem,
+    }
+    .into()
 }
 
 struct Cursor<'a> {
@@ -93,7 +96,7 @@ impl RoadRefFilter {
             .collect::<String>()
             .to_ascii_uppercase();
         if cleaned.is_empty() {
-            return Err(bad(text, "tom verdi"));
+            return Err(bad(text, RoadRefProblem::Empty));
         }
         let mut c = Cursor {
             s: cleaned.as_bytes(),
@@ -110,7 +113,7 @@ impl RoadRefFilter {
                 f.category = Some(k);
                 c.i += 1;
             }
-            _ => return Err(bad(text, "mangler vegkategori (E, R, F, K, P, S eller ?)")),
+            _ => return Err(bad(text, RoadRefProblem::MissingCategory)),
         }
         if let Some(s) = c.peek() {
             if STATUSES.contains(&s) && !c.s[c.i..].starts_with(b"HP") {
@@ -123,23 +126,24 @@ impl RoadRefFilter {
         }
         f.number = Some(
             c.number(u32::MAX)
-                .ok_or_else(|| bad(text, "mangler vegnummer"))?,
+                .ok_or_else(|| bad(text, RoadRefProblem::MissingNumber))?,
         );
         if c.done() {
             return Ok(f);
         }
-        let from = parse_hp_meter(&mut c).ok_or_else(|| bad(text, "forventet hp<nummer>"))?;
+        let from = parse_hp_meter(&mut c).ok_or_else(|| bad(text, RoadRefProblem::ExpectedHp))?;
         f.from = Some(from);
         if c.eat(b"-") {
             // range: `-hp4`, `-200` (meter in the same hp) or `-hp2m200`
             let to = if c.peek() == Some(b'H') {
-                parse_hp_meter(&mut c).ok_or_else(|| bad(text, "forventet hp<nummer> etter '-'"))?
+                parse_hp_meter(&mut c)
+                    .ok_or_else(|| bad(text, RoadRefProblem::ExpectedHpAfterDash))?
             } else {
                 let m = c
                     .number(u32::MAX)
-                    .ok_or_else(|| bad(text, "forventet meterverdi etter '-'"))?;
+                    .ok_or_else(|| bad(text, RoadRefProblem::ExpectedMeterAfterDash))?;
                 if from.meter.is_none() {
-                    return Err(bad(text, "meterintervall uten startmeter"));
+                    return Err(bad(text, RoadRefProblem::MeterRangeWithoutStart));
                 }
                 HpMeter {
                     hp: from.hp,
@@ -147,14 +151,14 @@ impl RoadRefFilter {
                 }
             };
             if to < from {
-                return Err(bad(text, "slutten av intervallet ligger før starten"));
+                return Err(bad(text, RoadRefProblem::RangeEndsBeforeStart));
             }
             f.to = Some(to);
         }
         if !c.done() {
             return Err(bad(
                 text,
-                &format!("uventet tekst '{}'", String::from_utf8_lossy(&c.s[c.i..])),
+                RoadRefProblem::UnexpectedText(String::from_utf8_lossy(&c.s[c.i..]).into_owned()),
             ));
         }
         Ok(f)
@@ -171,7 +175,7 @@ impl RoadRefFilter {
             && f.to.is_none()
             && f.from.is_some_and(|p| p.meter.is_some());
         if !complete {
-            return Err(bad(text, "et punkt må ha områdekode, kategori, status, nummer, hp og meter, f.eks. 1800Ev6hp23m17084"));
+            return Err(bad(text, RoadRefProblem::IncompletePoint));
         }
         Ok(f)
     }
@@ -214,54 +218,6 @@ fn parse_hp_meter(c: &mut Cursor) -> Option<HpMeter> {
     Some(HpMeter { hp, meter })
 }
 
-/// What identifies a road part (hp) in the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RoadKey {
-    pub county: u8,
-    pub municipality_part: u8,
-    pub category: u8,
-    pub status: u8,
-    pub number: u32,
-    pub hp: u16,
-}
-
-impl RoadKey {
-    /// The municipality part of the prefix: the last two digits for K and P roads, else 0.
-    pub fn municipality_part_of(category: u8, municipality: u16) -> u8 {
-        if matches!(category, b'K' | b'P') {
-            (municipality % 100) as u8
-        } else {
-            0
-        }
-    }
-
-    /// `1800 Ev6 hp23`
-    pub fn short(&self) -> String {
-        let mut s = String::with_capacity(24);
-        let _ = write!(
-            s,
-            "{:02}{:02} {}{}{} hp{}",
-            self.county,
-            self.municipality_part,
-            self.category as char,
-            (self.status as char).to_ascii_lowercase(),
-            self.number,
-            self.hp
-        );
-        s
-    }
-
-    /// `1800 Ev6 hp23 m17084`
-    pub fn point(&self, meter: u32) -> String {
-        format!("{} m{meter}", self.short())
-    }
-
-    /// `1800 Ev6 hp23 m17084-17117`
-    pub fn stretch(&self, from_m: u32, to_m: u32) -> String {
-        format!("{} m{from_m}-{to_m}", self.short())
-    }
-}
-
 /// A link position `<position>@<id>`, a range `<from>-<to>@<id>`, or a whole link `<id>`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkRef {
@@ -273,15 +229,20 @@ pub struct LinkRef {
 impl LinkRef {
     pub fn parse(text: &str) -> Result<LinkRef> {
         let t = text.trim();
-        let err =
-            |why: &str| EngineError::invalid(4005, format!("Ugyldig veglenke '{text}': {why}"));
+        let err = |problem: LinkRefProblem| -> EngineError {
+            Invalid::LinkRef {
+                text: text.to_string(),
+                problem,
+            }
+            .into()
+        };
         let pos = |s: &str| -> Result<f64> {
             let v: f64 = s
                 .trim()
                 .parse()
-                .map_err(|_| err("posisjonen er ikke et tall"))?;
+                .map_err(|_| err(LinkRefProblem::PositionNotANumber))?;
             if !(0.0..=1.0).contains(&v) {
-                return Err(err("posisjonen må ligge mellom 0 og 1"));
+                return Err(err(LinkRefProblem::PositionOutOfRange));
             }
             Ok(v)
         };
@@ -292,7 +253,7 @@ impl LinkRef {
         let link_id: u64 = id
             .trim()
             .parse()
-            .map_err(|_| err("lenke-id er ikke et heltall"))?;
+            .map_err(|_| err(LinkRefProblem::IdNotAnInteger))?;
         let (from, to) = match positions {
             None => (0.0, 1.0),
             Some(p) => match p.split_once('-') {
@@ -304,7 +265,7 @@ impl LinkRef {
             },
         };
         if from > to {
-            return Err(err("fra-posisjon er større enn til-posisjon"));
+            return Err(err(LinkRefProblem::FromAfterTo));
         }
         Ok(LinkRef { link_id, from, to })
     }

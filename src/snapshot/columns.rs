@@ -16,10 +16,7 @@ use super::schema::{
 };
 use crate::geo::Coord3;
 
-/// Days since 1970-01-01 (Arrow Date32).
-pub type Days = i32;
-/// Seconds since 1970-01-01T00:00:00Z.
-pub type Seconds = i64;
+pub use super::schema::{Days, Seconds, OPEN_END};
 
 /// `typeVeg` values, stored as an index into this table.
 pub const ROAD_TYPES: [&str; 7] = [
@@ -228,8 +225,6 @@ columns! {
         }
     }
 }
-
-pub const OPEN_END: Days = i32::MIN;
 
 impl ObjectTable {
     pub fn new(type_id: u32) -> Self {

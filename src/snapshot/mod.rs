@@ -1,9 +1,7 @@
 //! Snapshot generations on disk: Parquet tables plus a manifest, published crash-safely, and
 //! loaded into columnar memory with indexes.
 
-pub mod check;
 pub mod columns;
-pub mod generation;
 pub mod manifest;
 pub mod parquet_read;
 pub mod parquet_write;

@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use super::columns::{DeletedTable, ObjectTable, RoadNetwork};
 use super::manifest::FileEntry;
 use crate::error::{EngineError, Result};
+use crate::util::hex;
 
 pub const ROW_GROUP_ROWS: usize = 131_072;
 
@@ -106,10 +107,6 @@ fn write_file(
         type_id: None,
         first_id: None,
     })
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub const NETWORK_FILE: &str = "network/links.parquet";

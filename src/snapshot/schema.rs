@@ -23,8 +23,14 @@ use arrow_array::{
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
 
-use super::columns::{Days, Seconds, OPEN_END};
 use crate::geo::{wkb, Coord3};
+
+/// Days since 1970-01-01 (Arrow Date32).
+pub type Days = i32;
+/// Seconds since 1970-01-01T00:00:00Z.
+pub type Seconds = i64;
+/// The end date of an object valid until further notice (stored as null).
+pub const OPEN_END: Days = i32::MIN;
 
 /// How one column of Rust values is stored as an Arrow array.
 pub trait Codec {

@@ -223,8 +223,7 @@ async fn network_pages_cover_the_filter_exactly_once() {
     }
     assert_eq!(seen.len() as u64, total);
     // the brute-force count of segments in Trondheim
-    let (g, _) =
-        vegdb::snapshot::generation::Generation::load(&tiny_generation_dir(), &|_| {}).unwrap();
+    let (g, _) = vegdb::generation::Generation::load(&tiny_generation_dir(), &|_| {}).unwrap();
     assert_eq!(
         g.network
             .municipality

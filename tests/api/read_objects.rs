@@ -88,8 +88,7 @@ async fn paging_across_a_generation_swap_neither_skips_nor_repeats() {
         if !swapped {
             // publish-equivalent: a freshly loaded generation replaces the current one
             let (g, _) =
-                vegdb::snapshot::generation::Generation::load(&tiny_generation_dir(), &|_| {})
-                    .unwrap();
+                vegdb::generation::Generation::load(&tiny_generation_dir(), &|_| {}).unwrap();
             store().swap(g);
             swapped = true;
         }
@@ -333,8 +332,7 @@ async fn sensitive_values_are_never_shown() {
         .map(|p| p.id as u64)
         .collect();
     assert!(!sensitive.is_empty());
-    let (g, _) =
-        vegdb::snapshot::generation::Generation::load(&tiny_generation_dir(), &|_| {}).unwrap();
+    let (g, _) = vegdb::generation::Generation::load(&tiny_generation_dir(), &|_| {}).unwrap();
     let col = g.objects[&87]
         .table
         .property(sensitive[0] as u32)
@@ -732,8 +730,7 @@ fn negative_zero_detector() {
 async fn numbers_are_written_as_the_v2_service_wrote_them() {
     let s = TestServer::start().await;
     let catalog = vegdb::catalog::Catalog::embedded();
-    let (g, _) =
-        vegdb::snapshot::generation::Generation::load(&tiny_generation_dir(), &|_| {}).unwrap();
+    let (g, _) = vegdb::generation::Generation::load(&tiny_generation_dir(), &|_| {}).unwrap();
     let mut types: Vec<u32> = g.objects.keys().copied().collect();
     types.sort_unstable();
     let (mut int_values, mut decimal_values, mut objects) = (0usize, 0usize, 0usize);

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use vegdb::api::{ApiConfig, AppState};
-use vegdb::snapshot::generation::{Generation, GenerationStore};
+use vegdb::generation::{Generation, GenerationStore};
 use vegdb::snapshot::store::DataDir;
 
 /// Shell words of one line (no variables, globs or operators: the README's queries need none).

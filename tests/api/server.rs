@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use vegdb::api::{ApiConfig, AppState};
 use vegdb::generate::{generate_into, Scale};
-use vegdb::snapshot::generation::{Generation, GenerationStore};
+use vegdb::generation::{Generation, GenerationStore};
 
 pub const SEED: u64 = 7;
 

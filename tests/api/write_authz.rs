@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 use vegdb::changeset::working::ObjectState;
-use vegdb::snapshot::generation::Generation;
+use vegdb::generation::Generation;
 use vegdb::users::{add_user, Role};
 
 use super::write_server::{changeset, skiltpunkt, WriteServer, WRITE};

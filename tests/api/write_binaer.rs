@@ -9,7 +9,7 @@ use super::write_server::{usable_link, WriteServer, WRITE};
 async fn binaries_round_trip_raw_and_multipart_with_a_size_limit() {
     let s = WriteServer::start_with(|c| c.max_binary_bytes = 1000).await;
     let bytes: Vec<u8> = (0..600u32).map(|i| (i * 7 % 251) as u8).collect();
-    let expected_id = vegdb::snapshot::parquet_write::hex(&sha2::Sha256::digest(&bytes));
+    let expected_id = vegdb::util::hex(&sha2::Sha256::digest(&bytes));
     let post = |body: reqwest::Body, ct: &'static str| {
         s.client
             .post(format!("{}{WRITE}/binaer", s.root))

@@ -8,7 +8,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{json, Value};
 use vegdb::api::{ApiConfig, AppState};
 use vegdb::changeset::writer::Writer;
-use vegdb::snapshot::generation::{Generation, GenerationStore};
+use vegdb::generation::{Generation, GenerationStore};
 use vegdb::snapshot::store::DataDir;
 use vegdb::users::{add_user, Role, Users, USERS_FILE};
 

@@ -9,13 +9,14 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::api::catalog_docs::{
+    AllowedValueDoc, CatalogVersionDoc, CategoryDoc, DataTypeDoc, PlacementDoc, PropertyControlDoc,
+    RelationTypesDoc, TypeControlDoc, UnitDoc,
+};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::{respond, respond_named, Negotiated};
 use crate::api::{begin, AppState};
-use crate::catalog::{
-    AllowedValue, Catalog, Category, ObjectType, Placement, PropertyControl, PropertyType,
-    RelationTypes, TypeControl, Unit,
-};
+use crate::catalog::{Catalog, ObjectType, PropertyType};
 
 pub(crate) const PARTS: &[&str] = &[
     "egenskapstyper",
@@ -54,6 +55,7 @@ fn parse_id(raw: &str, what: &str) -> ApiResult<u32> {
 /// A property type as the response shows it: the catalogue's fields, with `viktighet_tekst`
 /// per revision (revision 0 wrote `PÅKREVD` for `PÅKREVD_IKKE_ABSOLUTT`).
 #[derive(Serialize, ToSchema)]
+#[schema(as = PropertyType)]
 pub struct PropertyTypeDoc<'a> {
     pub id: u32,
     pub navn: &'a str,
@@ -83,10 +85,10 @@ pub struct PropertyTypeDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub maks_anbefalt: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub enhet: Option<&'a Unit>,
+    pub enhet: Option<UnitDoc<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tillatte_verdier: Option<&'a [AllowedValue]>,
-    pub styringsparametere: &'a PropertyControl,
+    pub tillatte_verdier: Option<Vec<AllowedValueDoc<'a>>>,
+    pub styringsparametere: PropertyControlDoc,
 }
 
 impl<'a> PropertyTypeDoc<'a> {
@@ -117,9 +119,12 @@ impl<'a> PropertyTypeDoc<'a> {
             maks: p.max,
             min_anbefalt: p.min_recommended,
             maks_anbefalt: p.max_recommended,
-            enhet: p.unit.as_ref(),
-            tillatte_verdier: p.allowed_values.as_deref(),
-            styringsparametere: &p.control,
+            enhet: p.unit.as_ref().map(Into::into),
+            tillatte_verdier: p
+                .allowed_values
+                .as_ref()
+                .map(|v| v.iter().map(Into::into).collect()),
+            styringsparametere: (&p.control).into(),
         }
     }
 }
@@ -129,17 +134,18 @@ impl<'a> PropertyTypeDoc<'a> {
 #[serde(untagged)]
 pub enum CategoriesDoc<'a> {
     Ids(&'a [u32]),
-    Full(Vec<&'a Category>),
+    Full(Vec<CategoryDoc<'a>>),
 }
 
 /// A road object type with the parts asked for (base fields always).
 #[derive(Serialize, ToSchema)]
+#[schema(as = ObjectType)]
 pub struct ObjectTypeDoc<'a> {
     pub id: u32,
     pub navn: &'a str,
     pub beskrivelse: &'a str,
     pub veiledning: &'a str,
-    pub stedfesting: Placement,
+    pub stedfesting: PlacementDoc,
     pub sosinavn: &'a str,
     pub sosinvdbnavn: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -150,9 +156,9 @@ pub struct ObjectTypeDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub egenskapstyper: Option<Vec<PropertyTypeDoc<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub relasjonstyper: Option<&'a RelationTypes>,
+    pub relasjonstyper: Option<RelationTypesDoc<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub styringsparametere: Option<&'a TypeControl>,
+    pub styringsparametere: Option<TypeControlDoc<'a>>,
 }
 
 /// The type with only the requested parts; a single type with `alle` shows its categories.
@@ -174,7 +180,7 @@ fn type_doc<'a>(
         navn: &t.name,
         beskrivelse: &t.description,
         veiledning: &t.guidance,
-        stedfesting: t.placement,
+        stedfesting: t.placement.into(),
         sosinavn: &t.sosinavn,
         sosinvdbnavn: &t.sosinvdbnavn,
         objektliste_dato: t.object_list_date.as_deref(),
@@ -184,6 +190,7 @@ fn type_doc<'a>(
                 t.categories
                     .iter()
                     .filter_map(|id| c.categories.iter().find(|k| k.id == *id))
+                    .map(Into::into)
                     .collect(),
             )
         }),
@@ -193,8 +200,8 @@ fn type_doc<'a>(
                 .map(|p| PropertyTypeDoc::new(p, n))
                 .collect()
         }),
-        relasjonstyper: want("relasjonstyper").then_some(&t.relation_types),
-        styringsparametere: want("styringsparametere").then_some(&t.control),
+        relasjonstyper: want("relasjonstyper").then(|| (&t.relation_types).into()),
+        styringsparametere: want("styringsparametere").then(|| (&t.control).into()),
     }
 }
 
@@ -303,38 +310,41 @@ pub async fn get_property_type_by_id(
 
 /// GET /vegobjekttyper/enheter
 #[utoipa::path(get, path = "/vegobjekttyper/enheter", tag = "datakatalog",
-    responses((status = 200, description = "Units", body = [crate::catalog::Unit])))]
+    responses((status = 200, description = "Units", body = [crate::api::catalog_docs::UnitDoc])))]
 pub async fn list_units(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    Ok(respond(n, &s.catalog().units))
+    let units: Vec<UnitDoc> = s.catalog().units.iter().map(Into::into).collect();
+    Ok(respond(n, &units))
 }
 
 /// GET /vegobjekttyper/datatyper (also /datatyper)
 #[utoipa::path(get, path = "/vegobjekttyper/datatyper", tag = "datakatalog",
-    responses((status = 200, description = "Data types", body = [crate::catalog::DataType])))]
+    responses((status = 200, description = "Data types", body = [crate::api::catalog_docs::DataTypeDoc])))]
 pub async fn list_data_types(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    Ok(respond(n, &s.catalog().data_types))
+    let types: Vec<DataTypeDoc> = s.catalog().data_types.iter().map(Into::into).collect();
+    Ok(respond(n, &types))
 }
 
 /// GET /vegobjekttyper/kategorier (also /kategorier)
 #[utoipa::path(get, path = "/vegobjekttyper/kategorier", tag = "datakatalog",
-    responses((status = 200, description = "Categories", body = [crate::catalog::Category])))]
+    responses((status = 200, description = "Categories", body = [crate::api::catalog_docs::CategoryDoc])))]
 pub async fn list_categories(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    Ok(respond(n, &s.catalog().categories))
+    let categories: Vec<CategoryDoc> = s.catalog().categories.iter().map(Into::into).collect();
+    Ok(respond(n, &categories))
 }
 
 /// GET /vegobjekttyper/versjon — `{"id": 2038, "versjon": "2.38", "dato": "2024-11-19"}`, the
@@ -342,12 +352,12 @@ pub async fn list_categories(
 /// (`ClientFactory`, `DatakatalogVersionParser`: id, versjon, dato) and sends the version back
 /// as X-Datakatalog-Versjon.
 #[utoipa::path(get, path = "/vegobjekttyper/versjon", tag = "datakatalog",
-    responses((status = 200, description = "Catalogue version", body = crate::catalog::CatalogVersion)))]
+    responses((status = 200, description = "Catalogue version", body = crate::api::catalog_docs::CatalogVersionDoc)))]
 pub async fn get_catalog_version(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    Ok(respond(n, &s.catalog().version))
+    Ok(respond(n, &CatalogVersionDoc::from(&s.catalog().version)))
 }

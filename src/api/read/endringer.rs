@@ -16,7 +16,7 @@ use crate::api::object_json::{Include, ObjectDoc, RenderOwned};
 use crate::api::paging::{envelope, next_start, page_size, start, streamed_envelope};
 use crate::api::stream::{respond_page, PageItems};
 use crate::api::{begin, AppState};
-use crate::snapshot::generation::TypeData;
+use crate::generation::TypeData;
 use std::sync::Arc;
 
 pub const MAX_PAGE: usize = 10_000;
@@ -137,17 +137,10 @@ pub async fn list_changes(
                 );
                 return Ok(respond(n, &env));
             };
-            let t = &d.table;
-            let first = after_id
-                .map(|k| t.id.partition_point(|&i| i <= k))
-                .unwrap_or(0);
-            total = t.last_modified.iter().filter(|&&m| m > after).count() as u64;
-            let rows: Vec<u32> = (first..t.len())
-                .filter(|&r| t.last_modified[r] > after)
-                .take(antall)
-                .map(|r| r as u32)
-                .collect();
-            let next = next_start(&p, g.id, rows.last().map(|&r| (t.id[r as usize], 0.0)))?;
+            let first = after_id.map(|k| d.first_row_after_id(k)).unwrap_or(0);
+            total = d.count_modified_after(after);
+            let rows = d.rows_modified_after(first, after, antall);
+            let next = next_start(&p, g.id, rows.last().map(|&r| (d.id_at(r as usize), 0.0)))?;
             let metadata = streamed_envelope(
                 &s,
                 &format!("/vegobjekter/{tid}/endringer"),

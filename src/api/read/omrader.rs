@@ -19,9 +19,9 @@ use crate::api::error::ApiResult;
 use crate::api::media::json as respond;
 use crate::api::{begin, AppState};
 use crate::area::{AreaKind, Areas};
+use crate::generation::Generation;
 use crate::geo::srid::{from_storage, Srid};
 use crate::geo::wkt;
-use crate::snapshot::generation::Generation;
 
 pub(crate) const INKLUDER: &[&str] = &["kartutsnitt", "senterpunkt", "vegobjekt", "alle"];
 /// (path, name as in the v2 documentation's `GET /omrader` example)
@@ -182,7 +182,7 @@ fn area_object(
     }
     let type_id = kind.object_type();
     let id = kind.object_id(key);
-    g.objects.get(&type_id)?.table.row_of(id)?;
+    g.object_row(type_id, id)?;
     Some(AreaObjectDoc {
         id,
         type_id,

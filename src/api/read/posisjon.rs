@@ -11,7 +11,7 @@ use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::respond;
 use crate::api::{begin, AppState};
 use crate::geo::srid::{to_storage, Srid};
-use crate::query::network::{nearest, NearestFilter, NearestQuery};
+use crate::query::network::{NearestFilter, NearestQuery};
 use crate::query::vegref::RoadRefFilter;
 
 /// Largest accepted `maks_avstand` (meters) and `maks_antall`.
@@ -120,7 +120,7 @@ pub async fn get_nearest(
         max_count: max_count as usize,
         filter,
     };
-    let found = nearest(&g.network, &g.network_indexes, &g.network_index, &q);
+    let found = g.nearest(&q);
     let out = found
         .iter()
         .map(|pos| position_result(pos, srid, true, n.wkt_z_tag()))

@@ -10,11 +10,11 @@ use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::api::catalog_docs::CatalogVersionDoc;
 use crate::api::dto::oslo_date_time;
 use crate::api::error::ApiResult;
 use crate::api::media::respond;
 use crate::api::{begin, AppState};
-use crate::catalog::CatalogVersion;
 use crate::error::EngineError;
 
 pub fn routes() -> Router<AppState> {
@@ -25,7 +25,7 @@ pub fn routes() -> Router<AppState> {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Status<'a> {
     pub datagrunnlag: DataBasis,
-    pub datakatalog: &'a CatalogVersion,
+    pub datakatalog: CatalogVersionDoc<'a>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -58,7 +58,7 @@ pub async fn get_status(
             datagrunnlag: DataBasis {
                 sist_oppdatert: oslo_date_time(created, n.datetime_with_t()),
             },
-            datakatalog: &g.catalog.version,
+            datakatalog: (&g.catalog.version).into(),
         },
     ))
 }

@@ -11,9 +11,9 @@ use crate::api::dto::{position_result, PositionResult};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::respond;
 use crate::api::{begin, AppState};
-use crate::query::network::{locate_link, locate_road_ref, NetworkPosition};
+use crate::generation::Generation;
+use crate::query::network::NetworkPosition;
 use crate::query::vegref::{LinkRef, RoadRefFilter};
-use crate::snapshot::generation::Generation;
 
 /// Most positions in one /veg/batch request.
 pub const MAX_BATCH: usize = 1000;
@@ -26,7 +26,7 @@ pub fn routes() -> Router<AppState> {
 
 fn lookup_road_ref(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>> {
     let f = RoadRefFilter::parse_point(text)?;
-    Ok(locate_road_ref(&g.network, &g.network_indexes, &f))
+    Ok(g.locate_road_ref(&f))
 }
 
 fn lookup_link(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>> {
@@ -37,7 +37,7 @@ fn lookup_link(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>>
             format!("Ugyldig veglenke '{text}': forventet <posisjon>@<id>"),
         ));
     }
-    Ok(locate_link(&g.network, l.link_id, l.from))
+    Ok(g.locate_link(l.link_id, l.from))
 }
 
 /// A position asked for by link is answered as sent (`veglenke.posisjon` 0.123456789 for

@@ -20,12 +20,12 @@ use crate::api::params::Params;
 use crate::api::stream::{respond_page, PageItems};
 use crate::api::{begin, AppState};
 use crate::area::AreaKind;
+use crate::generation::Generation;
 use crate::geo::srid::{to_storage, Srid};
 use crate::geo::wkt;
-use crate::query::network::{row_key, select_rows, NetworkAreaFilter};
+use crate::query::network::NetworkAreaFilter;
 use crate::query::vegref::{link_range_short, LinkRef, RoadRefFilter};
 use crate::snapshot::columns::{ROAD_TYPES, TOPOLOGY_LEVELS};
-use crate::snapshot::generation::Generation;
 
 /// Largest page of road links.
 pub const MAX_PAGE: usize = 10_000;
@@ -158,55 +158,56 @@ pub fn link_json(
     srid: Srid,
     z_tag: bool,
 ) -> ApiResult<LinkDoc> {
-    let n = &g.network;
-    let id = n.link_id[row];
-    let level = n.topology_level[row];
-    let parent = (n.super_id[row] != 0).then_some(n.super_id[row]);
+    let l = g.segment(row);
+    let id = l.link_id();
+    let level = l.topology_level();
+    let parent = l.super_id();
+    let q = l.quality();
     Ok(LinkDoc {
         href: s.href(&format!("/vegnett/lenker/{id}")),
         metadata: LinkMetadataDoc {
-            startdato: date(n.start_date[row]),
+            startdato: date(l.start_date()),
         },
         veglenkeid: id,
         // + 0.0 turns a -0.0 into 0.0
-        startposisjon: n.from_pos[row] + 0.0,
-        sluttposisjon: n.to_pos[row] + 0.0,
-        kortform: link_range_short(n.from_pos[row], n.to_pos[row], id),
-        felt: n.lanes[row].clone(),
-        medium: (n.medium[row] as char).to_string(),
-        temakode: n.theme_code[row],
-        konnekteringslenke: n.is_connection[row],
+        startposisjon: l.from_pos() + 0.0,
+        sluttposisjon: l.to_pos() + 0.0,
+        kortform: link_range_short(l.from_pos(), l.to_pos(), id),
+        felt: l.lanes().to_string(),
+        medium: (l.medium() as char).to_string(),
+        temakode: l.theme_code(),
+        konnekteringslenke: l.is_connection(),
         topology_level: level,
         topology_level_text: TOPOLOGY_LEVELS
             .get(level as usize)
             .copied()
             .unwrap_or("VEGTRASE"),
-        startnode: n.start_node[row].to_string(),
-        sluttnode: n.end_node[row].to_string(),
+        startnode: l.start_node().to_string(),
+        sluttnode: l.end_node().to_string(),
         geometri: LinkGeometryDoc {
-            wkt: wkt::linestring_z(srid, n.geometry(row), z_tag)?,
+            wkt: wkt::linestring_z(srid, l.geometry(), z_tag)?,
             srid: srid.code(),
             kvalitet: LinkQualityDoc {
-                metode: n.q_method[row],
-                accuracy: n.q_accuracy[row],
-                height_accuracy: n.q_height_accuracy[row],
-                toleranse: n.q_tolerance[row],
-                synlighet: n.q_visibility[row],
-                datafangstdato: date(n.q_capture_date[row]),
-                method: n.q_method[row],
+                metode: q.method,
+                accuracy: q.accuracy,
+                height_accuracy: q.height_accuracy,
+                toleranse: q.tolerance,
+                synlighet: q.visibility,
+                datafangstdato: date(q.capture_date),
+                method: q.method,
                 height_method: None,
-                accuracy_height: n.q_height_accuracy[row],
-                synbarhet: n.q_visibility[row],
+                accuracy_height: q.height_accuracy,
+                synbarhet: q.visibility,
             },
         },
-        region: n.region[row],
-        fylke: n.county[row],
-        vegavdeling: n.road_department[row],
-        kommune: n.municipality[row],
-        vegreferanse: road_ref_stretch(&row_key(n, row), n.from_m[row], n.to_m[row]),
-        strekningslengde: n.length_m[row].round() as i64,
+        region: l.region(),
+        fylke: l.county(),
+        vegavdeling: l.road_department(),
+        kommune: l.municipality(),
+        vegreferanse: road_ref_stretch(&l.road_key(), l.from_m(), l.to_m()),
+        strekningslengde: l.length_m().round() as i64,
         type_veg: ROAD_TYPES
-            .get(n.road_type[row] as usize)
+            .get(l.road_type() as usize)
             .copied()
             .unwrap_or(ROAD_TYPES[0]),
         superid: parent,
@@ -273,7 +274,7 @@ fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult<RoaringBit
         let mut rows = RoaringBitmap::new();
         for l in links {
             let l = LinkRef::parse(&l)?;
-            for r in g.network.rows_overlapping(l.link_id, l.from, l.to) {
+            for r in g.segments_overlapping(l.link_id, l.from, l.to) {
                 rows.insert(r as u32);
             }
         }
@@ -295,12 +296,7 @@ fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult<RoaringBit
             .map(|k| parse_map_extent(k, srid))
             .transpose()?,
     };
-    Ok(select_rows(
-        &g.network,
-        &g.network_indexes,
-        &g.network_index,
-        &filter,
-    ))
+    Ok(g.select_segments(&filter))
 }
 
 /// GET /vegnett/lenker — road link segments, filtered and paginated.
@@ -322,10 +318,9 @@ pub async fn list_links(
     let from = start(&p)?;
     let g = s.store.current();
     let rows = selected_rows(&g, &p, srid)?;
-    let net = &g.network;
     // first row after the cursor's (link id, position)
     let first = match from {
-        Some(c) => net.first_row_after(c.key, c.key2) as u32,
+        Some(c) => g.first_segment_after(c.key, c.key2) as u32,
         None => 0,
     };
     let page: Vec<u32> = rows
@@ -334,7 +329,11 @@ pub async fn list_links(
         .take(antall)
         .collect();
     let last = page.last().map(|&r| r as usize);
-    let next = next_start(&p, g.id, last.map(|r| (net.link_id[r], net.from_pos[r])))?;
+    let next = next_start(
+        &p,
+        g.id,
+        last.map(|r| (g.segment(r).link_id(), g.segment(r).from_pos())),
+    )?;
     let total = Some(rows.len());
     let metadata = streamed_envelope(
         &s,
@@ -404,12 +403,12 @@ pub async fn get_link(
         .parse()
         .map_err(|_| ApiError::bad(4002, format!("Ugyldig veglenke-id: '{id}'")))?;
     let g = s.store.current();
-    let rows = g.network.rows_of_link(id);
-    if rows.is_empty() {
+    let out = g
+        .segments_of_link(id)
+        .map(|l| link_json(&s, &g, l.row(), srid, n.wkt_z_tag()))
+        .collect::<ApiResult<Vec<_>>>()?;
+    if out.is_empty() {
         return Err(ApiError::not_found(format!("Veglenke {id} finnes ikke")));
     }
-    let out = rows
-        .map(|r| link_json(&s, &g, r, srid, n.wkt_z_tag()))
-        .collect::<ApiResult<Vec<_>>>()?;
     Ok(respond(n, &out))
 }

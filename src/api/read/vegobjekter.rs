@@ -24,13 +24,13 @@ use crate::api::read::vegnett::parse_map_extent;
 use crate::api::stream::{respond_page, PageItems};
 use crate::api::{begin, AppState};
 use crate::area::AreaKind;
+use crate::generation::{Generation, TypeData};
 use crate::geo::srid::Srid;
 use crate::query::budget::{self, Stop};
 use crate::query::egenskap;
 use crate::query::limits::{MAX_LIST_ITEMS, MAX_OVERLAPS};
-use crate::query::objects::{select, total_length, ObjectFilter};
+use crate::query::objects::ObjectFilter;
 use crate::query::vegref::{LinkRef, RoadRefFilter};
-use crate::snapshot::generation::{Generation, TypeData};
 
 /// Largest page of road objects.
 pub const MAX_PAGE: usize = 10_000;
@@ -386,14 +386,13 @@ pub async fn list_objects(
         off_the_workers(&s, move || {
             let empty = empty_type(tid);
             let data = type_data(&g, tid, &empty).unwrap_or(&empty);
-            let rows = select(&g, data, &filter);
+            let rows = g.select_objects(data, &filter);
             (filter, rows)
         })
         .await?
     };
-    let ids = &data.table.id;
     let first_row = match from {
-        Some(c) => ids.partition_point(|&i| i <= c.key) as u32,
+        Some(c) => data.first_row_after_id(c.key) as u32,
         None => 0,
     };
     let skip = if first_row == 0 {
@@ -406,7 +405,7 @@ pub async fn list_objects(
         .map(|k| rows.select(k as u32).expect("k < len"))
         .collect();
     let last = page.last().map(|&r| r as usize);
-    let next = next_start(&p, g.id, last.map(|r| (ids[r], 0.0)))?;
+    let next = next_start(&p, g.id, last.map(|r| (data.id_at(r), 0.0)))?;
     let path = format!("/vegobjekter/{tid}");
     let returned = page.len();
     let metadata = streamed_envelope(
@@ -500,8 +499,8 @@ pub async fn get_statistics(
     let (count, length) = off_the_workers(&s, move || {
         let empty = empty_type(tid);
         let data = type_data(&g, tid, &empty).unwrap_or(&empty);
-        let rows = select(&g, data, &filter);
-        (rows.len(), total_length(&g, data, &rows, &filter, segment))
+        let rows = g.select_objects(data, &filter);
+        (rows.len(), g.objects_length(data, &rows, &filter, segment))
     })
     .await?;
     Ok(respond(
@@ -616,31 +615,8 @@ pub async fn get_object(
     };
     // breadth first: level 1 is the object itself
     let mut out = vec![render.object(data, row)?];
-    let mut level: Vec<(u32, u64)> = vec![(data.table.type_id, data.table.id[row])];
-    let mut seen = std::collections::HashSet::new();
-    for _ in 1..depth {
-        let mut next = Vec::new();
-        for (t, oid) in &level {
-            let Some(d) = g.objects.get(t) else { continue };
-            let Some(r) = d.table.row_of(*oid) else {
-                continue;
-            };
-            for c in d.table.children(r) {
-                let (ct, cid) = (d.table.child_type[c], d.table.child_id[c]);
-                if seen.insert(cid) {
-                    if let Some(cd) = g.objects.get(&ct) {
-                        if let Some(cr) = cd.table.row_of(cid) {
-                            out.push(render.object(cd, cr)?);
-                            next.push((ct, cid));
-                        }
-                    }
-                }
-            }
-        }
-        if next.is_empty() {
-            break;
-        }
-        level = next;
+    for (d, r) in g.descendants(data, row, depth) {
+        out.push(render.object(d, r)?);
     }
     Ok(respond(n, &out))
 }

@@ -34,12 +34,14 @@ pub const SSO_COOKIES: [&str; 3] = [
     "iPlanetDirectoryProOAMutv",
 ];
 
-pub fn routes() -> Router<AppState> {
+/// The write routes; `documentation` (the `/openapi.json` route, assembled by `api::openapi`
+/// above this module) is merged in so it shares the write API's 405 fault.
+pub fn routes(documentation: Router<AppState>) -> Router<AppState> {
     Router::new()
         .merge(endringssett::routes())
         .merge(binaer::routes())
         .merge(konverter::routes())
-        .route("/openapi.json", axum::routing::get(openapi_json))
+        .merge(documentation)
         .method_not_allowed_fallback(method_not_allowed)
 }
 
@@ -49,12 +51,6 @@ async fn method_not_allowed(headers: HeaderMap, method: axum::http::Method) -> F
         format!("Metoden {method} støttes ikke for denne ressursen"),
         response_format(&headers),
     )
-}
-
-async fn openapi_json() -> Response {
-    let mut r = super::openapi::write_document_json().into_response();
-    set_content_type(&mut r, Format::Json);
-    r
 }
 
 /// Response format of the write API.

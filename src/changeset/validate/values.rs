@@ -6,6 +6,7 @@ use chrono::NaiveDate;
 use super::ObjectCheck;
 use crate::catalog::{datatype, PropertyType, ValueKind};
 use crate::changeset::model::Property;
+use crate::error::{EngineError, Invalid};
 use crate::generate::values::Value;
 use crate::geo::srid::{to_storage, Srid};
 use crate::geo::Coord3;
@@ -211,7 +212,7 @@ pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>,
             .strip_prefix("srid=")
             .or_else(|| part.strip_prefix("SRID="))
         {
-            srid = Srid::parse(code).map_err(|e| e.to_string())?;
+            srid = Srid::parse(code).map_err(coordinate_message)?;
         }
         wkt_text = part;
     }
@@ -240,7 +241,7 @@ pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>,
     coords
         .into_iter()
         .map(|(x, y, z)| {
-            let (x, y) = to_storage(srid, x, y).map_err(|e| e.to_string())?;
+            let (x, y) = to_storage(srid, x, y).map_err(coordinate_message)?;
             if !(x.is_finite() && y.is_finite() && z.is_finite()) {
                 return Err(format!(
                     "{} ({}) har en koordinat som ikke er et endelig tall",
@@ -250,4 +251,24 @@ pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>,
             Ok([x, y, z])
         })
         .collect()
+}
+
+/// The validation message of an srid or coordinate error (the read API words the same errors
+/// alike in `api::error`).
+fn coordinate_message(e: EngineError) -> String {
+    match e {
+        EngineError::Invalid(Invalid::UnknownSrid { text }) => format!(
+            "Ugyldig srid: '{text}'. Gyldige verdier: 32633, 25833, 5973, 6173, 4326, 25832, 25835, utm33, wgs84"
+        ),
+        EngineError::Invalid(Invalid::CoordinateNotFinite) => {
+            "Koordinaten må være et endelig tall".to_string()
+        }
+        EngineError::Invalid(Invalid::GeographicOutOfRange { lon, lat }) => {
+            format!("Ugyldig geografisk koordinat: lon {lon}, lat {lat}")
+        }
+        EngineError::Invalid(Invalid::NotTransformable { reason }) => {
+            format!("Koordinaten kan ikke transformeres: {reason}")
+        }
+        other => other.to_string(),
+    }
 }

@@ -1,5 +1,10 @@
 //! A loaded generation: columns + indexes, immutable once built. The server holds one in an
-//! `ArcSwap`; a request takes it once and never mixes generations.
+//! `ArcSwap`; a request takes it once and never mixes generations. This module sits above the
+//! storage (`snapshot`) and the indexes (`index`) it assembles; the queries over it (`query`)
+//! are its methods, defined one layer up. `check.rs` verifies a generation on disk.
+
+pub mod check;
+pub mod rows;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -8,16 +13,16 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::columns::{DeletedTable, ObjectTable, RoadNetwork};
-use super::manifest::Manifest;
-use super::parquet_read::{read_deleted, read_network, read_objects};
-use super::parquet_write::{DELETED_FILE, NETWORK_FILE};
 use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
 use crate::index::bitmaps::{RowChanges, TypeIndex};
+use crate::index::network::NetworkIndexes;
 use crate::index::rtree::NetworkIndex;
-use crate::query::network::NetworkIndexes;
+use crate::snapshot::columns::{DeletedTable, ObjectTable, RoadNetwork};
+use crate::snapshot::manifest::Manifest;
+use crate::snapshot::parquet_read::{read_deleted, read_network, read_objects};
+use crate::snapshot::parquet_write::{DELETED_FILE, NETWORK_FILE};
 
 /// Objects of one type with their bitmap index.
 #[derive(Debug)]

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use crate::snapshot::generation::{Generation, LoadStats};
+use crate::error::EngineError;
+use crate::generation::{Generation, LoadStats};
 use crate::snapshot::manifest::{Manifest, MANIFEST_FILE};
 
 /// The results file of a generation made by changesets (`changeset::writer::RESULTS_FILE`;
@@ -27,10 +28,20 @@ pub struct Report {
 }
 
 /// Rows of a Parquet file, from its footer.
-fn parquet_rows(path: &Path) -> Result<u64, String> {
-    let file = File::open(path).map_err(|e| e.to_string())?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| e.to_string())?;
+fn parquet_rows(path: &Path) -> crate::error::Result<u64> {
+    let file = File::open(path).map_err(|e| EngineError::io(path, e))?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| EngineError::parquet(path, e))?;
     Ok(b.metadata().file_metadata().num_rows().max(0) as u64)
+}
+
+/// What went wrong reading `path`, without the path (the problem line names the file).
+fn reason(e: &EngineError) -> String {
+    match e {
+        EngineError::Io { source, .. } => source.to_string(),
+        EngineError::Parquet { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    }
 }
 
 fn sha256_of(path: &Path) -> std::io::Result<(String, u64)> {
@@ -38,7 +49,7 @@ fn sha256_of(path: &Path) -> std::io::Result<(String, u64)> {
     let mut file = File::open(path)?;
     let mut h = Sha256::new();
     let n = std::io::copy(&mut file, &mut h)?;
-    Ok((crate::snapshot::parquet_write::hex(&h.finalize()), n))
+    Ok((crate::util::hex(&h.finalize()), n))
 }
 
 /// Every file below `dir` (relative paths with `/`).
@@ -114,7 +125,11 @@ pub fn verify(dir: &Path, progress: &(dyn Fn(&str) + Sync)) -> Report {
                         ));
                     }
                 }
-                Err(e) => problems.push(format!("{}: not a readable Parquet file: {e}", f.path)),
+                Err(e) => problems.push(format!(
+                    "{}: not a readable Parquet file: {}",
+                    f.path,
+                    reason(&e)
+                )),
             }
         }
     }
