@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod area;
+pub mod auth;
 pub mod catalog;
 pub mod changeset;
 pub mod durable;
@@ -18,4 +19,6 @@ pub mod index;
 pub mod query;
 pub mod server;
 pub mod snapshot;
-pub mod users;
+/// The users file lives in `auth`; `vegdb::users` stays as its path for existing callers.
+pub use auth::users;
+pub mod value;

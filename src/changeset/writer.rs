@@ -15,10 +15,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::apply::apply;
-use super::journal::{Journal, Progress, Record};
+use super::journal::{Journal, Progress, Record, RejectionReason, Transition, WaitingReason};
 use super::model::Changeset;
-use super::validate::{validate, Context, Issue, Outcome, Rights};
+use super::validate::{validate, Code, Context, Issue, Outcome};
 use super::working::Working;
+use crate::auth::Rights;
 use crate::error::{EngineError, Result};
 use crate::snapshot::generation::{Generation, GenerationStore};
 use crate::snapshot::manifest::{FileEntry, Manifest};
@@ -42,7 +43,7 @@ pub const KEEP_OLD_GENERATIONS: usize = 1;
 pub const MAX_AUTO_RETRIES: u32 = 20;
 pub const MAX_RETRY_DELAY_S: u64 = 60;
 /// `kode` of the warning a changeset waiting for disk space carries in `resultat.advarsel`.
-pub const STORAGE_FULL_CODE: &str = "LAGRINGSPLASS_FULL";
+pub const STORAGE_FULL_CODE: &str = Code::StorageFull.as_str();
 
 /// A changeset waiting to be tried again by itself (disk full).
 #[derive(Debug, Clone, Copy)]
@@ -380,16 +381,16 @@ impl Writer {
                 |r| r.progress == Progress::Processing,
                 |r| {
                     r.progress = Progress::Waiting;
-                    r.waiting_reason = Some("SYSTEMFEIL".into());
+                    r.waiting_reason = Some(WaitingReason::SystemError);
                     if let Some(message) = &warning {
                         let mut outcome = (*r.outcome).clone();
-                        outcome.warnings.retain(|w| w.code != STORAGE_FULL_CODE);
-                        outcome.warnings.push(super::validate::Issue {
-                            code: STORAGE_FULL_CODE.into(),
-                            message: message.clone(),
-                            reference: String::new(),
-                            property_type_id: None,
-                        });
+                        outcome.warnings.retain(|w| !w.is(Code::StorageFull));
+                        outcome.warnings.push(Issue::new(
+                            Code::StorageFull,
+                            message.clone(),
+                            "",
+                            None,
+                        ));
                         r.outcome = Arc::new(outcome);
                     }
                 },
@@ -477,7 +478,7 @@ impl Writer {
             |r| r.progress == Progress::Processing,
             |r| {
                 r.progress = Progress::Waiting;
-                r.waiting_reason = Some("SYSTEMFEIL".into());
+                r.waiting_reason = Some(WaitingReason::SystemError);
             },
         )?;
         Ok(())
@@ -542,12 +543,12 @@ impl Writer {
         let (mut outcome, applied) = checked.map_err(one)?;
         if !rights.write {
             outcome.unauthorized = true;
-            outcome.errors.push(Issue {
-                code: "MANGLER_TILGANG".into(),
-                message: format!("Brukeren {} har ikke (lenger) skriverett", rec.owner),
-                reference: "endringssett".into(),
-                property_type_id: None,
-            });
+            outcome.errors.push(Issue::new(
+                Code::MissingRight,
+                format!("Brukeren {} har ikke (lenger) skriverett", rec.owner),
+                "endringssett",
+                None,
+            ));
         }
         let finished = |outcome, done| -> std::result::Result<_, BatchError> {
             self.finish(id, outcome, done, None)
@@ -640,14 +641,7 @@ impl Writer {
                 Some(p) => r.progress = p,
                 None => {
                     r.progress = Progress::Rejected;
-                    r.rejected_reason = Some(
-                        if outcome.unauthorized {
-                            "IKKE_AUTORISERT"
-                        } else {
-                            "VALIDERINGSFEIL"
-                        }
-                        .into(),
-                    );
+                    r.rejected_reason = Some(RejectionReason::of(&outcome));
                 }
             }
             r.generation = generation;
@@ -855,13 +849,12 @@ pub fn lower_priority() {
     }
 }
 
-fn settle(
-    r: std::result::Result<Record, Option<Record>>,
-) -> std::result::Result<Record, StateError> {
-    match r {
-        Ok(r) => Ok(r),
-        Err(None) => Err(StateError::NotFound),
-        Err(Some(r)) => Err(StateError::Conflict(r.progress)),
+/// A transition the API asked for: the new record, or why not.
+fn settle(t: Transition) -> std::result::Result<Record, StateError> {
+    match t {
+        Transition::Changed(r) => Ok(r),
+        Transition::NotFound => Err(StateError::NotFound),
+        Transition::Refused(r) => Err(StateError::Conflict(r.progress)),
     }
 }
 

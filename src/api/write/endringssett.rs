@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use super::xml::DOMAIN_NS;
 use super::{caller, read_body, writer, Caller, Fault, Format};
 use crate::api::AppState;
-use crate::changeset::journal::{Progress, Record};
+use crate::changeset::journal::{Progress, Record, RejectionReason, WaitingReason};
 use crate::changeset::model::{Changeset, Operation};
 use crate::changeset::validate::{check_numbers, check_shape, Context, Issue, ObjectResult};
 use crate::changeset::writer::StateError;
@@ -66,15 +66,20 @@ async fn read_changeset(
             .map_err(|e| Fault::bad(format!("Ugyldig endringssett: {e}"), f))
     })
     .await?;
-    check_shape(&changeset).map_err(|m| Fault::bad(m, f))?;
-    check_numbers(&changeset, state.store.current().catalog).map_err(|m| Fault::bad(m, f))?;
+    check_shape(&changeset).map_err(|e| Fault::bad(e.to_string(), f))?;
+    check_numbers(&changeset, state.store.current().catalog)
+        .map_err(|e| Fault::bad(e.to_string(), f))?;
     check_rights(&c.user, &changeset, f)?;
     Ok(changeset)
 }
 
 /// May `user` send this changeset (roles for its operations, type limits)? 403 otherwise.
 /// Checked at registration and again at start, with the owner as the users file says then.
-fn check_rights(user: &crate::users::User, changeset: &Changeset, f: Format) -> Result<(), Fault> {
+fn check_rights(
+    user: &crate::auth::users::User,
+    changeset: &Changeset,
+    f: Format,
+) -> Result<(), Fault> {
     if !user.may_write() {
         return Err(Fault::new(
             StatusCode::FORBIDDEN,
@@ -179,13 +184,7 @@ pub async fn post_validate(
     } else {
         Progress::Done
     };
-    let rejected_reason = outcome.has_errors().then(|| {
-        if outcome.unauthorized {
-            "IKKE_AUTORISERT".to_string()
-        } else {
-            "VALIDERINGSFEIL".to_string()
-        }
-    });
+    let rejected_reason = outcome.has_errors().then(|| RejectionReason::of(&outcome));
     let record = Record {
         progress,
         rejected_reason,
@@ -586,7 +585,8 @@ pub async fn list_changesets(
         .filter(|r| status.is_none_or(|s| r.progress == s))
         .filter(|r| {
             reason.as_deref().is_none_or(|a| {
-                r.waiting_reason.as_deref() == Some(a) || r.rejected_reason.as_deref() == Some(a)
+                r.waiting_reason.map(WaitingReason::api_name) == Some(a)
+                    || r.rejected_reason.map(RejectionReason::api_name) == Some(a)
             })
         })
         .collect();
@@ -707,8 +707,8 @@ impl<'a> StatusDoc<'a> {
         StatusDoc {
             mottatt: &r.received,
             fremdrift: r.progress.api_name(),
-            waiting_reason: r.waiting_reason.as_deref(),
-            rejected_reason: r.rejected_reason.as_deref(),
+            waiting_reason: r.waiting_reason.map(WaitingReason::api_name),
+            rejected_reason: r.rejected_reason.map(RejectionReason::api_name),
             resultat: with_result.then(|| ResultDoc {
                 objects: r
                     .outcome

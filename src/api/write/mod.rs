@@ -19,8 +19,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 
 use super::AppState;
+use crate::auth::users::User;
 use crate::changeset::writer::Writer;
-use crate::users::User;
 use xml::FAULT_NS;
 
 /// The canonical write base and its aliases.

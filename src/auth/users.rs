@@ -21,8 +21,8 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
+use crate::auth::Rights;
 use crate::changeset::model::Operation;
-use crate::changeset::validate::Rights;
 use crate::durable::write_atomically;
 use crate::error::{EngineError, Result};
 use crate::snapshot::parquet_write::hex;
