@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod changeset;
 pub mod durable;
 pub mod error;
+pub mod failpoints;
 pub mod geo;
 pub mod import;
 

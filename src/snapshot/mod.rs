@@ -7,4 +7,5 @@ pub mod generation;
 pub mod manifest;
 pub mod parquet_read;
 pub mod parquet_write;
+pub mod plan;
 pub mod store;

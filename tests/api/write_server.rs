@@ -18,6 +18,8 @@ pub const WRITE: &str = "/nvdb/apiskriv/rest/v2";
 
 pub struct WriteServer {
     pub root: String,
+    /// (used by the tests that inject faults: `failpoints` feature)
+    #[cfg_attr(not(feature = "failpoints"), allow(dead_code))]
     pub writer: Arc<Writer>,
     pub client: reqwest::Client,
     pub store: Arc<GenerationStore>,

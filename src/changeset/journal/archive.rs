@@ -166,7 +166,7 @@ impl Journal {
         if fresh {
             fsync_dir(&self.dir)?;
         }
-        crate::snapshot::store::fail_point("journal-after-append");
+        crate::failpoints::fail_point("journal-after-append");
         let segment = archive.segments.entry(number).or_default();
         segment.bytes = offset;
         for (id, received, loc) in &placed {

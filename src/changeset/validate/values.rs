@@ -242,12 +242,12 @@ pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>,
         wkt_text = part;
     }
     let named = || (p.name.clone(), p.id);
-    let parsed: wkt::Wkt<f64> = wkt_text.parse().map_err(|e| {
+    let parsed: wkt::Wkt<f64> = wkt_text.parse().map_err(|e: &str| {
         let (name, id) = named();
         GeometryError::Wkt {
             name,
             id,
-            reason: format!("{e}"),
+            reason: e.to_string(),
         }
     })?;
     let coords: Vec<(f64, f64, f64)> = match (&parsed, p.datatype) {
