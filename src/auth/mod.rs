@@ -1,6 +1,7 @@
 //! Who may do what: the users file (`users`) and the rights a writing user has (`Rights`),
-//! which validation and the writer check. No HTTP here; `api::auth` reads the bearer token.
+//! which validation and the writer check; `token` reads the credentials a request presents.
 
+pub mod token;
 pub mod users;
 
 use std::collections::HashSet;

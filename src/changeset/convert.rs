@@ -91,7 +91,7 @@ fn changeset(catalog: &Catalog, objects: Vec<RoadObject>, today: &str) -> Change
     Changeset {
         effect_date: today.to_string(),
         catalogue_version: catalog.version.version.clone(),
-        registrer: Part { objects },
+        register: Part { objects },
         ..Default::default()
     }
 }
@@ -446,7 +446,7 @@ mod tests {
         )
         .unwrap();
         let c = from_sosi_geojson(&doc, Catalog::embedded(), "2026-11-22").unwrap();
-        let o = &c.registrer.objects[0];
+        let o = &c.register.objects[0];
         assert_eq!((o.type_id, o.temp_id.as_deref()), (95, Some("7")));
         assert!(o.location.is_none());
         let by_id = |id| o.properties.iter().find(|p| p.type_id == id).unwrap();
@@ -463,7 +463,7 @@ mod tests {
     fn sosi_file_converts_with_origo_and_unit() {
         let sosi = ".HODE\n..TEGNSETT ISO8859-1\n..TRANSPAR\n...KOORDSYS 23\n...ORIGO-NØ 7000000 200000\n...ENHET 0.010\n...VERT-DATUM NN54\n.PUNKT 1:\n..OBJTYPE Skiltpunkt_95\n..DATAFANGSTDATO 20150105\n..KVALITET 96 5 0 96 5\n..Oppsettingsutstyr_1876 2868\n..NØH\n4479700 6584700 1000\n.SLUTT\n";
         let c = from_sosi(sosi, Catalog::embedded(), "2026-11-22").unwrap();
-        let o = &c.registrer.objects[0];
+        let o = &c.register.objects[0];
         let g = &o
             .properties
             .iter()

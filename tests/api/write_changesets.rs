@@ -1064,7 +1064,7 @@ async fn x_nvdb_delay_holds_processing_back_for_polling_tests() {
 async fn a_read_only_service_answers_the_write_api_with_503() {
     let tmp = tempfile::tempdir().unwrap();
     let users = tmp.path().join("users.json");
-    let token = vegdb::users::add_user(&users, "kari", vec![vegdb::users::Role::Skriv], None, None)
+    let token = vegdb::users::add_user(&users, "kari", vec![vegdb::users::Role::Write], None, None)
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -303,12 +303,12 @@ mod tests {
         let (root, v) = parse(xml.as_bytes()).unwrap();
         assert_eq!(root, "endringssett");
         let c: crate::changeset::model::Changeset = serde_json::from_value(v).unwrap();
-        let o = &c.registrer.objects[0];
+        let o = &c.register.objects[0];
         assert_eq!(o.type_id, 95);
         assert_eq!(o.properties.len(), 2);
         assert_eq!(o.properties[1].enum_ids, vec![2868]);
         assert_eq!(o.associations[0].temp_ids, vec!["2", "3"]);
-        assert_eq!(o.location.as_ref().unwrap().punkt[0].link_id, 1125766);
+        assert_eq!(o.location.as_ref().unwrap().points[0].link_id, 1125766);
     }
 
     #[test]

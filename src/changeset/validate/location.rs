@@ -100,10 +100,10 @@ fn placements(
     l: &Location,
 ) -> Option<Vec<Placement>> {
     let kind_ok = match t.placement {
-        Stedfesting::Punkt => l.linje.is_empty() && l.sving.is_empty() && l.punkt.len() == 1,
-        Stedfesting::Flerepunkt => l.linje.is_empty() && l.sving.is_empty(),
-        Stedfesting::Linje => l.punkt.is_empty() && l.sving.is_empty(),
-        Stedfesting::Sving => l.punkt.is_empty() && l.linje.is_empty(),
+        Stedfesting::Punkt => l.lines.is_empty() && l.turns.is_empty() && l.points.len() == 1,
+        Stedfesting::Flerepunkt => l.lines.is_empty() && l.turns.is_empty(),
+        Stedfesting::Linje => l.points.is_empty() && l.turns.is_empty(),
+        Stedfesting::Sving => l.points.is_empty() && l.lines.is_empty(),
         Stedfesting::Ingen => false,
     };
     if !kind_ok {
@@ -114,9 +114,9 @@ fn placements(
                 t.name,
                 t.id,
                 t.placement,
-                l.punkt.len(),
-                l.linje.len(),
-                l.sving.len()
+                l.points.len(),
+                l.lines.len(),
+                l.turns.len()
             ),
             None,
         );
@@ -171,7 +171,7 @@ fn placements(
         });
         true
     };
-    for p in &l.punkt {
+    for p in &l.points {
         ok &= one(
             check,
             p.link_id,
@@ -180,7 +180,7 @@ fn placements(
             p.direction == Some(Direction::Against),
         );
     }
-    for p in &l.linje {
+    for p in &l.lines {
         ok &= one(
             check,
             p.link_id,
@@ -189,8 +189,8 @@ fn placements(
             p.direction == Some(Direction::Against),
         );
     }
-    for s in &l.sving {
-        for p in [&s.fra, &s.til] {
+    for s in &l.turns {
+        for p in [&s.from, &s.to] {
             ok &= one(
                 check,
                 p.link_id,

@@ -176,7 +176,7 @@ pub fn validate(work: &mut Working, c: &Changeset, ctx: &Context) -> (Outcome, O
     }
     // types of the objects registered here, by tempId (for associations to new daughters)
     let new_types: HashMap<&str, u32> = c
-        .registrer
+        .register
         .objects
         .iter()
         .filter_map(|o| Some((o.temp_id.as_deref()?, o.type_id)))
