@@ -127,8 +127,9 @@ impl Fault {
             ..Fault::status(status, message)
         }
     }
-    pub fn bad(message: impl Into<String>) -> Fault {
-        Fault::status(StatusCode::BAD_REQUEST, message)
+    /// 400 with the problem's text (a message, or a typed error of the request's content).
+    pub fn bad(problem: impl std::fmt::Display) -> Fault {
+        Fault::status(StatusCode::BAD_REQUEST, problem.to_string())
     }
     pub fn internal(e: impl std::fmt::Display) -> Fault {
         tracing::error!(error = %e, "internal error in the write API");

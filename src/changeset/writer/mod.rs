@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use super::journal::{Journal, Progress, Record, Transition};
 use super::model::Changeset;
-use super::validate::{validate, Code, Context, Outcome};
+use super::validate::{validate, Context, Outcome};
 use super::working::Working;
 use crate::auth::Rights;
 use crate::error::{EngineError, Result};
@@ -44,8 +44,6 @@ pub const KEEP_OLD_GENERATIONS: usize = 1;
 /// minutes in all); after that it waits for `restart`.
 pub const MAX_AUTO_RETRIES: u32 = 20;
 pub const MAX_RETRY_DELAY_S: u64 = 60;
-/// `kode` of the warning a changeset waiting for disk space carries in `resultat.advarsel`.
-pub const STORAGE_FULL_CODE: &str = Code::StorageFull.as_str();
 
 /// Why a state change was refused.
 #[derive(Debug)]
