@@ -516,12 +516,14 @@ mod tests {
             cat,
             "2026-01-01",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("KOORDSYS"), "{e}");
         assert!(from_sosi(".HODE\n.PUNKT 1:\n..OBJTYPE Skiltpunkt_95\n", cat, "x").is_err());
         let doc: Value = serde_json::json!({"type":"FeatureCollection","features":[{"properties":{"objekttypenavn":"Ukjent_999999"}}]});
         assert!(from_sosi_geojson(&doc, cat, "x")
             .unwrap_err()
+            .to_string()
             .contains("999999"));
         let doc: Value = serde_json::json!({"type":"Feature"});
         assert!(from_sosi_geojson(&doc, cat, "x").is_err());
