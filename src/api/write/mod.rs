@@ -356,3 +356,65 @@ pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, Fault> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    /// A route that fails without naming a format, behind the write routes' layer.
+    fn app() -> Router {
+        Router::new()
+            .route(
+                "/x",
+                axum::routing::get(|| async { Fault::bad("Ugyldig <x> & y") }),
+            )
+            .layer(axum::middleware::from_fn(negotiate_faults))
+    }
+
+    async fn get(headers: &[(&str, &str)]) -> (StatusCode, String, String) {
+        let mut req = Request::get("/x");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let r = app()
+            .oneshot(req.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = r.status();
+        let ct = r.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_string();
+        let body = r.into_body().collect().await.unwrap().to_bytes();
+        (status, ct, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    /// The layer renders a fault in the negotiated format: Accept, else the body's type, else
+    /// JSON; an explicit format is kept.
+    #[tokio::test]
+    async fn faults_take_the_negotiated_format() {
+        let (st, ct, body) = get(&[]).await;
+        assert_eq!(st, StatusCode::BAD_REQUEST);
+        assert!(ct.starts_with("application/json"), "{ct}");
+        assert_eq!(body, r#"{"message":"Ugyldig <x> & y"}"#);
+        for headers in [
+            &[("Accept", "application/xml")][..],
+            &[("Content-Type", "application/xml")][..],
+            &[("Accept", "text/xml, application/json")][..],
+        ] {
+            let (st, ct, body) = get(headers).await;
+            assert_eq!(st, StatusCode::BAD_REQUEST);
+            assert!(ct.starts_with("application/xml"), "{headers:?}: {ct}");
+            let (root, v) = xml::parse(body.as_bytes()).unwrap();
+            assert_eq!(root, "fault");
+            assert_eq!(v["message"], "Ugyldig <x> & y");
+            assert!(body.contains(FAULT_NS), "{body}");
+        }
+        let explicit = Fault::new(StatusCode::CONFLICT, "m", Format::Xml).into_response();
+        assert_eq!(explicit.status(), StatusCode::CONFLICT);
+        assert!(explicit.extensions().get::<PendingFault>().is_none());
+    }
+}
