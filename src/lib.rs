@@ -3,10 +3,12 @@
 #![forbid(unsafe_code)]
 
 pub mod area;
+pub mod auth;
 pub mod catalog;
 pub mod changeset;
 pub mod durable;
 pub mod error;
+pub mod failpoints;
 pub mod geo;
 pub mod import;
 
@@ -20,5 +22,7 @@ pub mod index;
 pub mod query;
 pub mod server;
 pub mod snapshot;
-pub mod users;
+/// The users file lives in `auth`; `vegdb::users` stays as its path for existing callers.
+pub use auth::users;
 pub mod util;
+pub mod value;

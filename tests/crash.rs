@@ -135,7 +135,7 @@ fn killing_the_writer_at_any_moment_loses_nothing_accepted() {
     let token = add_user(
         &tmp.path().join("users.json"),
         "crash",
-        vec![Role::Skriv],
+        vec![Role::Write],
         None,
         None,
     )

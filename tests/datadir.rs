@@ -126,7 +126,7 @@ fn prepare(root: &Path, seed: u64) -> (Vec<u64>, String) {
     let token = add_user(
         &root.join("users.json"),
         "skriver",
-        vec![Role::Skriv],
+        vec![Role::Write],
         None,
         None,
     )

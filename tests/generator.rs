@@ -13,7 +13,6 @@ use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::Generation;
 use vegdb::snapshot::columns::RoadNetwork;
 use vegdb::snapshot::manifest::Manifest;
-use vegdb::snapshot::store::DataDir;
 
 fn tiny(seed: u64) -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
@@ -298,7 +297,8 @@ fn geoparquet_metadata_is_present() {
 }
 
 /// Abort the generator at each publishing step: a restart sees exactly the old or the new
-/// generation, and never a half-written one.
+/// generation, and never a half-written one. (Fault points need the `failpoints` feature.)
+#[cfg(feature = "failpoints")]
 #[test]
 fn interrupted_publish_leaves_old_or_new_generation() {
     let exe = env!("CARGO_BIN_EXE_vegdb");
@@ -329,7 +329,7 @@ fn interrupted_publish_leaves_old_or_new_generation() {
             !crashed.status.success(),
             "{point}: the process should have aborted"
         );
-        let data = DataDir::open(tmp.path()).unwrap();
+        let data = vegdb::snapshot::store::DataDir::open(tmp.path()).unwrap();
         let current = data.current().unwrap().unwrap();
         assert_eq!(current, if expect_new { 2 } else { 1 }, "{point}");
         // the current generation is complete and loads

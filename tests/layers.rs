@@ -17,9 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["server"],
     &["config"],
     &["api::openapi", "api::guard"],
-    // `api::read` names `api::write::optional_user` until that moves to the auth module
-    &["api::read"],
-    &["api::write"],
+    &["api::read", "api::write"],
     &["api::object_json"],
     &["api::stream"],
     &["api::object_docs"],
@@ -41,7 +39,7 @@ const LAYERS: &[&[&str]] = &[
     &["generation"],
     &["index"],
     &["snapshot"],
-    &["area", "durable"],
+    &["area", "durable", "failpoints"],
     &["geo", "catalog"],
     &["error", "util", "value"],
 ];

@@ -6,6 +6,24 @@
 
 use serde_json::Value;
 
+/// Why a SOSI or SOSI-GeoJSON document cannot become a changeset: the fault message, naming
+/// the place (feature index or line number) and the problem.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConversionError(String);
+
+impl From<String> for ConversionError {
+    fn from(message: String) -> Self {
+        ConversionError(message)
+    }
+}
+
+impl From<&str> for ConversionError {
+    fn from(message: &str) -> Self {
+        ConversionError(message.to_string())
+    }
+}
+
 use super::model::{Changeset, Part, Property, RoadObject};
 use crate::catalog::{datatype, Catalog, ObjectType, ValueKind};
 
@@ -17,16 +35,20 @@ fn suffix_id(key: &str) -> Option<u32> {
     key.rsplit_once('_')?.1.parse().ok()
 }
 
-fn object_type<'c>(catalog: &'c Catalog, name: &str, at: &str) -> Result<&'c ObjectType, String> {
+fn object_type<'c>(
+    catalog: &'c Catalog,
+    name: &str,
+    at: &str,
+) -> Result<&'c ObjectType, ConversionError> {
     let id = suffix_id(name)
         .ok_or_else(|| format!("{at}: objekttypenavn '{name}' mangler id som suffiks (Navn_id)"))?;
     catalog
         .object_type(id)
-        .ok_or_else(|| format!("{at}: vegobjekttype {id} finnes ikke i datakatalogen"))
+        .ok_or_else(|| format!("{at}: vegobjekttype {id} finnes ikke i datakatalogen").into())
 }
 
 /// One property `Name_<id> = value` of type `t`.
-fn property(t: &ObjectType, key: &str, value: &str, at: &str) -> Result<Property, String> {
+fn property(t: &ObjectType, key: &str, value: &str, at: &str) -> Result<Property, ConversionError> {
     let id = suffix_id(key)
         .ok_or_else(|| format!("{at}: egenskapen '{key}' mangler id som suffiks (Navn_id)"))?;
     let p = t.property(id).ok_or_else(|| {
@@ -67,7 +89,7 @@ fn geometry_property(
     kind: u16,
     ewkt: String,
     at: &str,
-) -> Result<Property, String> {
+) -> Result<Property, ConversionError> {
     let p = t.geometry_property(kind).ok_or_else(|| {
         format!(
             "{at}: {} ({}) har ingen egenskap for {}",
@@ -91,7 +113,7 @@ fn changeset(catalog: &Catalog, objects: Vec<RoadObject>, today: &str) -> Change
     Changeset {
         effect_date: today.to_string(),
         catalogue_version: catalog.version.version.clone(),
-        registrer: Part { objects },
+        register: Part { objects },
         ..Default::default()
     }
 }
@@ -105,7 +127,7 @@ fn number_text(v: &Value) -> Option<String> {
     }
 }
 
-fn coord_text(c: &Value, at: &str) -> Result<String, String> {
+fn coord_text(c: &Value, at: &str) -> Result<String, ConversionError> {
     let a = c
         .as_array()
         .filter(|a| a.len() >= 2 && a.iter().all(Value::is_number))
@@ -117,7 +139,11 @@ fn coord_text(c: &Value, at: &str) -> Result<String, String> {
 }
 
 /// SOSI-GeoJSON (a FeatureCollection) to a changeset.
-pub fn from_sosi_geojson(doc: &Value, catalog: &Catalog, today: &str) -> Result<Changeset, String> {
+pub fn from_sosi_geojson(
+    doc: &Value,
+    catalog: &Catalog,
+    today: &str,
+) -> Result<Changeset, ConversionError> {
     if doc.get("type").and_then(Value::as_str) != Some("FeatureCollection") {
         return Err("Forventet en GeoJSON FeatureCollection".into());
     }
@@ -138,7 +164,8 @@ pub fn from_sosi_geojson(doc: &Value, catalog: &Catalog, today: &str) -> Result<
         return Err(format!(
             "For mange features: {} (grensen er {MAX_FEATURES})",
             features.len()
-        ));
+        )
+        .into());
     }
     let mut objects = Vec::with_capacity(features.len());
     for (i, f) in features.iter().enumerate() {
@@ -197,7 +224,7 @@ pub fn from_sosi_geojson(doc: &Value, catalog: &Catalog, today: &str) -> Result<
                         .as_array()
                         .filter(|a| a.len() >= 2)
                         .ok_or_else(|| format!("{at}: LineString trenger minst to punkter"))?;
-                    let parts: Result<Vec<String>, String> =
+                    let parts: Result<Vec<String>, ConversionError> =
                         pts.iter().map(|c| coord_text(c, &at)).collect();
                     (
                         datatype::GEOM_LINE,
@@ -207,7 +234,8 @@ pub fn from_sosi_geojson(doc: &Value, catalog: &Catalog, today: &str) -> Result<
                 other => {
                     return Err(format!(
                         "{at}: geometritypen {other:?} støttes ikke (Point, LineString)"
-                    ))
+                    )
+                    .into())
                 }
             };
             quality.push(wkt);
@@ -241,7 +269,7 @@ struct Group {
 }
 
 /// A SOSI file (KOORDSYS 23 = EUREF89 UTM 33, VERT-DATUM NN54) to a changeset.
-pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset, String> {
+pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset, ConversionError> {
     let mut koordsys = None;
     let mut vert = None;
     let mut origo = (0.0f64, 0.0f64);
@@ -250,11 +278,11 @@ pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset
     let mut in_head = false;
     let mut reading_coords = false;
     let mut ended = false;
-    let num = |s: &str, line: usize| -> Result<f64, String> {
+    let num = |s: &str, line: usize| -> Result<f64, ConversionError> {
         s.trim()
             .replace(',', ".")
             .parse::<f64>()
-            .map_err(|_| format!("linje {line}: '{s}' er ikke et tall"))
+            .map_err(|_| format!("linje {line}: '{s}' er ikke et tall").into())
     };
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
@@ -263,7 +291,7 @@ pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset
             continue;
         }
         if ended {
-            return Err(format!("linje {line_no}: tekst etter .SLUTT"));
+            return Err(format!("linje {line_no}: tekst etter .SLUTT").into());
         }
         if let Some(rest) = line.strip_prefix('.').filter(|r| !r.starts_with('.')) {
             reading_coords = false;
@@ -284,9 +312,10 @@ pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset
                 "FLATE" => {
                     return Err(format!(
                         "linje {line_no}: .FLATE støttes ikke (flategeometri lagres ikke)"
-                    ))
+                    )
+                    .into())
                 }
-                other => return Err(format!("linje {line_no}: ukjent gruppe .{other}")),
+                other => return Err(format!("linje {line_no}: ukjent gruppe .{other}").into()),
             }
             continue;
         }
@@ -332,7 +361,7 @@ pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset
                 .expect("coordinates follow ..NØ in a group");
             let parts: Vec<&str> = line.split_whitespace().collect();
             if parts.len() < 2 {
-                return Err(format!("linje {line_no}: ugyldig koordinatlinje '{line}'"));
+                return Err(format!("linje {line_no}: ugyldig koordinatlinje '{line}'").into());
             }
             let n = num(parts[0], line_no)?;
             let e = num(parts[1], line_no)?;
@@ -340,7 +369,7 @@ pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset
             g.coords.push((n, e, h));
             continue;
         }
-        return Err(format!("linje {line_no}: uventet innhold '{line}'"));
+        return Err(format!("linje {line_no}: uventet innhold '{line}'").into());
     }
     if !ended {
         return Err("SOSI-filen mangler .SLUTT".into());
@@ -351,7 +380,8 @@ pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset
             return Err(format!(
                 "KOORDSYS må være 23 (EUREF89 UTM 33), filen har {}",
                 other.unwrap_or("ingen")
-            ))
+            )
+            .into())
         }
     }
     match vert.as_deref() {
@@ -360,14 +390,16 @@ pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset
             return Err(format!(
                 "VERT-DATUM må være NN54, filen har {}",
                 other.unwrap_or("ingen")
-            ))
+            )
+            .into())
         }
     }
     if groups.len() > MAX_FEATURES {
         return Err(format!(
             "For mange grupper: {} (grensen er {MAX_FEATURES})",
             groups.len()
-        ));
+        )
+        .into());
     }
     let mut objects = Vec::with_capacity(groups.len());
     for (i, g) in groups.iter().enumerate() {
@@ -417,7 +449,7 @@ pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset
                     datatype::GEOM_LINE,
                     format!("LINESTRING({})", pts.join(", ")),
                 ),
-                _ => return Err(format!("{at}: .{} har {} koordinater", g.kind, pts.len())),
+                _ => return Err(format!("{at}: .{} har {} koordinater", g.kind, pts.len()).into()),
             };
             ewkt.push(wkt);
             o.properties
@@ -446,7 +478,7 @@ mod tests {
         )
         .unwrap();
         let c = from_sosi_geojson(&doc, Catalog::embedded(), "2026-11-22").unwrap();
-        let o = &c.registrer.objects[0];
+        let o = &c.register.objects[0];
         assert_eq!((o.type_id, o.temp_id.as_deref()), (95, Some("7")));
         assert!(o.location.is_none());
         let by_id = |id| o.properties.iter().find(|p| p.type_id == id).unwrap();
@@ -463,7 +495,7 @@ mod tests {
     fn sosi_file_converts_with_origo_and_unit() {
         let sosi = ".HODE\n..TEGNSETT ISO8859-1\n..TRANSPAR\n...KOORDSYS 23\n...ORIGO-NØ 7000000 200000\n...ENHET 0.010\n...VERT-DATUM NN54\n.PUNKT 1:\n..OBJTYPE Skiltpunkt_95\n..DATAFANGSTDATO 20150105\n..KVALITET 96 5 0 96 5\n..Oppsettingsutstyr_1876 2868\n..NØH\n4479700 6584700 1000\n.SLUTT\n";
         let c = from_sosi(sosi, Catalog::embedded(), "2026-11-22").unwrap();
-        let o = &c.registrer.objects[0];
+        let o = &c.register.objects[0];
         let g = &o
             .properties
             .iter()
@@ -484,12 +516,14 @@ mod tests {
             cat,
             "2026-01-01",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("KOORDSYS"), "{e}");
         assert!(from_sosi(".HODE\n.PUNKT 1:\n..OBJTYPE Skiltpunkt_95\n", cat, "x").is_err());
         let doc: Value = serde_json::json!({"type":"FeatureCollection","features":[{"properties":{"objekttypenavn":"Ukjent_999999"}}]});
         assert!(from_sosi_geojson(&doc, cat, "x")
             .unwrap_err()
+            .to_string()
             .contains("999999"));
         let doc: Value = serde_json::json!({"type":"Feature"});
         assert!(from_sosi_geojson(&doc, cat, "x").is_err());

@@ -4,7 +4,8 @@
 //!
 //! `model` (the changeset), `validate` (shape + catalogue/data checks → plan), `working`
 //! (base generation + edits → new tables), `apply` (plan → edits), `journal` (changesets on
-//! disk), `writer` (the single writer thread, publishing, recovery), `binary` (the binary
+//! disk), `writer` (the single writer thread, publishing, recovery), `priority` (the write side's
+//! thread priority), `binary` (the binary
 //! store), `convert` (SOSI and SOSI-GeoJSON to changesets).
 
 pub mod apply;
@@ -12,6 +13,7 @@ pub mod binary;
 pub mod convert;
 pub mod journal;
 pub mod model;
+pub mod priority;
 pub mod validate;
 pub mod working;
 pub mod writer;

@@ -20,14 +20,14 @@ pub struct Changeset {
     pub effect_date: String,
     #[serde(rename = "datakatalogversjon", deserialize_with = "text")]
     pub catalogue_version: String,
-    #[serde(default, skip_serializing_if = "Part::is_empty")]
-    pub registrer: Part,
-    #[serde(default, skip_serializing_if = "Part::is_empty")]
-    pub oppdater: Part,
-    #[serde(default, skip_serializing_if = "Part::is_empty")]
-    pub korriger: Part,
-    #[serde(default, skip_serializing_if = "Part::is_empty")]
-    pub slett: Part,
+    #[serde(rename = "registrer", default, skip_serializing_if = "Part::is_empty")]
+    pub register: Part,
+    #[serde(rename = "oppdater", default, skip_serializing_if = "Part::is_empty")]
+    pub update: Part,
+    #[serde(rename = "korriger", default, skip_serializing_if = "Part::is_empty")]
+    pub correct: Part,
+    #[serde(rename = "slett", default, skip_serializing_if = "Part::is_empty")]
+    pub delete: Part,
     #[serde(
         rename = "delvisOppdater",
         default,
@@ -49,55 +49,17 @@ pub struct Changeset {
     pub responsible: Option<String>,
 }
 
-/// The six operations, in the order the writer applies them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Operation {
-    Register,
-    Update,
-    Correct,
-    PartialUpdate,
-    PartialCorrect,
-    Delete,
-}
-
-impl Operation {
-    pub const ALL: [Operation; 6] = [
-        Operation::Register,
-        Operation::Update,
-        Operation::Correct,
-        Operation::PartialUpdate,
-        Operation::PartialCorrect,
-        Operation::Delete,
-    ];
-    /// The changeset part's name in the API.
-    pub fn api_name(self) -> &'static str {
-        match self {
-            Operation::Register => "registrer",
-            Operation::Update => "oppdater",
-            Operation::Correct => "korriger",
-            Operation::PartialUpdate => "delvisOppdater",
-            Operation::PartialCorrect => "delvisKorriger",
-            Operation::Delete => "slett",
-        }
-    }
-    /// Corrections rewrite history and need the korriger (or admin) role.
-    pub fn is_correction(self) -> bool {
-        matches!(self, Operation::Correct | Operation::PartialCorrect)
-    }
-    pub fn is_partial(self) -> bool {
-        matches!(self, Operation::PartialUpdate | Operation::PartialCorrect)
-    }
-}
+pub use crate::auth::operation::Operation;
 
 impl Changeset {
     pub fn part(&self, op: Operation) -> &Part {
         match op {
-            Operation::Register => &self.registrer,
-            Operation::Update => &self.oppdater,
-            Operation::Correct => &self.korriger,
+            Operation::Register => &self.register,
+            Operation::Update => &self.update,
+            Operation::Correct => &self.correct,
             Operation::PartialUpdate => &self.partial_update,
             Operation::PartialCorrect => &self.partial_correct,
-            Operation::Delete => &self.slett,
+            Operation::Delete => &self.delete,
         }
     }
     /// Every object with its operation, in application order.
@@ -333,30 +295,33 @@ pub enum Direction {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Location {
     #[serde(
+        rename = "punkt",
         default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "list"
     )]
-    pub punkt: Vec<PointPlacement>,
+    pub points: Vec<PointPlacement>,
     #[serde(
+        rename = "linje",
         default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "list"
     )]
-    pub linje: Vec<LinePlacement>,
+    pub lines: Vec<LinePlacement>,
     #[serde(
+        rename = "sving",
         default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "list"
     )]
-    pub sving: Vec<TurnPlacement>,
+    pub turns: Vec<TurnPlacement>,
     #[serde(rename = "operasjon", default, skip_serializing_if = "Option::is_none")]
     pub op: Option<PartialOp>,
 }
 
 impl Location {
     pub fn is_empty(&self) -> bool {
-        self.punkt.is_empty() && self.linje.is_empty() && self.sving.is_empty()
+        self.points.is_empty() && self.lines.is_empty() && self.turns.is_empty()
     }
 }
 
@@ -414,8 +379,10 @@ pub struct LinePlacement {
 pub struct TurnPlacement {
     #[serde(rename = "nodeId", deserialize_with = "number")]
     pub node_id: u64,
-    pub fra: PointPlacement,
-    pub til: PointPlacement,
+    #[serde(rename = "fra")]
+    pub from: PointPlacement,
+    #[serde(rename = "til")]
+    pub to: PointPlacement,
 }
 
 /// The `sidePosisjon` values of the XSD.
@@ -591,11 +558,11 @@ mod tests {
             "lokasjon":{"punkt":{"lenkeId":"1125766","posisjon":"0.3","retning":"MOT"},"linje":[]}}]}}"#;
         let c: Changeset = serde_json::from_str(text).unwrap();
         assert_eq!(c.catalogue_version, "2.01");
-        let o = &c.registrer.objects[0];
+        let o = &c.register.objects[0];
         assert_eq!((o.type_id, o.temp_id.as_deref()), (95, Some("1")));
         assert_eq!(o.properties[0].values, vec!["0,30".to_string()]);
         assert_eq!(o.properties[1].enum_ids, vec![2868]);
-        let p = &o.location.as_ref().unwrap().punkt[0];
+        let p = &o.location.as_ref().unwrap().points[0];
         assert_eq!(
             (p.link_id, p.position, p.direction),
             (1125766, 0.3, Some(Direction::Against))

@@ -14,13 +14,13 @@ use arrow_schema::DataType;
 
 use crate::catalog::{Catalog, ValueKind};
 use crate::error::{EngineError, Result};
-use crate::generate::values::Value;
 use crate::generation::Generation;
 use crate::geo::Coord3;
 use crate::index::bitmaps::RowChanges;
 use crate::snapshot::columns::{
     Days, DeletedTable, ObjectTable, PropertyColumn, Seconds, DIRECTION_AGAINST, DIRECTION_WITH,
 };
+use crate::value::Value;
 
 /// One placement of an object on a link, positions 0..1.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -6,12 +6,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::catalog::{datatype, PropertyType, ValueKind};
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
+pub use crate::value::Value;
 
 const WORDS: &[&str] = &[
     "Nordre", "Søndre", "Vestre", "Østre", "Gamle", "Nye", "Store", "Lille", "Øvre", "Nedre",

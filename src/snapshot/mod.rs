@@ -5,5 +5,6 @@ pub mod columns;
 pub mod manifest;
 pub mod parquet_read;
 pub mod parquet_write;
+pub mod plan;
 pub mod schema;
 pub mod store;

@@ -25,14 +25,9 @@ use crate::error::{EngineError, Result};
 
 pub const CURRENT_FILE: &str = "CURRENT";
 
-/// Named points between publishing steps. A test sets `VEGDB_FAIL_AT=<name>` to make the
-/// process abort there, and then checks what a restart sees.
-pub fn fail_point(name: &str) {
-    if std::env::var("VEGDB_FAIL_AT").is_ok_and(|v| v == name) {
-        eprintln!("fail point {name}: aborting");
-        std::process::abort();
-    }
-}
+/// Named points between publishing steps (`crate::failpoints`; only with the `failpoints`
+/// feature).
+pub use crate::failpoints::fail_point;
 
 pub fn generation_name(id: u64) -> String {
     format!("gen-{id:06}")

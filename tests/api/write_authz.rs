@@ -81,12 +81,12 @@ impl Subject {
     fn may_write(&self) -> bool {
         self.roles
             .iter()
-            .any(|r| matches!(r, Role::Skriv | Role::Korriger | Role::Admin))
+            .any(|r| matches!(r, Role::Write | Role::Correct | Role::Admin))
     }
     fn may_correct(&self) -> bool {
         self.roles
             .iter()
-            .any(|r| matches!(r, Role::Korriger | Role::Admin))
+            .any(|r| matches!(r, Role::Correct | Role::Admin))
     }
 }
 
@@ -357,25 +357,25 @@ fn subjects(a: u16) -> Vec<Subject> {
     vec![
         Subject {
             name: "fri",
-            roles: vec![Role::Skriv, Role::Korriger],
+            roles: vec![Role::Write, Role::Correct],
             types: None,
             kommuner: None,
         },
         Subject {
             name: "bare_kommune_a",
-            roles: vec![Role::Skriv, Role::Korriger],
+            roles: vec![Role::Write, Role::Correct],
             types: None,
             kommuner: Some(vec![a]),
         },
         Subject {
             name: "bare_type_95",
-            roles: vec![Role::Skriv, Role::Korriger],
+            roles: vec![Role::Write, Role::Correct],
             types: Some(vec![95]),
             kommuner: None,
         },
         Subject {
             name: "bare_skriv",
-            roles: vec![Role::Skriv],
+            roles: vec![Role::Write],
             types: None,
             kommuner: None,
         },
@@ -523,7 +523,7 @@ async fn rights_are_checked_again_at_start_and_while_processing() {
     };
     let before = Subject {
         name: "",
-        roles: vec![Role::Skriv, Role::Korriger],
+        roles: vec![Role::Write, Role::Correct],
         types: None,
         kommuner: None,
     };
@@ -571,11 +571,11 @@ async fn rights_are_checked_again_at_start_and_while_processing() {
         let after = match change {
             Change::Unchanged | Change::Removed => before.clone(),
             Change::OnlySensitive => Subject {
-                roles: vec![Role::Sensitiv],
+                roles: vec![Role::Sensitive],
                 ..before.clone()
             },
             Change::OnlySkriv => Subject {
-                roles: vec![Role::Skriv],
+                roles: vec![Role::Write],
                 ..before.clone()
             },
             Change::OtherMunicipality => Subject {

@@ -18,6 +18,8 @@ pub const WRITE: &str = "/nvdb/apiskriv/rest/v2";
 
 pub struct WriteServer {
     pub root: String,
+    /// (used by the tests that inject faults: `failpoints` feature)
+    #[cfg_attr(not(feature = "failpoints"), allow(dead_code))]
     pub writer: Arc<Writer>,
     pub client: reqwest::Client,
     pub store: Arc<GenerationStore>,
@@ -53,10 +55,10 @@ impl WriteServer {
             add_user(&users_path, name, roles, types, kommuner).expect("user")
         };
         let admin = add("admin", vec![Role::Admin], None, None);
-        let writer_token = add("skriver", vec![Role::Skriv], None, None);
-        let sensitive_token = add("leser", vec![Role::Sensitiv], None, None);
-        let limited_token = add("bare95", vec![Role::Skriv], Some(vec![95]), None);
-        let elsewhere_token = add("annenkommune", vec![Role::Skriv], None, Some(vec![9999]));
+        let writer_token = add("skriver", vec![Role::Write], None, None);
+        let sensitive_token = add("leser", vec![Role::Sensitive], None, None);
+        let limited_token = add("bare95", vec![Role::Write], Some(vec![95]), None);
+        let elsewhere_token = add("annenkommune", vec![Role::Write], None, Some(vec![9999]));
         let users = Arc::new(Users::open(&users_path).expect("users"));
         // the writer checks each changeset against its owner's rights as the file says then
         let writer = Writer::start_with_rights(data.clone(), store.clone(), users.rights_source())

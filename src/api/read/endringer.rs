@@ -153,8 +153,8 @@ pub async fn list_changes(
                 n.revision,
             )
             .metadata;
-            let sensitive =
-                crate::api::write::optional_user(&s, &headers).is_some_and(|u| u.sees_sensitive());
+            let sensitive = crate::auth::token::optional_user(&s.users, &headers)
+                .is_some_and(|u| u.sees_sensitive());
             let page = ChangedPage {
                 render: RenderOwned {
                     s: s.clone(),

@@ -17,7 +17,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::xml::DOMAIN_NS;
-use super::{caller, read_body, writer, Fault, Format};
+use super::{caller, read_body, writer, Fault};
 use crate::api::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -34,11 +34,10 @@ pub struct StoredBinary<'a> {
     pub href: &'a str,
 }
 
-fn too_large(limit: usize, f: Format) -> Fault {
-    Fault::new(
+fn too_large(limit: usize) -> Fault {
+    Fault::status(
         StatusCode::PAYLOAD_TOO_LARGE,
         format!("Binærdata er større enn grensen på {limit} byte"),
-        f,
     )
 }
 
@@ -48,13 +47,12 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
     let c = caller(&state, &headers)?;
     let f = c.format;
     if !c.user.may_write() {
-        return Err(Fault::new(
+        return Err(Fault::status(
             StatusCode::FORBIDDEN,
             format!("Brukeren {} har ikke skriverett", c.user.name),
-            f,
         ));
     }
-    let w = writer(&state, f)?.clone();
+    let w = writer(&state)?.clone();
     let limit = state.config.max_binary_bytes;
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -62,7 +60,7 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
         .and_then(|v| v.parse::<usize>().ok());
     // multipart adds a little framing around the file
     if declared.is_some_and(|n| n > limit + 64 * 1024) {
-        return Err(too_large(limit, f));
+        return Err(too_large(limit));
     }
     let content_type = headers
         .get(header::CONTENT_TYPE)
@@ -75,13 +73,13 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
     {
         let mut mp = Multipart::from_request(req, &state)
             .await
-            .map_err(|e| Fault::bad(format!("Ugyldig multipart/form-data: {e}"), f))?;
+            .map_err(|e| Fault::bad(format!("Ugyldig multipart/form-data: {e}")))?;
         // the first part with a file name, else the first part
         let mut found: Option<(Vec<u8>, String)> = None;
         while let Some(mut field) = mp
             .next_field()
             .await
-            .map_err(|e| Fault::bad(format!("Ugyldig multipart/form-data: {e}"), f))?
+            .map_err(|e| Fault::bad(format!("Ugyldig multipart/form-data: {e}")))?
         {
             let is_file = field.file_name().is_some();
             if found.is_some() && !is_file {
@@ -95,10 +93,10 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
             while let Some(chunk) = field
                 .chunk()
                 .await
-                .map_err(|e| Fault::bad(format!("Ugyldig multipart/form-data: {e}"), f))?
+                .map_err(|e| Fault::bad(format!("Ugyldig multipart/form-data: {e}")))?
             {
                 if data.len() + chunk.len() > limit {
-                    return Err(too_large(limit, f));
+                    return Err(too_large(limit));
                 }
                 data.extend_from_slice(&chunk);
             }
@@ -107,12 +105,12 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
                 break;
             }
         }
-        found.ok_or_else(|| Fault::bad("multipart/form-data uten fil", f))?
+        found.ok_or_else(|| Fault::bad("multipart/form-data uten fil"))?
     } else {
         let body: Body = req.into_body();
-        let bytes = read_body(body, limit, f).await.map_err(|e| {
+        let bytes = read_body(body, limit).await.map_err(|e| {
             if e.status == StatusCode::PAYLOAD_TOO_LARGE {
-                too_large(limit, f)
+                too_large(limit)
             } else {
                 e
             }
@@ -120,10 +118,10 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
         (bytes.to_vec(), content_type)
     };
     if bytes.is_empty() {
-        return Err(Fault::bad("Binærdata er tom", f));
+        return Err(Fault::bad("Binærdata er tom"));
     }
     let uploader = c.user.name.clone();
-    let id = super::blocking(f, move || w.binaries.put(&bytes, &stored_type, &uploader)).await?;
+    let id = super::blocking(move || w.binaries.put(&bytes, &stored_type, &uploader)).await?;
     let href = format!("{}{}/binaer/{id}", state.public_url(), super::WRITE_BASE);
     let mut r = super::document_response(
         StatusCode::CREATED,
@@ -148,11 +146,10 @@ pub async fn get_binary(
     Path(id): Path<String>,
 ) -> Result<Response, Fault> {
     let c = caller(&state, &headers)?;
-    let f = c.format;
-    let w = writer(&state, f)?.clone();
+    let w = writer(&state)?.clone();
     let id2 = id.clone();
     let (admin, name) = (c.user.is_admin(), c.user.name.clone());
-    let found = super::blocking(f, move || {
+    let found = super::blocking(move || {
         if admin || w.binaries.may_read(&id2, &name) {
             w.binaries.get(&id2)
         } else {
@@ -161,10 +158,9 @@ pub async fn get_binary(
     })
     .await?;
     let Some((bytes, ct)) = found else {
-        return Err(Fault::new(
+        return Err(Fault::status(
             StatusCode::NOT_FOUND,
             format!("Binærressurs {id} finnes ikke"),
-            f,
         ));
     };
     let mut r = (StatusCode::OK, bytes).into_response();

@@ -36,10 +36,10 @@ pub async fn post_sosi_geojson(
 ) -> Result<Response, Fault> {
     let c = caller(&state, &headers)?;
     let f = c.format;
-    let bytes = read_body(body, state.config.max_changeset_bytes, f).await?;
+    let bytes = read_body(body, state.config.max_changeset_bytes).await?;
     let doc: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| Fault::bad(format!("Ugyldig JSON: {e}"), f))?;
-    let cs = from_sosi_geojson(&doc, state.catalog(), &today()).map_err(|m| Fault::bad(m, f))?;
+        serde_json::from_slice(&bytes).map_err(|e| Fault::bad(format!("Ugyldig JSON: {e}")))?;
+    let cs = from_sosi_geojson(&doc, state.catalog(), &today()).map_err(Fault::bad)?;
     respond(&cs, f)
 }
 
@@ -52,8 +52,8 @@ pub async fn post_sosi(
     // the body is SOSI text, so the answer is JSON unless Accept asks for XML
     let c = caller(&state, &headers)?;
     let f = c.format;
-    let bytes = read_body(body, state.config.max_changeset_bytes, f).await?;
+    let bytes = read_body(body, state.config.max_changeset_bytes).await?;
     let text = decode_sosi(&bytes);
-    let cs = from_sosi(&text, state.catalog(), &today()).map_err(|m| Fault::bad(m, f))?;
+    let cs = from_sosi(&text, state.catalog(), &today()).map_err(Fault::bad)?;
     respond(&cs, f)
 }

@@ -7,7 +7,7 @@
 //! root (`self.apiurl`); vegdb answers that like the POST (without the headers `/` is 404).
 //!
 //! - 200 `{"tokenId", "successUrl", "realm"}`: the token is a session of the user (see
-//!   [`crate::users::Users::login`]: 8 hours, in memory), accepted by the write API (cookie or
+//!   [`crate::auth::users::Users::login`]: 8 hours, in memory), accepted by the write API (cookie or
 //!   Bearer) and by read requests for sensitive values.
 //! - 401 `{"code": 401, "reason": "Unauthorized", "message": "Authentication Failed"}` (OpenAM's
 //!   shape) for a missing or unknown name, a user without password or a wrong password alike.
@@ -24,7 +24,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{json_response, presented_token, AppState};
-use crate::users::LoginError;
+use crate::auth::users::LoginError;
 
 /// The OpenAM REST login path (relative to the server root, as the clients build it).
 pub const AUTHENTICATE: &str = "/openam/json/authenticate";

@@ -8,6 +8,7 @@
 //! user without the right).
 
 pub mod binaer;
+pub mod documents;
 pub mod endringssett;
 pub mod konverter;
 pub mod login;
@@ -19,20 +20,15 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 
 use super::AppState;
-use crate::changeset::writer::Writer;
-use crate::users::User;
+use crate::auth::users::User;
+use crate::changeset::writer::{StateError, Writer};
 use xml::FAULT_NS;
 
 /// The canonical write base and its aliases.
 pub const WRITE_BASE: &str = "/nvdb/apiskriv/rest/v2";
 pub const WRITE_ALIASES: [&str; 2] = ["/nvdb/apiskriv/v2", "/registry/apiskriv/rest/v2"];
 
-/// Cookie names of SVV's OpenAM in production, test and development.
-pub const SSO_COOKIES: [&str; 3] = [
-    "iPlanetDirectoryProOAM",
-    "iPlanetDirectoryProOAMTP",
-    "iPlanetDirectoryProOAMutv",
-];
+pub use crate::auth::token::{presented_token, SSO_COOKIES};
 
 /// The write routes; `documentation` (the `/openapi.json` route, assembled by `api::openapi`
 /// above this module) is merged in so it shares the write API's 405 fault.
@@ -43,13 +39,13 @@ pub fn routes(documentation: Router<AppState>) -> Router<AppState> {
         .merge(konverter::routes())
         .merge(documentation)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(negotiate_faults))
 }
 
-async fn method_not_allowed(headers: HeaderMap, method: axum::http::Method) -> Fault {
-    Fault::new(
+async fn method_not_allowed(method: axum::http::Method) -> Fault {
+    Fault::status(
         StatusCode::METHOD_NOT_ALLOWED,
         format!("Metoden {method} støttes ikke for denne ressursen"),
-        response_format(&headers),
     )
 }
 
@@ -99,66 +95,84 @@ pub fn response_format(headers: &HeaderMap) -> Format {
     }
 }
 
-/// A write-API error: status + fault entity.
+/// A write-API error: status + fault entity. Handlers build it without a format: the
+/// `negotiate_faults` layer on every write route renders it in the format the request
+/// negotiated (`response_format`), decided once per request. `Fault::new` with an explicit
+/// format is for answers outside those routes (the request guard).
 #[derive(Debug)]
 pub struct Fault {
     pub status: StatusCode,
     pub message: String,
-    pub format: Format,
+    /// None: the negotiated format (JSON where no layer decides it).
+    pub format: Option<Format>,
 }
 
 impl Fault {
-    pub fn new(status: StatusCode, message: impl Into<String>, format: Format) -> Fault {
+    /// A fault with status and message; the layer chooses the format.
+    pub fn status(status: StatusCode, message: impl Into<String>) -> Fault {
         Fault {
             status,
             message: message.into(),
-            format,
+            format: None,
         }
     }
-    pub fn bad(message: impl Into<String>, format: Format) -> Fault {
-        Fault::new(StatusCode::BAD_REQUEST, message, format)
+    /// A fault in a given format (answers outside the write routes).
+    pub fn new(status: StatusCode, message: impl Into<String>, format: Format) -> Fault {
+        Fault {
+            format: Some(format),
+            ..Fault::status(status, message)
+        }
     }
-    pub fn internal(e: impl std::fmt::Display, format: Format) -> Fault {
+    /// 400 with the problem's text (a message, or a typed error of the request's content).
+    pub fn bad(problem: impl std::fmt::Display) -> Fault {
+        Fault::status(StatusCode::BAD_REQUEST, problem.to_string())
+    }
+    pub fn internal(e: impl std::fmt::Display) -> Fault {
         tracing::error!(error = %e, "internal error in the write API");
-        Fault::new(
+        Fault::status(
             StatusCode::INTERNAL_SERVER_ERROR,
             "Uventet feil på tjenesten",
-            format,
         )
     }
-}
-
-/// 507 message when a registration or state change cannot be stored for lack of space.
-pub const STORAGE_FULL_MESSAGE: &str = "Lagringsplassen til tjenesten er full, så forespørselen ble ikke lagret. Prøv igjen senere; endringssett som allerede behandles, fortsetter av seg selv når det er plass igjen";
-
-impl Fault {
     /// An engine error on the write path: 507 Insufficient Storage when the disk is full or a
     /// quota is reached (nothing was stored; the client may retry), else 500.
-    pub fn engine(e: crate::error::EngineError, format: Format) -> Fault {
+    pub fn engine(e: crate::error::EngineError) -> Fault {
         if crate::durable::is_storage_full(&e) {
             tracing::warn!(error = %e, "write refused: no space left");
-            Fault::new(
-                StatusCode::INSUFFICIENT_STORAGE,
-                STORAGE_FULL_MESSAGE,
-                format,
-            )
+            Fault::status(StatusCode::INSUFFICIENT_STORAGE, STORAGE_FULL_MESSAGE)
         } else {
-            Fault::internal(e, format)
+            Fault::internal(e)
         }
     }
-}
+    /// A changeset state change the writer refused.
+    pub fn state(e: StateError, id: &str, action: &str) -> Fault {
+        match e {
+            StateError::NotFound => Fault::status(
+                StatusCode::NOT_FOUND,
+                format!("Endringssett {id} finnes ikke"),
+            ),
+            StateError::Conflict(p) => Fault::status(
+                StatusCode::CONFLICT,
+                format!(
+                    "Endringssett {id} kan ikke {action}: fremdrift er {}",
+                    p.api_name()
+                ),
+            ),
+            StateError::Engine(e) => Fault::engine(e),
+        }
+    }
 
-impl IntoResponse for Fault {
-    fn into_response(self) -> Response {
+    /// The response in format `f`.
+    fn render(&self, f: Format) -> Response {
         let doc = FaultDoc {
             message: &self.message,
         };
-        let body = match self.format {
+        let body = match f {
             Format::Json => serde_json::to_vec(&doc).map_err(|e| e.to_string()),
             Format::Xml => xml::document("fault", FAULT_NS, &doc).map_err(|e| e.to_string()),
         };
         let mut r = (self.status, body.expect("a text message always serializes")).into_response();
-        set_content_type(&mut r, self.format);
+        set_content_type(&mut r, f);
         if self.status == StatusCode::UNAUTHORIZED {
             r.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
@@ -166,6 +180,41 @@ impl IntoResponse for Fault {
             );
         }
         r
+    }
+}
+
+/// 507 message when a registration or state change cannot be stored for lack of space.
+pub const STORAGE_FULL_MESSAGE: &str = "Lagringsplassen til tjenesten er full, så forespørselen ble ikke lagret. Prøv igjen senere; endringssett som allerede behandles, fortsetter av seg selv når det er plass igjen";
+
+/// A fault waiting for the negotiated format (response extension).
+#[derive(Clone)]
+struct PendingFault(std::sync::Arc<Fault>);
+
+impl IntoResponse for Fault {
+    fn into_response(self) -> Response {
+        match self.format {
+            Some(f) => self.render(f),
+            None => {
+                let mut r = self.render(Format::Json);
+                r.extensions_mut()
+                    .insert(PendingFault(std::sync::Arc::new(self)));
+                r
+            }
+        }
+    }
+}
+
+/// The write routes' layer: a fault without a format is rendered in the format the request
+/// negotiated (Accept, else the body's Content-Type).
+async fn negotiate_faults(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let format = response_format(request.headers());
+    let response = next.run(request).await;
+    match response.extensions().get::<PendingFault>() {
+        Some(PendingFault(fault)) if format != Format::Json => fault.render(format),
+        _ => response,
     }
 }
 
@@ -185,7 +234,7 @@ pub fn json_response<T: serde::Serialize + ?Sized>(status: StatusCode, value: &T
             set_content_type(&mut r, Format::Json);
             r
         }
-        Err(e) => Fault::internal(e, Format::Json).into_response(),
+        Err(e) => Fault::internal(e).into_response(),
     }
 }
 
@@ -207,7 +256,7 @@ pub fn document_response<T: serde::Serialize + ?Sized>(
             set_content_type(&mut r, f);
             r
         }
-        Err(e) => Fault::internal(e, f).into_response(),
+        Err(e) => Fault::internal(e).into_response(),
     }
 }
 
@@ -224,38 +273,6 @@ pub struct Caller {
     pub format: Format,
 }
 
-/// The token a request presents (Bearer header or SSO cookie).
-pub fn presented_token(headers: &HeaderMap) -> Option<String> {
-    if let Some(auth) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    {
-        // auth schemes are case-insensitive (RFC 7235 section 2.1): Bearer, bearer, BEARER
-        if let Some((scheme, t)) = auth.trim_start().split_once([' ', '\t']) {
-            if scheme.eq_ignore_ascii_case("bearer") && !t.trim().is_empty() {
-                return Some(t.trim().to_string());
-            }
-        }
-    }
-    for cookie in headers.get_all(header::COOKIE) {
-        let Ok(text) = cookie.to_str() else { continue };
-        for pair in text.split(';') {
-            if let Some((k, v)) = pair.trim().split_once('=') {
-                if SSO_COOKIES.contains(&k.trim()) {
-                    return Some(v.trim().trim_matches('"').to_string());
-                }
-            }
-        }
-    }
-    None
-}
-
-/// The user behind a request, if it presents valid credentials (read requests use this to
-/// show sensitive values).
-pub fn optional_user(state: &AppState, headers: &HeaderMap) -> Option<User> {
-    presented_token(headers).and_then(|t| state.users.authenticate(&t))
-}
-
 /// Check `X-Client` and credentials.
 pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, Fault> {
     let format = response_format(headers);
@@ -265,25 +282,17 @@ pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, Fault> {
         .map(str::trim)
         .filter(|c| !c.is_empty())
         .ok_or_else(|| {
-            Fault::bad(
-                "Mangler header X-Client: oppgi navnet på klienten som sender forespørselen",
-                format,
-            )
+            Fault::bad("Mangler header X-Client: oppgi navnet på klienten som sender forespørselen")
         })?;
     let token = presented_token(headers).ok_or_else(|| {
-        Fault::new(
+        Fault::status(
             StatusCode::UNAUTHORIZED,
-            "Mangler innlogging: send Authorization: Bearer <token> eller informasjonskapselen iPlanetDirectoryProOAM",
-            format,
-        )
+            "Mangler innlogging: send Authorization: Bearer <token> eller informasjonskapselen iPlanetDirectoryProOAM")
     })?;
-    let user = state.users.authenticate(&token).ok_or_else(|| {
-        Fault::new(
-            StatusCode::UNAUTHORIZED,
-            "Ugyldig eller utløpt token",
-            format,
-        )
-    })?;
+    let user = state
+        .users
+        .authenticate(&token)
+        .ok_or_else(|| Fault::status(StatusCode::UNAUTHORIZED, "Ugyldig eller utløpt token"))?;
     Ok(Caller {
         user,
         client: client.to_string(),
@@ -291,12 +300,11 @@ pub fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, Fault> {
     })
 }
 
-pub fn writer(state: &AppState, format: Format) -> Result<&std::sync::Arc<Writer>, Fault> {
+pub fn writer(state: &AppState) -> Result<&std::sync::Arc<Writer>, Fault> {
     state.writer.as_ref().ok_or_else(|| {
-        Fault::new(
+        Fault::status(
             StatusCode::SERVICE_UNAVAILABLE,
             "Skrivegrensesnittet er ikke aktivert på denne tjenesten",
-            format,
         )
     })
 }
@@ -304,30 +312,28 @@ pub fn writer(state: &AppState, format: Format) -> Result<&std::sync::Arc<Writer
 /// Run blocking engine work (disk, fsync) off the async workers; its errors are ours (500, or
 /// 507 when the disk is full).
 pub async fn blocking<T: Send + 'static>(
-    format: Format,
     work: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
 ) -> Result<T, Fault> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| Fault::internal(e, format))?
-        .map_err(|e| Fault::engine(e, format))
+        .map_err(Fault::internal)?
+        .map_err(Fault::engine)
 }
 
 /// Run heavy write-side work (parsing and journalling large changesets) on the writer's
 /// low-priority background thread, so it never competes with readers for a core.
 pub async fn in_background<T: Send + 'static>(
-    format: Format,
     work: impl FnOnce() -> Result<T, Fault> + Send + 'static,
 ) -> Result<T, Fault> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     crate::changeset::writer::background_pool().spawn(move || {
         let _ = tx.send(work());
     });
-    rx.await.map_err(|e| Fault::internal(e, format))?
+    rx.await.map_err(Fault::internal)?
 }
 
 /// Read a request body up to `limit` bytes (413 beyond).
-pub async fn read_body(body: Body, limit: usize, format: Format) -> Result<Bytes, Fault> {
+pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, Fault> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {
         // axum wraps http-body-util's LengthLimitError ("length limit exceeded")
         let mut too_large = false;
@@ -337,13 +343,74 @@ pub async fn read_body(body: Body, limit: usize, format: Format) -> Result<Bytes
             source = s.source();
         }
         if too_large {
-            Fault::new(
+            Fault::status(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!("Forespørselen er større enn grensen på {limit} byte"),
-                format,
             )
         } else {
-            Fault::bad(format!("Kunne ikke lese forespørselen: {e}"), format)
+            Fault::bad(format!("Kunne ikke lese forespørselen: {e}"))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    /// A route that fails without naming a format, behind the write routes' layer.
+    fn app() -> Router {
+        Router::new()
+            .route(
+                "/x",
+                axum::routing::get(|| async { Fault::bad("Ugyldig <x> & y") }),
+            )
+            .layer(axum::middleware::from_fn(negotiate_faults))
+    }
+
+    async fn get(headers: &[(&str, &str)]) -> (StatusCode, String, String) {
+        let mut req = Request::get("/x");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let r = app()
+            .oneshot(req.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = r.status();
+        let ct = r.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_string();
+        let body = r.into_body().collect().await.unwrap().to_bytes();
+        (status, ct, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    /// The layer renders a fault in the negotiated format: Accept, else the body's type, else
+    /// JSON; an explicit format is kept.
+    #[tokio::test]
+    async fn faults_take_the_negotiated_format() {
+        let (st, ct, body) = get(&[]).await;
+        assert_eq!(st, StatusCode::BAD_REQUEST);
+        assert!(ct.starts_with("application/json"), "{ct}");
+        assert_eq!(body, r#"{"message":"Ugyldig <x> & y"}"#);
+        for headers in [
+            &[("Accept", "application/xml")][..],
+            &[("Content-Type", "application/xml")][..],
+            &[("Accept", "text/xml, application/json")][..],
+        ] {
+            let (st, ct, body) = get(headers).await;
+            assert_eq!(st, StatusCode::BAD_REQUEST);
+            assert!(ct.starts_with("application/xml"), "{headers:?}: {ct}");
+            let (root, v) = xml::parse(body.as_bytes()).unwrap();
+            assert_eq!(root, "fault");
+            assert_eq!(v["message"], "Ugyldig <x> & y");
+            assert!(body.contains(FAULT_NS), "{body}");
+        }
+        let explicit = Fault::new(StatusCode::CONFLICT, "m", Format::Xml).into_response();
+        assert_eq!(explicit.status(), StatusCode::CONFLICT);
+        assert!(explicit.extensions().get::<PendingFault>().is_none());
+    }
 }

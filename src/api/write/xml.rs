@@ -23,6 +23,23 @@ use quick_xml::events::Event;
 use quick_xml::Reader;
 use serde_json::{Map, Value};
 
+/// Why an XML request body cannot be read: the fault message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct XmlError(String);
+
+impl From<String> for XmlError {
+    fn from(message: String) -> Self {
+        XmlError(message)
+    }
+}
+
+impl From<&str> for XmlError {
+    fn from(message: &str) -> Self {
+        XmlError(message.to_string())
+    }
+}
+
 pub const DOMAIN_NS: &str = "http://nvdb.vegvesen.no/apiskriv/domain/v2";
 pub const FAULT_NS: &str = "http://nvdb.vegvesen.no/apiskriv/fault/v1";
 /// Deepest element nesting accepted (a changeset needs 8).
@@ -44,7 +61,7 @@ fn local(s: &str) -> String {
     }
 }
 
-fn open(e: &quick_xml::events::BytesStart) -> Result<Element, String> {
+fn open(e: &quick_xml::events::BytesStart) -> Result<Element, XmlError> {
     let mut fields = Map::new();
     for a in e.attributes() {
         let a = a.map_err(|e| format!("ugyldig XML-attributt: {e}"))?;
@@ -99,7 +116,7 @@ fn add_child(parent: &mut Element, name: String, value: Value) {
 }
 
 /// Parse an XML document into (root element name, value).
-pub fn parse(bytes: &[u8]) -> Result<(String, Value), String> {
+pub fn parse(bytes: &[u8]) -> Result<(String, Value), XmlError> {
     let text =
         std::str::from_utf8(bytes).map_err(|_| "XML-dokumentet er ikke UTF-8".to_string())?;
     let mut reader = Reader::from_str(text);
@@ -153,7 +170,7 @@ pub fn parse(bytes: &[u8]) -> Result<(String, Value), String> {
                     } else if let Some(s) = quick_xml::escape::resolve_predefined_entity(&r) {
                         el.text.push_str(s);
                     } else {
-                        return Err(format!("ukjent XML-entitet &{};", &*r));
+                        return Err(format!("ukjent XML-entitet &{};", &*r).into());
                     }
                 }
             }
@@ -303,12 +320,12 @@ mod tests {
         let (root, v) = parse(xml.as_bytes()).unwrap();
         assert_eq!(root, "endringssett");
         let c: crate::changeset::model::Changeset = serde_json::from_value(v).unwrap();
-        let o = &c.registrer.objects[0];
+        let o = &c.register.objects[0];
         assert_eq!(o.type_id, 95);
         assert_eq!(o.properties.len(), 2);
         assert_eq!(o.properties[1].enum_ids, vec![2868]);
         assert_eq!(o.associations[0].temp_ids, vec!["2", "3"]);
-        assert_eq!(o.location.as_ref().unwrap().punkt[0].link_id, 1125766);
+        assert_eq!(o.location.as_ref().unwrap().points[0].link_id, 1125766);
     }
 
     #[test]

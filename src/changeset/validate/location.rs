@@ -1,21 +1,80 @@
 //! Locations against the type's stedfesting and the road network; municipality rights.
 
-use super::{Context, ObjectCheck, Outcome};
+use super::object::{ObjectCheck, Validator};
+use super::{Code, Step};
 use crate::catalog::{ObjectType, Placement as Stedfesting};
-use crate::changeset::model::{Direction, Location};
+use crate::changeset::model::{Direction, Location, Operation, PartialOp, RoadObject};
 use crate::changeset::working::{Placement, Working};
 
-/// Does the user have the right in every municipality `placements` lie in? `what` names the
-/// placement in the message (the object's current location, its new one, a daughter's).
-pub(super) fn check_municipalities(
+impl Validator<'_, '_> {
+    /// The object's new location (removed, replaced, or required for a new object), unless
+    /// the validator was told to skip locations.
+    pub(super) fn check_location(
+        &self,
+        check: &mut ObjectCheck,
+        op: Operation,
+        t: &ObjectType,
+        o: &RoadObject,
+        step: &mut Step,
+    ) {
+        if self.ctx.skip_location {
+            return;
+        }
+        match &o.location {
+            Some(l) if l.op == Some(PartialOp::Slett) => {
+                if t.placement != Stedfesting::Ingen {
+                    check.error(
+                        Code::MissingLocation,
+                        format!("{} ({}) må ha lokasjon; den kan ikke slettes", t.name, t.id),
+                        None,
+                    );
+                } else {
+                    step.placements = Some(Vec::new());
+                }
+            }
+            Some(l) if !l.is_empty() => {
+                if let Some(p) = placements(self.work, check, t, l) {
+                    self.check_municipalities(check, &p, "ny stedfesting");
+                    step.placements = Some(p);
+                }
+            }
+            _ => {
+                if op == Operation::Register && t.placement != Stedfesting::Ingen {
+                    check.error(
+                        Code::MissingLocation,
+                        format!(
+                            "{} ({}) har stedfesting {:?} og må ha lokasjon",
+                            t.name, t.id, t.placement
+                        ),
+                        None,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Does the user have the right in every municipality `placements` lie in? `what` names
+    /// the placement in the message (the object's current location, its new one, a
+    /// daughter's).
+    pub(super) fn check_municipalities(
+        &self,
+        check: &mut ObjectCheck,
+        placements: &[Placement],
+        what: &str,
+    ) -> bool {
+        municipalities_allowed(self.work, self.ctx.rights, check, placements, what)
+    }
+}
+
+/// `check_municipalities` for callers outside a `Validator` (cascading deletes).
+pub(super) fn municipalities_allowed(
     work: &Working,
-    ctx: &Context,
+    rights: &crate::auth::Rights,
     check: &mut ObjectCheck,
     placements: &[Placement],
     what: &str,
-    out: &mut Outcome,
 ) -> bool {
-    let Some(allowed) = &ctx.rights.municipalities else {
+    let Some(allowed) = &rights.municipalities else {
         return true;
     };
     let n = &work.base.network;
@@ -23,12 +82,9 @@ pub(super) fn check_municipalities(
         for row in n.rows_overlapping(p.link_id, p.from.min(p.to), p.from.max(p.to)) {
             let m = n.municipality[row];
             if !allowed.contains(&m) {
-                out.unauthorized = true;
-                check.error(
-                    "MANGLER_TILGANG",
-                    format!("Brukeren har ikke skriverett i kommune {m} ({what})"),
-                    None,
-                );
+                check.denied(format!(
+                    "Brukeren har ikke skriverett i kommune {m} ({what})"
+                ));
                 return false;
             }
         }
@@ -36,30 +92,31 @@ pub(super) fn check_municipalities(
     true
 }
 
-pub(super) fn check_location(
+/// The placements of a location of the right kind, each on a known, non-connection link.
+fn placements(
     work: &Working,
     check: &mut ObjectCheck,
     t: &ObjectType,
     l: &Location,
 ) -> Option<Vec<Placement>> {
     let kind_ok = match t.placement {
-        Stedfesting::Punkt => l.linje.is_empty() && l.sving.is_empty() && l.punkt.len() == 1,
-        Stedfesting::Flerepunkt => l.linje.is_empty() && l.sving.is_empty(),
-        Stedfesting::Linje => l.punkt.is_empty() && l.sving.is_empty(),
-        Stedfesting::Sving => l.punkt.is_empty() && l.linje.is_empty(),
+        Stedfesting::Punkt => l.lines.is_empty() && l.turns.is_empty() && l.points.len() == 1,
+        Stedfesting::Flerepunkt => l.lines.is_empty() && l.turns.is_empty(),
+        Stedfesting::Linje => l.points.is_empty() && l.turns.is_empty(),
+        Stedfesting::Sving => l.points.is_empty() && l.lines.is_empty(),
         Stedfesting::Ingen => false,
     };
     if !kind_ok {
         check.error(
-            "UGYLDIG_STEDFESTING",
+            Code::InvalidPlacementKind,
             format!(
                 "{} ({}) har stedfesting {:?}; lokasjonen har {} punkt, {} linje og {} sving",
                 t.name,
                 t.id,
                 t.placement,
-                l.punkt.len(),
-                l.linje.len(),
-                l.sving.len()
+                l.points.len(),
+                l.lines.len(),
+                l.turns.len()
             ),
             None,
         );
@@ -71,13 +128,17 @@ pub(super) fn check_location(
         let n = &work.base.network;
         let rows = n.rows_of_link(link);
         if rows.is_empty() {
-            check.error("UKJENT_LENKE", format!("Veglenke {link} finnes ikke"), None);
+            check.error(
+                Code::UnknownLink,
+                format!("Veglenke {link} finnes ikke"),
+                None,
+            );
             return false;
         }
         let in_range = |v: f64| v.is_finite() && (0.0..=1.0).contains(&v);
         if !in_range(from) || !in_range(to) || from > to {
             check.error(
-                "UGYLDIG_POSISJON",
+                Code::InvalidPosition,
                 format!(
                     "Posisjon {from}..{to} på veglenke {link} er utenfor [0, 1] eller fra > til"
                 ),
@@ -88,7 +149,7 @@ pub(super) fn check_location(
         let covering: Vec<usize> = n.rows_overlapping(link, from, to).collect();
         if covering.is_empty() {
             check.error(
-                "UGYLDIG_POSISJON",
+                Code::InvalidPosition,
                 format!("Veglenke {link} har ingen vegreferanse ved posisjon {from}..{to}"),
                 None,
             );
@@ -96,7 +157,7 @@ pub(super) fn check_location(
         }
         if covering.iter().any(|&r| n.is_connection[r]) {
             check.error(
-                "STEDFESTET_PÅ_KONNEKTERINGSLENKE",
+                Code::PlacedOnConnectionLink,
                 format!("Veglenke {link} er en konnekteringslenke"),
                 None,
             );
@@ -110,7 +171,7 @@ pub(super) fn check_location(
         });
         true
     };
-    for p in &l.punkt {
+    for p in &l.points {
         ok &= one(
             check,
             p.link_id,
@@ -119,7 +180,7 @@ pub(super) fn check_location(
             p.direction == Some(Direction::Against),
         );
     }
-    for p in &l.linje {
+    for p in &l.lines {
         ok &= one(
             check,
             p.link_id,
@@ -128,8 +189,8 @@ pub(super) fn check_location(
             p.direction == Some(Direction::Against),
         );
     }
-    for s in &l.sving {
-        for p in [&s.fra, &s.til] {
+    for s in &l.turns {
+        for p in [&s.from, &s.to] {
             ok &= one(
                 check,
                 p.link_id,

@@ -3,13 +3,14 @@
 
 use chrono::NaiveDate;
 
-use super::ObjectCheck;
+use super::object::ObjectCheck;
+use super::Code;
 use crate::catalog::{datatype, PropertyType, ValueKind};
 use crate::changeset::model::Property;
 use crate::error::{EngineError, Invalid};
-use crate::generate::values::Value;
 use crate::geo::srid::{to_storage, Srid};
 use crate::geo::Coord3;
+use crate::value::Value;
 
 fn digits_of(text: &str) -> usize {
     text.chars().filter(|c| c.is_ascii_digit()).count()
@@ -24,7 +25,7 @@ pub(super) fn property_value(
     let pid = Some(p.id);
     if !given.structs.is_empty() || !given.binaries.is_empty() {
         check.error(
-            "UGYLDIG_VERDI",
+            Code::InvalidValue,
             format!(
                 "{} ({}) har datatype {}; struktur og binær er ikke tillatt",
                 p.name, p.id, p.datatype_tekst
@@ -44,7 +45,7 @@ pub(super) fn property_value(
             Some(id) => Some(Value::Int(id as i64)),
             None => {
                 check.error(
-                    "UGYLDIG_ENUMVERDI",
+                    Code::InvalidEnumValue,
                     format!(
                         "{:?} er ikke en tillatt verdi for {} ({})",
                         given
@@ -63,7 +64,7 @@ pub(super) fn property_value(
     }
     if !given.enum_ids.is_empty() {
         check.error(
-            "UGYLDIG_VERDI",
+            Code::InvalidValue,
             format!("{} ({}) er ikke en enum-egenskap; bruk verdi", p.name, p.id),
             pid,
         );
@@ -75,7 +76,7 @@ pub(super) fn property_value(
             let text = raw.replace(',', ".");
             let Some(v) = text.parse::<f64>().ok().filter(|v| v.is_finite()) else {
                 check.error(
-                    "UGYLDIG_VERDI",
+                    Code::InvalidValue,
                     format!("'{raw}' er ikke et endelig tall ({}, {})", p.name, p.id),
                     pid,
                 );
@@ -91,7 +92,7 @@ pub(super) fn property_value(
             let mut ok = true;
             if decimals > allowed {
                 check.error(
-                    "FOR_MANGE_DESIMALER",
+                    Code::TooManyDecimals,
                     format!(
                         "{raw} har {decimals} desimaler; {} ({}) tillater {allowed}",
                         p.name, p.id
@@ -103,7 +104,7 @@ pub(super) fn property_value(
             if let Some(max) = p.max {
                 if v > max {
                     check.error(
-                        "STØRRE_ENN_ABSOLUTT_MAKSIMUM",
+                        Code::AboveAbsoluteMaximum,
                         format!(
                             "{raw} er større enn maksimum {max} for {} ({})",
                             p.name, p.id
@@ -116,7 +117,7 @@ pub(super) fn property_value(
             if let Some(min) = p.min {
                 if v < min {
                     check.error(
-                        "MINDRE_ENN_ABSOLUTT_MINIMUM",
+                        Code::BelowAbsoluteMinimum,
                         format!(
                             "{raw} er mindre enn minimum {min} for {} ({})",
                             p.name, p.id
@@ -129,7 +130,7 @@ pub(super) fn property_value(
             if let Some(fl) = p.field_length {
                 if digits_of(&text) > fl as usize {
                     check.error(
-                        "OVERSKRIDER_FELTLENGDE",
+                        Code::ExceedsFieldLength,
                         format!("{raw} har flere enn {fl} sifre ({}, {})", p.name, p.id),
                         pid,
                     );
@@ -169,7 +170,7 @@ pub(super) fn property_value(
             };
             let Some(text) = normalised else {
                 check.error(
-                    "UGYLDIG_VERDI",
+                    Code::InvalidValue,
                     format!(
                         "'{raw}' er ikke en gyldig verdi av datatype {} ({}, {})",
                         p.datatype_tekst, p.name, p.id
@@ -182,7 +183,7 @@ pub(super) fn property_value(
                 if let Some(fl) = p.field_length {
                     if text.chars().count() > fl as usize {
                         check.error(
-                            "OVERSKRIDER_FELTLENGDE",
+                            Code::ExceedsFieldLength,
                             format!(
                                 "Verdien har {} tegn; {} ({}) tillater {fl}",
                                 text.chars().count(),
@@ -200,9 +201,39 @@ pub(super) fn property_value(
     }
 }
 
+/// Why a geometry value was refused; `Display` is the UGYLDIG_GEOMETRI message.
+#[derive(Debug, thiserror::Error)]
+pub enum GeometryError {
+    /// An unknown srid or a coordinate outside it.
+    #[error("{0}")]
+    Coordinates(String),
+    #[error("Ugyldig WKT for {name} ({id}): {reason}")]
+    Wkt {
+        name: String,
+        id: u32,
+        reason: String,
+    },
+    #[error("Tomt punkt for {name} ({id})")]
+    EmptyPoint { name: String, id: u32 },
+    #[error("{name} ({id}) har datatype {datatype}; geometrien passer ikke (flater støttes ikke)")]
+    WrongKind {
+        name: String,
+        id: u32,
+        datatype: String,
+    },
+    #[error("{name} ({id}) har en koordinat som ikke er et endelig tall")]
+    NonFinite { name: String, id: u32 },
+}
+
+impl GeometryError {
+    fn coordinates(e: EngineError) -> GeometryError {
+        GeometryError::Coordinates(coordinate_message(e))
+    }
+}
+
 /// An EWKT geometry value (`srid=32633;POINT(x y)`, optionally with quality parameters before
 /// the WKT, as the converters write it) in storage coordinates.
-pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>, String> {
+pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>, GeometryError> {
     let text = given.values.first().map(String::as_str).unwrap_or("");
     let mut srid = Srid::Utm33Wgs84;
     let mut wkt_text = text.trim();
@@ -212,18 +243,25 @@ pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>,
             .strip_prefix("srid=")
             .or_else(|| part.strip_prefix("SRID="))
         {
-            srid = Srid::parse(code).map_err(coordinate_message)?;
+            srid = Srid::parse(code).map_err(GeometryError::coordinates)?;
         }
         wkt_text = part;
     }
-    let parsed: wkt::Wkt<f64> = wkt_text
-        .parse()
-        .map_err(|e| format!("Ugyldig WKT for {} ({}): {e}", p.name, p.id))?;
+    let named = || (p.name.clone(), p.id);
+    let parsed: wkt::Wkt<f64> = wkt_text.parse().map_err(|e: &str| {
+        let (name, id) = named();
+        GeometryError::Wkt {
+            name,
+            id,
+            reason: e.to_string(),
+        }
+    })?;
     let coords: Vec<(f64, f64, f64)> = match (&parsed, p.datatype) {
         (wkt::Wkt::Point(pt), datatype::GEOM_POINT) => {
-            let c = pt
-                .coord()
-                .ok_or_else(|| format!("Tomt punkt for {} ({})", p.name, p.id))?;
+            let c = pt.coord().ok_or_else(|| {
+                let (name, id) = named();
+                GeometryError::EmptyPoint { name, id }
+            })?;
             vec![(c.x, c.y, c.z.unwrap_or(0.0))]
         }
         (wkt::Wkt::LineString(l), datatype::GEOM_LINE) if l.coords().len() >= 2 => l
@@ -232,21 +270,21 @@ pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>,
             .map(|c| (c.x, c.y, c.z.unwrap_or(0.0)))
             .collect(),
         _ => {
-            return Err(format!(
-                "{} ({}) har datatype {}; geometrien passer ikke (flater støttes ikke)",
-                p.name, p.id, p.datatype_tekst
-            ))
+            let (name, id) = named();
+            return Err(GeometryError::WrongKind {
+                name,
+                id,
+                datatype: p.datatype_tekst.clone(),
+            });
         }
     };
     coords
         .into_iter()
         .map(|(x, y, z)| {
-            let (x, y) = to_storage(srid, x, y).map_err(coordinate_message)?;
+            let (x, y) = to_storage(srid, x, y).map_err(GeometryError::coordinates)?;
             if !(x.is_finite() && y.is_finite() && z.is_finite()) {
-                return Err(format!(
-                    "{} ({}) har en koordinat som ikke er et endelig tall",
-                    p.name, p.id
-                ));
+                let (name, id) = named();
+                return Err(GeometryError::NonFinite { name, id });
             }
             Ok([x, y, z])
         })

@@ -21,8 +21,8 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use crate::changeset::model::Operation;
-use crate::changeset::validate::Rights;
+use super::operation::Operation;
+use crate::auth::Rights;
 use crate::durable::write_atomically;
 use crate::error::{EngineError, Result};
 use crate::util::hex;
@@ -30,12 +30,18 @@ use crate::util::hex;
 pub const USERS_FILE: &str = "users.json";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
 pub enum Role {
-    Skriv,
-    Korriger,
+    /// `skriv`: registrer, oppdater, delvisOppdater, slett.
+    #[serde(rename = "skriv")]
+    Write,
+    /// `korriger`: also korriger and delvisKorriger.
+    #[serde(rename = "korriger")]
+    Correct,
+    #[serde(rename = "admin")]
     Admin,
-    Sensitiv,
+    /// `sensitiv`: reads sensitivitet-1 values.
+    #[serde(rename = "sensitiv")]
+    Sensitive,
 }
 
 impl Role {
@@ -74,16 +80,16 @@ impl User {
             return true;
         }
         if op.is_correction() {
-            self.has(Role::Korriger)
+            self.has(Role::Correct)
         } else {
-            self.has(Role::Skriv) || self.has(Role::Korriger)
+            self.has(Role::Write) || self.has(Role::Correct)
         }
     }
     pub fn may_write(&self) -> bool {
-        self.is_admin() || self.has(Role::Skriv) || self.has(Role::Korriger)
+        self.is_admin() || self.has(Role::Write) || self.has(Role::Correct)
     }
     pub fn sees_sensitive(&self) -> bool {
-        self.is_admin() || self.has(Role::Sensitiv)
+        self.is_admin() || self.has(Role::Sensitive)
     }
     pub fn rights(&self) -> Rights {
         if self.is_admin() {
@@ -250,7 +256,7 @@ impl Users {
     }
 
     /// Rights by user name as the file says at each call (for the writer).
-    pub fn rights_source(self: &Arc<Self>) -> crate::changeset::writer::RightsSource {
+    pub fn rights_source(self: &Arc<Self>) -> super::RightsSource {
         let users = self.clone();
         Arc::new(move |name: &str| users.by_name(name).map(|u| u.rights()))
     }
@@ -536,7 +542,7 @@ mod tests {
         let path = tmp.path().join(USERS_FILE);
         let users = Users::open(&path).unwrap();
         assert!(users.authenticate("x").is_none());
-        let token = add_user(&path, "kari", vec![Role::Skriv], Some(vec![95]), None).unwrap();
+        let token = add_user(&path, "kari", vec![Role::Write], Some(vec![95]), None).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains(&token));
         let u = users
@@ -555,7 +561,7 @@ mod tests {
     fn an_edit_that_keeps_size_and_mtime_is_noticed_at_once() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join(USERS_FILE);
-        let old = add_user(&path, "kari", vec![Role::Skriv], None, None).unwrap();
+        let old = add_user(&path, "kari", vec![Role::Write], None, None).unwrap();
         let users = Users::open(&path).unwrap();
         assert!(users.authenticate(&old).is_some());
         let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
@@ -593,9 +599,9 @@ mod login_tests {
     fn users_with_kari() -> (tempfile::TempDir, PathBuf, Users) {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join(USERS_FILE);
-        add_user(&path, "kari", vec![Role::Skriv], None, None).unwrap();
+        add_user(&path, "kari", vec![Role::Write], None, None).unwrap();
         set_password(&path, "kari", "hemmelig ø").unwrap();
-        add_user(&path, "tokenonly", vec![Role::Skriv], None, None).unwrap();
+        add_user(&path, "tokenonly", vec![Role::Write], None, None).unwrap();
         let users = Users::open(&path).unwrap();
         (tmp, path, users)
     }

@@ -1,0 +1,238 @@
+//! The single writer: one thread takes started changesets in start order, validates and
+//! applies them (a batch of those waiting at once) into a working state, writes the touched
+//! type partitions into a new generation (sharing the other files with the parent by hard
+//! link), publishes it crash-safely and swaps it in. Readers never wait for it.
+//!
+//! Recovery: a generation records the changesets it applied (manifest `changesets`) and their
+//! results (`changesets.json`, inside the generation, so results and data publish atomically).
+//! At startup, a started changeset found in the current generation is finished from that file;
+//! any other started one is queued again in start order. Nothing registered is ever dropped.
+//!
+//! `mod.rs` is the handle the API uses (queueing, state changes); `run` schedules batches,
+//! retries and failures on the writer thread; `process` validates and applies one batch;
+//! `publish` writes its generation (the layout is `snapshot::plan`'s) and collects garbage.
+
+mod process;
+mod publish;
+mod run;
+
+pub use super::priority::{background_pool, lower_priority, set_writer_priority, WriterPriority};
+pub use publish::{read_results, RESULTS_FILE};
+
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex};
+
+use super::journal::{Journal, Progress, Record, Transition};
+use super::model::Changeset;
+use super::validate::{validate, Context, Outcome};
+use super::working::Working;
+use crate::error::{EngineError, Result};
+use crate::generation::GenerationStore;
+use crate::snapshot::parquet_write::CHUNK_ROWS;
+use crate::snapshot::store::DataDir;
+
+/// Most changesets (and objects) one generation takes from the queue.
+pub const MAX_BATCH_CHANGESETS: usize = 64;
+pub const MAX_BATCH_OBJECTS: usize = 200_000;
+/// Threads of the writer's own rayon pool.
+pub const WRITER_THREADS: usize = 1;
+/// Generations kept on disk besides the current one.
+pub const KEEP_OLD_GENERATIONS: usize = 1;
+/// A batch that could not be published because the disk was full is tried again by itself
+/// this many times, after 1, 2, 4, … seconds (at most `MAX_RETRY_DELAY_S` apart; about 15
+/// minutes in all); after that it waits for `restart`.
+pub const MAX_AUTO_RETRIES: u32 = 20;
+pub const MAX_RETRY_DELAY_S: u64 = 60;
+
+/// Why a state change was refused.
+#[derive(Debug)]
+pub enum StateError {
+    NotFound,
+    /// The changeset is in a state that does not allow it.
+    Conflict(Progress),
+    Engine(EngineError),
+}
+
+impl From<EngineError> for StateError {
+    fn from(e: EngineError) -> Self {
+        StateError::Engine(e)
+    }
+}
+
+pub use crate::auth::RightsSource;
+
+/// Handle for the API: queue changesets, follow them.
+pub struct Writer {
+    pub journal: Arc<Journal>,
+    pub store: Arc<GenerationStore>,
+    pub data: DataDir,
+    pub binaries: Arc<super::binary::BinaryStore>,
+    queue: Mutex<Sender<String>>,
+    next_seq: Mutex<u64>,
+    chunk_rows: usize,
+    /// Make the next publish fail with an I/O-like error (tests of VENTER and restart).
+    #[cfg(any(test, feature = "failpoints"))]
+    fail_next_publish: std::sync::atomic::AtomicBool,
+    /// Current rights of a changeset's owner; without it (library use) the rights recorded at
+    /// registration apply.
+    owner_rights: Option<RightsSource>,
+}
+
+impl Writer {
+    /// Open the journal, recover interrupted work and start the writer thread.
+    pub fn start(data: DataDir, store: Arc<GenerationStore>) -> Result<Arc<Writer>> {
+        Self::start_with(data, store, CHUNK_ROWS)
+    }
+
+    /// As `start`, writing chunk files of `chunk_rows` rows (tests use small chunks).
+    pub fn start_with(
+        data: DataDir,
+        store: Arc<GenerationStore>,
+        chunk_rows: usize,
+    ) -> Result<Arc<Writer>> {
+        Self::start_full(data, store, chunk_rows, None)
+    }
+
+    /// As `start`, checking each changeset against its owner's rights as `rights` gives them
+    /// when it is processed (the server passes the users file).
+    pub fn start_with_rights(
+        data: DataDir,
+        store: Arc<GenerationStore>,
+        rights: RightsSource,
+    ) -> Result<Arc<Writer>> {
+        Self::start_full(data, store, CHUNK_ROWS, Some(rights))
+    }
+
+    fn start_full(
+        data: DataDir,
+        store: Arc<GenerationStore>,
+        chunk_rows: usize,
+        owner_rights: Option<RightsSource>,
+    ) -> Result<Arc<Writer>> {
+        let journal = Arc::new(Journal::open(data.root.join("changesets"))?);
+        let binaries = Arc::new(super::binary::BinaryStore::open(data.root.join("binaer"))?);
+        let (tx, rx) = mpsc::channel();
+        let writer = Arc::new(Writer {
+            next_seq: Mutex::new(journal.last_start_seq() + 1),
+            journal,
+            store,
+            data,
+            binaries,
+            queue: Mutex::new(tx),
+            chunk_rows: chunk_rows.max(1),
+            #[cfg(any(test, feature = "failpoints"))]
+            fail_next_publish: std::sync::atomic::AtomicBool::new(false),
+            owner_rights,
+        });
+        writer.recover()?;
+        let w = writer.clone();
+        std::thread::Builder::new()
+            .name("vegdb-writer".into())
+            .spawn(move || w.run(rx))
+            .map_err(|e| EngineError::Internal(format!("starting the writer thread: {e}")))?;
+        Ok(writer)
+    }
+
+    fn recover(&self) -> Result<()> {
+        let g = self.store.current();
+        let results = read_results(&g)?;
+        let mut pending: Vec<Record> = self
+            .journal
+            .list()
+            .into_iter()
+            .filter(|r| r.progress == Progress::Processing)
+            .collect();
+        pending.sort_by_key(|r| r.start_seq);
+        for r in pending {
+            if let Some(outcome) = results.get(&r.id) {
+                tracing::info!(changeset = %r.id, generation = g.id, "finishing a changeset published before a restart");
+                let outcome = outcome.clone();
+                let _ = self.journal.transition(
+                    &r.id,
+                    |_| true,
+                    |rec| {
+                        rec.progress = Progress::DoneAndVisible;
+                        rec.generation = Some(g.id);
+                        rec.outcome = Arc::new(outcome);
+                    },
+                )?;
+            } else {
+                tracing::info!(changeset = %r.id, "re-queueing a started changeset after a restart");
+                self.enqueue(&r.id);
+            }
+        }
+        Ok(())
+    }
+
+    fn enqueue(&self, id: &str) {
+        // the receiver lives as long as the writer thread, which lives as long as the process
+        let _ = self.queue.lock().expect("queue lock").send(id.to_string());
+    }
+
+    /// `start`: IKKE_STARTET → BEHANDLES, queued.
+    pub fn start_changeset(&self, id: &str) -> std::result::Result<Record, StateError> {
+        let mut seq = self.next_seq.lock().expect("seq lock");
+        let r = self.journal.transition(
+            id,
+            |r| r.progress == Progress::NotStarted,
+            |r| {
+                r.progress = Progress::Processing;
+                r.start_seq = Some(*seq);
+                r.started_ms = Some(chrono::Utc::now().timestamp_millis());
+            },
+        )?;
+        let r = settle(r)?;
+        *seq += 1;
+        drop(seq);
+        self.enqueue(id);
+        Ok(r)
+    }
+
+    /// `kanseller`: only before processing begins.
+    pub fn cancel(&self, id: &str) -> std::result::Result<Record, StateError> {
+        let r = self.journal.transition(
+            id,
+            |r| r.progress == Progress::NotStarted,
+            |r| r.progress = Progress::Cancelled,
+        )?;
+        settle(r)
+    }
+
+    /// `restart`: VENTER → BEHANDLES, queued again.
+    pub fn restart(&self, id: &str) -> std::result::Result<Record, StateError> {
+        let r = self.journal.transition(
+            id,
+            |r| r.progress == Progress::Waiting,
+            |r| {
+                r.progress = Progress::Processing;
+                r.waiting_reason = None;
+            },
+        )?;
+        let r = settle(r)?;
+        self.enqueue(id);
+        Ok(r)
+    }
+
+    #[cfg(any(test, feature = "failpoints"))]
+    /// Let the next publish fail as a full disk would (for tests of VENTER and restart).
+    pub fn fail_next_publish(&self) {
+        self.fail_next_publish
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Validate without registering (the validator endpoint).
+    pub fn validate_now(&self, c: &Changeset, ctx: &Context) -> Outcome {
+        let g = self.store.current();
+        let mut work = Working::new(&g);
+        validate(&mut work, c, ctx).0
+    }
+}
+
+/// A transition the API asked for: the new record, or why not.
+fn settle(t: Transition) -> std::result::Result<Record, StateError> {
+    match t {
+        Transition::Changed(r) => Ok(r),
+        Transition::NotFound => Err(StateError::NotFound),
+        Transition::Refused(r) => Err(StateError::Conflict(r.progress)),
+    }
+}
