@@ -275,10 +275,7 @@ fn generate_into_a_served_directory_is_published_by_the_server_and_nothing_is_lo
     assert_eq!(g["id"], handed, "{g}");
     assert_eq!(g["forelder"], first_id, "{g}");
     assert_eq!(g["laget_av"], "generert", "{g}");
-    assert!(
-        g["opphav"].as_str().unwrap().contains("--seed 11"),
-        "{g}"
-    );
+    assert!(g["opphav"].as_str().unwrap().contains("--seed 11"), "{g}");
     assert_eq!(count(&s, 95), new_count);
     // the replaced generation is still on disk, made by generate
     let m = Manifest::read(&root.join(format!("gen-{first_id:06}"))).unwrap();
@@ -297,7 +294,9 @@ fn generate_into_a_served_directory_is_published_by_the_server_and_nothing_is_lo
 
     // on disk: CURRENT names the last, and the chain runs first -> generated -> changeset
     assert_eq!(
-        std::fs::read_to_string(root.join("CURRENT")).unwrap().trim(),
+        std::fs::read_to_string(root.join("CURRENT"))
+            .unwrap()
+            .trim(),
         (handed + 1).to_string()
     );
     let m = Manifest::read(&root.join(format!("gen-{:06}", handed + 1))).unwrap();

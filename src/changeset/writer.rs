@@ -274,8 +274,11 @@ impl Writer {
         let mut carry: Vec<String> = Vec::new();
         // changesets that failed for lack of disk space, tried again by themselves
         let mut retries: BTreeMap<String, Retry> = BTreeMap::new();
+        // generations handed over by other processes, and CURRENT moved by hand (adopt.rs)
+        let mut adopter = super::adopt::Adopter::new(self.data.clone());
         loop {
             retired.retain(|g| Arc::strong_count(g) > 1);
+            adopter.between_batches(&self.store, &mut retired);
             let now = chrono::Utc::now().timestamp_millis();
             self.resume_due(&mut retries, now);
             let mut ids: Vec<String> = std::mem::take(&mut carry);
@@ -755,7 +758,9 @@ impl Writer {
             created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             datakatalog_versjon: base.manifest.datakatalog_versjon.clone(),
             origin: format!("{} changeset(s)", applied.len()),
+            provenance: crate::snapshot::manifest::Provenance::changeset(&base.manifest),
             changesets: applied.iter().map(|(id, _)| id.clone()).collect(),
+            last_event_ids: base.manifest.last_event_ids.clone(),
             files: Vec::new(),
         };
         let written_ms = t0.elapsed().as_millis() as u64;

@@ -37,10 +37,60 @@ pub struct Manifest {
     pub datakatalog_versjon: String,
     /// How the data was made, e.g. "generate --scale demo --seed 42".
     pub origin: String,
+    /// What made this generation and from which upstream source (absent in manifests written
+    /// before it existed: then inferred from `origin`, see `Manifest::made_by`).
+    #[serde(default)]
+    pub provenance: Provenance,
     /// Changeset ids applied in this generation (write path).
     #[serde(default)]
     pub changesets: Vec<String>,
+    /// Last upstream (Uberiket) event id applied per event stream ("veglenkesekvenser",
+    /// "vegobjekter/<typeId>"), set by import and refresh, carried by changeset generations.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub last_event_ids: std::collections::BTreeMap<String, u64>,
     pub files: Vec<FileEntry>,
+}
+
+/// How a generation was made.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MadeBy {
+    /// Not recorded (a manifest older than the field, whose origin says nothing known).
+    #[default]
+    Unknown,
+    /// `vegdb generate`.
+    Generated,
+    /// `vegdb import`.
+    Imported,
+    /// `vegdb refresh` (upstream events applied to an imported generation).
+    Refreshed,
+    /// The writer (changesets of the write API).
+    Changeset,
+}
+
+/// Where a generation came from. Changeset generations carry the `source` of their parent,
+/// so the served generation still names the import it descends from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct Provenance {
+    #[serde(default)]
+    pub made_by: MadeBy,
+    /// The upstream source of an import or refresh (a base URL or directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl Provenance {
+    pub fn new(made_by: MadeBy, source: Option<String>) -> Provenance {
+        Provenance { made_by, source }
+    }
+
+    /// A changeset generation on top of `parent`: keeps the parent's source.
+    pub fn changeset(parent: &Manifest) -> Provenance {
+        Provenance {
+            made_by: MadeBy::Changeset,
+            source: parent.provenance.source.clone(),
+        }
+    }
 }
 
 impl Manifest {
@@ -59,6 +109,26 @@ impl Manifest {
             ));
         }
         Ok(m)
+    }
+
+    /// How the generation was made: the recorded provenance, or for older manifests what their
+    /// `origin` says (`vegdb generate …`, `vegdb import …`, `N changeset(s)`).
+    pub fn made_by(&self) -> MadeBy {
+        if self.provenance.made_by != MadeBy::Unknown {
+            return self.provenance.made_by;
+        }
+        let o = self.origin.as_str();
+        if o.starts_with("vegdb generate") || o.starts_with("generate ") {
+            MadeBy::Generated
+        } else if o.starts_with("vegdb import") {
+            MadeBy::Imported
+        } else if o.starts_with("vegdb refresh") {
+            MadeBy::Refreshed
+        } else if o.ends_with("changeset(s)") || !self.changesets.is_empty() {
+            MadeBy::Changeset
+        } else {
+            MadeBy::Unknown
+        }
     }
 
     pub fn total_rows(&self, prefix: &str) -> u64 {

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod columns;
 pub mod generation;
+pub mod handoff;
 pub mod manifest;
 pub mod parquet_read;
 pub mod parquet_write;
