@@ -310,3 +310,183 @@ fn generate_into_a_served_directory_is_published_by_the_server_and_nothing_is_lo
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A hand-off holds the writer from its acknowledgement until the owner publishes it:
+/// changesets started meanwhile wait, then are validated against the handed-over generation
+/// (one that deletes an object the new generation no longer has is rejected with the
+/// validator's reason; one that still applies lands on top). A producer that ends half way
+/// leaves nothing behind and changesets go on. The producer here is this test process, through
+/// the same `DataDir` calls `generate`, `import` and `refresh` make.
+#[test]
+fn changesets_started_during_a_hand_off_are_applied_on_top_or_rejected_with_a_reason() {
+    use vegdb::changeset::working::ObjectState;
+    use vegdb::snapshot::manifest::{MadeBy, Provenance};
+    use vegdb::snapshot::store::{generation_id, DataDir};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let first_dir = generate_into(Scale::Tiny, 3, root).unwrap();
+    let token = user(root);
+    let (old, _) = Generation::load(&first_dir, &|_| {}).unwrap();
+    let n = &old.network;
+    let links: Vec<u64> = n.plain_link_rows().map(|r| n.link_id[r]).take(3).collect();
+    let s = spawn(root, &[]);
+    let first = served(&s);
+    assert_eq!(first["id"], 1, "{first}");
+
+    // 1. a producer that ends half way: the changeset it held back goes on afterwards
+    let producer = DataDir::open_for_publishing(root).unwrap();
+    assert!(producer
+        .handed_to()
+        .unwrap()
+        .contains(&format!("pid {}", s.child.id())));
+    let staging = producer.begin(0).unwrap();
+    assert_eq!(staging.base, Some(1));
+    let held = submit(&s, &token, &skiltpunkt(links[0], 0.25, "-1"));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        changeset_status(&s, &token, &held)["fremdrift"],
+        "BEHANDLES",
+        "the writer holds while a hand-off is being built"
+    );
+    drop(staging);
+    drop(producer); // as if killed: its lock goes, its request stays behind
+    let st = wait_finished(&s, &token, &held);
+    assert_eq!(st["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET", "{st}");
+    let g = wait_for_generation(&s, 2, Duration::from_secs(10));
+    assert_eq!(g["forelder"], 1, "{g}");
+    assert_eq!(g["laget_av"], "endringssett", "{g}");
+    assert_eq!(std::fs::read_dir(root.join("incoming")).unwrap().count(), 0);
+
+    // 2. a hand-off of a generation without the road objects of type 95 (as a refresh that
+    // saw them all removed upstream would build)
+    let producer = DataDir::open_for_publishing(root).unwrap();
+    let mut staging = producer.begin(0).unwrap();
+    assert_eq!(staging.base, Some(2));
+    let base_dir = root.join("gen-000002");
+    let base = Manifest::read(&base_dir).unwrap();
+    // started while the writer holds: one deletes an object the new generation lacks, one
+    // adds an object, which still applies
+    let table = &old.objects[&95].table;
+    let doomed = ObjectState::from_row(table, 0);
+    let delete = json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38",
+        "slett": {"vegObjekter": [{"typeId": 95, "nvdbId": doomed.id,
+            "versjon": doomed.version, "kaskadeSletting": "nei"}]}});
+    let rejected = submit(&s, &token, &delete);
+    let applied = submit(&s, &token, &skiltpunkt(links[1], 0.5, "-1"));
+    std::thread::sleep(Duration::from_millis(500));
+    for id in [&rejected, &applied] {
+        assert_eq!(changeset_status(&s, &token, id)["fremdrift"], "BEHANDLES");
+    }
+    assert_eq!(
+        served(&s)["id"],
+        2,
+        "nothing is published while the writer holds"
+    );
+    for entry in &base.files {
+        if entry.type_id != Some(95) {
+            staging.share_from(&base_dir, entry).unwrap();
+        }
+    }
+    let mut m = base.clone();
+    m.origin = "test: type 95 removed upstream".into();
+    m.provenance = Provenance::new(MadeBy::Refreshed, Some("test-upstream".into()));
+    m.changesets.clear();
+    m.last_event_ids.insert("vegobjekter/95".into(), 77);
+    let published = producer.publish(staging, m).unwrap();
+    assert_eq!(generation_id(&published), Some(3));
+    // served as soon as publish returns
+    let g = served(&s);
+    assert_eq!(g["id"], 3, "{g}");
+    assert_eq!(g["forelder"], 2, "{g}");
+    assert_eq!(g["laget_av"], "oppfrisket", "{g}");
+    assert_eq!(g["kilde"], "test-upstream", "{g}");
+
+    let st = wait_finished(&s, &token, &rejected);
+    assert_eq!(st["fremdrift"], "AVVIST", "{st}");
+    assert_eq!(st["avvistårsak"], "VALIDERINGSFEIL", "{st}");
+    let text = st.to_string();
+    assert!(text.contains("VEGOBJEKTET_FINNES_IKKE"), "{text}");
+    assert!(text.contains(&doomed.id.to_string()), "{text}");
+    let st = wait_finished(&s, &token, &applied);
+    assert_eq!(st["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET", "{st}");
+    let g = wait_for_generation(&s, 4, Duration::from_secs(10));
+    assert_eq!(g["forelder"], 3, "{g}");
+    assert_eq!(g["laget_av"], "endringssett", "{g}");
+    // a changeset generation still names the upstream it descends from
+    assert_eq!(g["kilde"], "test-upstream", "{g}");
+    assert_eq!(
+        g["siste_hendelser"],
+        json!([{"strøm": "vegobjekter/95", "hendelse_id": 77}]),
+        "{g}"
+    );
+    assert_eq!(
+        count(&s, 95),
+        1,
+        "only the object added on top of the hand-off"
+    );
+    assert_eq!(std::fs::read_dir(root.join("incoming")).unwrap().count(), 0);
+}
+
+/// A server that does not own its directory (`--read-only`) serves what the owner publishes:
+/// on its watch interval, or with `--watch-interval 0` when it gets SIGHUP.
+#[test]
+fn a_running_server_picks_up_a_new_generation_by_polling_and_on_sighup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    generate_into(Scale::Tiny, 3, root).unwrap();
+    let (_o, new) = oracle(11);
+    let new_count = new.objects[&95].table.len() as u64;
+    let polling = spawn(root, &["--read-only", "--watch-interval", "1"]);
+    let on_hup = spawn(root, &["--read-only", "--watch-interval", "0"]);
+    assert_eq!(served(&polling)["id"], 1);
+    assert_ne!(count(&polling, 95), new_count);
+
+    // nobody owns the directory: generate publishes itself
+    let out = run(&["generate", "--scale", "tiny", "--seed", "11"], root);
+    assert!(out.status.success(), "{}", text(&out));
+    let g = wait_for_generation(&polling, 2, Duration::from_secs(10));
+    assert_eq!(g["forelder"], 1, "{g}");
+    assert_eq!(g["laget_av"], "generert", "{g}");
+    assert_eq!(count(&polling, 95), new_count);
+
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(
+        served(&on_hup)["id"],
+        1,
+        "no polling: still the first generation"
+    );
+    let kill = Command::new("kill")
+        .args(["-HUP", &on_hup.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    wait_for_generation(&on_hup, 2, Duration::from_secs(10));
+    assert_eq!(count(&on_hup, 95), new_count);
+}
+
+/// `vegdb import` into the directory of a running server: handed over like generate, and
+/// /status names the import and its source.
+#[test]
+fn import_into_a_served_directory_is_handed_to_the_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    generate_into(Scale::Tiny, 3, root).unwrap();
+    let s = spawn(root, &[]);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/uberiket");
+    let out = Command::new(BIN)
+        .args(["import", "--source"])
+        .arg(&source)
+        .arg("--data")
+        .arg(root)
+        .env("VEGDB_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("handed to it"), "{}", text(&out));
+    let g = served(&s);
+    assert_eq!(g["id"], 2, "{g}");
+    assert_eq!(g["forelder"], 1, "{g}");
+    assert_eq!(g["laget_av"], "importert", "{g}");
+    assert_eq!(g["kilde"], source.display().to_string(), "{g}");
+}
