@@ -238,3 +238,40 @@ pub fn watch(data: DataDir, store: Arc<GenerationStore>) -> Result<()> {
         .map_err(|e| EngineError::Internal(format!("starting the watch thread: {e}")))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{generate_into, Scale};
+
+    #[test]
+    fn a_replaced_generation_is_freed_once_its_last_reader_lets_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = generate_into(Scale::Tiny, 3, tmp.path()).unwrap();
+        let (g, _) = Generation::load(&first, &|_| {}).unwrap();
+        let store = GenerationStore::new(g);
+        let generation = Arc::downgrade(&store.current());
+        let network = Arc::downgrade(&store.current().network);
+        let reader = store.current(); // a request in flight
+                                      // another process publishes the next generation
+        generate_into(Scale::Tiny, 4, tmp.path()).unwrap();
+        let adopter = Adopter::new(DataDir::read_only(tmp.path()));
+        let mut retired = Vec::new();
+        adopter.follow_current(&store, &mut retired).unwrap();
+        assert_eq!(store.current().id, 2);
+        assert_eq!(
+            reader.id, 1,
+            "a reader keeps the generation it started with"
+        );
+        retired.retain(|g| Arc::strong_count(g) > 1);
+        assert!(generation.upgrade().is_some(), "still read");
+        drop(reader);
+        retired.retain(|g| Arc::strong_count(g) > 1);
+        assert!(retired.is_empty());
+        assert!(generation.upgrade().is_none(), "the generation is freed");
+        assert!(network.upgrade().is_none(), "and its tables with it");
+        // nothing moved: nothing reloaded
+        adopter.follow_current(&store, &mut retired).unwrap();
+        assert!(retired.is_empty());
+    }
+}

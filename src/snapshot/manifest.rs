@@ -139,3 +139,41 @@ impl Manifest {
             .sum()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A manifest as written before provenance and event ids existed (the committed demo).
+    const OLD: &str = r#"{"format_version": 1, "generation": 3, "parent": 2,
+        "created": "2026-11-23T20:41:33Z", "datakatalog_versjon": "2.38",
+        "origin": "vegdb generate --scale demo --seed 42", "changesets": [], "files": []}"#;
+
+    #[test]
+    fn old_manifests_load_and_say_how_they_were_made() {
+        let m: Manifest = serde_json::from_str(OLD).unwrap();
+        assert_eq!(m.provenance, Provenance::default());
+        assert!(m.last_event_ids.is_empty());
+        assert_eq!(m.made_by(), MadeBy::Generated);
+        let mut c = m.clone();
+        c.origin = "2 changeset(s)".into();
+        assert_eq!(c.made_by(), MadeBy::Changeset);
+        c.origin = "vegdb import --source x".into();
+        assert_eq!(c.made_by(), MadeBy::Imported);
+        c.origin = "something else".into();
+        assert_eq!(c.made_by(), MadeBy::Unknown);
+        // recorded provenance wins over the origin text
+        c.provenance = Provenance::new(MadeBy::Refreshed, Some("https://example/uberiket".into()));
+        assert_eq!(c.made_by(), MadeBy::Refreshed);
+        // and survives a round trip; a changeset generation keeps the source
+        c.last_event_ids.insert("veglenkesekvenser".into(), 12);
+        let back: Manifest = serde_json::from_slice(&serde_json::to_vec(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+        let child = Provenance::changeset(&back);
+        assert_eq!(child.made_by, MadeBy::Changeset);
+        assert_eq!(child.source.as_deref(), Some("https://example/uberiket"));
+        // old files stay byte-compatible readers: the new keys are additive
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(!text.contains("last_event_ids"), "{text}");
+    }
+}

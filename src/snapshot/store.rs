@@ -790,4 +790,90 @@ mod tests {
             again.generation_dir(2)
         );
     }
+
+    fn built(d: &DataDir) -> Staging {
+        let mut s = d.begin(0).unwrap();
+        std::fs::write(s.dir.join("data.txt"), b"x").unwrap();
+        s.files.push(FileEntry {
+            path: "data.txt".into(),
+            rows: 0,
+            bytes: 1,
+            sha256: String::new(),
+            type_id: None,
+            first_id: None,
+        });
+        s
+    }
+
+    #[test]
+    fn a_handed_generation_is_numbered_by_the_owner_and_taken_over_when_it_ends() {
+        use crate::snapshot::handoff::next_request;
+        let tmp = tempfile::tempdir().unwrap();
+        let owner = DataDir::open(tmp.path()).unwrap();
+        owner.publish(owner.begin(1).unwrap(), manifest()).unwrap();
+        // owned: a producer hands its generation to the owner
+        let p = DataDir::open_for_publishing(tmp.path()).unwrap();
+        assert!(p
+            .handed_to()
+            .unwrap()
+            .contains(&format!("pid {}", std::process::id())));
+        assert!(!p.is_owner());
+        // the owner acknowledges and answers in another thread, as the server's writer does
+        let (root, o) = (tmp.path().to_path_buf(), owner.clone());
+        let server = std::thread::spawn(move || loop {
+            if let Some(r) = next_request(&root).unwrap() {
+                r.acknowledge(o.current().unwrap()).unwrap();
+                assert!(
+                    r.wait_ready(std::time::Duration::from_secs(30))
+                        == crate::snapshot::handoff::WaitOutcome::Ready
+                );
+                let (id, _) = o.install(&r.build_dir()).unwrap();
+                o.make_current(id).unwrap();
+                r.answer(Ok(id)).unwrap();
+                return id;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        });
+        let s = built(&p);
+        assert_eq!(s.base, Some(1));
+        let dir = p.publish(s, manifest()).unwrap();
+        assert_eq!(server.join().unwrap(), 2);
+        assert_eq!(generation_id(&dir), Some(2));
+        let m = Manifest::read(&dir).unwrap();
+        assert_eq!((m.generation, m.parent), (2, Some(1)));
+        assert_eq!(owner.current().unwrap(), Some(2));
+        assert_eq!(
+            std::fs::read_dir(tmp.path().join("incoming"))
+                .unwrap()
+                .count(),
+            0
+        );
+
+        // the owner ends after acknowledging: the producer takes over and publishes itself
+        let r = {
+            let (root, o) = (tmp.path().to_path_buf(), owner.clone());
+            std::thread::spawn(move || loop {
+                if let Some(r) = next_request(&root).unwrap() {
+                    r.acknowledge(o.current().unwrap()).unwrap();
+                    return r;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            })
+        };
+        let p = DataDir::open_for_publishing(tmp.path()).unwrap();
+        let s = built(&p);
+        r.join().unwrap();
+        drop(owner);
+        let dir = p.publish(s, manifest()).unwrap();
+        assert!(p.is_owner());
+        let m = Manifest::read(&dir).unwrap();
+        assert_eq!((m.generation, m.parent), (3, Some(2)));
+        assert_eq!(p.current().unwrap(), Some(3));
+        assert_eq!(
+            std::fs::read_dir(tmp.path().join("incoming"))
+                .unwrap()
+                .count(),
+            0
+        );
+    }
 }
