@@ -237,6 +237,11 @@ impl DataDir {
     /// as its owner when no other process owns it, otherwise as a producer whose `begin` and
     /// `publish` hand the generation to the owner (a running server), which publishes it in
     /// sequence with its changesets. `handed_to()` tells which it is.
+    ///
+    /// A producer that builds on the current generation (`refresh`) calls `begin` first and
+    /// builds on `staging.base` (pin it, load it, `share_from` its directory): the owner holds
+    /// its writer from then until `publish`, so that base is still CURRENT when the generation
+    /// is published. `publish` returns the published directory; `generation_id` tells its id.
     pub fn open_for_publishing(root: impl Into<PathBuf>) -> Result<DataDir> {
         let root = root.into();
         fs::create_dir_all(&root).map_err(|e| EngineError::io(&root, e))?;
