@@ -64,7 +64,8 @@ pub struct GenerationInfo {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LastEvent {
     /// `veglenkesekvenser` or `vegobjekter/<typeId>`.
-    pub strøm: String,
+    #[serde(rename = "strøm")]
+    pub stream: String,
     pub hendelse_id: u64,
 }
 
@@ -88,7 +89,7 @@ pub fn generation_info(g: &Generation) -> GenerationInfo {
             .last_event_ids
             .iter()
             .map(|(stream, id)| LastEvent {
-                strøm: stream.clone(),
+                stream: stream.clone(),
                 hendelse_id: *id,
             })
             .collect(),
