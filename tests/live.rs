@@ -314,8 +314,8 @@ fn generate_into_a_served_directory_is_published_by_the_server_and_nothing_is_lo
 /// A hand-off holds the writer from its acknowledgement until the owner publishes it:
 /// changesets started meanwhile wait, then are validated against the handed-over generation
 /// (one that deletes an object the new generation no longer has is rejected with the
-/// validator's reason; one that still applies lands on top). A producer that ends half way
-/// leaves nothing behind and changesets go on. The producer here is this test process, through
+/// validator's reason; one that still applies lands on top). A producer that gives up half
+/// way leaves nothing behind and changesets go on. The producer here is this test process, through
 /// the same `DataDir` calls `generate`, `import` and `refresh` make.
 #[test]
 fn changesets_started_during_a_hand_off_are_applied_on_top_or_rejected_with_a_reason() {
@@ -334,7 +334,7 @@ fn changesets_started_during_a_hand_off_are_applied_on_top_or_rejected_with_a_re
     let first = served(&s);
     assert_eq!(first["id"], 1, "{first}");
 
-    // 1. a producer that ends half way: the changeset it held back goes on afterwards
+    // 1. a producer that gives up half way: the changeset it held back goes on afterwards
     let producer = DataDir::open_for_publishing(root).unwrap();
     assert!(producer
         .handed_to()
@@ -349,8 +349,11 @@ fn changesets_started_during_a_hand_off_are_applied_on_top_or_rejected_with_a_re
         "BEHANDLES",
         "the writer holds while a hand-off is being built"
     );
+    // giving up (an error while building): dropping the staging withdraws the hand-off (a
+    // killed producer leaves its request behind with its lock free: the server removes it,
+    // see snapshot::handoff's tests)
     drop(staging);
-    drop(producer); // as if killed: its lock goes, its request stays behind
+    drop(producer);
     let st = wait_finished(&s, &token, &held);
     assert_eq!(st["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET", "{st}");
     let g = wait_for_generation(&s, 2, Duration::from_secs(10));

@@ -263,3 +263,53 @@ pub fn next_request(root: &Path) -> Result<Option<Request>> {
     }
     Ok(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_go_in_order_and_a_dead_producers_request_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(next_request(tmp.path()).unwrap().is_none(), "no inbox yet");
+        let first = Ticket::announce(tmp.path()).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        let second = Ticket::announce(tmp.path()).unwrap();
+        let r = next_request(tmp.path()).unwrap().unwrap();
+        assert_eq!(r.dir, first.dir, "oldest first");
+        assert!(r.producer_alive());
+        assert_eq!(first.answer().unwrap(), None);
+        r.acknowledge(Some(7)).unwrap();
+        assert_eq!(first.answer().unwrap(), Some(Answer::Acknowledged(Some(7))));
+        assert!(!r.is_ready());
+        std::fs::create_dir_all(first.build_dir()).unwrap();
+        first.mark_ready().unwrap();
+        assert_eq!(r.wait_ready(Duration::from_secs(5)), WaitOutcome::Ready);
+        r.answer(Err("no\nway".into())).unwrap();
+        assert_eq!(
+            first.answer().unwrap(),
+            Some(Answer::Refused("no way".into()))
+        );
+        // answered: the owner moves on to the next while the producer collects its answer
+        assert_eq!(next_request(tmp.path()).unwrap().unwrap().dir, second.dir);
+        first.withdraw().unwrap();
+        // a producer killed mid-build: its lock goes, its directory stays; the owner's wait
+        // ends and the next look removes it
+        let dir = second.dir.clone();
+        let r = next_request(tmp.path()).unwrap().unwrap();
+        drop(second);
+        assert_eq!(
+            r.wait_ready(Duration::from_secs(5)),
+            WaitOutcome::ProducerGone
+        );
+        assert!(dir.exists());
+        assert!(next_request(tmp.path()).unwrap().is_none());
+        assert!(!dir.exists());
+        assert_eq!(
+            std::fs::read_dir(tmp.path().join(INCOMING_DIR))
+                .unwrap()
+                .count(),
+            0
+        );
+    }
+}

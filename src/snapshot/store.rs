@@ -70,8 +70,31 @@ pub struct Staging {
     /// The generation CURRENT named when the build began; it does not move before publishing
     /// (an owner publishes in order; a hand-off's owner holds its writer meanwhile).
     pub base: Option<u64>,
-    /// Built in the inbox for a hand-off.
-    handed: bool,
+    /// Built in the inbox for a hand-off: the hand-off, withdrawn (the owner's writer goes on)
+    /// when the staging is dropped without being published.
+    handoff: Option<Arc<Mutex<Option<Ticket>>>>,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Some(slot) = self.handoff.take() {
+            withdraw(&slot);
+        }
+    }
+}
+
+/// Withdraw the hand-off under way in `slot`, if any (failures only logged: the owner also
+/// notices the producer's lock going).
+fn withdraw(slot: &Mutex<Option<Ticket>>) {
+    let ticket = match slot.lock() {
+        Ok(mut held) => held.take(),
+        Err(_) => None,
+    };
+    if let Some(t) = ticket {
+        if let Err(e) = t.withdraw() {
+            tracing::warn!(error = %e, "withdrawing a hand-off failed");
+        }
+    }
 }
 
 impl Staging {
@@ -381,13 +404,13 @@ impl DataDir {
             dir,
             files: Vec::new(),
             base: self.current()?,
-            handed: false,
+            handoff: None,
         })
     }
 
     /// Announce a hand-off and wait for the owner's acknowledgement; None when the owner ended
     /// meanwhile and this process took the directory over.
-    fn begin_handoff(&self, slot: &Mutex<Option<Ticket>>) -> Result<Option<Staging>> {
+    fn begin_handoff(&self, slot: &Arc<Mutex<Option<Ticket>>>) -> Result<Option<Staging>> {
         let mut held = slot.lock().map_err(|_| poisoned())?;
         if held.is_some() {
             return Err(EngineError::Internal(
@@ -436,7 +459,7 @@ impl DataDir {
             dir,
             files: Vec::new(),
             base: ticket.base,
-            handed: true,
+            handoff: Some(slot.clone()),
         };
         *held = Some(ticket);
         Ok(Some(staging))
@@ -507,13 +530,19 @@ impl DataDir {
     /// generation it replaces (CURRENT), so the chain of parents has every generation. A
     /// producer that hands off returns once the owner published the generation.
     pub fn publish(&self, mut staging: Staging, mut manifest: Manifest) -> Result<PathBuf> {
-        if let (false, Some(slot)) = (self.is_owner(), &self.handoff) {
-            if let Some(dir) = self.publish_handoff(slot, &staging, &manifest)? {
-                return Ok(dir);
+        let handoff = staging.handoff.take();
+        if let (false, Some(slot)) = (self.is_owner(), &handoff) {
+            match self.publish_handoff(slot, &staging, &manifest) {
+                Ok(Some(dir)) => return Ok(dir),
+                Ok(None) => {} // the owner ended: this process owns the directory now
+                Err(e) => {
+                    withdraw(slot);
+                    return Err(e);
+                }
             }
         }
         self.ensure_owner("publishing a generation")?;
-        if staging.handed {
+        if handoff.is_some() {
             // built for a hand-off, published by this process after all: number it now
             staging.id = self.next_id()?;
             manifest.parent = None;
@@ -521,12 +550,12 @@ impl DataDir {
         if manifest.parent.is_none() {
             manifest.parent = self.current()?;
         }
-        let ticket = match &self.handoff {
-            Some(slot) if staging.handed => slot.lock().map_err(|_| poisoned())?.take(),
-            _ => None,
+        let ticket = match &handoff {
+            Some(slot) => slot.lock().map_err(|_| poisoned())?.take(),
+            None => None,
         };
         manifest.generation = staging.id;
-        manifest.files = staging.files;
+        manifest.files = std::mem::take(&mut staging.files);
         manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
         for sub in ["network", "objects"] {
             let p = staging.dir.join(sub);
