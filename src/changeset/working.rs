@@ -338,55 +338,10 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
     t.id.reserve(total);
     for run in &runs {
         match *run {
-            Run::Base(a, b) => {
-                t.id.extend_from_slice(&base.id[a..b]);
-                t.version.extend_from_slice(&base.version[a..b]);
-                t.start_date.extend_from_slice(&base.start_date[a..b]);
-                t.end_date.extend_from_slice(&base.end_date[a..b]);
-                t.last_modified.extend_from_slice(&base.last_modified[a..b]);
-                copy_offsets(&mut t.loc_offsets, &base.loc_offsets, a, b);
-                let (pa, pb) = (base.loc_offsets[a] as usize, base.loc_offsets[b] as usize);
-                t.loc_link.extend_from_slice(&base.loc_link[pa..pb]);
-                t.loc_from.extend_from_slice(&base.loc_from[pa..pb]);
-                t.loc_to.extend_from_slice(&base.loc_to[pa..pb]);
-                t.loc_direction
-                    .extend_from_slice(&base.loc_direction[pa..pb]);
-                copy_offsets(&mut t.geom_offsets, &base.geom_offsets, a, b);
-                let (ga, gb) = (base.geom_offsets[a] as usize, base.geom_offsets[b] as usize);
-                t.geom_coords.extend_from_slice(&base.geom_coords[ga..gb]);
-                copy_offsets(&mut t.child_offsets, &base.child_offsets, a, b);
-                let (ca, cb) = (
-                    base.child_offsets[a] as usize,
-                    base.child_offsets[b] as usize,
-                );
-                t.child_type.extend_from_slice(&base.child_type[ca..cb]);
-                t.child_id.extend_from_slice(&base.child_id[ca..cb]);
-            }
+            Run::Base(a, b) => t.append_rows(base, a..b),
             Run::New(a, b) => {
                 for o in &news[a..b] {
-                    t.id.push(o.id);
-                    t.version.push(o.version);
-                    t.start_date.push(o.start_date);
-                    t.end_date.push(o.end_date);
-                    t.last_modified.push(o.last_modified);
-                    for p in &o.placements {
-                        t.loc_link.push(p.link_id);
-                        t.loc_from.push(p.from);
-                        t.loc_to.push(p.to);
-                        t.loc_direction.push(if p.against {
-                            DIRECTION_AGAINST
-                        } else {
-                            DIRECTION_WITH
-                        });
-                    }
-                    t.geom_coords.extend_from_slice(&o.geometry);
-                    for &(ct, cid) in &o.children {
-                        t.child_type.push(ct);
-                        t.child_id.push(cid);
-                    }
-                    t.loc_offsets.push(t.loc_link.len() as u32);
-                    t.geom_offsets.push(t.geom_coords.len() as u32);
-                    t.child_offsets.push(t.child_id.len() as u32);
+                    push_state(&mut t, o);
                 }
             }
         }
@@ -448,10 +403,32 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
     })
 }
 
-/// Append the offsets of base rows `a..b` (whose data is appended after what `out` covers).
-fn copy_offsets(out: &mut Vec<u32>, base: &[u32], a: usize, b: usize) {
-    let shift = *out.last().expect("offsets start with 0") as i64 - base[a] as i64;
-    out.extend(base[a + 1..=b].iter().map(|&o| (o as i64 + shift) as u32));
+/// Append an object's stored columns to a table (the inverse of `ObjectState::from_row`;
+/// its properties are built column-wise by `new_values`).
+fn push_state(t: &mut ObjectTable, o: &ObjectState) {
+    t.id.push(o.id);
+    t.version.push(o.version);
+    t.start_date.push(o.start_date);
+    t.end_date.push(o.end_date);
+    t.last_modified.push(o.last_modified);
+    for p in &o.placements {
+        t.loc_link.push(p.link_id);
+        t.loc_from.push(p.from);
+        t.loc_to.push(p.to);
+        t.loc_direction.push(if p.against {
+            DIRECTION_AGAINST
+        } else {
+            DIRECTION_WITH
+        });
+    }
+    t.loc_offsets.push(t.loc_link.len() as u32);
+    t.geom_coords.extend_from_slice(&o.geometry);
+    t.geom_offsets.push(t.geom_coords.len() as u32);
+    for &(ct, cid) in &o.children {
+        t.child_type.push(ct);
+        t.child_id.push(cid);
+    }
+    t.child_offsets.push(t.child_id.len() as u32);
 }
 
 /// The values of property `pid` of the new objects, in order.

@@ -752,7 +752,7 @@ impl Writer {
             ));
         }
         let manifest = Manifest {
-            format_version: base.manifest.format_version,
+            format_version: Manifest::version_for(&staging.files),
             generation: id,
             parent: Some(base.id),
             created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),

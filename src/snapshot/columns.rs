@@ -1,12 +1,19 @@
-//! Columnar in-memory tables: the road network (one row per exposed road link segment) and one
-//! table per road object type. The generator builds them, the Parquet writer stores them, the
-//! loader rebuilds them; the engine reads them by row index.
+//! Columnar in-memory tables: the road network (one row per exposed road link segment), one
+//! table per road object type and the deleted objects. Each table is declared once here with
+//! `columns!` (see `schema.rs`): the declaration gives the struct, the stored Arrow schema
+//! (column names, types, codecs), reading and writing record batches, and row slicing and
+//! appending. The generator builds them, the Parquet writer stores them, the loader rebuilds
+//! them; the engine reads them by row index.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 
 use arrow_array::ArrayRef;
 
+use super::schema::{
+    columns, Byte, Date, Flag, Float, Id, Int32, Letter, LineGeometry, ObjectGeometry, OpenDate,
+    OptionalId, Text, Timestamp,
+};
 use crate::geo::Coord3;
 
 /// Days since 1970-01-01 (Arrow Date32).
@@ -28,52 +35,61 @@ pub const ROAD_TYPES: [&str; 7] = [
 /// `topologinivå_tekst` per level.
 pub const TOPOLOGY_LEVELS: [&str; 3] = ["VEGTRASE", "KJOREBANE", "KJOREFELT"];
 
-/// Road link segments. Rows are sorted by (link_id, from_pos); a link may have several rows
-/// (segments with different road references), covering `from_pos..to_pos` of the link.
-#[derive(Debug, Default, Clone)]
-pub struct RoadNetwork {
-    pub link_id: Vec<u64>,
-    pub from_pos: Vec<f64>,
-    pub to_pos: Vec<f64>,
-    pub start_node: Vec<u64>,
-    pub end_node: Vec<u64>,
-    /// Row i's geometry is `coords[geom_offsets[i]..geom_offsets[i+1]]` (UTM 33 + height).
-    pub geom_offsets: Vec<u32>,
-    pub coords: Vec<Coord3>,
-    pub length_m: Vec<f64>,
-    pub municipality: Vec<u16>,
-    pub county: Vec<u8>,
-    pub region: Vec<u8>,
-    pub road_department: Vec<u8>,
-    /// Road reference: category letter (E R F K P), status letter (V G ...), number, hp, meters.
-    pub road_category: Vec<u8>,
-    pub road_status: Vec<u8>,
-    pub road_number: Vec<u32>,
-    pub hp: Vec<u16>,
-    pub from_m: Vec<u32>,
-    pub to_m: Vec<u32>,
-    /// Lane string per row, e.g. "1#2".
-    pub lanes: Vec<String>,
-    /// Medium letter (T, B, L, U, ...).
-    pub medium: Vec<u8>,
-    pub theme_code: Vec<u16>,
-    pub is_connection: Vec<bool>,
-    pub topology_level: Vec<u8>,
-    /// 0 = none.
-    pub super_id: Vec<u64>,
-    /// Index into ROAD_TYPES.
-    pub road_type: Vec<u8>,
-    pub start_date: Vec<Days>,
-    pub q_method: Vec<u8>,
-    pub q_accuracy: Vec<u16>,
-    pub q_height_accuracy: Vec<u16>,
-    pub q_tolerance: Vec<u16>,
-    pub q_visibility: Vec<u8>,
-    pub q_capture_date: Vec<Days>,
-    /// Direct index from link id to rows (derived, built by `build_link_index` when ids are
-    /// dense): rows of link `link_base + i` are `link_start[i]..link_start[i + 1]`.
-    pub link_base: u64,
-    pub link_start: Vec<u32>,
+columns! {
+    /// Road link segments. Rows are sorted by (link_id, from_pos); a link may have several rows
+    /// (segments with different road references), covering `from_pos..to_pos` of the link.
+    #[derive(Debug, Default, Clone)]
+    pub struct RoadNetwork {
+        columns {
+            pub link_id: u64 = "link_id" Id,
+            pub from_pos: f64 = "from_pos" Float,
+            pub to_pos: f64 = "to_pos" Float,
+            pub start_node: u64 = "start_node" Id,
+            pub end_node: u64 = "end_node" Id,
+            pub length_m: f64 = "length_m" Float,
+            pub municipality: u16 = "municipality" Int32<u16>,
+            pub county: u8 = "county" Int32<u8>,
+            pub region: u8 = "region" Int32<u8>,
+            pub road_department: u8 = "road_department" Int32<u8>,
+            /// Road reference: category letter (E R F K P), status letter (V G ...), number, hp,
+            /// meters.
+            pub road_category: u8 = "road_category" Letter,
+            pub road_status: u8 = "road_status" Letter,
+            pub road_number: u32 = "road_number" Int32<u32>,
+            pub hp: u16 = "hp" Int32<u16>,
+            pub from_m: u32 = "from_m" Int32<u32>,
+            pub to_m: u32 = "to_m" Int32<u32>,
+            /// Lane string per row, e.g. "1#2".
+            pub lanes: String = "lanes" Text,
+            /// Medium letter (T, B, L, U, ...).
+            pub medium: u8 = "medium" Letter,
+            pub theme_code: u16 = "theme_code" Int32<u16>,
+            pub is_connection: bool = "is_connection" Flag,
+            pub topology_level: u8 = "topology_level" Int32<u8>,
+            /// 0 = none.
+            pub super_id: u64 = "super_id" OptionalId,
+            /// Index into ROAD_TYPES.
+            pub road_type: u8 = "road_type" Int32<u8>,
+            pub start_date: Days = "start_date" Date,
+            pub q_method: u8 = "q_method" Int32<u8>,
+            pub q_accuracy: u16 = "q_accuracy" Int32<u16>,
+            pub q_height_accuracy: u16 = "q_height_accuracy" Int32<u16>,
+            pub q_tolerance: u16 = "q_tolerance" Int32<u16>,
+            pub q_visibility: u8 = "q_visibility" Int32<u8>,
+            pub q_capture_date: Days = "q_capture_date" Date,
+        }
+        lists {}
+        geometry {
+            /// Row i's geometry is `coords[geom_offsets[i]..geom_offsets[i+1]]` (UTM 33 + height).
+            "geometry" => pub geom_offsets, pub coords: LineGeometry
+        }
+        extra {
+            /// Direct index from link id to rows (derived, built by `build_link_index` when ids
+            /// are dense): rows of link `link_base + i` are `link_start[i]..link_start[i + 1]`.
+            pub link_base: u64,
+            pub link_start: Vec<u32>,
+        }
+    }
 }
 
 impl RoadNetwork {
@@ -155,43 +171,8 @@ impl RoadNetwork {
     }
     /// Checks that all columns have one entry per row.
     pub fn check_lengths(&self) -> Result<(), String> {
-        let n = self.len();
-        let lens = [
-            self.from_pos.len(),
-            self.to_pos.len(),
-            self.start_node.len(),
-            self.end_node.len(),
-            self.length_m.len(),
-            self.municipality.len(),
-            self.county.len(),
-            self.region.len(),
-            self.road_department.len(),
-            self.road_category.len(),
-            self.road_status.len(),
-            self.road_number.len(),
-            self.hp.len(),
-            self.from_m.len(),
-            self.to_m.len(),
-            self.lanes.len(),
-            self.medium.len(),
-            self.theme_code.len(),
-            self.is_connection.len(),
-            self.topology_level.len(),
-            self.super_id.len(),
-            self.road_type.len(),
-            self.start_date.len(),
-            self.q_method.len(),
-            self.q_accuracy.len(),
-            self.q_height_accuracy.len(),
-            self.q_tolerance.len(),
-            self.q_visibility.len(),
-            self.q_capture_date.len(),
-            self.geom_offsets.len().saturating_sub(1),
-        ];
-        if let Some(bad) = lens.iter().find(|&&l| l != n) {
-            return Err(format!("road network column has {bad} rows, expected {n}"));
-        }
-        Ok(())
+        self.check_stored_lengths()
+            .map_err(|e| format!("road network: {e}"))
     }
 }
 
@@ -207,31 +188,45 @@ pub struct PropertyColumn {
     pub values: ArrayRef,
 }
 
-/// All current objects of one road object type. Rows are sorted by id.
-#[derive(Debug, Clone, Default)]
-pub struct ObjectTable {
-    pub type_id: u32,
-    pub id: Vec<u64>,
-    pub version: Vec<u32>,
-    pub start_date: Vec<Days>,
-    /// i32::MIN = open (no end date).
-    pub end_date: Vec<Days>,
-    pub last_modified: Vec<Seconds>,
-    /// Row i's placements are `loc_*[loc_offsets[i]..loc_offsets[i+1]]`.
-    pub loc_offsets: Vec<u32>,
-    pub loc_link: Vec<u64>,
-    pub loc_from: Vec<f64>,
-    pub loc_to: Vec<f64>,
-    pub loc_direction: Vec<u8>,
-    /// Own geometry: row i's coordinates are `geom_coords[geom_offsets[i]..geom_offsets[i+1]]`;
-    /// empty = no own geometry; one coordinate = a point, more = a line.
-    pub geom_offsets: Vec<u32>,
-    pub geom_coords: Vec<Coord3>,
-    /// Children (relasjoner.barn): row i's are `child_*[child_offsets[i]..child_offsets[i+1]]`.
-    pub child_offsets: Vec<u32>,
-    pub child_type: Vec<u32>,
-    pub child_id: Vec<u64>,
-    pub properties: Vec<PropertyColumn>,
+columns! {
+    /// All current objects of one road object type. Rows are sorted by id.
+    #[derive(Debug, Clone, Default)]
+    pub struct ObjectTable {
+        columns {
+            pub id: u64 = "id" Id,
+            pub version: u32 = "version" Int32<u32>,
+            pub start_date: Days = "start_date" Date,
+            /// OPEN_END (i32::MIN) = open (no end date).
+            pub end_date: Days = "end_date" OpenDate,
+            pub last_modified: Seconds = "last_modified" Timestamp,
+        }
+        lists {
+            /// Row i's placements are `loc_*[loc_offsets[i]..loc_offsets[i+1]]`.
+            "placements" => pub loc_offsets {
+                pub loc_link: u64 = "link_id" Id,
+                pub loc_from: f64 = "from_pos" Float,
+                pub loc_to: f64 = "to_pos" Float,
+                pub loc_direction: u8 = "direction" Byte,
+            }
+            /// Children (relasjoner.barn): row i's are `child_*[child_offsets[i]..child_offsets[i+1]]`.
+            "children" => pub child_offsets {
+                pub child_type: u32 = "type_id" Int32<u32>,
+                pub child_id: u64 = "id" Id,
+            }
+        }
+        geometry {
+            /// Own geometry: row i's coordinates are `geom_coords[geom_offsets[i]..geom_offsets[i+1]]`;
+            /// empty = no own geometry; one coordinate = a point, more = a line (or a surface,
+            /// see `geo::surface`).
+            "geometry" => pub geom_offsets, pub geom_coords: ObjectGeometry
+        }
+        extra {
+            /// Not stored in the file (the manifest entry and file name carry it).
+            pub type_id: u32,
+            /// Property columns, stored after the declared ones as `p<property id>`.
+            pub properties: Vec<PropertyColumn>,
+        }
+    }
 }
 
 pub const OPEN_END: Days = i32::MIN;
@@ -271,39 +266,14 @@ impl ObjectTable {
     }
     /// Rows `rows` as a table of their own (property arrays are shared, not copied).
     pub fn slice(&self, rows: Range<usize>) -> ObjectTable {
-        let (a, b) = (rows.start, rows.end);
         let mut t = ObjectTable::new(self.type_id);
-        t.id = self.id[a..b].to_vec();
-        t.version = self.version[a..b].to_vec();
-        t.start_date = self.start_date[a..b].to_vec();
-        t.end_date = self.end_date[a..b].to_vec();
-        t.last_modified = self.last_modified[a..b].to_vec();
-        let rebase = |offsets: &[u32]| -> Vec<u32> {
-            let base = offsets[a];
-            offsets[a..=b].iter().map(|o| o - base).collect()
-        };
-        t.loc_offsets = rebase(&self.loc_offsets);
-        let (pa, pb) = (self.loc_offsets[a] as usize, self.loc_offsets[b] as usize);
-        t.loc_link = self.loc_link[pa..pb].to_vec();
-        t.loc_from = self.loc_from[pa..pb].to_vec();
-        t.loc_to = self.loc_to[pa..pb].to_vec();
-        t.loc_direction = self.loc_direction[pa..pb].to_vec();
-        t.geom_offsets = rebase(&self.geom_offsets);
-        let (ga, gb) = (self.geom_offsets[a] as usize, self.geom_offsets[b] as usize);
-        t.geom_coords = self.geom_coords[ga..gb].to_vec();
-        t.child_offsets = rebase(&self.child_offsets);
-        let (ca, cb) = (
-            self.child_offsets[a] as usize,
-            self.child_offsets[b] as usize,
-        );
-        t.child_type = self.child_type[ca..cb].to_vec();
-        t.child_id = self.child_id[ca..cb].to_vec();
+        t.append_rows(self, rows.clone());
         t.properties = self
             .properties
             .iter()
             .map(|c| PropertyColumn {
                 property_id: c.property_id,
-                values: c.values.slice(a, b - a),
+                values: c.values.slice(rows.start, rows.len()),
             })
             .collect();
         t
@@ -325,25 +295,7 @@ impl ObjectTable {
             }
         }
         for p in &parts {
-            t.id.extend_from_slice(&p.id);
-            t.version.extend_from_slice(&p.version);
-            t.start_date.extend_from_slice(&p.start_date);
-            t.end_date.extend_from_slice(&p.end_date);
-            t.last_modified.extend_from_slice(&p.last_modified);
-            let append = |out: &mut Vec<u32>, offsets: &[u32]| {
-                let shift = *out.last().expect("offsets start with 0");
-                out.extend(offsets[1..].iter().map(|o| o + shift));
-            };
-            append(&mut t.loc_offsets, &p.loc_offsets);
-            t.loc_link.extend_from_slice(&p.loc_link);
-            t.loc_from.extend_from_slice(&p.loc_from);
-            t.loc_to.extend_from_slice(&p.loc_to);
-            t.loc_direction.extend_from_slice(&p.loc_direction);
-            append(&mut t.geom_offsets, &p.geom_offsets);
-            t.geom_coords.extend_from_slice(&p.geom_coords);
-            append(&mut t.child_offsets, &p.child_offsets);
-            t.child_type.extend_from_slice(&p.child_type);
-            t.child_id.extend_from_slice(&p.child_id);
+            t.append_rows(p, 0..p.len());
         }
         for (pid, data_type) in columns {
             let arrays: Vec<ArrayRef> = parts
@@ -367,22 +319,8 @@ impl ObjectTable {
 
     pub fn check_lengths(&self) -> Result<(), String> {
         let n = self.len();
-        for (name, l) in [
-            ("version", self.version.len()),
-            ("start_date", self.start_date.len()),
-            ("end_date", self.end_date.len()),
-            ("last_modified", self.last_modified.len()),
-            ("loc_offsets", self.loc_offsets.len().saturating_sub(1)),
-            ("geom_offsets", self.geom_offsets.len().saturating_sub(1)),
-            ("child_offsets", self.child_offsets.len().saturating_sub(1)),
-        ] {
-            if l != n {
-                return Err(format!(
-                    "type {}: column {name} has {l} rows, expected {n}",
-                    self.type_id
-                ));
-            }
-        }
+        self.check_stored_lengths()
+            .map_err(|e| format!("type {}: {e}", self.type_id))?;
         for c in &self.properties {
             if c.values.len() != n {
                 return Err(format!(
@@ -403,13 +341,29 @@ impl ObjectTable {
     }
 }
 
-/// Objects that were deleted (closed), for `endringer?type=slettet`.
-#[derive(Debug, Clone, Default)]
-pub struct DeletedTable {
-    pub type_id: Vec<u32>,
-    pub id: Vec<u64>,
-    pub version: Vec<u32>,
-    pub deleted_at: Vec<Seconds>,
+columns! {
+    /// Objects that were deleted (closed), for `endringer?type=slettet`.
+    #[derive(Debug, Clone, Default)]
+    pub struct DeletedTable {
+        columns {
+            pub type_id: u32 = "type_id" Int32<u32>,
+            pub id: u64 = "id" Id,
+            pub version: u32 = "version" Int32<u32>,
+            pub deleted_at: Seconds = "deleted_at" Timestamp,
+        }
+        lists {}
+        geometry {}
+        extra {}
+    }
+}
+
+impl DeletedTable {
+    pub fn len(&self) -> usize {
+        self.id.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.id.is_empty()
+    }
 }
 
 /// Everything a generation holds on disk.
@@ -418,4 +372,233 @@ pub struct Dataset {
     pub network: RoadNetwork,
     pub objects: BTreeMap<u32, ObjectTable>,
     pub deleted: DeletedTable,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::{Array, ArrayRef, ListArray, RecordBatch, StringArray, StructArray};
+    use arrow_schema::{Field, Fields, Schema};
+
+    use super::*;
+
+    /// Three objects: two placements and a point; none and a line with a child; one placement,
+    /// closed, no geometry.
+    fn table() -> ObjectTable {
+        let mut t = ObjectTable::new(95);
+        t.id = vec![10, 11, 12];
+        t.version = vec![1, 2, 3];
+        t.start_date = vec![100, 200, 300];
+        t.end_date = vec![OPEN_END, OPEN_END, 400];
+        t.last_modified = vec![1_000, 2_000, 3_000];
+        t.loc_offsets = vec![0, 2, 2, 3];
+        t.loc_link = vec![7, 8, 9];
+        t.loc_from = vec![0.0, 0.25, 0.5];
+        t.loc_to = vec![0.1, 0.25, 1.0];
+        t.loc_direction = vec![DIRECTION_WITH, DIRECTION_AGAINST, DIRECTION_WITH];
+        t.geom_offsets = vec![0, 1, 3, 3];
+        t.geom_coords = vec![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];
+        t.child_offsets = vec![0, 0, 1, 1];
+        t.child_type = vec![96];
+        t.child_id = vec![99];
+        t
+    }
+
+    fn batch(t: &ObjectTable) -> RecordBatch {
+        let (arrays, kinds) = t.stored_arrays().unwrap();
+        assert_eq!(kinds, ["Point Z", "LineString Z"]);
+        RecordBatch::try_new(Arc::new(Schema::new(ObjectTable::stored_fields())), arrays).unwrap()
+    }
+
+    fn read(b: &RecordBatch) -> Result<ObjectTable, String> {
+        let mut t = ObjectTable::new(95);
+        t.append_batch(b)?;
+        t.check_lengths()?;
+        Ok(t)
+    }
+
+    fn same(a: &ObjectTable, b: &ObjectTable) -> bool {
+        format!("{a:?}") == format!("{b:?}")
+    }
+
+    #[test]
+    fn the_declared_schema_is_the_stored_one() {
+        let names: Vec<String> = ObjectTable::stored_fields()
+            .iter()
+            .map(|f| format!("{}:{}:{}", f.name(), f.data_type(), f.is_nullable()))
+            .collect();
+        assert_eq!(
+            names[..5],
+            [
+                "id:Int64:false",
+                "version:Int32:false",
+                "start_date:Date32:false",
+                "end_date:Date32:true",
+                "last_modified:Timestamp(s, \"UTC\"):false",
+            ]
+        );
+        assert_eq!(names[7], "geometry:Binary:true");
+        let deleted: Vec<String> = DeletedTable::stored_fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(deleted, ["type_id", "id", "version", "deleted_at"]);
+    }
+
+    #[test]
+    fn a_table_round_trips_through_a_record_batch() {
+        let t = table();
+        let back = read(&batch(&t)).unwrap();
+        assert!(same(&back, &t), "{back:?}");
+        // appended batches continue the offsets
+        let mut twice = read(&batch(&t)).unwrap();
+        twice.append_batch(&batch(&t)).unwrap();
+        assert_eq!(twice.loc_offsets, [0, 2, 2, 3, 5, 5, 6]);
+        assert_eq!(twice.geom_offsets, [0, 1, 3, 3, 4, 6, 6]);
+        assert_eq!(twice.end_date[5], 400);
+    }
+
+    /// Reorder a list column's struct children (reversed).
+    fn reversed_children(list: &ArrayRef) -> ArrayRef {
+        let list = list.as_list::<i32>();
+        let items = list.values().as_struct();
+        let fields: Vec<Arc<Field>> = items.fields().iter().rev().cloned().collect();
+        let columns: Vec<ArrayRef> = items.columns().iter().rev().cloned().collect();
+        let fields = Fields::from(fields);
+        let items = StructArray::new(fields.clone(), columns, None);
+        let item = Arc::new(Field::new(
+            "item",
+            arrow_schema::DataType::Struct(fields),
+            false,
+        ));
+        Arc::new(ListArray::new(
+            item,
+            list.offsets().clone(),
+            Arc::new(items),
+            None,
+        ))
+    }
+
+    #[test]
+    fn columns_and_struct_children_are_read_by_name() {
+        let t = table();
+        let b = batch(&t);
+        let schema = b.schema();
+        // columns in reverse order, and the struct children of each list reversed too
+        let mut fields = Vec::new();
+        let mut arrays = Vec::new();
+        for (f, a) in schema.fields().iter().zip(b.columns()).rev() {
+            let a = match a.data_type() {
+                arrow_schema::DataType::List(_) => reversed_children(a),
+                _ => a.clone(),
+            };
+            fields.push(Field::new(f.name(), a.data_type().clone(), f.is_nullable()));
+            arrays.push(a);
+        }
+        let shuffled = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap();
+        assert_eq!(shuffled.schema().field(0).name(), "geometry");
+        let back = read(&shuffled).unwrap();
+        assert!(same(&back, &t), "{back:?}");
+    }
+
+    #[test]
+    fn missing_or_mistyped_columns_are_named() {
+        let b = batch(&table());
+        let without = |name: &str| {
+            let mut b = b.clone();
+            let i = b.schema().index_of(name).unwrap();
+            b.remove_column(i);
+            b
+        };
+        assert_eq!(
+            read(&without("version")).unwrap_err(),
+            "missing column version"
+        );
+        // a list whose items lack a field
+        let i = b.schema().index_of("placements").unwrap();
+        let list = b.column(i).as_list::<i32>();
+        let items = list.values().as_struct();
+        let keep = items.fields().len() - 1;
+        let items = StructArray::new(
+            Fields::from(items.fields()[..keep].to_vec()),
+            items.columns()[..keep].to_vec(),
+            None,
+        );
+        let item = Arc::new(Field::new("item", items.data_type().clone(), false));
+        let short: ArrayRef = Arc::new(ListArray::new(
+            item,
+            list.offsets().clone(),
+            Arc::new(items),
+            None,
+        ));
+        let mut fields: Vec<Field> = b
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields[i] = Field::new("placements", short.data_type().clone(), false);
+        let mut arrays = b.columns().to_vec();
+        arrays[i] = short;
+        let b2 = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap();
+        assert_eq!(
+            read(&b2).unwrap_err(),
+            "placements items have no field direction"
+        );
+        // an id column of text
+        let i = b.schema().index_of("id").unwrap();
+        let mut fields: Vec<Field> = b
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields[i] = Field::new("id", arrow_schema::DataType::Utf8, false);
+        let mut arrays = b.columns().to_vec();
+        arrays[i] = Arc::new(StringArray::from(vec!["a", "b", "c"]));
+        let b3 = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap();
+        assert_eq!(read(&b3).unwrap_err(), "column id has the wrong type");
+    }
+
+    #[test]
+    fn slices_concatenate_back_to_the_table() {
+        let mut t = table();
+        t.properties.push(PropertyColumn {
+            property_id: 5,
+            values: Arc::new(arrow_array::Int64Array::from(vec![Some(1), None, Some(3)])),
+        });
+        for cut in 0..=t.len() {
+            let (a, b) = (t.slice(0..cut), t.slice(cut..t.len()));
+            a.check_lengths().unwrap();
+            b.check_lengths().unwrap();
+            let parts: Vec<ObjectTable> = [a, b].into_iter().filter(|p| !p.is_empty()).collect();
+            let back = ObjectTable::concat(95, parts).unwrap();
+            assert!(same(&back, &t), "cut {cut}: {back:?}");
+        }
+        // a slice rebases its offsets
+        let s = t.slice(1..3);
+        assert_eq!(s.loc_offsets, [0, 0, 1]);
+        assert_eq!(s.loc_link, [9]);
+        assert_eq!(s.geom_offsets, [0, 2, 2]);
+        assert_eq!(s.child_id, [99]);
+        assert_eq!(s.properties[0].values.null_count(), 1);
+    }
+
+    #[test]
+    fn inconsistent_groups_are_caught() {
+        let mut t = table();
+        t.loc_link.pop();
+        assert_eq!(
+            t.check_lengths().unwrap_err(),
+            "type 95: placements.link_id has 2 items, expected 3"
+        );
+        let mut n = RoadNetwork::default();
+        n.link_id.push(1);
+        assert!(n
+            .check_lengths()
+            .unwrap_err()
+            .starts_with("road network: column from_pos has 0 rows, expected 1"));
+    }
 }

@@ -7,7 +7,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Result};
 
-pub const FORMAT_VERSION: u32 = 1;
+/// Layout 1: each object type in one file, `objects/type-<id>.parquet` (the first
+/// generations). Builds before layout 2 existed also wrote chunk files under version 1 (the
+/// committed demo is such a generation, and a changeset applied to a single-file generation
+/// shared the untouched types' single files beside the touched types' chunks), so under
+/// version 1 the layout is detected per object file: an entry with `first_id` is a chunk, one
+/// without is its type's single file.
+pub const FORMAT_SINGLE_FILE: u32 = 1;
+/// Layout 2: every object type in chunk files by id range,
+/// `objects/type-<id>-<first id:015>.parquet`, each manifest entry with its `first_id`.
+pub const FORMAT_CHUNKED: u32 = 2;
+/// The layout this build writes (`generate`, `import`; the writer once no single file is
+/// left, see `Manifest::version_for`).
+pub const FORMAT_VERSION: u32 = FORMAT_CHUNKED;
 pub const MANIFEST_FILE: &str = "MANIFEST.json";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -94,19 +106,39 @@ impl Provenance {
 }
 
 impl Manifest {
+    /// Read and check a generation's manifest. Versions 1 and 2 are read (see
+    /// `FORMAT_SINGLE_FILE`, `FORMAT_CHUNKED`); any other is refused before the rest of the
+    /// manifest is interpreted, and a version 2 manifest must list only chunk files.
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST_FILE);
         let text = std::fs::read_to_string(&path).map_err(|e| EngineError::io(&path, e))?;
-        let m: Manifest = serde_json::from_str(&text)
-            .map_err(|e| EngineError::corrupt(&path, format!("bad manifest: {e}")))?;
-        if m.format_version != FORMAT_VERSION {
-            return Err(EngineError::corrupt(
-                &path,
-                format!(
-                    "format version {} (this build reads {FORMAT_VERSION})",
-                    m.format_version
-                ),
-            ));
+        Manifest::parse(&path, &text)
+    }
+
+    fn parse(path: &Path, text: &str) -> Result<Manifest> {
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| EngineError::corrupt(path, format!("bad manifest: {e}")))?;
+        let version = value
+            .get("format_version")
+            .and_then(|v| v.as_u64())
+            .ok_or_else(|| EngineError::corrupt(path, "bad manifest: no format_version"))?;
+        check_version(version).map_err(|e| EngineError::corrupt(path, e))?;
+        let m: Manifest = serde_json::from_value(value)
+            .map_err(|e| EngineError::corrupt(path, format!("bad manifest: {e}")))?;
+        if m.format_version == FORMAT_CHUNKED {
+            if let Some(f) = m
+                .files
+                .iter()
+                .find(|f| f.type_id.is_some() && f.first_id.is_none())
+            {
+                return Err(EngineError::corrupt(
+                    path,
+                    format!(
+                        "format version {FORMAT_CHUNKED} (chunked) lists {} without a first id",
+                        f.path
+                    ),
+                ));
+            }
         }
         Ok(m)
     }
@@ -131,12 +163,45 @@ impl Manifest {
         }
     }
 
+    /// The format version of a generation holding `files`: chunked when every object file
+    /// is a chunk, else single-file (version 1, read per file).
+    pub fn version_for(files: &[FileEntry]) -> u32 {
+        if files
+            .iter()
+            .all(|f| f.type_id.is_none() || f.first_id.is_some())
+        {
+            FORMAT_CHUNKED
+        } else {
+            FORMAT_SINGLE_FILE
+        }
+    }
+
+    /// Whether every object file is a chunk (a version 2 generation, or a version 1 one
+    /// written in chunks).
+    pub fn is_chunked(&self) -> bool {
+        Manifest::version_for(&self.files) == FORMAT_CHUNKED
+    }
+
     pub fn total_rows(&self, prefix: &str) -> u64 {
         self.files
             .iter()
             .filter(|f| f.path.starts_with(prefix))
             .map(|f| f.rows)
             .sum()
+    }
+}
+
+/// Versions this build reads: 1 and 2. Newer ones come from a newer vegdb.
+fn check_version(version: u64) -> std::result::Result<(), String> {
+    match version {
+        v if v == FORMAT_SINGLE_FILE as u64 || v == FORMAT_CHUNKED as u64 => Ok(()),
+        v if v > FORMAT_VERSION as u64 => Err(format!(
+            "format version {v} is newer than this build reads \
+             ({FORMAT_SINGLE_FILE} and {FORMAT_CHUNKED}): open it with a newer vegdb"
+        )),
+        v => Err(format!(
+            "unknown format version {v} (this build reads {FORMAT_SINGLE_FILE} and {FORMAT_CHUNKED})"
+        )),
     }
 }
 
@@ -175,5 +240,79 @@ mod tests {
         // old files stay byte-compatible readers: the new keys are additive
         let text = serde_json::to_string(&m).unwrap();
         assert!(!text.contains("last_event_ids"), "{text}");
+    }
+
+    fn manifest(version: u64, files: serde_json::Value) -> String {
+        serde_json::json!({
+            "format_version": version, "generation": 1, "parent": null,
+            "created": "2026-11-01T00:00:00Z", "datakatalog_versjon": "2.38",
+            "origin": "test", "files": files,
+        })
+        .to_string()
+    }
+    fn single(t: u32) -> serde_json::Value {
+        serde_json::json!({"path": format!("objects/type-{t}.parquet"), "rows": 1, "bytes": 1,
+            "sha256": "00", "type_id": t})
+    }
+    fn chunk(t: u32, first: u64) -> serde_json::Value {
+        serde_json::json!({"path": format!("objects/type-{t}-{first:015}.parquet"), "rows": 1,
+            "bytes": 1, "sha256": "00", "type_id": t, "first_id": first})
+    }
+    fn parse(text: &str) -> Result<Manifest> {
+        Manifest::parse(Path::new("MANIFEST.json"), text)
+    }
+
+    #[test]
+    fn version_1_is_read_per_file_and_version_2_only_with_chunks() {
+        let network = serde_json::json!({"path": "network/links.parquet", "rows": 1,
+            "bytes": 1, "sha256": "00"});
+        let m = parse(&manifest(1, serde_json::json!([network, single(3)]))).unwrap();
+        assert!(!m.is_chunked());
+        // an old build's chunked generation under version 1 (the committed demo)
+        let m = parse(&manifest(1, serde_json::json!([network, chunk(3, 7)]))).unwrap();
+        assert!(m.is_chunked());
+        let m = parse(&manifest(
+            2,
+            serde_json::json!([network, chunk(3, 7), chunk(3, 9)]),
+        ));
+        assert!(m.unwrap().is_chunked());
+        let e = parse(&manifest(2, serde_json::json!([chunk(3, 7), single(5)]))).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("objects/type-5.parquet without a first id"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_versions_are_refused_before_the_rest_is_read() {
+        // a future manifest may not even have today's fields
+        let future = r#"{"format_version": 3, "tables": {}}"#;
+        let e = parse(future).unwrap_err().to_string();
+        assert!(
+            e.contains("format version 3 is newer than this build reads (1 and 2)"),
+            "{e}"
+        );
+        let e = parse(&manifest(0, serde_json::json!([])))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown format version 0"), "{e}");
+        let e = parse(r#"{"generation": 1}"#).unwrap_err().to_string();
+        assert!(e.contains("no format_version"), "{e}");
+    }
+
+    #[test]
+    fn the_writer_version_follows_the_files() {
+        let files = |v: serde_json::Value| -> Vec<FileEntry> { serde_json::from_value(v).unwrap() };
+        let results = serde_json::json!({"path": "changesets.json", "rows": 0, "bytes": 2,
+            "sha256": "00"});
+        assert_eq!(
+            Manifest::version_for(&files(serde_json::json!([chunk(3, 1), results]))),
+            FORMAT_CHUNKED
+        );
+        assert_eq!(
+            Manifest::version_for(&files(serde_json::json!([chunk(3, 1), single(4)]))),
+            FORMAT_SINGLE_FILE
+        );
     }
 }

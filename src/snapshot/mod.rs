@@ -8,4 +8,5 @@ pub mod handoff;
 pub mod manifest;
 pub mod parquet_read;
 pub mod parquet_write;
+pub mod schema;
 pub mod store;

@@ -1,4 +1,6 @@
-//! Writing tables to Parquet (zstd level 1). Geometry columns are ISO WKB with GeoParquet 1.1
+//! Writing tables to Parquet (zstd level 1). The columns, their order and types come from the
+//! tables' declarations (`columns.rs`); an object table adds its properties as `p<id>`
+//! columns. Geometry columns are ISO WKB with GeoParquet 1.1
 //! metadata (`geo` key), so pyarrow, GeoPandas and DuckDB read the files as they are.
 //! Files are hashed (SHA-256) while written and fsynced before the entry is returned.
 
@@ -7,23 +9,18 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::builder::{BinaryBuilder, Int64Builder};
-use arrow_array::{
-    ArrayRef, BooleanArray, Date32Array, Float64Array, Int32Array, Int64Array, ListArray,
-    RecordBatch, StringArray, StructArray, TimestampSecondArray, UInt8Array,
-};
-use arrow_buffer::{OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field, Fields, Schema};
+use arrow_array::builder::Int64Builder;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{Field, Schema};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use sha2::{Digest, Sha256};
 
-use super::columns::{DeletedTable, ObjectTable, RoadNetwork, OPEN_END};
+use super::columns::{DeletedTable, ObjectTable, RoadNetwork};
 use super::manifest::FileEntry;
 use crate::error::{EngineError, Result};
-use crate::geo::wkb;
 
 pub const ROW_GROUP_ROWS: usize = 131_072;
 
@@ -115,24 +112,6 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn i64s(v: impl Iterator<Item = i64>) -> ArrayRef {
-    Arc::new(Int64Array::from_iter_values(v))
-}
-fn i32s(v: impl Iterator<Item = i32>) -> ArrayRef {
-    Arc::new(Int32Array::from_iter_values(v))
-}
-fn f64s(v: &[f64]) -> ArrayRef {
-    Arc::new(Float64Array::from(v.to_vec()))
-}
-fn letters(v: &[u8]) -> ArrayRef {
-    Arc::new(StringArray::from_iter_values(
-        v.iter().map(|&b| (b as char).to_string()),
-    ))
-}
-fn dates(v: &[i32]) -> ArrayRef {
-    Arc::new(Date32Array::from(v.to_vec()))
-}
-
 pub const NETWORK_FILE: &str = "network/links.parquet";
 pub const DELETED_FILE: &str = "objects/deleted.parquet";
 
@@ -179,119 +158,18 @@ fn bbox_of(coords: &[[f64; 3]]) -> Option<[f64; 4]> {
 
 pub fn write_network(dir: &Path, n: &RoadNetwork) -> Result<FileEntry> {
     n.check_lengths().map_err(EngineError::Internal)?;
-    let mut geometry = BinaryBuilder::with_capacity(n.len(), n.coords.len() * 24 + n.len() * 9);
-    for r in 0..n.len() {
-        geometry.append_value(wkb::linestring_z(n.geometry(r)));
-    }
-    let superid: Int64Array = n
-        .super_id
-        .iter()
-        .map(|&s| (s != 0).then_some(s as i64))
-        .collect();
-    let columns: Vec<(&str, ArrayRef)> = vec![
-        ("link_id", i64s(n.link_id.iter().map(|&v| v as i64))),
-        ("from_pos", f64s(&n.from_pos)),
-        ("to_pos", f64s(&n.to_pos)),
-        ("start_node", i64s(n.start_node.iter().map(|&v| v as i64))),
-        ("end_node", i64s(n.end_node.iter().map(|&v| v as i64))),
-        ("length_m", f64s(&n.length_m)),
-        (
-            "municipality",
-            i32s(n.municipality.iter().map(|&v| v as i32)),
-        ),
-        ("county", i32s(n.county.iter().map(|&v| v as i32))),
-        ("region", i32s(n.region.iter().map(|&v| v as i32))),
-        (
-            "road_department",
-            i32s(n.road_department.iter().map(|&v| v as i32)),
-        ),
-        ("road_category", letters(&n.road_category)),
-        ("road_status", letters(&n.road_status)),
-        ("road_number", i32s(n.road_number.iter().map(|&v| v as i32))),
-        ("hp", i32s(n.hp.iter().map(|&v| v as i32))),
-        ("from_m", i32s(n.from_m.iter().map(|&v| v as i32))),
-        ("to_m", i32s(n.to_m.iter().map(|&v| v as i32))),
-        (
-            "lanes",
-            Arc::new(StringArray::from_iter_values(n.lanes.iter())),
-        ),
-        ("medium", letters(&n.medium)),
-        ("theme_code", i32s(n.theme_code.iter().map(|&v| v as i32))),
-        (
-            "is_connection",
-            Arc::new(BooleanArray::from(n.is_connection.clone())),
-        ),
-        (
-            "topology_level",
-            i32s(n.topology_level.iter().map(|&v| v as i32)),
-        ),
-        ("super_id", Arc::new(superid)),
-        ("road_type", i32s(n.road_type.iter().map(|&v| v as i32))),
-        ("start_date", dates(&n.start_date)),
-        ("q_method", i32s(n.q_method.iter().map(|&v| v as i32))),
-        ("q_accuracy", i32s(n.q_accuracy.iter().map(|&v| v as i32))),
-        (
-            "q_height_accuracy",
-            i32s(n.q_height_accuracy.iter().map(|&v| v as i32)),
-        ),
-        ("q_tolerance", i32s(n.q_tolerance.iter().map(|&v| v as i32))),
-        (
-            "q_visibility",
-            i32s(n.q_visibility.iter().map(|&v| v as i32)),
-        ),
-        ("q_capture_date", dates(&n.q_capture_date)),
-        ("geometry", Arc::new(geometry.finish())),
-    ];
-    let batch = batch_of(columns)?;
-    let geo = geo_metadata(&["LineString Z"], bbox_of(&n.coords));
+    let (arrays, kinds) = n
+        .stored_arrays()
+        .map_err(|e| EngineError::Internal(format!("road network: {e}")))?;
+    let batch = batch_of(RoadNetwork::stored_fields(), arrays)?;
+    let geo = geo_metadata(&kinds, bbox_of(&n.coords));
     write_file(dir, NETWORK_FILE, batch.schema(), vec![batch], Some(geo))
 }
 
-fn batch_of(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch> {
-    let fields: Vec<Field> = columns
-        .iter()
-        .map(|(name, a)| {
-            Field::new(
-                *name,
-                a.data_type().clone(),
-                a.null_count() > 0
-                    || *name == "geometry"
-                    || *name == "super_id"
-                    || *name == "end_date",
-            )
-        })
-        .collect();
+fn batch_of(fields: Vec<Field>, arrays: Vec<ArrayRef>) -> Result<RecordBatch> {
     let schema = Arc::new(Schema::new(fields));
-    RecordBatch::try_new(schema, columns.into_iter().map(|(_, a)| a).collect())
+    RecordBatch::try_new(schema, arrays)
         .map_err(|e| EngineError::Internal(format!("building record batch: {e}")))
-}
-
-pub fn placement_fields() -> Fields {
-    Fields::from(vec![
-        Field::new("link_id", DataType::Int64, false),
-        Field::new("from_pos", DataType::Float64, false),
-        Field::new("to_pos", DataType::Float64, false),
-        Field::new("direction", DataType::UInt8, false),
-    ])
-}
-
-pub fn child_fields() -> Fields {
-    Fields::from(vec![
-        Field::new("type_id", DataType::Int32, false),
-        Field::new("id", DataType::Int64, false),
-    ])
-}
-
-fn list_of(fields: Fields, offsets: &[u32], columns: Vec<ArrayRef>) -> Result<ArrayRef> {
-    let values = StructArray::try_new(fields.clone(), columns, None)
-        .map_err(|e| EngineError::Internal(format!("struct array: {e}")))?;
-    let item = Arc::new(Field::new("item", DataType::Struct(fields), false));
-    let offsets = OffsetBuffer::new(ScalarBuffer::from(
-        offsets.iter().map(|&o| o as i32).collect::<Vec<i32>>(),
-    ));
-    let list = ListArray::try_new(item, offsets, Arc::new(values), None)
-        .map_err(|e| EngineError::Internal(format!("list array: {e}")))?;
-    Ok(Arc::new(list))
 }
 
 /// Write one object type's table to `objects/type-<id>.parquet`.
@@ -302,98 +180,23 @@ pub fn write_objects(dir: &Path, t: &ObjectTable) -> Result<FileEntry> {
 /// Write (part of) an object table to `rel_path`; the entry records the first id.
 pub fn write_objects_at(dir: &Path, t: &ObjectTable, rel_path: &str) -> Result<FileEntry> {
     t.check_lengths().map_err(EngineError::Internal)?;
-    let mut geometry = BinaryBuilder::new();
-    let mut kinds = Vec::new();
-    for r in 0..t.len() {
-        match t.own_geometry(r) {
-            [] => geometry.append_null(),
-            surface if crate::geo::surface::is_surface(surface) => {
-                geometry.append_value(crate::geo::surface::to_wkb(surface));
-                if !kinds.contains(&"MultiPolygon") {
-                    kinds.push("MultiPolygon");
-                }
-            }
-            [p] => {
-                geometry.append_value(wkb::point_z(p));
-                if !kinds.contains(&"Point Z") {
-                    kinds.push("Point Z");
-                }
-            }
-            line => {
-                geometry.append_value(wkb::linestring_z(line));
-                if !kinds.contains(&"LineString Z") {
-                    kinds.push("LineString Z");
-                }
-            }
-        }
-    }
-    let end: Date32Array = t
-        .end_date
-        .iter()
-        .map(|&d| (d != OPEN_END).then_some(d))
-        .collect();
-    let mut columns: Vec<(String, ArrayRef)> = vec![
-        ("id".into(), i64s(t.id.iter().map(|&v| v as i64))),
-        ("version".into(), i32s(t.version.iter().map(|&v| v as i32))),
-        ("start_date".into(), dates(&t.start_date)),
-        ("end_date".into(), Arc::new(end)),
-        (
-            "last_modified".into(),
-            Arc::new(TimestampSecondArray::from(t.last_modified.clone()).with_timezone("UTC")),
-        ),
-        (
-            "placements".into(),
-            list_of(
-                placement_fields(),
-                &t.loc_offsets,
-                vec![
-                    i64s(t.loc_link.iter().map(|&v| v as i64)),
-                    f64s(&t.loc_from),
-                    f64s(&t.loc_to),
-                    Arc::new(UInt8Array::from(t.loc_direction.clone())),
-                ],
-            )?,
-        ),
-        (
-            "children".into(),
-            list_of(
-                child_fields(),
-                &t.child_offsets,
-                vec![
-                    i32s(t.child_type.iter().map(|&v| v as i32)),
-                    i64s(t.child_id.iter().map(|&v| v as i64)),
-                ],
-            )?,
-        ),
-        ("geometry".into(), Arc::new(geometry.finish())),
-    ];
+    let (mut arrays, kinds) = t
+        .stored_arrays()
+        .map_err(|e| EngineError::Internal(format!("type {}: {e}", t.type_id)))?;
+    let mut fields = ObjectTable::stored_fields();
+    // then one nullable column per property, `p<property id>`
     for c in &t.properties {
-        columns.push((format!("p{}", c.property_id), c.values.clone()));
+        fields.push(Field::new(
+            property_column(c.property_id),
+            c.values.data_type().clone(),
+            true,
+        ));
+        arrays.push(c.values.clone());
     }
-    let fields: Vec<Field> = columns
-        .iter()
-        .map(|(name, a)| {
-            let nullable = a.null_count() > 0
-                || name == "geometry"
-                || name == "end_date"
-                || name.starts_with('p') && name != "placements";
-            Field::new(name.as_str(), a.data_type().clone(), nullable)
-        })
-        .collect();
-    let schema = Arc::new(Schema::new(fields));
-    let batch = RecordBatch::try_new(
-        schema.clone(),
-        columns.into_iter().map(|(_, a)| a).collect(),
-    )
-    .map_err(|e| EngineError::Internal(format!("type {}: {e}", t.type_id)))?;
-    let geo = geo_metadata(
-        if kinds.is_empty() {
-            &["Point Z"]
-        } else {
-            &kinds
-        },
-        bbox_of(&t.geom_coords),
-    );
+    let batch = batch_of(fields, arrays)
+        .map_err(|e| EngineError::Internal(format!("type {}: {e}", t.type_id)))?;
+    let schema = batch.schema();
+    let geo = geo_metadata(&kinds, bbox_of(&t.geom_coords));
     let mut entry = write_file(dir, rel_path, schema, vec![batch], Some(geo))?;
     entry.type_id = Some(t.type_id);
     if rel_path != object_file(t.type_id) {
@@ -403,17 +206,21 @@ pub fn write_objects_at(dir: &Path, t: &ObjectTable, rel_path: &str) -> Result<F
 }
 
 pub fn write_deleted(dir: &Path, d: &DeletedTable) -> Result<FileEntry> {
-    let columns: Vec<(&str, ArrayRef)> = vec![
-        ("type_id", i32s(d.type_id.iter().map(|&v| v as i32))),
-        ("id", i64s(d.id.iter().map(|&v| v as i64))),
-        ("version", i32s(d.version.iter().map(|&v| v as i32))),
-        (
-            "deleted_at",
-            Arc::new(TimestampSecondArray::from(d.deleted_at.clone()).with_timezone("UTC")),
-        ),
-    ];
-    let batch = batch_of(columns)?;
+    let (arrays, _) = d
+        .stored_arrays()
+        .map_err(|e| EngineError::Internal(format!("deleted objects: {e}")))?;
+    let batch = batch_of(DeletedTable::stored_fields(), arrays)?;
     write_file(dir, DELETED_FILE, batch.schema(), vec![batch], None)
+}
+
+/// The stored name of a property column.
+pub fn property_column(property_id: u32) -> String {
+    format!("p{property_id}")
+}
+
+/// The property id of a stored column name (`p<id>`); None for the declared columns.
+pub fn property_of_column(name: &str) -> Option<u32> {
+    name.strip_prefix('p')?.parse().ok()
 }
 
 /// An Int64 property column from optional values.

@@ -1,0 +1,641 @@
+//! How the columnar tables are stored: the `columns!` declaration that drives each table's
+//! struct, Arrow schema, record-batch conversion (read by column name, struct children by
+//! name) and row slicing/appending, plus the per-kind codecs it uses. A table is declared once
+//! (in `columns.rs`); Parquet read/write, slice/concat and the writer's merge all go through
+//! what the declaration generates.
+//!
+//! Stored form per codec (the on-disk format, see ARCHITECTURE.md "Storage"): integers as
+//! Int64/Int32, letters and text as Utf8, flags as Boolean, dates as Date32, times as
+//! Timestamp(s, UTC), a ragged group as `List<Struct<..>>` with a non-null `item`, geometry as
+//! ISO WKB (GeoParquet 1.1).
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Float64Type, Int32Type, Int64Type, TimestampSecondType, UInt8Type,
+};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Date32Array, Float64Array, Int32Array, Int64Array, ListArray,
+    StringArray, StructArray, TimestampSecondArray, UInt8Array,
+};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Fields, TimeUnit};
+
+use super::columns::{Days, Seconds, OPEN_END};
+use crate::geo::{wkb, Coord3};
+
+/// How one column of Rust values is stored as an Arrow array.
+pub trait Codec {
+    type Native;
+    /// Whether the stored column may hold nulls (part of the stored schema).
+    const NULLABLE: bool = false;
+    fn data_type() -> DataType;
+    fn encode(values: &[Self::Native]) -> ArrayRef;
+    /// Append the array's values to `out`; None when the array has another type.
+    fn decode(array: &dyn Array, out: &mut Vec<Self::Native>) -> Option<()>;
+}
+
+/// Ids: u64 stored as Int64.
+pub struct Id;
+impl Codec for Id {
+    type Native = u64;
+    fn data_type() -> DataType {
+        DataType::Int64
+    }
+    fn encode(values: &[u64]) -> ArrayRef {
+        Arc::new(Int64Array::from_iter_values(
+            values.iter().map(|&v| v as i64),
+        ))
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<u64>) -> Option<()> {
+        let a = array.as_primitive_opt::<Int64Type>()?;
+        out.extend(a.values().iter().map(|&v| v as u64));
+        Some(())
+    }
+}
+
+/// An optional id, 0 = none: stored as nullable Int64 (null = 0).
+pub struct OptionalId;
+impl Codec for OptionalId {
+    type Native = u64;
+    const NULLABLE: bool = true;
+    fn data_type() -> DataType {
+        DataType::Int64
+    }
+    fn encode(values: &[u64]) -> ArrayRef {
+        Arc::new(
+            values
+                .iter()
+                .map(|&s| (s != 0).then_some(s as i64))
+                .collect::<Int64Array>(),
+        )
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<u64>) -> Option<()> {
+        let a = array.as_primitive_opt::<Int64Type>()?;
+        out.extend(a.iter().map(|v| v.unwrap_or(0) as u64));
+        Some(())
+    }
+}
+
+/// Small unsigned integers stored widened to Int32.
+pub trait AsInt32: Copy {
+    fn to_i32(self) -> i32;
+    fn from_i32(v: i32) -> Self;
+}
+macro_rules! as_int32 {
+    ($($t:ty),*) => {$(
+        impl AsInt32 for $t {
+            fn to_i32(self) -> i32 {
+                self as i32
+            }
+            fn from_i32(v: i32) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+as_int32!(u8, u16, u32);
+
+/// An unsigned integer (u8, u16, u32) stored as Int32.
+pub struct Int32<T>(PhantomData<T>);
+impl<T: AsInt32> Codec for Int32<T> {
+    type Native = T;
+    fn data_type() -> DataType {
+        DataType::Int32
+    }
+    fn encode(values: &[T]) -> ArrayRef {
+        Arc::new(Int32Array::from_iter_values(
+            values.iter().map(|v| v.to_i32()),
+        ))
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<T>) -> Option<()> {
+        let a = array.as_primitive_opt::<Int32Type>()?;
+        out.extend(a.values().iter().map(|&v| T::from_i32(v)));
+        Some(())
+    }
+}
+
+/// f64 as Float64.
+pub struct Float;
+impl Codec for Float {
+    type Native = f64;
+    fn data_type() -> DataType {
+        DataType::Float64
+    }
+    fn encode(values: &[f64]) -> ArrayRef {
+        Arc::new(Float64Array::from(values.to_vec()))
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<f64>) -> Option<()> {
+        out.extend_from_slice(array.as_primitive_opt::<Float64Type>()?.values());
+        Some(())
+    }
+}
+
+/// u8 as UInt8.
+pub struct Byte;
+impl Codec for Byte {
+    type Native = u8;
+    fn data_type() -> DataType {
+        DataType::UInt8
+    }
+    fn encode(values: &[u8]) -> ArrayRef {
+        Arc::new(UInt8Array::from(values.to_vec()))
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<u8>) -> Option<()> {
+        out.extend_from_slice(array.as_primitive_opt::<UInt8Type>()?.values());
+        Some(())
+    }
+}
+
+/// An ASCII letter (u8) stored as a one-character Utf8 string (null or empty reads as '?').
+pub struct Letter;
+impl Codec for Letter {
+    type Native = u8;
+    fn data_type() -> DataType {
+        DataType::Utf8
+    }
+    fn encode(values: &[u8]) -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(
+            values.iter().map(|&b| (b as char).to_string()),
+        ))
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<u8>) -> Option<()> {
+        let a = array.as_string_opt::<i32>()?;
+        out.extend(
+            a.iter()
+                .map(|s| s.and_then(|s| s.bytes().next()).unwrap_or(b'?')),
+        );
+        Some(())
+    }
+}
+
+/// Text as Utf8 (null reads as "").
+pub struct Text;
+impl Codec for Text {
+    type Native = String;
+    fn data_type() -> DataType {
+        DataType::Utf8
+    }
+    fn encode(values: &[String]) -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(values.iter()))
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<String>) -> Option<()> {
+        let a = array.as_string_opt::<i32>()?;
+        out.extend(a.iter().map(|s| s.unwrap_or_default().to_string()));
+        Some(())
+    }
+}
+
+/// bool as Boolean (null reads as false).
+pub struct Flag;
+impl Codec for Flag {
+    type Native = bool;
+    fn data_type() -> DataType {
+        DataType::Boolean
+    }
+    fn encode(values: &[bool]) -> ArrayRef {
+        Arc::new(BooleanArray::from(values.to_vec()))
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<bool>) -> Option<()> {
+        out.extend(array.as_boolean_opt()?.iter().map(|v| v.unwrap_or(false)));
+        Some(())
+    }
+}
+
+/// Days since 1970 as Date32.
+pub struct Date;
+impl Codec for Date {
+    type Native = Days;
+    fn data_type() -> DataType {
+        DataType::Date32
+    }
+    fn encode(values: &[Days]) -> ArrayRef {
+        Arc::new(Date32Array::from(values.to_vec()))
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<Days>) -> Option<()> {
+        out.extend_from_slice(array.as_primitive_opt::<Date32Type>()?.values());
+        Some(())
+    }
+}
+
+/// An end date, `OPEN_END` = none: nullable Date32.
+pub struct OpenDate;
+impl Codec for OpenDate {
+    type Native = Days;
+    const NULLABLE: bool = true;
+    fn data_type() -> DataType {
+        DataType::Date32
+    }
+    fn encode(values: &[Days]) -> ArrayRef {
+        Arc::new(
+            values
+                .iter()
+                .map(|&d| (d != OPEN_END).then_some(d))
+                .collect::<Date32Array>(),
+        )
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<Days>) -> Option<()> {
+        let a = array.as_primitive_opt::<Date32Type>()?;
+        out.extend(a.iter().map(|v| v.unwrap_or(OPEN_END)));
+        Some(())
+    }
+}
+
+/// Seconds since 1970 as Timestamp(second, "UTC").
+pub struct Timestamp;
+impl Codec for Timestamp {
+    type Native = Seconds;
+    fn data_type() -> DataType {
+        DataType::Timestamp(TimeUnit::Second, Some("UTC".into()))
+    }
+    fn encode(values: &[Seconds]) -> ArrayRef {
+        Arc::new(TimestampSecondArray::from(values.to_vec()).with_timezone("UTC"))
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<Seconds>) -> Option<()> {
+        out.extend_from_slice(array.as_primitive_opt::<TimestampSecondType>()?.values());
+        Some(())
+    }
+}
+
+/// How a table's own geometry (one run of coordinates per row) is stored as WKB.
+pub trait GeometryCodec {
+    /// GeoParquet `geometry_types` declared when no row has a geometry.
+    const DEFAULT_KINDS: &'static [&'static str];
+    /// The GeoParquet geometry type and WKB of one row; None = null.
+    fn encode(coords: &[Coord3]) -> Option<(&'static str, Vec<u8>)>;
+}
+
+/// Every row is a line (the road network): "LineString Z".
+pub struct LineGeometry;
+impl GeometryCodec for LineGeometry {
+    const DEFAULT_KINDS: &'static [&'static str] = &["LineString Z"];
+    fn encode(coords: &[Coord3]) -> Option<(&'static str, Vec<u8>)> {
+        Some(("LineString Z", wkb::linestring_z(coords)))
+    }
+}
+
+/// An object's own geometry: none (null), a point, a line or a surface (MultiPolygon).
+pub struct ObjectGeometry;
+impl GeometryCodec for ObjectGeometry {
+    const DEFAULT_KINDS: &'static [&'static str] = &["Point Z"];
+    fn encode(coords: &[Coord3]) -> Option<(&'static str, Vec<u8>)> {
+        match coords {
+            [] => None,
+            surface if crate::geo::surface::is_surface(surface) => {
+                Some(("MultiPolygon", crate::geo::surface::to_wkb(surface)))
+            }
+            [p] => Some(("Point Z", wkb::point_z(p))),
+            line => Some(("LineString Z", wkb::linestring_z(line))),
+        }
+    }
+}
+
+/// Encode a geometry column: the WKB array and the geometry types present (first-seen order;
+/// the codec's default when there is none).
+pub fn encode_geometry<G: GeometryCodec>(
+    offsets: &[u32],
+    coords: &[Coord3],
+) -> (ArrayRef, Vec<&'static str>) {
+    let rows = offsets.len().saturating_sub(1);
+    let mut b = arrow_array::builder::BinaryBuilder::with_capacity(rows, coords.len() * 24);
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for w in offsets.windows(2) {
+        match G::encode(&coords[w[0] as usize..w[1] as usize]) {
+            Some((kind, bytes)) => {
+                b.append_value(bytes);
+                if !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+            }
+            None => b.append_null(),
+        }
+    }
+    if kinds.is_empty() {
+        kinds = G::DEFAULT_KINDS.to_vec();
+    }
+    (Arc::new(b.finish()), kinds)
+}
+
+/// Decode a WKB column, appending each row's coordinates and end offset.
+pub fn decode_geometry(
+    array: &dyn Array,
+    offsets: &mut Vec<u32>,
+    coords: &mut Vec<Coord3>,
+) -> Result<(), String> {
+    let a = array
+        .as_binary_opt::<i32>()
+        .ok_or_else(|| "geometry is not binary".to_string())?;
+    start_offsets(offsets);
+    for g in a.iter() {
+        if let Some(bytes) = g {
+            wkb::decode_into(bytes, coords).ok_or_else(|| "bad WKB geometry".to_string())?;
+        }
+        offsets.push(coords.len() as u32);
+    }
+    Ok(())
+}
+
+/// The Arrow type of a ragged group: a list of non-null structs.
+pub fn list_type(fields: Fields) -> DataType {
+    DataType::List(Arc::new(Field::new(
+        "item",
+        DataType::Struct(fields),
+        false,
+    )))
+}
+
+/// Build a ragged group's list array from its offsets and child arrays.
+pub fn encode_list(
+    fields: Fields,
+    offsets: &[u32],
+    children: Vec<ArrayRef>,
+) -> Result<ArrayRef, String> {
+    let item = Arc::new(Field::new("item", DataType::Struct(fields.clone()), false));
+    let values =
+        StructArray::try_new(fields, children, None).map_err(|e| format!("struct array: {e}"))?;
+    let mut offsets: Vec<i32> = offsets.iter().map(|&o| o as i32).collect();
+    if offsets.is_empty() {
+        offsets.push(0);
+    }
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    let list = ListArray::try_new(item, offsets, Arc::new(values), None)
+        .map_err(|e| format!("list array: {e}"))?;
+    Ok(Arc::new(list))
+}
+
+/// A ragged group read back: appends the rows' end offsets (rebased after `items_before`
+/// items) and returns the struct items the rows cover, for the children to be read by name.
+pub fn decode_list(
+    name: &str,
+    array: &dyn Array,
+    offsets: &mut Vec<u32>,
+    items_before: usize,
+) -> Result<StructArray, String> {
+    let list = array
+        .as_list_opt::<i32>()
+        .ok_or_else(|| format!("{name} is not a list"))?;
+    let values = list
+        .values()
+        .as_struct_opt()
+        .ok_or_else(|| format!("{name} items are not structs"))?;
+    let first = list.offsets()[0];
+    let last = list.offsets().last();
+    start_offsets(offsets);
+    offsets.extend(
+        list.offsets()[1..]
+            .iter()
+            .map(|&o| (items_before + (o - first) as usize) as u32),
+    );
+    Ok(values.slice(first as usize, (last - first) as usize))
+}
+
+/// A struct child by name.
+pub fn child<'a>(list: &str, items: &'a StructArray, name: &str) -> Result<&'a ArrayRef, String> {
+    items
+        .column_by_name(name)
+        .ok_or_else(|| format!("{list} items have no field {name}"))
+}
+
+/// Offsets of an empty table are `[0]`.
+pub fn start_offsets(offsets: &mut Vec<u32>) {
+    if offsets.is_empty() {
+        offsets.push(0);
+    }
+}
+
+/// Append the offsets of rows `a..b` of `from` (whose items are appended after what `out`
+/// covers).
+pub fn append_offsets(out: &mut Vec<u32>, from: &[u32], a: usize, b: usize) {
+    start_offsets(out);
+    let shift = *out.last().unwrap_or(&0) as i64 - from[a] as i64;
+    out.extend(from[a + 1..=b].iter().map(|&o| (o as i64 + shift) as u32));
+}
+
+/// The item range rows `a..b` cover.
+pub fn item_range(offsets: &[u32], a: usize, b: usize) -> std::ops::Range<usize> {
+    offsets[a] as usize..offsets[b] as usize
+}
+
+/// Declare a stored table once. Generates the struct (stored columns, then the fields listed
+/// under `extra`) and, for the stored columns in file order (flat columns, ragged groups,
+/// geometry):
+/// - `stored_fields()`: the Arrow fields;
+/// - `stored_arrays()`: the columns as Arrow arrays, and the GeoParquet geometry types;
+/// - `append_batch(batch)`: append a record batch's rows, columns and struct children found by
+///   name;
+/// - `append_rows(other, rows)`: append rows of another table of the kind (slice, concat and
+///   the writer's merge are made of it);
+/// - `check_stored_lengths()`: every column has one entry per row, every group's items match
+///   its offsets.
+///
+/// Tables with columns beyond the declaration (an object table's properties) handle those in
+/// their own code around these functions.
+macro_rules! columns {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            columns {
+                $( $(#[$cdoc:meta])* pub $col:ident : $cty:ty = $cname:literal $codec:ty ),+ $(,)?
+            }
+            lists {
+                $(
+                    $(#[$ldoc:meta])*
+                    $lname:literal => pub $loff:ident {
+                        $( $(#[$idoc:meta])* pub $item:ident : $ity:ty = $iname:literal $icodec:ty ),+ $(,)?
+                    }
+                )*
+            }
+            geometry {
+                $( $(#[$gdoc:meta])* $gname:literal => pub $goff:ident, pub $gcoords:ident : $gcodec:ty )?
+            }
+            extra {
+                $( $(#[$xdoc:meta])* pub $x:ident : $xty:ty ),* $(,)?
+            }
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $( $(#[$cdoc])* pub $col: Vec<$cty>, )+
+            $(
+                $(#[$ldoc])*
+                pub $loff: Vec<u32>,
+                $( $(#[$idoc])* pub $item: Vec<$ity>, )+
+            )*
+            $(
+                $(#[$gdoc])*
+                pub $goff: Vec<u32>,
+                pub $gcoords: Vec<$crate::geo::Coord3>,
+            )?
+            $( $(#[$xdoc])* pub $x: $xty, )*
+        }
+
+        #[allow(unused_variables, unused_mut, unused_assignments)]
+        impl $name {
+            /// The stored columns' Arrow fields, in file order.
+            pub fn stored_fields() -> Vec<arrow_schema::Field> {
+                use $crate::snapshot::schema::Codec as _;
+                let mut fields = vec![
+                    $( arrow_schema::Field::new($cname, <$codec>::data_type(), <$codec>::NULLABLE), )+
+                ];
+                $(
+                    let items = arrow_schema::Fields::from(vec![
+                        $( arrow_schema::Field::new($iname, <$icodec>::data_type(), <$icodec>::NULLABLE), )+
+                    ]);
+                    fields.push(arrow_schema::Field::new(
+                        $lname,
+                        $crate::snapshot::schema::list_type(items),
+                        false,
+                    ));
+                )*
+                $(
+                    fields.push(arrow_schema::Field::new($gname, arrow_schema::DataType::Binary, true));
+                )?
+                fields
+            }
+
+            /// The stored columns as Arrow arrays in file order, and the geometry types present
+            /// (for the GeoParquet metadata; empty without a geometry column).
+            pub fn stored_arrays(
+                &self,
+            ) -> Result<(Vec<arrow_array::ArrayRef>, Vec<&'static str>), String> {
+                use $crate::snapshot::schema::Codec as _;
+                self.check_stored_lengths()?;
+                let mut arrays: Vec<arrow_array::ArrayRef> = vec![
+                    $( <$codec>::encode(&self.$col), )+
+                ];
+                $(
+                    let items = arrow_schema::Fields::from(vec![
+                        $( arrow_schema::Field::new($iname, <$icodec>::data_type(), <$icodec>::NULLABLE), )+
+                    ]);
+                    arrays.push($crate::snapshot::schema::encode_list(
+                        items,
+                        &self.$loff,
+                        vec![ $( <$icodec>::encode(&self.$item), )+ ],
+                    )?);
+                )*
+                let mut kinds: Vec<&'static str> = Vec::new();
+                $(
+                    let (array, k) = $crate::snapshot::schema::encode_geometry::<$gcodec>(
+                        &self.$goff,
+                        &self.$gcoords,
+                    );
+                    arrays.push(array);
+                    kinds = k;
+                )?
+                Ok((arrays, kinds))
+            }
+
+            /// Append the rows of a record batch (columns and struct children found by name).
+            pub fn append_batch(&mut self, batch: &arrow_array::RecordBatch) -> Result<(), String> {
+                use $crate::snapshot::schema::Codec as _;
+                let column = |name: &str| {
+                    batch
+                        .column_by_name(name)
+                        .ok_or_else(|| format!("missing column {name}"))
+                };
+                $(
+                    <$codec>::decode(column($cname)?.as_ref(), &mut self.$col)
+                        .ok_or_else(|| format!("column {} has the wrong type", $cname))?;
+                )+
+                $(
+                    let before = self.$loff.last().copied().unwrap_or(0) as usize;
+                    let items = $crate::snapshot::schema::decode_list(
+                        $lname,
+                        column($lname)?.as_ref(),
+                        &mut self.$loff,
+                        before,
+                    )?;
+                    $(
+                        <$icodec>::decode(
+                            $crate::snapshot::schema::child($lname, &items, $iname)?.as_ref(),
+                            &mut self.$item,
+                        )
+                        .ok_or_else(|| format!("{}.{} has the wrong type", $lname, $iname))?;
+                    )+
+                )*
+                $(
+                    $crate::snapshot::schema::decode_geometry(
+                        column($gname)?.as_ref(),
+                        &mut self.$goff,
+                        &mut self.$gcoords,
+                    )?;
+                )?
+                Ok(())
+            }
+
+            /// Append rows `rows` of `other` (its stored columns; `extra` fields untouched).
+            pub fn append_rows(&mut self, other: &Self, rows: std::ops::Range<usize>) {
+                if rows.is_empty() {
+                    return;
+                }
+                let (a, b) = (rows.start, rows.end);
+                $( self.$col.extend_from_slice(&other.$col[a..b]); )+
+                $(
+                    $crate::snapshot::schema::append_offsets(&mut self.$loff, &other.$loff, a, b);
+                    let items = $crate::snapshot::schema::item_range(&other.$loff, a, b);
+                    $( self.$item.extend_from_slice(&other.$item[items.clone()]); )+
+                )*
+                $(
+                    $crate::snapshot::schema::append_offsets(&mut self.$goff, &other.$goff, a, b);
+                    let items = $crate::snapshot::schema::item_range(&other.$goff, a, b);
+                    self.$gcoords.extend_from_slice(&other.$gcoords[items]);
+                )?
+            }
+
+            /// Every stored column has one entry per row and every group's items match its
+            /// offsets.
+            pub fn check_stored_lengths(&self) -> Result<(), String> {
+                let lens = [ $( ($cname, self.$col.len()), )+ ];
+                let n = lens[0].1;
+                for (name, l) in lens {
+                    if l != n {
+                        return Err(format!("column {name} has {l} rows, expected {n}"));
+                    }
+                }
+                $(
+                    $crate::snapshot::schema::check_group(
+                        $lname,
+                        &self.$loff,
+                        n,
+                        &[ $( ($iname, self.$item.len()), )+ ],
+                    )?;
+                )*
+                $(
+                    $crate::snapshot::schema::check_group(
+                        $gname,
+                        &self.$goff,
+                        n,
+                        &[("coordinates", self.$gcoords.len())],
+                    )?;
+                )?
+                Ok(())
+            }
+        }
+    };
+}
+
+pub(crate) use columns;
+
+/// A group's offsets cover `rows` rows (no offsets at all is an empty table) and its item
+/// columns hold as many items as the offsets say.
+pub fn check_group(
+    group: &str,
+    offsets: &[u32],
+    rows: usize,
+    items: &[(&str, usize)],
+) -> Result<(), String> {
+    let l = offsets.len().saturating_sub(1);
+    if l != rows {
+        return Err(format!("column {group} has {l} rows, expected {rows}"));
+    }
+    let want = offsets.last().copied().unwrap_or(0) as usize;
+    if let Some((name, got)) = items.iter().find(|(_, got)| *got != want) {
+        return Err(format!("{group}.{name} has {got} items, expected {want}"));
+    }
+    if offsets.windows(2).any(|w| w[0] > w[1]) {
+        return Err(format!("{group} offsets decrease"));
+    }
+    Ok(())
+}
