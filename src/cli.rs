@@ -243,16 +243,17 @@ fn spinner(msg: &str) -> ProgressBar {
     pb
 }
 
-/// `generate` publishes into `--data`, so it must own it: against a directory a server owns it
-/// fails at once (handing a generation to a running server is not built yet).
+/// `generate` publishes into `--data`: as its owner, or, when a server owns it, by handing the
+/// generation to that server, which publishes it in sequence with its changesets.
 pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> {
     use anyhow::Context;
-    let data = DataDir::open(data).with_context(|| {
+    let data = DataDir::open_for_publishing(data).with_context(|| {
         format!(
-            "vegdb generate publishes a generation into {} and needs to own it",
+            "vegdb generate publishes a generation into {}",
             data.display()
         )
     })?;
+    announce_handoff(&data);
     let pb = spinner(&format!(
         "generating {} dataset (seed {seed}): road network",
         scale.name()
@@ -287,7 +288,8 @@ pub fn run_import(
     types: &crate::import::TypeSelection,
 ) -> anyhow::Result<()> {
     use crate::import::download::{download, DownloadOptions};
-    let data = DataDir::open(data)?;
+    let data = DataDir::open_for_publishing(data)?;
+    announce_handoff(&data);
     let source = if source.starts_with("http://") || source.starts_with("https://") {
         let dest = download_dir.unwrap_or_else(|| data.root.join("import-download"));
         let ids: Vec<u32> = match types {
@@ -335,6 +337,16 @@ pub fn run_import(
     pb.finish_and_clear();
     print!("{}", summary.render());
     Ok(())
+}
+
+/// Say when the generation goes to the server that owns the directory.
+fn announce_handoff(data: &DataDir) {
+    if let Some(owner) = data.handed_to() {
+        eprintln!(
+            "{} is owned by a running server ({owner}): the generation is handed to it and published in sequence with its changesets",
+            data.root.display()
+        );
+    }
 }
 
 pub fn run_inspect(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {

@@ -71,6 +71,11 @@ pub struct ServeArgs {
     /// Older finished changesets stay while fewer than this many finished ones are newer.
     #[arg(long, env = "VEGDB_CHANGESETS_KEEP", default_value_t = 100_000)]
     pub changesets_keep: usize,
+    /// Seconds between looks at CURRENT: a generation published under the server (by hand,
+    /// or by the owner of a directory served `--read-only`) is served without a restart.
+    /// 0: only on SIGHUP.
+    #[arg(long, env = "VEGDB_WATCH_INTERVAL", default_value_t = crate::changeset::adopt::DEFAULT_WATCH_INTERVAL_S)]
+    pub watch_interval: u64,
 }
 
 /// `vegdb` with no subcommand: serve with defaults from the environment.

@@ -115,7 +115,10 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         Users::open(&users_path)
             .with_context(|| format!("reading users from {}", users_path.display()))?,
     );
+    crate::changeset::adopt::set_watch_interval(Duration::from_secs(args.watch_interval));
     let writer = if args.read_only {
+        // no writer to follow CURRENT between batches: a thread of its own
+        crate::changeset::adopt::watch(data.clone(), store.clone())?;
         None
     } else {
         Some(Writer::start_with_rights(
@@ -160,6 +163,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
+        reload_on_sighup();
         let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
         tracing::info!(addr = %listener.local_addr()?, base = %state.config.public_url, "vegdb listening");
         serve(listener, state, shutdown_signal()).await
@@ -241,6 +245,21 @@ pub fn raise_file_limit() -> u64 {
                 .map(|(soft, _)| soft)
                 .unwrap_or(1024)
         }
+    }
+}
+
+/// SIGHUP: look for a new generation now (CURRENT, and the owner's inbox).
+fn reload_on_sighup() {
+    #[cfg(unix)]
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(mut hup) => {
+            tokio::spawn(async move {
+                while hup.recv().await.is_some() {
+                    crate::changeset::adopt::request_reload();
+                }
+            });
+        }
+        Err(e) => tracing::warn!(error = %e, "SIGHUP cannot be handled"),
     }
 }
 

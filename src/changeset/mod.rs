@@ -5,9 +5,10 @@
 //! `model` (the changeset), `validate` (shape + catalogue/data checks → plan), `working`
 //! (base generation + edits → new tables), `apply` (plan → edits), `journal` (changesets on
 //! disk), `writer` (the single writer thread, publishing, recovery), `priority` (the write side's
-//! thread priority), `binary` (the binary
-//! store), `convert` (SOSI and SOSI-GeoJSON to changesets).
+//! thread priority), `binary` (the binary store), `convert` (SOSI and SOSI-GeoJSON to
+//! changesets), `adopt` (generations handed over by other processes, and CURRENT followed).
 
+pub mod adopt;
 pub mod apply;
 pub mod binary;
 pub mod convert;

@@ -151,10 +151,16 @@ pub fn generate(
         created: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         datakatalog_versjon: catalog.version.version.clone(),
         origin: format!("vegdb generate --scale {} --seed {seed}", scale.name()),
+        provenance: crate::snapshot::manifest::Provenance::new(
+            crate::snapshot::manifest::MadeBy::Generated,
+            None,
+        ),
         changesets: vec![],
+        last_event_ids: Default::default(),
         files: vec![],
     };
-    data.publish(staging, manifest)?;
+    // a hand-off to a running server is numbered by the server
+    let id = crate::snapshot::store::generation_id(&data.publish(staging, manifest)?).unwrap_or(id);
     let n = &net.network;
     if n.is_empty() {
         return Err(EngineError::Internal("generated an empty network".into()));

@@ -224,10 +224,16 @@ pub fn import_dir(
         created: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         datakatalog_versjon: catalog.version.version.clone(),
         origin: format!("vegdb import --source {}", source.display()),
+        provenance: crate::snapshot::manifest::Provenance::new(
+            crate::snapshot::manifest::MadeBy::Imported,
+            Some(source.display().to_string()),
+        ),
         changesets: vec![],
+        last_event_ids: Default::default(),
         files: vec![],
     };
-    data.publish(staging, manifest)?;
+    // a hand-off to a running server is numbered by the server
+    let id = crate::snapshot::store::generation_id(&data.publish(staging, manifest)?).unwrap_or(id);
     summary.generation = id;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)

@@ -2,6 +2,7 @@
 //! loaded into columnar memory with indexes.
 
 pub mod columns;
+pub mod handoff;
 pub mod manifest;
 pub mod parquet_read;
 pub mod parquet_write;

@@ -6,6 +6,7 @@
 //! <data>/.tmp-*        in-progress builds, removed by the owner at startup
 //! <data>/*.deleted     being removed, ignored by loaders
 //! <data>/LOCK          the owner's lock (pid inside)
+//! <data>/incoming/      generations handed to the owner by other processes (`handoff`)
 //! ```
 //! One process owns a data directory: `DataDir::open` takes an exclusive OS lock on
 //! `<data>/LOCK` (flock, released when the process ends, however it ends) and only then removes
@@ -15,15 +16,25 @@
 //! Publishing: build in `.tmp-<id>/` with every file fsynced; write MANIFEST.json last and
 //! fsync it; rename the directory to `gen-<id>`; fsync the data dir; replace CURRENT through a
 //! temp file + rename + fsync. Only then may the caller swap the in-memory generation.
+//!
+//! A producer (`generate`, `import`, `refresh`) opens the directory with
+//! `DataDir::open_for_publishing`: it owns it when nobody else does, and otherwise hands its
+//! generation to the owner through the inbox (`super::handoff`); `begin` and `publish` do the
+//! same for both, so producers need no second code path.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::handoff::{Answer, Ticket, ACK_TIMEOUT, POLL};
 use super::manifest::{FileEntry, Manifest, MANIFEST_FILE};
 use crate::durable::{fsync_dir, write_durably};
 use crate::error::{EngineError, Result};
 
 pub const CURRENT_FILE: &str = "CURRENT";
+/// Generations the owner keeps on disk besides the current one (its garbage collection).
+pub const KEEP_OLD_GENERATIONS: usize = 1;
 
 /// Named points between publishing steps (`crate::failpoints`; only with the `failpoints`
 /// feature).
@@ -33,12 +44,54 @@ pub fn generation_name(id: u64) -> String {
     format!("gen-{id:06}")
 }
 
+/// The id of a generation directory (`…/gen-000042` → 42).
+pub fn generation_id(dir: &Path) -> Option<u64> {
+    dir.file_name()?
+        .to_str()?
+        .strip_prefix("gen-")?
+        .parse()
+        .ok()
+}
+
+fn poisoned() -> EngineError {
+    EngineError::Internal("a hand-off lock was poisoned".into())
+}
+
 /// A generation being built in a temporary directory.
 #[derive(Debug)]
 pub struct Staging {
+    /// The id it will be published as (for a hand-off, provisional: the owner numbers it).
     pub id: u64,
     pub dir: PathBuf,
     pub files: Vec<FileEntry>,
+    /// The generation CURRENT named when the build began; it does not move before publishing
+    /// (an owner publishes in order; a hand-off's owner holds its writer meanwhile).
+    pub base: Option<u64>,
+    /// Built in the inbox for a hand-off: the hand-off, withdrawn (the owner's writer goes on)
+    /// when the staging is dropped without being published.
+    handoff: Option<Arc<Mutex<Option<Ticket>>>>,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Some(slot) = self.handoff.take() {
+            withdraw(&slot);
+        }
+    }
+}
+
+/// Withdraw the hand-off under way in `slot`, if any (failures only logged: the owner also
+/// notices the producer's lock going).
+fn withdraw(slot: &Mutex<Option<Ticket>>) {
+    let ticket = match slot.lock() {
+        Ok(mut held) => held.take(),
+        Err(_) => None,
+    };
+    if let Some(t) = ticket {
+        if let Err(e) = t.withdraw() {
+            tracing::warn!(error = %e, "withdrawing a hand-off failed");
+        }
+    }
 }
 
 impl Staging {
@@ -72,6 +125,26 @@ pub struct OwnerLock {
 
 /// Take the owner lock of `root` at once, or fail naming the process that holds it.
 fn lock_owner(root: &Path) -> Result<OwnerLock> {
+    try_lock_owner(root)?.ok_or_else(|| {
+        let path = root.join(LOCK_FILE);
+        EngineError::io(
+            &path,
+            std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                format!(
+                    "the data directory {} is owned by another vegdb process ({}); one \
+                     process owns a data directory for writing: stop it first, or read \
+                     the directory with `serve --read-only` or `snapshot inspect|verify|load`",
+                    root.display(),
+                    describe_owner(&path)
+                ),
+            ),
+        )
+    })
+}
+
+/// Take the owner lock of `root` at once; None while another process holds it.
+fn try_lock_owner(root: &Path) -> Result<Option<OwnerLock>> {
     use std::io::{Seek, Write};
     let path = root.join(LOCK_FILE);
     // no truncation before the lock is ours: the file names the current owner
@@ -84,21 +157,7 @@ fn lock_owner(root: &Path) -> Result<OwnerLock> {
         .map_err(|e| EngineError::io(&path, e))?;
     match file.try_lock() {
         Ok(()) => {}
-        Err(fs::TryLockError::WouldBlock) => {
-            return Err(EngineError::io(
-                &path,
-                std::io::Error::new(
-                    std::io::ErrorKind::WouldBlock,
-                    format!(
-                        "the data directory {} is owned by another vegdb process ({}); one \
-                         process owns a data directory for writing: stop it first, or read \
-                         the directory with `serve --read-only` or `snapshot inspect|verify|load`",
-                        root.display(),
-                        describe_owner(&path)
-                    ),
-                ),
-            ))
-        }
+        Err(fs::TryLockError::WouldBlock) => return Ok(None),
         Err(fs::TryLockError::Error(e)) => return Err(EngineError::io(&path, e)),
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -112,7 +171,12 @@ fn lock_owner(root: &Path) -> Result<OwnerLock> {
         .and_then(|_| file.rewind())
         .and_then(|_| file.write_all(text.as_bytes()))
         .map_err(|e| EngineError::io(&path, e))?;
-    Ok(OwnerLock { _file: file })
+    Ok(Some(OwnerLock { _file: file }))
+}
+
+/// "pid 1234: vegdb serve --data data, since …" for the owner of `root`.
+pub fn describe_owner_of(root: &Path) -> String {
+    describe_owner(&root.join(LOCK_FILE))
 }
 
 /// "pid 1234: serve --data data, since …" from a lock file (the owner writes it right after
@@ -153,8 +217,11 @@ pub struct Pinned {
 #[derive(Debug, Clone)]
 pub struct DataDir {
     pub root: PathBuf,
-    /// Some for the owner (the lock lives as long as any clone).
-    owner: Option<std::sync::Arc<OwnerLock>>,
+    /// Set for the owner (the lock lives as long as any clone); a producer sets it when it
+    /// takes the directory over from an owner that ended.
+    owner: Arc<OnceLock<OwnerLock>>,
+    /// Some for a producer that hands its generation to the owner: the hand-off under way.
+    handoff: Option<Arc<Mutex<Option<Ticket>>>>,
 }
 
 impl DataDir {
@@ -163,7 +230,8 @@ impl DataDir {
     pub fn read_only(root: impl Into<PathBuf>) -> DataDir {
         DataDir {
             root: root.into(),
-            owner: None,
+            owner: Arc::new(OnceLock::new()),
+            handoff: None,
         }
     }
 
@@ -174,17 +242,68 @@ impl DataDir {
         let root = root.into();
         fs::create_dir_all(&root).map_err(|e| EngineError::io(&root, e))?;
         let lock = lock_owner(&root)?;
+        let owner = OnceLock::new();
+        let _ = owner.set(lock);
         let d = DataDir {
             root,
-            owner: Some(std::sync::Arc::new(lock)),
+            owner: Arc::new(owner),
+            handoff: None,
         };
         d.remove_leftovers()?;
         Ok(d)
     }
 
+    /// Open a data directory to publish generations into (`generate`, `import`, `refresh`):
+    /// as its owner when no other process owns it, otherwise as a producer whose `begin` and
+    /// `publish` hand the generation to the owner (a running server), which publishes it in
+    /// sequence with its changesets. `handed_to()` tells which it is.
+    ///
+    /// A producer that builds on the current generation (`refresh`) calls `begin` first and
+    /// builds on `staging.base` (pin it, load it, `share_from` its directory): the owner holds
+    /// its writer from then until `publish`, so that base is still CURRENT when the generation
+    /// is published. `publish` returns the published directory; `generation_id` tells its id.
+    pub fn open_for_publishing(root: impl Into<PathBuf>) -> Result<DataDir> {
+        let root = root.into();
+        fs::create_dir_all(&root).map_err(|e| EngineError::io(&root, e))?;
+        if let Some(lock) = try_lock_owner(&root)? {
+            let owner = OnceLock::new();
+            let _ = owner.set(lock);
+            let d = DataDir {
+                root,
+                owner: Arc::new(owner),
+                handoff: None,
+            };
+            d.remove_leftovers()?;
+            return Ok(d);
+        }
+        Ok(DataDir {
+            root,
+            owner: Arc::new(OnceLock::new()),
+            handoff: Some(Arc::new(Mutex::new(None))),
+        })
+    }
+
+    /// For a producer that hands its generations to another process: that owner ("pid …").
+    pub fn handed_to(&self) -> Option<String> {
+        (self.handoff.is_some() && !self.is_owner()).then(|| describe_owner_of(&self.root))
+    }
+
     /// Whether this process owns the directory (may publish and clean up).
     pub fn is_owner(&self) -> bool {
-        self.owner.is_some()
+        self.owner.get().is_some()
+    }
+
+    /// A producer whose owner ended takes the directory over (then publishes itself).
+    fn take_over(&self) -> Result<bool> {
+        match try_lock_owner(&self.root)? {
+            Some(lock) => {
+                let _ = self.owner.set(lock);
+                tracing::info!(data = %self.root.display(), "the owner of the data directory ended; publishing without it");
+                self.remove_leftovers()?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     fn ensure_owner(&self, what: &str) -> Result<()> {
@@ -262,8 +381,15 @@ impl DataDir {
             + 1)
     }
 
-    /// Start building generation `id`.
+    /// Start building generation `id`. A producer that hands off announces itself to the owner
+    /// and waits until the owner holds its writer (its staging then lies in the inbox, `id` is
+    /// provisional and `base` is the owner's CURRENT, which stays put until `publish`).
     pub fn begin(&self, id: u64) -> Result<Staging> {
+        if let (false, Some(slot)) = (self.is_owner(), &self.handoff) {
+            if let Some(staging) = self.begin_handoff(slot)? {
+                return Ok(staging);
+            }
+        }
         self.ensure_owner("publishing a generation")?;
         let dir = self.root.join(format!(".tmp-{}", generation_name(id)));
         if dir.exists() {
@@ -274,14 +400,159 @@ impl DataDir {
             id,
             dir,
             files: Vec::new(),
+            base: self.current()?,
+            handoff: None,
         })
     }
 
-    /// Steps 2-4 of publishing: manifest, rename, CURRENT. Returns the generation directory.
-    pub fn publish(&self, staging: Staging, mut manifest: Manifest) -> Result<PathBuf> {
+    /// Announce a hand-off and wait for the owner's acknowledgement; None when the owner ended
+    /// meanwhile and this process took the directory over.
+    fn begin_handoff(&self, slot: &Arc<Mutex<Option<Ticket>>>) -> Result<Option<Staging>> {
+        let mut held = slot.lock().map_err(|_| poisoned())?;
+        if held.is_some() {
+            return Err(EngineError::Internal(
+                "one hand-off at a time per data directory handle".into(),
+            ));
+        }
+        let mut ticket = Ticket::announce(&self.root)?;
+        let started = std::time::Instant::now();
+        loop {
+            match ticket.answer()? {
+                Some(Answer::Acknowledged(base)) => {
+                    ticket.base = base;
+                    break;
+                }
+                Some(Answer::Refused(reason)) => {
+                    ticket.withdraw()?;
+                    return Err(self.refused(&reason));
+                }
+                Some(Answer::Published(_)) => {
+                    ticket.withdraw()?;
+                    return Err(EngineError::Internal(
+                        "the owner answered a hand-off before it was built".into(),
+                    ));
+                }
+                None => {}
+            }
+            if self.take_over()? {
+                ticket.withdraw()?;
+                return Ok(None);
+            }
+            if started.elapsed() > ACK_TIMEOUT {
+                let owner = describe_owner_of(&self.root);
+                ticket.withdraw()?;
+                return Err(self.refused(&format!(
+                    "the owner ({owner}) did not accept the hand-off within {} s; is it a \
+                     vegdb server of this version?",
+                    ACK_TIMEOUT.as_secs()
+                )));
+            }
+            std::thread::sleep(POLL);
+        }
+        let dir = ticket.build_dir();
+        fs::create_dir_all(&dir).map_err(|e| EngineError::io(&dir, e))?;
+        let staging = Staging {
+            id: ticket.base.unwrap_or(0) + 1,
+            dir,
+            files: Vec::new(),
+            base: ticket.base,
+            handoff: Some(slot.clone()),
+        };
+        *held = Some(ticket);
+        Ok(Some(staging))
+    }
+
+    fn refused(&self, reason: &str) -> EngineError {
+        EngineError::io(
+            self.root.join(super::handoff::INCOMING_DIR),
+            std::io::Error::other(format!(
+                "the owner of {} refused the generation: {reason}",
+                self.root.display()
+            )),
+        )
+    }
+
+    /// Hand a complete build to the owner and wait for its answer: the generation directory
+    /// it was published as; None when the owner ended and this process took over.
+    fn publish_handoff(
+        &self,
+        slot: &Mutex<Option<Ticket>>,
+        staging: &Staging,
+        manifest: &Manifest,
+    ) -> Result<Option<PathBuf>> {
+        let mut held = slot.lock().map_err(|_| poisoned())?;
+        let ticket = held.as_ref().ok_or_else(|| {
+            EngineError::Internal("publishing a hand-off that was never begun".into())
+        })?;
+        let mut m = manifest.clone();
+        m.generation = staging.id;
+        m.parent = staging.base;
+        m.files = staging.files.clone();
+        m.files.sort_by(|a, b| a.path.cmp(&b.path));
+        for sub in ["network", "objects"] {
+            let p = staging.dir.join(sub);
+            if p.exists() {
+                fsync_dir(&p)?;
+            }
+        }
+        let text =
+            serde_json::to_vec_pretty(&m).map_err(|e| EngineError::Internal(e.to_string()))?;
+        write_durably(&staging.dir.join(MANIFEST_FILE), &text)?;
+        ticket.mark_ready()?;
+        loop {
+            match ticket.answer()? {
+                Some(Answer::Published(id)) => {
+                    if let Some(t) = held.take() {
+                        t.withdraw()?;
+                    }
+                    return Ok(Some(self.generation_dir(id)));
+                }
+                Some(Answer::Refused(reason)) => {
+                    if let Some(t) = held.take() {
+                        t.withdraw()?;
+                    }
+                    return Err(self.refused(&reason));
+                }
+                _ => {}
+            }
+            if self.take_over()? {
+                return Ok(None);
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Steps 2-4 of publishing: manifest, rename, CURRENT. Returns the generation directory
+    /// (its name tells the id: `generation_id`). A manifest without a parent gets the
+    /// generation it replaces (CURRENT), so the chain of parents has every generation. A
+    /// producer that hands off returns once the owner published the generation.
+    pub fn publish(&self, mut staging: Staging, mut manifest: Manifest) -> Result<PathBuf> {
+        let handoff = staging.handoff.take();
+        if let (false, Some(slot)) = (self.is_owner(), &handoff) {
+            match self.publish_handoff(slot, &staging, &manifest) {
+                Ok(Some(dir)) => return Ok(dir),
+                Ok(None) => {} // the owner ended: this process owns the directory now
+                Err(e) => {
+                    withdraw(slot);
+                    return Err(e);
+                }
+            }
+        }
         self.ensure_owner("publishing a generation")?;
+        if handoff.is_some() {
+            // built for a hand-off, published by this process after all: number it now
+            staging.id = self.next_id()?;
+            manifest.parent = None;
+        }
+        if manifest.parent.is_none() {
+            manifest.parent = self.current()?;
+        }
+        let ticket = match &handoff {
+            Some(slot) => slot.lock().map_err(|_| poisoned())?.take(),
+            None => None,
+        };
         manifest.generation = staging.id;
-        manifest.files = staging.files;
+        manifest.files = std::mem::take(&mut staging.files);
         manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
         for sub in ["network", "objects"] {
             let p = staging.dir.join(sub);
@@ -301,7 +572,49 @@ impl DataDir {
         fail_point("before-current");
         self.set_current(staging.id)?;
         fail_point("after-current");
+        if let Some(t) = ticket {
+            t.withdraw()?;
+        }
         Ok(final_dir)
+    }
+
+    /// Install a hand-off's complete build as the next generation, not yet CURRENT: its
+    /// manifest renumbered (id, parent: CURRENT) and its directory renamed into place.
+    pub fn install(&self, build: &Path) -> Result<(u64, PathBuf)> {
+        self.ensure_owner("installing a handed-over generation")?;
+        let mut m = Manifest::read(build)?;
+        let id = self.next_id()?;
+        m.generation = id;
+        m.parent = self.current()?;
+        let text =
+            serde_json::to_vec_pretty(&m).map_err(|e| EngineError::Internal(e.to_string()))?;
+        write_durably(&build.join(MANIFEST_FILE), &text)?;
+        fsync_dir(build)?;
+        let final_dir = self.generation_dir(id);
+        fs::rename(build, &final_dir).map_err(|e| EngineError::io(&final_dir, e))?;
+        fsync_dir(&self.root)?;
+        Ok((id, final_dir))
+    }
+
+    /// Make an installed generation CURRENT.
+    pub fn make_current(&self, id: u64) -> Result<()> {
+        self.ensure_owner("moving CURRENT")?;
+        self.set_current(id)
+    }
+
+    /// Remove a generation that never became CURRENT (an installed hand-off that failed to load).
+    pub fn remove_generation(&self, id: u64) -> Result<()> {
+        self.ensure_owner("removing a generation")?;
+        if self.current()? == Some(id) {
+            return Err(EngineError::Internal(format!(
+                "generation {id} is CURRENT and stays"
+            )));
+        }
+        let dir = self.generation_dir(id);
+        let doomed = self.root.join(format!("{}.deleted", generation_name(id)));
+        fs::rename(&dir, &doomed).map_err(|e| EngineError::io(&dir, e))?;
+        fsync_dir(&self.root)?;
+        fs::remove_dir_all(&doomed).map_err(|e| EngineError::io(&doomed, e))
     }
 
     fn set_current(&self, id: u64) -> Result<()> {
@@ -436,7 +749,9 @@ mod tests {
             created: "2026-01-01T00:00:00Z".into(),
             datakatalog_versjon: "2.38".into(),
             origin: "test".into(),
+            provenance: Default::default(),
             changesets: vec![],
+            last_event_ids: Default::default(),
             files: vec![],
         }
     }
@@ -504,6 +819,92 @@ mod tests {
         assert_eq!(
             reader.pin_current_or(None).unwrap().dir,
             again.generation_dir(2)
+        );
+    }
+
+    fn built(d: &DataDir) -> Staging {
+        let mut s = d.begin(0).unwrap();
+        std::fs::write(s.dir.join("data.txt"), b"x").unwrap();
+        s.files.push(FileEntry {
+            path: "data.txt".into(),
+            rows: 0,
+            bytes: 1,
+            sha256: String::new(),
+            type_id: None,
+            first_id: None,
+        });
+        s
+    }
+
+    #[test]
+    fn a_handed_generation_is_numbered_by_the_owner_and_taken_over_when_it_ends() {
+        use crate::snapshot::handoff::next_request;
+        let tmp = tempfile::tempdir().unwrap();
+        let owner = DataDir::open(tmp.path()).unwrap();
+        owner.publish(owner.begin(1).unwrap(), manifest()).unwrap();
+        // owned: a producer hands its generation to the owner
+        let p = DataDir::open_for_publishing(tmp.path()).unwrap();
+        assert!(p
+            .handed_to()
+            .unwrap()
+            .contains(&format!("pid {}", std::process::id())));
+        assert!(!p.is_owner());
+        // the owner acknowledges and answers in another thread, as the server's writer does
+        let (root, o) = (tmp.path().to_path_buf(), owner.clone());
+        let server = std::thread::spawn(move || loop {
+            if let Some(r) = next_request(&root).unwrap() {
+                r.acknowledge(o.current().unwrap()).unwrap();
+                assert!(
+                    r.wait_ready(std::time::Duration::from_secs(30))
+                        == crate::snapshot::handoff::WaitOutcome::Ready
+                );
+                let (id, _) = o.install(&r.build_dir()).unwrap();
+                o.make_current(id).unwrap();
+                r.answer(Ok(id)).unwrap();
+                return id;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        });
+        let s = built(&p);
+        assert_eq!(s.base, Some(1));
+        let dir = p.publish(s, manifest()).unwrap();
+        assert_eq!(server.join().unwrap(), 2);
+        assert_eq!(generation_id(&dir), Some(2));
+        let m = Manifest::read(&dir).unwrap();
+        assert_eq!((m.generation, m.parent), (2, Some(1)));
+        assert_eq!(owner.current().unwrap(), Some(2));
+        assert_eq!(
+            std::fs::read_dir(tmp.path().join("incoming"))
+                .unwrap()
+                .count(),
+            0
+        );
+
+        // the owner ends after acknowledging: the producer takes over and publishes itself
+        let r = {
+            let (root, o) = (tmp.path().to_path_buf(), owner.clone());
+            std::thread::spawn(move || loop {
+                if let Some(r) = next_request(&root).unwrap() {
+                    r.acknowledge(o.current().unwrap()).unwrap();
+                    return r;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            })
+        };
+        let p = DataDir::open_for_publishing(tmp.path()).unwrap();
+        let s = built(&p);
+        r.join().unwrap();
+        drop(owner);
+        let dir = p.publish(s, manifest()).unwrap();
+        assert!(p.is_owner());
+        let m = Manifest::read(&dir).unwrap();
+        assert_eq!((m.generation, m.parent), (3, Some(2)));
+        assert_eq!(p.current().unwrap(), Some(3));
+        assert_eq!(
+            std::fs::read_dir(tmp.path().join("incoming"))
+                .unwrap()
+                .count(),
+            0
         );
     }
 }

@@ -36,8 +36,7 @@ pub const MAX_BATCH_CHANGESETS: usize = 64;
 pub const MAX_BATCH_OBJECTS: usize = 200_000;
 /// Threads of the writer's own rayon pool.
 pub const WRITER_THREADS: usize = 1;
-/// Generations kept on disk besides the current one.
-pub const KEEP_OLD_GENERATIONS: usize = 1;
+pub use crate::snapshot::store::KEEP_OLD_GENERATIONS;
 /// A batch that could not be published because the disk was full is tried again by itself
 /// this many times, after 1, 2, 4, … seconds (at most `MAX_RETRY_DELAY_S` apart; about 15
 /// minutes in all); after that it waits for `restart`.

@@ -88,7 +88,9 @@ impl Writer {
             created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             datakatalog_versjon: base.manifest.datakatalog_versjon.clone(),
             origin: format!("{} changeset(s)", applied.len()),
+            provenance: crate::snapshot::manifest::Provenance::changeset(&base.manifest),
             changesets: applied.iter().map(|(id, _)| id.clone()).collect(),
+            last_event_ids: base.manifest.last_event_ids.clone(),
             files: Vec::new(),
         };
         let written_ms = t0.elapsed().as_millis() as u64;

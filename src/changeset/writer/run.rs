@@ -55,8 +55,11 @@ impl Writer {
         let mut carry: Vec<String> = Vec::new();
         // changesets that failed for lack of disk space, tried again by themselves
         let mut retries: BTreeMap<String, Retry> = BTreeMap::new();
+        // generations handed over by other processes, and CURRENT moved by hand (adopt.rs)
+        let mut adopter = crate::changeset::adopt::Adopter::new(self.data.clone());
         loop {
             retired.retain(|g| Arc::strong_count(g) > 1);
+            adopter.between_batches(&self.store, &mut retired);
             let now = chrono::Utc::now().timestamp_millis();
             self.resume_due(&mut retries, now);
             let mut ids: Vec<String> = std::mem::take(&mut carry);
