@@ -131,6 +131,16 @@ pub enum Command {
         #[arg(long, default_value = "all-known", value_parser = crate::import::TypeSelection::parse)]
         types: crate::import::TypeSelection,
     },
+    /// Apply the upstream events since the last import/refresh (Uberiket /hendelser) as a new
+    /// generation in --data (copy-on-write; see README).
+    Refresh {
+        /// Directory of saved events and current states (hendelser/, veglenkesekvenser/,
+        /// vegobjekter/<typeId>/), or the http:// base URL of an Uberiket API (…/api/v1).
+        #[arg(long)]
+        source: String,
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+    },
     /// Inspect or verify snapshot generations.
     Snapshot {
         #[command(subcommand)]
@@ -374,6 +384,13 @@ pub fn run_import(
         };
         let pb = spinner(&format!("downloading {source}"));
         let started = std::time::Instant::now();
+        // the newest event ids first, so a later refresh misses nothing
+        crate::import::download::download_latest_events(
+            source,
+            &dest,
+            &ids,
+            &DownloadOptions::default(),
+        )?;
         let reports = download(source, &dest, &ids, &DownloadOptions::default(), &|r| {
             pb.set_message(format!(
                 "downloading {}: {} records ({:.0}/s), {} calls, {} retries",
@@ -407,6 +424,62 @@ pub fn run_import(
         pb.set_message(format!("importing {}: {step} done", source.display()))
     })?;
     pb.finish_and_clear();
+    print!("{}", summary.render());
+    Ok(())
+}
+
+/// `vegdb refresh`: the events since the current generation's last event ids, applied.
+pub fn run_refresh(source: &str, data: &Path) -> anyhow::Result<()> {
+    use crate::import::download::{download_events, DownloadOptions};
+    let data = DataDir::open(data)?;
+    let origin = format!("vegdb refresh --source {source}");
+    let dir = if source.starts_with("http://") || source.starts_with("https://") {
+        let current = data
+            .current()?
+            .ok_or_else(|| anyhow::anyhow!("no generation to refresh: run vegdb import first"))?;
+        let manifest = Manifest::read(&data.generation_dir(current))?;
+        let mut types: Vec<u32> = manifest
+            .files
+            .iter()
+            .filter_map(|f| f.type_id)
+            .chain(
+                manifest
+                    .last_event_ids
+                    .keys()
+                    .filter_map(|k| k.strip_prefix("vegobjekter/").and_then(|t| t.parse().ok())),
+            )
+            .collect();
+        types.sort_unstable();
+        types.dedup();
+        let dest = data.root.join("refresh-download");
+        let under = crate::import::refresh::road_system_sequences(&data.generation_dir(current))?;
+        let pb = spinner(&format!("downloading events from {source}"));
+        let reports = download_events(
+            source,
+            &dest,
+            &manifest.last_event_ids,
+            &types,
+            &|id| under.get(&id).cloned().unwrap_or_default(),
+            &DownloadOptions::default(),
+            &|r| {
+                pb.set_message(format!(
+                    "{}: {} events, {} calls, {} retries",
+                    r.name, r.records, r.calls, r.retries
+                ))
+            },
+        )?;
+        pb.finish_and_clear();
+        for r in reports.iter().filter(|r| r.records > 0 || r.retries > 0) {
+            println!(
+                "downloaded {}: {} events in {} calls ({} retries)",
+                r.name, r.records, r.calls, r.retries
+            );
+        }
+        dest
+    } else {
+        PathBuf::from(source)
+    };
+    let summary = crate::import::refresh::refresh_dir(&dir, &data, &origin)?;
     print!("{}", summary.render());
     Ok(())
 }

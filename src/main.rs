@@ -19,6 +19,7 @@ fn main() -> anyhow::Result<()> {
             data,
             types,
         }) => cli::run_import(&source, download_dir, &data, &types),
+        Some(Command::Refresh { source, data }) => cli::run_refresh(&source, &data),
         Some(Command::Snapshot { action }) => match action {
             SnapshotAction::Inspect { data, generation } => cli::run_inspect(&data, generation),
             SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),

@@ -756,6 +756,7 @@ impl Writer {
             datakatalog_versjon: base.manifest.datakatalog_versjon.clone(),
             origin: format!("{} changeset(s)", applied.len()),
             changesets: applied.iter().map(|(id, _)| id.clone()).collect(),
+            last_event_ids: base.manifest.last_event_ids.clone(),
             files: Vec::new(),
         };
         let written_ms = t0.elapsed().as_millis() as u64;

@@ -151,6 +151,7 @@ pub fn generate(
         datakatalog_versjon: catalog.version.version.clone(),
         origin: format!("vegdb generate --scale {} --seed {seed}", scale.name()),
         changesets: vec![],
+        last_event_ids: Default::default(),
         files: vec![],
     };
     data.publish(staging, manifest)?;

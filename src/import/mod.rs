@@ -7,8 +7,10 @@
 //! types. Memory is bounded by the generation being built, not by the input files.
 
 pub mod download;
+pub mod events;
 mod network;
 mod objects;
+pub mod refresh;
 pub mod roadref;
 pub mod source;
 pub mod summary;
@@ -228,6 +230,10 @@ pub fn import_dir(
         datakatalog_versjon: catalog.version.version.clone(),
         origin: format!("vegdb import --source {}", source.display()),
         changesets: vec![],
+        last_event_ids: events::last_event_ids(
+            source,
+            &tables.keys().copied().collect::<Vec<_>>(),
+        )?,
         files: vec![],
     };
     data.publish(staging, manifest)?;

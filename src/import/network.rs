@@ -97,6 +97,12 @@ fn round3(v: f64) -> f64 {
 }
 
 impl NetworkBuilder {
+    /// Tell the builder the length of a sequence it will not read (a refresh re-derives some
+    /// sequences whose 916 Strekning also lies on others): metres along 916 need it.
+    pub fn set_length(&mut self, sequence: u64, metres: f64) {
+        self.lengths.entry(sequence).or_insert(metres);
+    }
+
     pub fn add(&mut self, seq: &Sequence, refs: &RoadRefs, areas: &Areas, summary: &mut Summary) {
         summary.sequences_read += 1;
         if let Some(len) = seq.lengde {

@@ -5,7 +5,8 @@
 //! - `SOURCE/vegobjekter/<typeId>/*.json|*.ndjson`
 //!
 //! A `.json` file is a saved page (`{"veglenkesekvenser": [...]}` or
-//! `{"vegobjekter"|"objekter": [...], "metadata": ...}`) or a single record; a `.ndjson` file is
+//! `{"vegobjekter"|"objekter": [...], "metadata": ...}`, an event page `{"hendelser": [...]}`)
+//! or a single record; a `.ndjson` file is
 //! a saved `/stream` response, one record per line, read line by line so that memory does not
 //! grow with the file. Files are read in file-name order.
 
@@ -18,7 +19,7 @@ use serde::de::DeserializeOwned;
 use crate::error::{EngineError, Result};
 
 /// The page keys a `.json` file may hold its records under.
-const PAGE_KEYS: [&str; 3] = ["veglenkesekvenser", "vegobjekter", "objekter"];
+const PAGE_KEYS: [&str; 4] = ["veglenkesekvenser", "vegobjekter", "objekter", "hendelser"];
 
 /// Data files of `dir` (`.json`, `.ndjson`) in name order; a missing dir has none.
 pub fn files_in(dir: &Path) -> Result<Vec<PathBuf>> {

@@ -40,6 +40,10 @@ pub struct Manifest {
     /// Changeset ids applied in this generation (write path).
     #[serde(default)]
     pub changesets: Vec<String>,
+    /// Last upstream (Uberiket) event id applied per event stream ("veglenkesekvenser",
+    /// "vegobjekter/<typeId>"), set by import and refresh, carried by changeset generations.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub last_event_ids: std::collections::BTreeMap<String, u64>,
     pub files: Vec<FileEntry>,
 }
 

@@ -442,6 +442,7 @@ mod tests {
             datakatalog_versjon: "2.38".into(),
             origin: "test".into(),
             changesets: vec![],
+            last_event_ids: Default::default(),
             files: vec![],
         }
     }
