@@ -8,6 +8,7 @@
 
 pub mod download;
 pub mod events;
+pub mod export;
 mod network;
 mod objects;
 pub mod refresh;

@@ -209,7 +209,12 @@ impl NetworkBuilder {
                 region,
                 department,
                 category: system.category,
-                status: system.status,
+                // v2's status G (gang-/sykkelveg) is fase V on a veglenke of that typeVeg
+                status: if system.status == b'V' && link.type_veg == "GANG_OG_SYKKELVEG" {
+                    b'G'
+                } else {
+                    system.status
+                },
                 number: system.number,
                 from_m: ((f0 - system.from) * seq_len).round() as u32,
                 to_m: ((f1 - system.from) * seq_len).round() as u32,
