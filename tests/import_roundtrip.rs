@@ -59,25 +59,12 @@ fn diff(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
                 diff(u, v, &format!("{path}[]"), out);
             }
         }
-        (Value::Number(x), Value::Number(y)) => {
-            // JSON numbers: equal as numbers (1 == 1.0)
-            if x.as_f64() != y.as_f64() {
-                if std::env::var("RT_DEBUG").is_ok() && out.len() < 2 {
-                    eprintln!("DIFF {path}: {x} | {y}");
-                }
-                out.push(path.to_string());
-            }
-        }
-        _ if a != b => {
-            if std::env::var("RT_DEBUG").is_ok() && out.len() < 2 {
-                eprintln!(
-                    "DIFF {path}: {} | {}",
-                    &a.to_string()[..a.to_string().len().min(300)],
-                    &b.to_string()[..b.to_string().len().min(300)]
-                );
-            }
+        // JSON numbers: equal as numbers (1 == 1.0)
+        (Value::Number(x), Value::Number(y)) if x.as_f64() != y.as_f64() => {
             out.push(path.to_string())
         }
+        (Value::Number(_), Value::Number(_)) => {}
+        _ if a != b => out.push(path.to_string()),
         _ => {}
     }
 }
