@@ -123,6 +123,35 @@ impl NetworkBuilder {
         }
     }
 
+    /// Map a batch of sequences in parallel (same result as `add` on each in order, once
+    /// `finish` has sorted the rows).
+    pub fn add_batch(
+        &mut self,
+        batch: &[Sequence],
+        refs: &RoadRefs,
+        areas: &Areas,
+        summary: &mut Summary,
+    ) {
+        use rayon::prelude::*;
+        let parts: Vec<(NetworkBuilder, Summary)> = batch
+            .par_chunks(256)
+            .map(|chunk| {
+                let mut b = NetworkBuilder::default();
+                let mut s = Summary::default();
+                for seq in chunk {
+                    b.add(seq, refs, areas, &mut s);
+                }
+                (b, s)
+            })
+            .collect();
+        for (b, s) in parts {
+            self.rows.extend(b.rows);
+            self.sequences.extend(b.sequences);
+            self.lengths.extend(b.lengths);
+            summary.absorb(s);
+        }
+    }
+
     fn add_link(
         &mut self,
         seq: &Sequence,

@@ -25,6 +25,23 @@ impl Summary {
         *self.skipped.entry(reason.into()).or_default() += 1;
     }
 
+    /// Add the counts of `other` (a part mapped in parallel).
+    pub fn absorb(&mut self, other: Summary) {
+        self.sequences_read += other.sequences_read;
+        self.sequences_imported += other.sequences_imported;
+        self.links_read += other.links_read;
+        self.segments += other.segments;
+        for (t, n) in other.objects_read {
+            *self.objects_read.entry(t).or_default() += n;
+        }
+        for (t, n) in other.objects_imported {
+            *self.objects_imported.entry(t).or_default() += n;
+        }
+        for (r, n) in other.skipped {
+            *self.skipped.entry(r).or_default() += n;
+        }
+    }
+
     /// The summary as printed by `vegdb import`.
     pub fn render(&self) -> String {
         let mut s = format!(
