@@ -130,6 +130,9 @@ pub enum Command {
         /// Comma-separated type ids, or all-known.
         #[arg(long, default_value = "all-known", value_parser = crate::import::TypeSelection::parse)]
         types: crate::import::TypeSelection,
+        /// Streams downloaded at the same time from a URL source (1-16).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=16))]
+        concurrency: u8,
     },
     /// Apply the upstream events since the last import/refresh (Uberiket /hendelser) as a new
     /// generation in --data (copy-on-write; see README).
@@ -369,6 +372,7 @@ pub fn run_import(
     download_dir: Option<PathBuf>,
     data: &Path,
     types: &crate::import::TypeSelection,
+    concurrency: u8,
 ) -> anyhow::Result<()> {
     use crate::import::download::{download, DownloadOptions};
     let data = DataDir::open(data)?;
@@ -382,31 +386,45 @@ pub fn run_import(
                 .map(|t| t.id)
                 .collect(),
         };
-        let pb = spinner(&format!("downloading {source}"));
+        let opts = DownloadOptions {
+            concurrency: concurrency as usize,
+            ..DownloadOptions::default()
+        };
         let started = std::time::Instant::now();
         // the newest event ids first, so a later refresh misses nothing
-        crate::import::download::download_latest_events(
-            source,
-            &dest,
-            &ids,
-            &DownloadOptions::default(),
-        )?;
-        let reports = download(source, &dest, &ids, &DownloadOptions::default(), &|r| {
+        crate::import::download::download_latest_events(source, &dest, &ids, &opts)?;
+        // one progress bar per stream: records, rate, calls, retries
+        let bars = indicatif::MultiProgress::new();
+        let by_stream: std::sync::Mutex<std::collections::HashMap<String, ProgressBar>> =
+            Default::default();
+        let reports = download(source, &dest, &ids, &opts, &|r| {
+            let mut map = by_stream.lock().unwrap_or_else(|e| e.into_inner());
+            let pb = map.entry(r.name.clone()).or_insert_with(|| {
+                let pb = bars.add(ProgressBar::new_spinner());
+                pb.set_style(
+                    ProgressStyle::with_template("{spinner} [{elapsed}] {msg}")
+                        .expect("static template"),
+                );
+                pb.enable_steady_tick(Duration::from_millis(200));
+                pb
+            });
             pb.set_message(format!(
-                "downloading {}: {} records ({:.0}/s), {} calls, {} retries",
+                "{}: {} records ({:.0}/s), {} calls, {} retries",
                 r.name,
                 r.records,
-                r.records as f64 / started.elapsed().as_secs_f64().max(1e-3),
+                r.records as f64 / pb.elapsed().as_secs_f64().max(1e-3),
                 r.calls,
                 r.retries
             ))
         })?;
-        pb.finish_and_clear();
+        let _ = bars.clear();
+        let seconds = started.elapsed().as_secs_f64().max(1e-3);
         for r in &reports {
             println!(
-                "downloaded {}: {} records in {} calls ({} retries){}",
+                "downloaded {}: {} records ({:.0}/s over the download) in {} calls ({} retries){}",
                 r.name,
                 r.records,
+                r.records as f64 / seconds,
                 r.calls,
                 r.retries,
                 r.resumed_from

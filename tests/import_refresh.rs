@@ -694,6 +694,7 @@ async fn refresh_from_a_faulty_stand_in_equals_the_directory_refresh() {
         attempts: 4,
         backoff: Duration::from_millis(5),
         timeout: Duration::from_secs(1),
+        concurrency: 1,
     };
 
     // the import side: siste answers saved where the importer reads them

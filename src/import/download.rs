@@ -30,6 +30,8 @@ pub struct DownloadOptions {
     /// First back-off; doubled after every failed attempt.
     pub backoff: Duration,
     pub timeout: Duration,
+    /// Streams downloaded at the same time (`--concurrency`, at least 1).
+    pub concurrency: usize,
 }
 
 impl Default for DownloadOptions {
@@ -39,6 +41,7 @@ impl Default for DownloadOptions {
             attempts: 8,
             backoff: Duration::from_millis(500),
             timeout: Duration::from_secs(120),
+            concurrency: 1,
         }
     }
 }
@@ -272,10 +275,20 @@ pub fn download(
             format!("{OBJECTS_DIR}/{t}"),
         ));
     }
-    streams
-        .iter()
-        .map(|(url, dir, name)| download_stream(&client, url, dir, name, opts, progress))
-        .collect()
+    let one = |(url, dir, name): &(String, PathBuf, String)| {
+        download_stream(&client, url, dir, name, opts, progress)
+    };
+    if opts.concurrency <= 1 {
+        return streams.iter().map(one).collect();
+    }
+    // at most `concurrency` streams at a time; reports stay in stream order
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.concurrency)
+        .thread_name(|i| format!("vegdb-download-{i}"))
+        .build()
+        .map_err(|e| EngineError::Internal(format!("download threads: {e}")))?;
+    pool.install(|| streams.par_iter().map(one).collect())
 }
 
 fn client(opts: &DownloadOptions) -> Result<reqwest::blocking::Client> {

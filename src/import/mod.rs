@@ -150,6 +150,10 @@ pub fn import_dir(
         )?;
     }
     progress("vegsystem");
+    let mut phase = Instant::now();
+    summary
+        .phases
+        .push(("road system".into(), started.elapsed().as_secs_f64()));
 
     // 2. the network
     let mut builder = network::NetworkBuilder::default();
@@ -169,6 +173,10 @@ pub fn import_dir(
         ));
     }
     progress("network");
+    summary
+        .phases
+        .push(("network".into(), phase.elapsed().as_secs_f64()));
+    phase = Instant::now();
 
     // 3. objects, type by type
     let mut tables: BTreeMap<u32, ObjectTable> = BTreeMap::new();
@@ -219,6 +227,11 @@ pub fn import_dir(
         progress(&format!("type {t}"));
     }
 
+    summary
+        .phases
+        .push(("objects".into(), phase.elapsed().as_secs_f64()));
+    phase = Instant::now();
+
     // 4. publish like `generate`
     let id = data.next_id()?;
     let mut staging = data.begin(id)?;
@@ -245,6 +258,9 @@ pub fn import_dir(
         files: vec![],
     };
     data.publish(staging, manifest)?;
+    summary
+        .phases
+        .push(("publish".into(), phase.elapsed().as_secs_f64()));
     summary.generation = id;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)

@@ -18,6 +18,8 @@ pub struct Summary {
     /// Reason -> count of what was not imported (whole records, placements or values).
     pub skipped: BTreeMap<String, usize>,
     pub seconds: f64,
+    /// Wall time per phase (road system, network, objects, publish), in order.
+    pub phases: Vec<(String, f64)>,
 }
 
 impl Summary {
@@ -54,6 +56,14 @@ impl Summary {
             self.objects_imported.values().sum::<usize>(),
             self.seconds
         );
+        if !self.phases.is_empty() {
+            let p: Vec<String> = self
+                .phases
+                .iter()
+                .map(|(name, s)| format!("{name} {s:.1} s"))
+                .collect();
+            s.push_str(&format!("  phases: {}\n", p.join(", ")));
+        }
         for (t, read) in &self.objects_read {
             let kept = self.objects_imported.get(t).copied().unwrap_or(0);
             s.push_str(&format!("  type {t}: {kept} of {read} objects imported\n"));
