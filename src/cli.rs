@@ -56,6 +56,19 @@ pub enum Command {
         /// Comma-separated type ids, or all-known.
         #[arg(long, default_value = "all-known", value_parser = crate::import::TypeSelection::parse)]
         types: crate::import::TypeSelection,
+        /// Streams downloaded at the same time from a URL source (1-16).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=16))]
+        concurrency: u8,
+    },
+    /// Apply the upstream events since the last import/refresh (Uberiket /hendelser) as a new
+    /// generation in --data (copy-on-write; see README).
+    Refresh {
+        /// Directory of saved events and current states (hendelser/, veglenkesekvenser/,
+        /// vegobjekter/<typeId>/), or the http:// base URL of an Uberiket API (…/api/v1).
+        #[arg(long)]
+        source: String,
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
     },
     /// Inspect or verify snapshot generations.
     Snapshot {
@@ -286,6 +299,7 @@ pub fn run_import(
     download_dir: Option<PathBuf>,
     data: &Path,
     types: &crate::import::TypeSelection,
+    concurrency: u8,
 ) -> anyhow::Result<()> {
     use crate::import::download::{download, DownloadOptions};
     let data = DataDir::open_for_publishing(data)?;
@@ -300,24 +314,45 @@ pub fn run_import(
                 .map(|t| t.id)
                 .collect(),
         };
-        let pb = spinner(&format!("downloading {source}"));
+        let opts = DownloadOptions {
+            concurrency: concurrency as usize,
+            ..DownloadOptions::default()
+        };
         let started = std::time::Instant::now();
-        let reports = download(source, &dest, &ids, &DownloadOptions::default(), &|r| {
+        // the newest event ids first, so a later refresh misses nothing
+        crate::import::download::download_latest_events(source, &dest, &ids, &opts)?;
+        // one progress bar per stream: records, rate, calls, retries
+        let bars = indicatif::MultiProgress::new();
+        let by_stream: std::sync::Mutex<std::collections::HashMap<String, ProgressBar>> =
+            Default::default();
+        let reports = download(source, &dest, &ids, &opts, &|r| {
+            let mut map = by_stream.lock().unwrap_or_else(|e| e.into_inner());
+            let pb = map.entry(r.name.clone()).or_insert_with(|| {
+                let pb = bars.add(ProgressBar::new_spinner());
+                pb.set_style(
+                    ProgressStyle::with_template("{spinner} [{elapsed}] {msg}")
+                        .expect("static template"),
+                );
+                pb.enable_steady_tick(Duration::from_millis(200));
+                pb
+            });
             pb.set_message(format!(
-                "downloading {}: {} records ({:.0}/s), {} calls, {} retries",
+                "{}: {} records ({:.0}/s), {} calls, {} retries",
                 r.name,
                 r.records,
-                r.records as f64 / started.elapsed().as_secs_f64().max(1e-3),
+                r.records as f64 / pb.elapsed().as_secs_f64().max(1e-3),
                 r.calls,
                 r.retries
             ))
         })?;
-        pb.finish_and_clear();
+        let _ = bars.clear();
+        let seconds = started.elapsed().as_secs_f64().max(1e-3);
         for r in &reports {
             println!(
-                "downloaded {}: {} records in {} calls ({} retries){}",
+                "downloaded {}: {} records ({:.0}/s over the download) in {} calls ({} retries){}",
                 r.name,
                 r.records,
+                r.records as f64 / seconds,
                 r.calls,
                 r.retries,
                 r.resumed_from
@@ -347,6 +382,63 @@ fn announce_handoff(data: &DataDir) {
             data.root.display()
         );
     }
+}
+
+/// `vegdb refresh`: the events since the current generation's last event ids, applied.
+pub fn run_refresh(source: &str, data: &Path) -> anyhow::Result<()> {
+    use crate::import::download::{download_events, DownloadOptions};
+    let data = DataDir::open_for_publishing(data)?;
+    announce_handoff(&data);
+    let origin = format!("vegdb refresh --source {source}");
+    let dir = if source.starts_with("http://") || source.starts_with("https://") {
+        let current = data
+            .current()?
+            .ok_or_else(|| anyhow::anyhow!("no generation to refresh: run vegdb import first"))?;
+        let manifest = Manifest::read(&data.generation_dir(current))?;
+        let mut types: Vec<u32> = manifest
+            .files
+            .iter()
+            .filter_map(|f| f.type_id)
+            .chain(
+                manifest
+                    .last_event_ids
+                    .keys()
+                    .filter_map(|k| k.strip_prefix("vegobjekter/").and_then(|t| t.parse().ok())),
+            )
+            .collect();
+        types.sort_unstable();
+        types.dedup();
+        let dest = data.root.join("refresh-download");
+        let under = crate::import::refresh::road_system_sequences(&data.generation_dir(current))?;
+        let pb = spinner(&format!("downloading events from {source}"));
+        let reports = download_events(
+            source,
+            &dest,
+            &manifest.last_event_ids,
+            &types,
+            &|id| under.get(&id).cloned().unwrap_or_default(),
+            &DownloadOptions::default(),
+            &|r| {
+                pb.set_message(format!(
+                    "{}: {} events, {} calls, {} retries",
+                    r.name, r.records, r.calls, r.retries
+                ))
+            },
+        )?;
+        pb.finish_and_clear();
+        for r in reports.iter().filter(|r| r.records > 0 || r.retries > 0) {
+            println!(
+                "downloaded {}: {} events in {} calls ({} retries)",
+                r.name, r.records, r.calls, r.retries
+            );
+        }
+        dest
+    } else {
+        PathBuf::from(source)
+    };
+    let summary = crate::import::refresh::refresh_dir(&dir, &data, &origin)?;
+    print!("{}", summary.render());
+    Ok(())
 }
 
 pub fn run_inspect(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {

@@ -18,7 +18,9 @@ fn main() -> anyhow::Result<()> {
             download_dir,
             data,
             types,
-        }) => cli::run_import(&source, download_dir, &data, &types),
+            concurrency,
+        }) => cli::run_import(&source, download_dir, &data, &types, concurrency),
+        Some(Command::Refresh { source, data }) => cli::run_refresh(&source, &data),
         Some(Command::Snapshot { action }) => match action {
             SnapshotAction::Inspect { data, generation } => cli::run_inspect(&data, generation),
             SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),

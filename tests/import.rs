@@ -500,6 +500,10 @@ struct StandIn {
     faults: BTreeMap<usize, &'static str>,
     /// When set, every call answers 404 (the upstream goes away: the run dies).
     dead: std::sync::atomic::AtomicBool,
+    /// Calls being answered now, and the most at once; each answer waits `delay_ms`.
+    in_flight: std::sync::atomic::AtomicUsize,
+    max_in_flight: std::sync::atomic::AtomicUsize,
+    delay_ms: u64,
 }
 
 fn stand_in_records() -> BTreeMap<String, Vec<(u64, String)>> {
@@ -546,6 +550,13 @@ async fn stand_in_handler(
         calls.push((path.clone(), start, client));
         calls.len()
     };
+    if s.delay_ms > 0 {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = s.in_flight.fetch_add(1, SeqCst) + 1;
+        s.max_in_flight.fetch_max(now, SeqCst);
+        tokio::time::sleep(Duration::from_millis(s.delay_ms)).await;
+        s.in_flight.fetch_sub(1, SeqCst);
+    }
     if s.dead.load(std::sync::atomic::Ordering::SeqCst) {
         return (axum::http::StatusCode::NOT_FOUND, "gone").into_response();
     }
@@ -595,6 +606,7 @@ async fn download_retries_resumes_and_imports_like_the_files() {
         attempts: 4,
         backoff: Duration::from_millis(5),
         timeout: Duration::from_secs(10),
+        concurrency: 1,
     };
 
     // run 1 dies when the upstream goes away after 9 calls
@@ -669,5 +681,59 @@ async fn download_retries_resumes_and_imports_like_the_files() {
     let mut b = import_dir(&fixtures(), &data_b, &sel, &|_| {}).unwrap();
     a.seconds = 0.0;
     b.seconds = 0.0;
+    a.phases.clear();
+    b.phases.clear();
     assert_eq!(a, b);
+}
+
+/// `--concurrency 3`: streams are downloaded in parallel (never more than 3 calls at once, and
+/// more than one), with the same records as one at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_download_is_bounded_and_downloads_the_same() {
+    use std::sync::atomic::Ordering::SeqCst;
+    use vegdb::import::download::{download, DownloadOptions};
+    let stand = Arc::new(StandIn {
+        streams: stand_in_records(),
+        delay_ms: 30,
+        ..Default::default()
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = axum::Router::new()
+        .fallback(stand_in_handler)
+        .with_state(stand.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let base = format!("http://{addr}/api/v1");
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join("download");
+    let opts = DownloadOptions {
+        batch: 3,
+        attempts: 2,
+        backoff: Duration::from_millis(5),
+        timeout: Duration::from_secs(10),
+        concurrency: 3,
+    };
+    let (b, d) = (base.clone(), dest.clone());
+    let types = vec![105, 538, 591, 616, 821, 915];
+    let t = types.clone();
+    let reports = tokio::task::spawn_blocking(move || download(&b, &d, &t, &opts, &|_| {}))
+        .await
+        .unwrap()
+        .unwrap();
+    let max = stand.max_in_flight.load(SeqCst);
+    assert!((2..=3).contains(&max), "{max} calls at once");
+    assert_eq!(reports[0].name, "veglenkesekvenser");
+    for (name, recs) in &stand.streams {
+        let dir = if name.starts_with("/vegnett") {
+            dest.join("veglenkesekvenser")
+        } else {
+            dest.join(name.trim_start_matches('/').trim_end_matches("/stream"))
+        };
+        let got: Vec<u64> = records(&dir, "")
+            .iter()
+            .map(|r| r["id"].as_u64().unwrap())
+            .collect();
+        let want: Vec<u64> = recs.iter().map(|r| r.0).collect();
+        assert_eq!(got, want, "{name}");
+    }
 }

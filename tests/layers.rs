@@ -10,8 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Layers from the top down; modules on one line are one layer and must not name each other.
-/// (`auth` and `value` are the homes the write path's branch gives users/rights and the value
-/// type; a layer without a module is harmless.)
+/// (A layer without a module is harmless.)
 const LAYERS: &[&[&str]] = &[
     &["cli"],
     &["server"],
@@ -30,11 +29,12 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["api::error"],
     &["api"],
-    &["users"],
+    // import and refresh build generations with the writer's working state (`changeset`)
+    &["import"],
     &["changeset"],
     // users, roles and rights, used by both APIs and by the write path's checks
     &["auth"],
-    &["generate", "import"],
+    &["generate"],
     &["query"],
     &["generation"],
     &["index"],

@@ -30,6 +30,8 @@ pub struct DownloadOptions {
     /// First back-off; doubled after every failed attempt.
     pub backoff: Duration,
     pub timeout: Duration,
+    /// Streams downloaded at the same time (`--concurrency`, at least 1).
+    pub concurrency: usize,
 }
 
 impl Default for DownloadOptions {
@@ -39,6 +41,7 @@ impl Default for DownloadOptions {
             attempts: 8,
             backoff: Duration::from_millis(500),
             timeout: Duration::from_secs(120),
+            concurrency: 1,
         }
     }
 }
@@ -100,6 +103,62 @@ fn fetch(
         out.push((id, line.to_string()));
     }
     Ok(out)
+}
+
+/// GET `url` as JSON with the options' retries; `Ok(None)` for 404 (nothing there).
+fn fetch_json(
+    client: &reqwest::blocking::Client,
+    url: &str,
+    opts: &DownloadOptions,
+    report: &mut StreamReport,
+) -> Result<Option<serde_json::Value>> {
+    let once = || -> std::result::Result<Option<serde_json::Value>, Failure> {
+        let r = client
+            .get(url)
+            .header("X-Client", "vegdb")
+            .header("Accept", "application/json")
+            .send()
+            .map_err(|e| Failure::Retry(format!("{url}: {e}")))?;
+        let status = r.status();
+        if status.as_u16() == 404 {
+            return Ok(None);
+        }
+        if status.is_server_error() || status.as_u16() == 429 {
+            return Err(Failure::Retry(format!("{url}: HTTP {status}")));
+        }
+        if !status.is_success() {
+            return Err(Failure::Fatal(format!("{url}: HTTP {status}")));
+        }
+        let body = r
+            .text()
+            .map_err(|e| Failure::Retry(format!("{url}: body: {e}")))?;
+        serde_json::from_str(&body)
+            .map(Some)
+            .map_err(|e| Failure::Retry(format!("{url}: truncated or bad JSON: {e}")))
+    };
+    let mut wait = opts.backoff;
+    let mut attempt = 1;
+    loop {
+        report.calls += 1;
+        match once() {
+            Ok(v) => return Ok(v),
+            Err(Failure::Fatal(m)) => {
+                return Err(EngineError::Internal(format!("download failed: {m}")))
+            }
+            Err(Failure::Retry(m)) if attempt >= opts.attempts => {
+                return Err(EngineError::Internal(format!(
+                    "download failed after {attempt} attempts: {m}"
+                )))
+            }
+            Err(Failure::Retry(m)) => {
+                tracing::warn!("{m}; retrying in {wait:?}");
+                report.retries += 1;
+                std::thread::sleep(wait);
+                wait *= 2;
+                attempt += 1;
+            }
+        }
+    }
 }
 
 fn read_state(dir: &Path) -> Result<StreamState> {
@@ -216,8 +275,216 @@ pub fn download(
             format!("{OBJECTS_DIR}/{t}"),
         ));
     }
-    streams
-        .iter()
-        .map(|(url, dir, name)| download_stream(&client, url, dir, name, opts, progress))
-        .collect()
+    let one = |(url, dir, name): &(String, PathBuf, String)| {
+        download_stream(&client, url, dir, name, opts, progress)
+    };
+    if opts.concurrency <= 1 {
+        return streams.iter().map(one).collect();
+    }
+    // at most `concurrency` streams at a time; reports stay in stream order
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.concurrency)
+        .thread_name(|i| format!("vegdb-download-{i}"))
+        .build()
+        .map_err(|e| EngineError::Internal(format!("download threads: {e}")))?;
+    pool.install(|| streams.par_iter().map(one).collect())
+}
+
+fn client(opts: &DownloadOptions) -> Result<reqwest::blocking::Client> {
+    reqwest::blocking::Client::builder()
+        .timeout(opts.timeout)
+        .build()
+        .map_err(|e| EngineError::Internal(format!("HTTP client: {e}")))
+}
+
+fn write_json(path: &Path, v: &serde_json::Value) -> Result<()> {
+    if let Some(p) = path.parent() {
+        std::fs::create_dir_all(p).map_err(|e| EngineError::io(p, e))?;
+    }
+    let bytes = serde_json::to_vec(v).map_err(|e| EngineError::Internal(e.to_string()))?;
+    write_atomically(path, &bytes)
+}
+
+/// Save the newest event id of every stream (`/hendelser/.../siste`) as
+/// `hendelser/<stream>/siste.json`, so an import of `dest` records where a later refresh
+/// starts. Asked before the data is downloaded (events during the download are applied again
+/// by the refresh, which is harmless); kept when present (a resumed download keeps the first
+/// answer). A stream without events (404) gets no file.
+pub fn download_latest_events(
+    base: &str,
+    dest: &Path,
+    types: &[u32],
+    opts: &DownloadOptions,
+) -> Result<StreamReport> {
+    let base = base.trim_end_matches('/');
+    let client = client(opts)?;
+    let mut report = StreamReport {
+        name: "hendelser/siste".into(),
+        ..Default::default()
+    };
+    let mut wanted = vec![(
+        format!("{base}/hendelser/veglenkesekvenser/siste"),
+        super::events::sequence_events_dir(dest),
+    )];
+    for &t in types {
+        wanted.push((
+            format!("{base}/hendelser/vegobjekter/{t}/siste"),
+            super::events::object_events_dir(dest, t),
+        ));
+    }
+    for (url, dir) in wanted {
+        let file = dir.join("siste.json");
+        if file.exists() {
+            continue;
+        }
+        if let Some(v) = fetch_json(&client, &url, opts, &mut report)? {
+            write_json(&file, &v)?;
+            report.records += 1;
+        }
+    }
+    Ok(report)
+}
+
+/// Ids per `?ider=` call.
+const IDS_PER_CALL: usize = 100;
+
+/// Download what `vegdb refresh` applies into `dest` (emptied first): the events after
+/// `last_event_ids` of the sequences and of `types` (`/hendelser/...?start=&antall=`, paged by
+/// the highest event id read until a page is empty), then the current state of every id they
+/// name (`/vegnett/veglenkesekvenser?ider=`, `/vegobjekter/{type}?ider=&inkluder=alle`). Ids
+/// the upstream no longer has are simply absent, which the refresh reads as removed.
+///
+/// Object streams go first: when a 915 Vegsystem or 916 Strekning changes, the sequences under
+/// it (before: `road_system(id)`, the stored generation's placements; after: the fetched
+/// object's) are fetched with the named ones, so their road references are derived again.
+pub fn download_events(
+    base: &str,
+    dest: &Path,
+    last_event_ids: &std::collections::BTreeMap<String, u64>,
+    types: &[u32],
+    road_system: &(dyn Fn(u64) -> Vec<u64> + Sync),
+    opts: &DownloadOptions,
+    progress: &(dyn Fn(&StreamReport) + Sync),
+) -> Result<Vec<StreamReport>> {
+    use super::events::{object_stream, SEQUENCE_STREAM};
+    use super::roadref::{STREKNING, VEGSYSTEM};
+    let base = base.trim_end_matches('/');
+    let client = client(opts)?;
+    if dest.exists() {
+        std::fs::remove_dir_all(dest).map_err(|e| EngineError::io(dest, e))?;
+    }
+    let antall = opts.batch.clamp(1, 1000);
+    // (stream name, events url, events dir, id field, current-state url, current-state dir)
+    let mut streams = Vec::new();
+    for &t in types {
+        streams.push((
+            object_stream(t),
+            format!("{base}/hendelser/vegobjekter/{t}"),
+            super::events::object_events_dir(dest, t),
+            "vegobjektId",
+            format!("{base}/vegobjekter/{t}?antall=1000&inkluder=alle&ider="),
+            dest.join(OBJECTS_DIR).join(t.to_string()),
+        ));
+    }
+    streams.push((
+        SEQUENCE_STREAM.to_string(),
+        format!("{base}/hendelser/veglenkesekvenser"),
+        super::events::sequence_events_dir(dest),
+        "nettelementId",
+        format!("{base}/vegnett/veglenkesekvenser?antall=1000&ider="),
+        dest.join(SEQUENCES_DIR),
+    ));
+    let mut under_road_system: std::collections::BTreeSet<u64> = Default::default();
+    let mut reports = Vec::new();
+    for (name, url, dir, id_field, current_url, current_dir) in streams {
+        let road_system_stream = [VEGSYSTEM, STREKNING]
+            .iter()
+            .any(|t| name == object_stream(*t));
+        let mut report = StreamReport {
+            name: name.clone(),
+            resumed_from: last_event_ids.get(&name).copied(),
+            ..Default::default()
+        };
+        let mut start = report.resumed_from;
+        let mut named: std::collections::BTreeSet<u64> = Default::default();
+        loop {
+            let call = match start {
+                Some(s) => format!("{url}?start={s}&antall={antall}"),
+                None => format!("{url}?antall={antall}"),
+            };
+            let page = fetch_json(&client, &call, opts, &mut report)?.ok_or_else(|| {
+                EngineError::Internal(format!("download failed: {call}: HTTP 404"))
+            })?;
+            let events = page
+                .get("hendelser")
+                .and_then(serde_json::Value::as_array)
+                .ok_or_else(|| {
+                    EngineError::Internal(format!("download failed: {call}: no hendelser list"))
+                })?;
+            if events.is_empty() {
+                break;
+            }
+            let mut max = start.unwrap_or(0);
+            for e in events {
+                let (Some(eid), Some(id)) = (
+                    e.get("hendelseId").and_then(serde_json::Value::as_u64),
+                    e.get(id_field).and_then(serde_json::Value::as_u64),
+                ) else {
+                    return Err(EngineError::Internal(format!(
+                        "download failed: {call}: event without hendelseId or {id_field}"
+                    )));
+                };
+                max = max.max(eid);
+                named.insert(id);
+            }
+            if start.is_some_and(|s| max <= s) {
+                return Err(EngineError::Internal(format!(
+                    "download failed: {call} did not advance past event id {max}"
+                )));
+            }
+            write_json(
+                &dir.join(format!("page-{:020}.json", start.unwrap_or(0))),
+                &page,
+            )?;
+            report.records += events.len();
+            start = Some(max);
+            progress(&report);
+        }
+        if name == SEQUENCE_STREAM {
+            named.extend(under_road_system.iter().copied());
+        }
+        if road_system_stream {
+            for &id in &named {
+                under_road_system.extend(road_system(id));
+            }
+        }
+        let ids: Vec<u64> = named.into_iter().collect();
+        for (i, group) in ids.chunks(IDS_PER_CALL).enumerate() {
+            let list: Vec<String> = group.iter().map(u64::to_string).collect();
+            let call = format!("{current_url}{}", list.join(","));
+            if let Some(page) = fetch_json(&client, &call, opts, &mut report)? {
+                if road_system_stream {
+                    for o in page
+                        .get("vegobjekter")
+                        .and_then(serde_json::Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        let lines = o
+                            .pointer("/stedfesting/linjer")
+                            .and_then(serde_json::Value::as_array);
+                        for l in lines.into_iter().flatten() {
+                            under_road_system
+                                .extend(l.get("id").and_then(serde_json::Value::as_u64));
+                        }
+                    }
+                }
+                write_json(&current_dir.join(format!("ider-{i:06}.json")), &page)?;
+            }
+            progress(&report);
+        }
+        reports.push(report);
+    }
+    Ok(reports)
 }

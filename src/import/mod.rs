@@ -7,8 +7,11 @@
 //! types. Memory is bounded by the generation being built, not by the input files.
 
 pub mod download;
+pub mod events;
+pub mod export;
 mod network;
 mod objects;
+pub mod refresh;
 pub mod roadref;
 pub mod source;
 pub mod summary;
@@ -129,24 +132,33 @@ pub fn import_dir(
     let mut road_objects: BTreeMap<u32, Vec<RoadObject>> = BTreeMap::new();
     let objects_dir = source.join(OBJECTS_DIR);
     for t in [VEGSYSTEM, STREKNING] {
-        source::for_each_record(&objects_dir.join(t.to_string()), |o: RoadObject| {
-            if o.type_id == VEGSYSTEM {
-                refs.add(catalog, &o, &mut summary);
-            } else if o.type_id == STREKNING {
-                refs.add_section(&o, &mut summary);
-            }
-            if wanted.contains(&t) {
-                road_objects.entry(t).or_default().push(o);
-            }
-            Ok(())
-        })?;
+        source::for_each_batch(
+            &objects_dir.join(t.to_string()),
+            |batch: Vec<RoadObject>| {
+                for o in &batch {
+                    if o.type_id == VEGSYSTEM {
+                        refs.add(catalog, o, &mut summary);
+                    } else if o.type_id == STREKNING {
+                        refs.add_section(o, &mut summary);
+                    }
+                }
+                if wanted.contains(&t) {
+                    road_objects.entry(t).or_default().extend(batch);
+                }
+                Ok(())
+            },
+        )?;
     }
     progress("vegsystem");
+    let mut phase = Instant::now();
+    summary
+        .phases
+        .push(("road system".into(), started.elapsed().as_secs_f64()));
 
     // 2. the network
     let mut builder = network::NetworkBuilder::default();
-    source::for_each_record(&source.join(SEQUENCES_DIR), |s: Sequence| {
-        builder.add(&s, &refs, areas, &mut summary);
+    source::for_each_batch(&source.join(SEQUENCES_DIR), |batch: Vec<Sequence>| {
+        builder.add_batch(&batch, &refs, areas, &mut summary);
         Ok(())
     })?;
     let (net, sequences) = builder.finish(&refs, &mut summary);
@@ -158,6 +170,10 @@ pub fn import_dir(
         )));
     }
     progress("network");
+    summary
+        .phases
+        .push(("network".into(), phase.elapsed().as_secs_f64()));
+    phase = Instant::now();
 
     // 3. objects, type by type
     let mut tables: BTreeMap<u32, ObjectTable> = BTreeMap::new();
@@ -178,26 +194,28 @@ pub fn import_dir(
             continue;
         };
         let mut tb = objects::TypeBuilder::new(ty);
-        let mut add = |o: RoadObject, summary: &mut Summary| {
-            *summary.objects_read.entry(t).or_default() += 1;
-            if o.type_id != t {
+        let mut add = |batch: Vec<RoadObject>, summary: &mut Summary| {
+            *summary.objects_read.entry(t).or_default() += batch.len();
+            let (mine, other): (Vec<RoadObject>, Vec<RoadObject>) =
+                batch.into_iter().partition(|o| o.type_id == t);
+            for o in other {
                 summary.skip(format!(
                     "type {t}: object of type {} in this type's directory",
                     o.type_id
                 ));
-                return;
             }
-            tb.add(o, &sequences, summary);
+            tb.add_batch(mine, &sequences, summary);
         };
         if let Some(objs) = road_objects.remove(&t) {
-            for o in objs {
-                add(o, &mut summary);
-            }
+            add(objs, &mut summary);
         } else {
-            source::for_each_record(&objects_dir.join(t.to_string()), |o: RoadObject| {
-                add(o, &mut summary);
-                Ok(())
-            })?;
+            source::for_each_batch(
+                &objects_dir.join(t.to_string()),
+                |batch: Vec<RoadObject>| {
+                    add(batch, &mut summary);
+                    Ok(())
+                },
+            )?;
         }
         let table = tb.finish(&mut summary);
         if !table.is_empty() {
@@ -205,6 +223,11 @@ pub fn import_dir(
         }
         progress(&format!("type {t}"));
     }
+
+    summary
+        .phases
+        .push(("objects".into(), phase.elapsed().as_secs_f64()));
+    phase = Instant::now();
 
     // 4. publish like `generate`
     let id = data.next_id()?;
@@ -229,11 +252,17 @@ pub fn import_dir(
             Some(source.display().to_string()),
         ),
         changesets: vec![],
-        last_event_ids: Default::default(),
+        last_event_ids: events::last_event_ids(
+            source,
+            &tables.keys().copied().collect::<Vec<_>>(),
+        )?,
         files: vec![],
     };
     // a hand-off to a running server is numbered by the server
     let id = crate::snapshot::store::generation_id(&data.publish(staging, manifest)?).unwrap_or(id);
+    summary
+        .phases
+        .push(("publish".into(), phase.elapsed().as_secs_f64()));
     summary.generation = id;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)

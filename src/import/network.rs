@@ -97,6 +97,12 @@ fn round3(v: f64) -> f64 {
 }
 
 impl NetworkBuilder {
+    /// Tell the builder the length of a sequence it will not read (a refresh re-derives some
+    /// sequences whose 916 Strekning also lies on others): metres along 916 need it.
+    pub fn set_length(&mut self, sequence: u64, metres: f64) {
+        self.lengths.entry(sequence).or_insert(metres);
+    }
+
     pub fn add(&mut self, seq: &Sequence, refs: &RoadRefs, areas: &Areas, summary: &mut Summary) {
         summary.sequences_read += 1;
         if let Some(len) = seq.lengde {
@@ -114,6 +120,35 @@ impl NetworkBuilder {
             self.sequences.insert(seq.id);
         } else {
             summary.skip("veglenkesekvens without any current veglenke with a road reference");
+        }
+    }
+
+    /// Map a batch of sequences in parallel (same result as `add` on each in order, once
+    /// `finish` has sorted the rows).
+    pub fn add_batch(
+        &mut self,
+        batch: &[Sequence],
+        refs: &RoadRefs,
+        areas: &Areas,
+        summary: &mut Summary,
+    ) {
+        use rayon::prelude::*;
+        let parts: Vec<(NetworkBuilder, Summary)> = batch
+            .par_chunks(256)
+            .map(|chunk| {
+                let mut b = NetworkBuilder::default();
+                let mut s = Summary::default();
+                for seq in chunk {
+                    b.add(seq, refs, areas, &mut s);
+                }
+                (b, s)
+            })
+            .collect();
+        for (b, s) in parts {
+            self.rows.extend(b.rows);
+            self.sequences.extend(b.sequences);
+            self.lengths.extend(b.lengths);
+            summary.absorb(s);
         }
     }
 
@@ -203,7 +238,12 @@ impl NetworkBuilder {
                 region,
                 department,
                 category: system.category,
-                status: system.status,
+                // v2's status G (gang-/sykkelveg) is fase V on a veglenke of that typeVeg
+                status: if system.status == b'V' && link.type_veg == "GANG_OG_SYKKELVEG" {
+                    b'G'
+                } else {
+                    system.status
+                },
                 number: system.number,
                 from_m: ((f0 - system.from) * seq_len).round() as u32,
                 to_m: ((f1 - system.from) * seq_len).round() as u32,

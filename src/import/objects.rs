@@ -201,6 +201,34 @@ impl TypeBuilder {
         true
     }
 
+    /// Map a batch of objects in parallel (same result as `add` on each, once `finish` has
+    /// sorted the rows).
+    pub fn add_batch(
+        &mut self,
+        batch: Vec<RoadObject>,
+        sequences: &HashSet<u64>,
+        summary: &mut Summary,
+    ) {
+        use rayon::prelude::*;
+        let ty = self.ty;
+        let parts: Vec<(Vec<Row>, Summary)> = batch
+            .into_par_iter()
+            .chunks(512)
+            .map(|chunk| {
+                let mut b = TypeBuilder::new(ty);
+                let mut s = Summary::default();
+                for o in chunk {
+                    b.add(o, sequences, &mut s);
+                }
+                (b.rows, s)
+            })
+            .collect();
+        for (rows, s) in parts {
+            self.rows.extend(rows);
+            summary.absorb(s);
+        }
+    }
+
     pub fn finish(mut self, summary: &mut Summary) -> ObjectTable {
         let t = self.ty.id;
         self.rows

@@ -5,7 +5,8 @@
 //! - `SOURCE/vegobjekter/<typeId>/*.json|*.ndjson`
 //!
 //! A `.json` file is a saved page (`{"veglenkesekvenser": [...]}` or
-//! `{"vegobjekter"|"objekter": [...], "metadata": ...}`) or a single record; a `.ndjson` file is
+//! `{"vegobjekter"|"objekter": [...], "metadata": ...}`, an event page `{"hendelser": [...]}`)
+//! or a single record; a `.ndjson` file is
 //! a saved `/stream` response, one record per line, read line by line so that memory does not
 //! grow with the file. Files are read in file-name order.
 
@@ -13,12 +14,13 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 
 use crate::error::{EngineError, Result};
 
 /// The page keys a `.json` file may hold its records under.
-const PAGE_KEYS: [&str; 3] = ["veglenkesekvenser", "vegobjekter", "objekter"];
+const PAGE_KEYS: [&str; 4] = ["veglenkesekvenser", "vegobjekter", "objekter", "hendelser"];
 
 /// Data files of `dir` (`.json`, `.ndjson`) in name order; a missing dir has none.
 pub fn files_in(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -84,4 +86,52 @@ fn read_file<T: DeserializeOwned>(path: &Path, f: &mut impl FnMut(T) -> Result<(
         Some(_) => Err(bad(path, "the page's list is not an array")),
         None => f(serde_json::from_value(value).map_err(|e| bad(path, e))?),
     }
+}
+
+/// Records per batch of `for_each_batch`.
+pub const BATCH: usize = 16_384;
+
+/// Call `f` with the records of every file of `dir` in batches of at most `BATCH`, in file and
+/// line order; the lines of a batch are parsed in parallel. Memory stays at one batch.
+pub fn for_each_batch<T: DeserializeOwned + Send>(
+    dir: &Path,
+    mut f: impl FnMut(Vec<T>) -> Result<()>,
+) -> Result<()> {
+    for path in files_in(dir)? {
+        if path.extension().and_then(|e| e.to_str()) != Some("ndjson") {
+            let mut page = Vec::new();
+            read_file(&path, &mut |r: T| {
+                page.push(r);
+                Ok(())
+            })?;
+            f(page)?;
+            continue;
+        }
+        let file = File::open(&path).map_err(|e| EngineError::io(&path, e))?;
+        let mut lines = BufReader::with_capacity(1 << 20, file).lines().enumerate();
+        loop {
+            let mut batch: Vec<(usize, String)> = Vec::with_capacity(BATCH);
+            for (i, line) in lines.by_ref() {
+                let line = line.map_err(|e| EngineError::io(&path, e))?;
+                if !line.trim().is_empty() {
+                    batch.push((i, line));
+                    if batch.len() == BATCH {
+                        break;
+                    }
+                }
+            }
+            if batch.is_empty() {
+                break;
+            }
+            let parsed: Vec<T> = batch
+                .par_iter()
+                .map(|(i, line)| {
+                    serde_json::from_str(line)
+                        .map_err(|e| bad(&path, format!("line {}: {e}", i + 1)))
+                })
+                .collect::<Result<_>>()?;
+            f(parsed)?;
+        }
+    }
+    Ok(())
 }

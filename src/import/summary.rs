@@ -18,11 +18,30 @@ pub struct Summary {
     /// Reason -> count of what was not imported (whole records, placements or values).
     pub skipped: BTreeMap<String, usize>,
     pub seconds: f64,
+    /// Wall time per phase (road system, network, objects, publish), in order.
+    pub phases: Vec<(String, f64)>,
 }
 
 impl Summary {
     pub fn skip(&mut self, reason: impl Into<String>) {
         *self.skipped.entry(reason.into()).or_default() += 1;
+    }
+
+    /// Add the counts of `other` (a part mapped in parallel).
+    pub fn absorb(&mut self, other: Summary) {
+        self.sequences_read += other.sequences_read;
+        self.sequences_imported += other.sequences_imported;
+        self.links_read += other.links_read;
+        self.segments += other.segments;
+        for (t, n) in other.objects_read {
+            *self.objects_read.entry(t).or_default() += n;
+        }
+        for (t, n) in other.objects_imported {
+            *self.objects_imported.entry(t).or_default() += n;
+        }
+        for (r, n) in other.skipped {
+            *self.skipped.entry(r).or_default() += n;
+        }
     }
 
     /// The summary as printed by `vegdb import`.
@@ -37,6 +56,14 @@ impl Summary {
             self.objects_imported.values().sum::<usize>(),
             self.seconds
         );
+        if !self.phases.is_empty() {
+            let p: Vec<String> = self
+                .phases
+                .iter()
+                .map(|(name, s)| format!("{name} {s:.1} s"))
+                .collect();
+            s.push_str(&format!("  phases: {}\n", p.join(", ")));
+        }
         for (t, read) in &self.objects_read {
             let kept = self.objects_imported.get(t).copied().unwrap_or(0);
             s.push_str(&format!("  type {t}: {kept} of {read} objects imported\n"));

@@ -1,0 +1,824 @@
+//! `vegdb refresh`: apply the upstream events newer than the current generation's
+//! `last_event_ids` as a new generation, copy-on-write.
+//!
+//! The events only name ids; the current state of each named sequence or object is what the
+//! source holds under `veglenkesekvenser/` and `vegobjekter/<typeId>/` (a URL source fetches
+//! exactly those with `?ider=`, see `download.rs`). A named id the source does not hold was
+//! removed upstream. Named sequences (and the sequences under a changed 915 Vegsystem or 916
+//! Strekning) are mapped to network rows again with the import's mapping; objects are mapped
+//! with the import's mapping and put into the writer's working state (`changeset::working`),
+//! so only the chunk files an edit falls in are rewritten and the others are shared by hard
+//! link. Removed objects are closed (listed as deleted, so `/endringer` reports them); an
+//! object whose every sequence disappeared is closed too and counted, one that lost some of
+//! its placements keeps the others (counted).
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use super::events::{
+    event_types, object_stream, read_object_events, read_sequence_events, SEQUENCE_STREAM,
+};
+use super::network::NetworkBuilder;
+use super::objects::TypeBuilder;
+use super::roadref::{RoadRefs, STREKNING, VEGSYSTEM};
+use super::summary::Summary;
+use super::uberiket::{LinePlacement, Placement, RoadObject, Sequence, Validity, Value};
+use super::{source, OBJECTS_DIR, SEQUENCES_DIR};
+use crate::catalog::{Catalog, ValueKind};
+use crate::changeset::working::{value_at, Merged, ObjectState, Working};
+use crate::error::{EngineError, Result};
+use crate::value::Value as Stored;
+use crate::generation::Generation;
+use crate::snapshot::columns::{ObjectTable, RoadNetwork, DIRECTION_AGAINST};
+use crate::snapshot::manifest::{FileEntry, Manifest};
+use crate::snapshot::parquet_write::{
+    chunk_file, write_deleted, write_network, write_objects_at, CHUNK_ROWS, DELETED_FILE,
+    NETWORK_FILE,
+};
+use crate::snapshot::store::DataDir;
+
+/// What a refresh read and changed.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RefreshSummary {
+    pub generation: u64,
+    pub parent: u64,
+    /// Events newer than the recorded last id, per stream.
+    pub events: BTreeMap<String, usize>,
+    /// The last event id per stream after this refresh (stored in the manifest).
+    pub last_event_ids: BTreeMap<String, u64>,
+    /// Sequences mapped again from the source / removed from the network.
+    pub sequences_changed: usize,
+    pub sequences_removed: usize,
+    pub objects_created: BTreeMap<u32, usize>,
+    pub objects_changed: BTreeMap<u32, usize>,
+    pub objects_removed: BTreeMap<u32, usize>,
+    /// Files written anew / shared with the parent generation.
+    pub files_written: usize,
+    pub files_shared: usize,
+    /// Reasons -> counts (the import's mapping reasons, and the refresh's own).
+    pub skipped: BTreeMap<String, usize>,
+    pub seconds: f64,
+}
+
+impl RefreshSummary {
+    fn note(&mut self, reason: impl Into<String>) {
+        *self.skipped.entry(reason.into()).or_default() += 1;
+    }
+
+    /// The summary as printed by `vegdb refresh`.
+    pub fn render(&self) -> String {
+        let sum = |m: &BTreeMap<u32, usize>| m.values().sum::<usize>();
+        let mut s = format!(
+            "generation {} (from {}): {} events; {} veglenkesekvenser mapped again, {} removed; objects {} created, {} changed, {} removed; {} files written, {} shared, in {:.1} s\n",
+            self.generation,
+            self.parent,
+            self.events.values().sum::<usize>(),
+            self.sequences_changed,
+            self.sequences_removed,
+            sum(&self.objects_created),
+            sum(&self.objects_changed),
+            sum(&self.objects_removed),
+            self.files_written,
+            self.files_shared,
+            self.seconds
+        );
+        for (stream, n) in &self.events {
+            let last = self
+                .last_event_ids
+                .get(stream)
+                .map(|id| id.to_string())
+                .unwrap_or_else(|| "-".into());
+            s.push_str(&format!("  {stream}: {n} events, last event id {last}\n"));
+        }
+        if !self.skipped.is_empty() {
+            s.push_str("notes (counted; lines marked [kept] were stored after a conversion):\n");
+            for (reason, n) in &self.skipped {
+                s.push_str(&format!("  {n:>8}  {reason}\n"));
+            }
+        }
+        s
+    }
+}
+
+fn event_time(text: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| t.timestamp())
+        .unwrap_or_else(|_| chrono::Utc::now().timestamp())
+}
+
+/// A stored row as the upstream shape, enough for road references (egenskaper by catalogue
+/// storage, line placements).
+fn road_object(catalog: &Catalog, table: &ObjectTable, row: usize) -> RoadObject {
+    let ty = catalog.object_type(table.type_id);
+    let mut egenskaper = BTreeMap::new();
+    for col in &table.properties {
+        let kind = ty
+            .and_then(|t| t.property(col.property_id))
+            .map(|p| p.storage());
+        let v = match (value_at(&col.values, row), kind) {
+            (Some(Stored::Int(v)), Some(ValueKind::Enum)) => Value::EnumEgenskap { verdi: v },
+            (Some(Stored::Int(v)), _) => Value::HeltallEgenskap { verdi: v },
+            (Some(Stored::Float(v)), _) => Value::FlyttallEgenskap { verdi: v },
+            // a number the catalogue calls text was stored as its decimal text by the import
+            (Some(Stored::Text(t)), _) => match t.parse::<i64>() {
+                Ok(v) => Value::HeltallEgenskap { verdi: v },
+                Err(_) => Value::TekstEgenskap { verdi: t },
+            },
+            _ => continue,
+        };
+        egenskaper.insert(col.property_id.to_string(), v);
+    }
+    let linjer = table
+        .placements(row)
+        .map(|p| LinePlacement {
+            id: table.loc_link[p],
+            startposisjon: table.loc_from[p],
+            sluttposisjon: table.loc_to[p],
+            retning: Some(
+                if table.loc_direction[p] == DIRECTION_AGAINST {
+                    "MOT"
+                } else {
+                    "MED"
+                }
+                .into(),
+            ),
+        })
+        .collect();
+    RoadObject {
+        id: table.id[row],
+        versjon: table.version[row],
+        type_id: table.type_id,
+        gyldighetsperiode: Some(Validity {
+            startdato: String::new(),
+            sluttdato: None,
+        }),
+        egenskaper,
+        barn: BTreeMap::new(),
+        stedfesting: Some(Placement::StedfestingLinjer { linjer }),
+        sist_endret: String::new(),
+    }
+}
+
+fn sequences_of(o: &RoadObject) -> Vec<u64> {
+    match &o.stedfesting {
+        Some(Placement::StedfestingLinjer { linjer }) => linjer.iter().map(|l| l.id).collect(),
+        Some(Placement::StedfestingPunkter { punkter }) => punkter.iter().map(|p| p.id).collect(),
+        Some(Placement::StedfestingSving {
+            startpunkt,
+            sluttpunkt,
+        }) => vec![startpunkt.id, sluttpunkt.id],
+        _ => Vec::new(),
+    }
+}
+
+/// Length in metres of a link of `net` (from its rows: length over the position span).
+fn base_length(net: &RoadNetwork, link: u64) -> Option<f64> {
+    let rows = net.rows_of_link(link);
+    let (mut m, mut span) = (0.0, 0.0);
+    for r in rows {
+        m += net.length_m[r];
+        span += net.to_pos[r] - net.from_pos[r];
+    }
+    (span > 0.0).then(|| m / span)
+}
+
+/// Append row `r` of `n` to `out`.
+fn push_row(out: &mut RoadNetwork, n: &RoadNetwork, r: usize) {
+    out.link_id.push(n.link_id[r]);
+    out.from_pos.push(n.from_pos[r]);
+    out.to_pos.push(n.to_pos[r]);
+    out.start_node.push(n.start_node[r]);
+    out.end_node.push(n.end_node[r]);
+    out.coords.extend_from_slice(n.geometry(r));
+    out.geom_offsets.push(out.coords.len() as u32);
+    out.length_m.push(n.length_m[r]);
+    out.municipality.push(n.municipality[r]);
+    out.county.push(n.county[r]);
+    out.region.push(n.region[r]);
+    out.road_department.push(n.road_department[r]);
+    out.road_category.push(n.road_category[r]);
+    out.road_status.push(n.road_status[r]);
+    out.road_number.push(n.road_number[r]);
+    out.hp.push(n.hp[r]);
+    out.from_m.push(n.from_m[r]);
+    out.to_m.push(n.to_m[r]);
+    out.lanes.push(n.lanes[r].clone());
+    out.medium.push(n.medium[r]);
+    out.theme_code.push(n.theme_code[r]);
+    out.is_connection.push(n.is_connection[r]);
+    out.topology_level.push(n.topology_level[r]);
+    out.super_id.push(n.super_id[r]);
+    out.road_type.push(n.road_type[r]);
+    out.start_date.push(n.start_date[r]);
+    out.q_method.push(n.q_method[r]);
+    out.q_accuracy.push(n.q_accuracy[r]);
+    out.q_height_accuracy.push(n.q_height_accuracy[r]);
+    out.q_tolerance.push(n.q_tolerance[r]);
+    out.q_visibility.push(n.q_visibility[r]);
+    out.q_capture_date.push(n.q_capture_date[r]);
+}
+
+/// The base network without the rows of `replaced` links, merged with `fresh` (rows of
+/// those links mapped again), in (link, from) order.
+fn merge_network(base: &RoadNetwork, replaced: &HashSet<u64>, fresh: &RoadNetwork) -> RoadNetwork {
+    let mut out = RoadNetwork {
+        geom_offsets: vec![0],
+        ..Default::default()
+    };
+    let (mut i, mut j) = (0usize, 0usize);
+    while i < base.len() || j < fresh.len() {
+        let take_base = j >= fresh.len()
+            || (i < base.len()
+                && (base.link_id[i], base.from_pos[i]) <= (fresh.link_id[j], fresh.from_pos[j]));
+        if take_base {
+            if !replaced.contains(&base.link_id[i]) {
+                push_row(&mut out, base, i);
+            }
+            i += 1;
+        } else {
+            push_row(&mut out, fresh, j);
+            j += 1;
+        }
+    }
+    out.build_link_index();
+    out
+}
+
+/// One change of an object: its new form as a one-row table, or its removal.
+enum Change {
+    Put(Box<ObjectTable>),
+    Remove { at: i64 },
+}
+
+/// Apply the events `source` holds (newer than the current generation's last event ids) to
+/// the current generation of `data` and publish the result as the next generation.
+pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<RefreshSummary> {
+    let started = Instant::now();
+    if !source.is_dir() {
+        return Err(EngineError::input(format!(
+            "--source {} is not a directory",
+            source.display()
+        )));
+    }
+    if data.current()?.is_none() {
+        return Err(EngineError::input(
+            "no generation to refresh: run vegdb import first",
+        ));
+    }
+    // Begin first: a directory a server owns hands the generation to that server, whose
+    // CURRENT (`staging.base`) then stays put until this one is published on top of it.
+    let staging = data.begin(data.next_id()?)?;
+    let Some(current) = staging.base else {
+        return Err(EngineError::input(
+            "no generation to refresh: run vegdb import first",
+        ));
+    };
+    let (base, _) = Generation::load(&data.generation_dir(current), &|_| {})?;
+    let catalog = base.catalog;
+    let areas = base.areas;
+    let mut summary = RefreshSummary {
+        parent: base.id,
+        ..Default::default()
+    };
+    let mut mapping = Summary::default();
+    let mut last = base.manifest.last_event_ids.clone();
+
+    // 1. the events newer than the recorded ids: which ids they name
+    let mut tracked: BTreeSet<u32> = base.objects.keys().copied().collect();
+    for k in last.keys() {
+        if let Some(t) = k
+            .strip_prefix(&format!("{OBJECTS_DIR}/"))
+            .and_then(|t| t.parse().ok())
+        {
+            tracked.insert(t);
+        }
+    }
+    for t in event_types(source)? {
+        if !tracked.contains(&t) {
+            summary.note(format!(
+                "type {t}: events for a type the generation does not hold (not applied; import the type first)"
+            ));
+        }
+    }
+    let mut named_objects: BTreeMap<u32, BTreeMap<u64, i64>> = BTreeMap::new();
+    for &t in &tracked {
+        let stream = object_stream(t);
+        let after = last.get(&stream).copied();
+        let events: Vec<_> = read_object_events(source, t)?
+            .into_iter()
+            .filter(|e| after.is_none_or(|a| e.hendelse_id > a))
+            .collect();
+        if events.is_empty() {
+            continue;
+        }
+        if after.is_none() {
+            summary.note(format!(
+                "{stream}: no last event id recorded, every event in the source applied"
+            ));
+        }
+        for e in &events {
+            if e.vegobjekt_type_id != t {
+                summary.note(format!(
+                    "{stream}: event about an object of type {} (not applied)",
+                    e.vegobjekt_type_id
+                ));
+                continue;
+            }
+            named_objects
+                .entry(t)
+                .or_default()
+                .insert(e.vegobjekt_id, event_time(&e.tidspunkt));
+        }
+        summary.events.insert(stream.clone(), events.len());
+        let max = events.iter().map(|e| e.hendelse_id).max().unwrap_or(0);
+        last.insert(stream, max.max(after.unwrap_or(0)));
+    }
+    let mut named_sequences: BTreeMap<u64, i64> = BTreeMap::new();
+    {
+        let after = last.get(SEQUENCE_STREAM).copied();
+        let events: Vec<_> = read_sequence_events(source)?
+            .into_iter()
+            .filter(|e| after.is_none_or(|a| e.hendelse_id > a))
+            .collect();
+        if !events.is_empty() {
+            if after.is_none() {
+                summary.note(format!(
+                    "{SEQUENCE_STREAM}: no last event id recorded, every event in the source applied"
+                ));
+            }
+            for e in &events {
+                if e.hendelse_type.starts_with("Veglenkesekvens") {
+                    named_sequences.insert(e.nettelement_id, event_time(&e.tidspunkt));
+                } else {
+                    summary.note(format!(
+                        "{}: not about a veglenkesekvens (nodes are not stored; sequences carry their node ids)",
+                        e.hendelse_type
+                    ));
+                }
+            }
+            summary
+                .events
+                .insert(SEQUENCE_STREAM.to_string(), events.len());
+            let max = events.iter().map(|e| e.hendelse_id).max().unwrap_or(0);
+            last.insert(SEQUENCE_STREAM.to_string(), max.max(after.unwrap_or(0)));
+        }
+    }
+
+    if named_objects.is_empty() && named_sequences.is_empty() {
+        // nothing new upstream: the current generation stays (ids of streams that only had
+        // events not about their elements are not worth a generation either)
+        summary.generation = base.id;
+        summary.last_event_ids = base.manifest.last_event_ids.clone();
+        summary.seconds = started.elapsed().as_secs_f64();
+        return Ok(summary);
+    }
+
+    // 2. the current state of the named objects (newest version of each)
+    let mut fetched: BTreeMap<u32, BTreeMap<u64, RoadObject>> = BTreeMap::new();
+    for (&t, named) in &named_objects {
+        let got = fetched.entry(t).or_default();
+        source::for_each_record(
+            &source.join(OBJECTS_DIR).join(t.to_string()),
+            |o: RoadObject| {
+                if named.contains_key(&o.id)
+                    && got.get(&o.id).is_none_or(|old| old.versjon < o.versjon)
+                {
+                    got.insert(o.id, o);
+                }
+                Ok(())
+            },
+        )?;
+    }
+
+    // 3. sequences to map again: those named, and those under a changed 915/916
+    let mut rederive: BTreeSet<u64> = named_sequences.keys().copied().collect();
+    let mut road_system_sequences: BTreeSet<u64> = BTreeSet::new();
+    for t in [VEGSYSTEM, STREKNING] {
+        let Some(named) = named_objects.get(&t) else {
+            continue;
+        };
+        for &id in named.keys() {
+            if let Some(td) = base.objects.get(&t) {
+                if let Some(row) = td.table.row_of(id) {
+                    road_system_sequences
+                        .extend(td.table.placements(row).map(|p| td.table.loc_link[p]));
+                }
+            }
+            if let Some(o) = fetched.get(&t).and_then(|f| f.get(&id)) {
+                road_system_sequences.extend(sequences_of(o));
+            }
+        }
+    }
+    rederive.extend(road_system_sequences.iter().copied());
+    let mut sequences: BTreeMap<u64, Sequence> = BTreeMap::new();
+    if !rederive.is_empty() {
+        source::for_each_record(&source.join(SEQUENCES_DIR), |s: Sequence| {
+            if rederive.contains(&s.id) {
+                sequences.insert(s.id, s);
+            }
+            Ok(())
+        })?;
+    }
+    let removed_sequences: BTreeSet<u64> = named_sequences
+        .keys()
+        .filter(|id| !sequences.contains_key(id))
+        .copied()
+        .collect();
+    for id in &road_system_sequences {
+        if !sequences.contains_key(id) && !named_sequences.contains_key(id) {
+            summary.note("veglenkesekvens under a changed 915/916 not in the source: its road references kept as they were");
+        }
+    }
+
+    // 4. road references over the sequences mapped again, from the stored 915/916 objects
+    // (the changed ones in their new form)
+    let mut network = None;
+    if !sequences.is_empty() || !removed_sequences.is_empty() {
+        if !sequences.is_empty() && !base.objects.contains_key(&VEGSYSTEM) {
+            return Err(EngineError::input("the generation holds no 915 Vegsystem objects, so changed veglenkesekvenser cannot get road references: import with --types including 915,916 (or all-known)",
+            ));
+        }
+        let mut refs = RoadRefs::default();
+        let on_rederived =
+            |o: &RoadObject| sequences_of(o).iter().any(|s| sequences.contains_key(s));
+        for t in [VEGSYSTEM, STREKNING] {
+            let named = named_objects.get(&t);
+            let mut add = |o: &RoadObject, m: &mut Summary| {
+                if t == VEGSYSTEM {
+                    refs.add(catalog, o, m);
+                } else {
+                    refs.add_section(o, m);
+                }
+            };
+            if let Some(td) = base.objects.get(&t) {
+                for row in 0..td.table.len() {
+                    if named.is_some_and(|n| n.contains_key(&td.table.id[row])) {
+                        continue;
+                    }
+                    let on = td
+                        .table
+                        .placements(row)
+                        .any(|p| sequences.contains_key(&td.table.loc_link[p]));
+                    if on {
+                        add(&road_object(catalog, &td.table, row), &mut mapping);
+                    }
+                }
+            }
+            if let Some(f) = fetched.get(&t) {
+                for o in f.values().filter(|o| on_rederived(o)) {
+                    add(o, &mut mapping);
+                }
+            }
+        }
+        let mut builder = NetworkBuilder::default();
+        for placements in &refs.sections {
+            for (seq, _, _) in placements {
+                if !sequences.contains_key(seq) {
+                    if let Some(len) = base_length(&base.network, *seq) {
+                        builder.set_length(*seq, len);
+                    }
+                }
+            }
+        }
+        for s in sequences.values() {
+            builder.add(s, &refs, areas, &mut mapping);
+        }
+        let (fresh, _) = builder.finish(&refs, &mut mapping);
+        let replaced: HashSet<u64> = sequences
+            .keys()
+            .chain(removed_sequences.iter())
+            .copied()
+            .collect();
+        summary.sequences_changed = sequences.len();
+        network = Some(merge_network(&base.network, &replaced, &fresh));
+    }
+    let net: &RoadNetwork = network.as_ref().unwrap_or(&base.network);
+    let links: HashSet<u64> = net.link_id.iter().copied().collect();
+    let lost: HashSet<u64> = base
+        .network
+        .link_id
+        .iter()
+        .copied()
+        .filter(|l| !links.contains(l))
+        .collect();
+    summary.sequences_removed = lost.len();
+
+    // 5. object changes, per type
+    let mut changes: BTreeMap<u32, BTreeMap<u64, Change>> = BTreeMap::new();
+    for (&t, named) in &named_objects {
+        let Some(ty) = catalog.object_type(t) else {
+            summary.note(format!("type {t}: object type not in the catalogue"));
+            continue;
+        };
+        let mut tb = TypeBuilder::new(ty);
+        for o in fetched.get(&t).into_iter().flat_map(|f| f.values()) {
+            tb.add(o.clone(), &links, &mut mapping);
+        }
+        let fresh = tb.finish(&mut mapping);
+        let c = changes.entry(t).or_default();
+        for (&id, &at) in named {
+            match fresh.row_of(id) {
+                Some(r) => {
+                    c.insert(id, Change::Put(Box::new(fresh.slice(r..r + 1))));
+                }
+                None => {
+                    if !fetched.get(&t).is_some_and(|f| f.contains_key(&id)) {
+                        summary.note(format!(
+                            "type {t}: object named by an event and absent from the source: removed"
+                        ));
+                    }
+                    c.insert(id, Change::Remove { at });
+                }
+            }
+        }
+    }
+    if !lost.is_empty() {
+        let now = chrono::Utc::now().timestamp();
+        for (&t, td) in &base.objects {
+            let table = &td.table;
+            for row in 0..table.len() {
+                let id = table.id[row];
+                let on_lost = table
+                    .placements(row)
+                    .any(|p| lost.contains(&table.loc_link[p]));
+                if !on_lost || changes.get(&t).is_some_and(|c| c.contains_key(&id)) {
+                    continue;
+                }
+                let at = table
+                    .placements(row)
+                    .filter_map(|p| named_sequences.get(&table.loc_link[p]).copied())
+                    .max()
+                    .unwrap_or(now);
+                let mut one = table.slice(row..row + 1);
+                let keep: Vec<usize> = (0..one.loc_link.len())
+                    .filter(|&p| !lost.contains(&one.loc_link[p]))
+                    .collect();
+                let c = changes.entry(t).or_default();
+                if keep.is_empty() {
+                    summary.note(format!(
+                        "type {t}: object removed because every veglenkesekvens it lay on disappeared"
+                    ));
+                    c.insert(id, Change::Remove { at });
+                    continue;
+                }
+                summary.note(format!(
+                    "type {t}: placements on a disappeared veglenkesekvens dropped (object kept)"
+                ));
+                one.loc_link = keep.iter().map(|&p| one.loc_link[p]).collect();
+                one.loc_from = keep.iter().map(|&p| one.loc_from[p]).collect();
+                one.loc_to = keep.iter().map(|&p| one.loc_to[p]).collect();
+                one.loc_direction = keep.iter().map(|&p| one.loc_direction[p]).collect();
+                one.loc_offsets = vec![0, keep.len() as u32];
+                // changed now (same version: upstream did not change the object itself)
+                one.last_modified = vec![at];
+                c.insert(id, Change::Put(Box::new(one)));
+            }
+        }
+    }
+
+    // 6. into the writer's working state; a type where a created id sorts before existing
+    // ones (the working state appends new ids) is merged here by slices instead
+    let mut work = Working::new(&base);
+    let mut by_slices: BTreeMap<u32, Merged> = BTreeMap::new();
+    for (&t, c) in &changes {
+        let empty = ObjectTable::new(t);
+        let table = base.objects.get(&t).map(|d| &d.table).unwrap_or(&empty);
+        let last_id = table.id.last().copied().unwrap_or(0);
+        let out_of_order = c.iter().any(|(id, ch)| {
+            matches!(ch, Change::Put(_)) && table.row_of(*id).is_none() && *id < last_id
+        });
+        for (&id, ch) in c {
+            let existed = table.row_of(id);
+            match ch {
+                Change::Put(one) => {
+                    let entry = if existed.is_some() {
+                        &mut summary.objects_changed
+                    } else {
+                        &mut summary.objects_created
+                    };
+                    *entry.entry(t).or_default() += 1;
+                    if !out_of_order {
+                        work.put(ObjectState::from_row(one, 0));
+                    }
+                }
+                Change::Remove { at } => {
+                    if let Some(row) = existed {
+                        *summary.objects_removed.entry(t).or_default() += 1;
+                        work.close(&ObjectState::from_row(table, row), *at);
+                    }
+                }
+            }
+        }
+        if out_of_order {
+            by_slices.insert(t, merge_by_slices(table, c)?);
+        }
+    }
+    let (mut tables, deleted) = work.materialise()?;
+    tables.extend(by_slices);
+
+    // 7. publish: touched chunks rewritten, everything else shared
+    summary.last_event_ids = last.clone();
+    let id = publish(
+        data,
+        staging,
+        &base,
+        network.as_ref(),
+        &tables,
+        deleted.as_ref(),
+        last,
+        origin,
+        &mut summary,
+    )?;
+    summary.generation = id;
+    for (reason, n) in mapping.skipped {
+        *summary.skipped.entry(reason).or_default() += n;
+    }
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// A type's new table from base slices and the changes' one-row tables (ids ascending).
+fn merge_by_slices(base: &ObjectTable, changes: &BTreeMap<u64, Change>) -> Result<Merged> {
+    let mut parts: Vec<ObjectTable> = Vec::new();
+    let mut row = 0usize;
+    for (&id, ch) in changes {
+        let at = base.id.partition_point(|&x| x < id);
+        if at > row {
+            parts.push(base.slice(row..at));
+        }
+        row = if base.id.get(at) == Some(&id) {
+            at + 1
+        } else {
+            at
+        };
+        if let Change::Put(one) = ch {
+            parts.push(ObjectTable::clone(one));
+        }
+    }
+    if base.len() > row {
+        parts.push(base.slice(row..base.len()));
+    }
+    let table = if parts.is_empty() {
+        ObjectTable::new(base.type_id)
+    } else {
+        ObjectTable::concat(base.type_id, parts).map_err(EngineError::Internal)?
+    };
+    Ok(Merged {
+        table,
+        changes: None,
+        edited_ids: changes.keys().copied().collect(),
+    })
+}
+
+/// Write rows `rows` of `table` as chunk files (pieces of `CHUNK_ROWS` once the range has
+/// grown past twice that), as the writer does.
+fn write_chunks(
+    dir: &Path,
+    table: &ObjectTable,
+    rows: std::ops::Range<usize>,
+) -> Result<Vec<FileEntry>> {
+    let step = if rows.len() > 2 * CHUNK_ROWS {
+        CHUNK_ROWS
+    } else {
+        rows.len()
+    };
+    let mut out = Vec::new();
+    let mut a = rows.start;
+    while a < rows.end {
+        let b = (a + step).min(rows.end);
+        out.push(write_objects_at(
+            dir,
+            &table.slice(a..b),
+            &chunk_file(table.type_id, table.id[a]),
+        )?);
+        a = b;
+    }
+    Ok(out)
+}
+
+/// Publish the refreshed generation: the network when it changed, the chunks of touched types
+/// that an edit falls in and the deleted list when it grew are written; every other file of
+/// the base is shared. Returns the new generation's id.
+#[allow(clippy::too_many_arguments)]
+fn publish(
+    data: &DataDir,
+    mut staging: crate::snapshot::store::Staging,
+    base: &Generation,
+    network: Option<&RoadNetwork>,
+    tables: &BTreeMap<u32, Merged>,
+    deleted: Option<&crate::snapshot::columns::DeletedTable>,
+    last_event_ids: BTreeMap<String, u64>,
+    origin: &str,
+    summary: &mut RefreshSummary,
+) -> Result<u64> {
+    use rayon::prelude::*;
+    let id = staging.id;
+    let mut rewrite: Vec<(u32, std::ops::Range<usize>)> = Vec::new();
+    let mut chunks: BTreeMap<u32, Vec<&FileEntry>> = BTreeMap::new();
+    for entry in &base.manifest.files {
+        match entry.type_id {
+            Some(t) if tables.contains_key(&t) => chunks.entry(t).or_default().push(entry),
+            _ => {
+                let replaced = (entry.path == DELETED_FILE && deleted.is_some())
+                    || (entry.path == NETWORK_FILE && network.is_some())
+                    || entry.path == crate::changeset::writer::RESULTS_FILE;
+                if !replaced {
+                    staging.share_from(&base.dir, entry)?;
+                    summary.files_shared += 1;
+                }
+            }
+        }
+    }
+    for (&t, merged) in tables {
+        let mut parts = chunks.remove(&t).unwrap_or_default();
+        parts.sort_by_key(|e| e.first_id.unwrap_or(0));
+        if parts.iter().any(|e| e.first_id.is_none()) {
+            parts.clear();
+        }
+        let table = &merged.table;
+        let mut row = 0usize;
+        for (i, entry) in parts.iter().enumerate() {
+            let lo = entry.first_id.unwrap_or(0);
+            let hi = parts
+                .get(i + 1)
+                .and_then(|e| e.first_id)
+                .unwrap_or(u64::MAX);
+            let end = row + table.id[row..].partition_point(|&id| id < hi);
+            let first = if i == 0 { 0 } else { lo };
+            let start = table.id.partition_point(|&id| id < first).max(row);
+            let lo_edit = merged.edited_ids.partition_point(|&id| id < first);
+            let touched = merged.edited_ids.get(lo_edit).is_some_and(|&id| id < hi);
+            if touched {
+                if end > start {
+                    rewrite.push((t, start..end));
+                }
+            } else {
+                staging.share_from(&base.dir, entry)?;
+                summary.files_shared += 1;
+            }
+            row = end;
+        }
+        if parts.is_empty() && !table.is_empty() {
+            rewrite.push((t, 0..table.len()));
+        }
+    }
+    let dir = staging.dir.clone();
+    let written: Vec<Vec<FileEntry>> = rewrite
+        .par_iter()
+        .map(|(t, rows)| write_chunks(&dir, &tables[t].table, rows.clone()))
+        .collect::<Result<_>>()?;
+    let written: Vec<FileEntry> = written.into_iter().flatten().collect();
+    summary.files_written += written.len();
+    staging.files.extend(written);
+    if let Some(n) = network {
+        staging.files.push(write_network(&dir, n)?);
+        summary.files_written += 1;
+    }
+    if let Some(d) = deleted {
+        staging.files.push(write_deleted(&dir, d)?);
+        summary.files_written += 1;
+    }
+    let manifest = Manifest {
+        format_version: Manifest::version_for(&staging.files),
+        generation: id,
+        parent: Some(base.id),
+        created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        datakatalog_versjon: base.manifest.datakatalog_versjon.clone(),
+        origin: origin.to_string(),
+        provenance: crate::snapshot::manifest::Provenance::new(
+            crate::snapshot::manifest::MadeBy::Refreshed,
+            base.manifest.provenance.source.clone(),
+        ),
+        changesets: vec![],
+        last_event_ids,
+        files: vec![],
+    };
+    // a hand-off to a running server is numbered by the server
+    let published = data.publish(staging, manifest)?;
+    Ok(crate::snapshot::store::generation_id(&published).unwrap_or(id))
+}
+
+/// The sequences under each stored 915 Vegsystem and 916 Strekning object of the generation in
+/// `dir` (object id -> sequence ids), read from their files alone: a URL refresh fetches these
+/// sequences too when such an object changes, since their road references change with it.
+pub fn road_system_sequences(dir: &Path) -> Result<std::collections::HashMap<u64, Vec<u64>>> {
+    let manifest = Manifest::read(dir)?;
+    let mut out = std::collections::HashMap::new();
+    for f in &manifest.files {
+        if !matches!(f.type_id, Some(VEGSYSTEM | STREKNING)) {
+            continue;
+        }
+        let t = crate::snapshot::parquet_read::read_objects(
+            &dir.join(&f.path),
+            f.type_id.unwrap_or(0),
+        )?;
+        for row in 0..t.len() {
+            out.insert(
+                t.id[row],
+                t.placements(row).map(|p| t.loc_link[p]).collect(),
+            );
+        }
+    }
+    Ok(out)
+}
