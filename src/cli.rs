@@ -94,6 +94,22 @@ pub struct ServeArgs {
     /// Older finished changesets stay while fewer than this many finished ones are newer.
     #[arg(long, env = "VEGDB_CHANGESETS_KEEP", default_value_t = 100_000)]
     pub changesets_keep: usize,
+    /// How requests are scheduled: `per-core` runs one single-threaded runtime per worker,
+    /// each serving the connections given to it round robin (no cross-thread wake-ups; a long
+    /// request delays the other requests of its worker); `shared` is tokio's work-stealing
+    /// runtime (idle workers take over waiting connections, at a wake-up per request).
+    #[arg(long, env = "VEGDB_RUNTIME", value_enum, default_value = "per-core")]
+    pub runtime: RuntimeKind,
+    /// Worker threads serving requests (default: one per CPU).
+    #[arg(long, env = "VEGDB_WORKERS")]
+    pub workers: Option<usize>,
+}
+
+/// `vegdb serve --runtime`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RuntimeKind {
+    PerCore,
+    Shared,
 }
 
 /// `vegdb` with no subcommand: serve with defaults from the environment.
