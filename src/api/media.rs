@@ -180,8 +180,7 @@ impl Negotiated {
             )
         } else {
             format!("application/{suffix};charset=utf-8")
-        };
-
+        }
     }
 }
 
