@@ -237,10 +237,10 @@ pub async fn serve_on(
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .max_buf_size(limits.max_buf_bytes)
-        // hyper's inline header storage: above it hyper allocates two header arrays per
-        // request. The API's own header-count limit is below it, so that limit answers in the
-        // API's shape.
-        .max_headers(api::guard::HYPER_MAX_HEADERS)
+        // No `max_headers`: hyper's default (api::guard::HYPER_MAX_HEADERS) keeps its header
+        // arrays inline; any explicit bound, even the same one, fills them per request, and a
+        // larger one allocates them per request. The API's own header-count limit is below it,
+        // so that limit answers in the API's shape.
         .keep_alive(true);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));

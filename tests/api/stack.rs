@@ -156,6 +156,16 @@ fn per_core_runtimes_share_the_connections() {
             },
             handles,
         ));
+        // a point 3 m off a vertex of the network
+        let c = {
+            let g = store().current();
+            g.network.coords[g.network.coords.len() / 2]
+        };
+        let url = format!(
+            "http://{addr}/nvdb/api/v2/posisjon?nord={:.2}&ost={:.2}",
+            c[1] + 3.0,
+            c[0]
+        );
         // six clients (own connection pools): two connections per runtime
         let mut clients = Vec::new();
         for _ in 0..6 {
@@ -163,11 +173,7 @@ fn per_core_runtimes_share_the_connections() {
         }
         for round in 0..3 {
             for (i, c) in clients.iter().enumerate() {
-                let r = c
-                    .get(format!(
-                        "http://{addr}/nvdb/api/v2/posisjon?lat=63.43&lon=10.39&maks_avstand=5000"
-                    ))
-                    .send()
+                let r = c.get(&url).send()
                     .await
                     .unwrap();
                 assert_eq!(r.status(), 200, "client {i} round {round}");
