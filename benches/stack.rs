@@ -57,8 +57,14 @@ fn bench(c: &mut Criterion) {
     let routes = vegdb::api::routes(s);
     let check = rt.block_on(app.handle(request(&path)));
     assert_eq!(check.status(), 200);
-    let body = rt.block_on(axum::body::to_bytes(check.into_body(), 1 << 20)).unwrap();
-    assert!(body.starts_with(b"[{"), "{}", String::from_utf8_lossy(&body));
+    let body = rt
+        .block_on(axum::body::to_bytes(check.into_body(), 1 << 20))
+        .unwrap();
+    assert!(
+        body.starts_with(b"[{"),
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
 
     let mut g = c.benchmark_group("posisjon_in_process");
     g.bench_function("whole_stack", |b| {

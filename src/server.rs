@@ -291,7 +291,9 @@ pub async fn serve_on(
                     handle.spawn(async move {
                         match tokio::net::TcpStream::from_std(std_stream) {
                             Ok(stream) => serve_conn(stream).await,
-                            Err(e) => tracing::warn!(error = %e, "could not take a connection over"),
+                            Err(e) => {
+                                tracing::warn!(error = %e, "could not take a connection over")
+                            }
                         }
                     });
                 }

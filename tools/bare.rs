@@ -62,7 +62,10 @@ fn main() -> anyhow::Result<()> {
             .tap_io(|s| {
                 let _ = s.set_nodelay(true);
             });
-        eprintln!("vegdb-bare listening on {} ({} bytes)", args.listen, args.bytes);
+        eprintln!(
+            "vegdb-bare listening on {} ({} bytes)",
+            args.listen, args.bytes
+        );
         axum::serve(listener, app).await?;
         anyhow::Ok(())
     })

@@ -147,21 +147,37 @@ impl Negotiated {
     pub fn content_type(&self) -> HeaderValue {
         // the common types without building a string
         let known = match (self.format, self.vendor, self.plain_vendor, self.revision) {
-            (Format::Json, _, true, _) => Some("application/vnd.vegvesen.nvdb-v2+json;charset=utf-8"),
+            (Format::Json, _, true, _) => {
+                Some("application/vnd.vegvesen.nvdb-v2+json;charset=utf-8")
+            }
             (Format::Xml, _, true, _) => Some("application/vnd.vegvesen.nvdb-v2+xml;charset=utf-8"),
             (Format::Json, false, false, _) => Some("application/json;charset=utf-8"),
             (Format::Xml, false, false, _) => Some("application/xml;charset=utf-8"),
-            (Format::Json, true, false, 0) => Some("application/vnd.vegvesen.nvdb-v2-rev0+json;charset=utf-8"),
-            (Format::Json, true, false, 1) => Some("application/vnd.vegvesen.nvdb-v2-rev1+json;charset=utf-8"),
-            (Format::Json, true, false, 2) => Some("application/vnd.vegvesen.nvdb-v2-rev2+json;charset=utf-8"),
-            (Format::Xml, true, false, 0) => Some("application/vnd.vegvesen.nvdb-v2-rev0+xml;charset=utf-8"),
-            (Format::Xml, true, false, 1) => Some("application/vnd.vegvesen.nvdb-v2-rev1+xml;charset=utf-8"),
-            (Format::Xml, true, false, 2) => Some("application/vnd.vegvesen.nvdb-v2-rev2+xml;charset=utf-8"),
+            (Format::Json, true, false, 0) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev0+json;charset=utf-8")
+            }
+            (Format::Json, true, false, 1) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev1+json;charset=utf-8")
+            }
+            (Format::Json, true, false, 2) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev2+json;charset=utf-8")
+            }
+            (Format::Xml, true, false, 0) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev0+xml;charset=utf-8")
+            }
+            (Format::Xml, true, false, 1) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev1+xml;charset=utf-8")
+            }
+            (Format::Xml, true, false, 2) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev2+xml;charset=utf-8")
+            }
             _ => None,
         };
         match known {
             Some(t) => HeaderValue::from_static(t),
-            None => HeaderValue::from_str(&self.content_type_text()).expect("media types are ASCII"),
+            None => {
+                HeaderValue::from_str(&self.content_type_text()).expect("media types are ASCII")
+            }
         }
     }
 
@@ -417,7 +433,9 @@ mod tests {
     #[test]
     fn static_content_types_are_the_built_ones() {
         for format in [Format::Json, Format::Xml] {
-            for (vendor, plain_vendor) in [(false, false), (true, false), (true, true), (false, true)] {
+            for (vendor, plain_vendor) in
+                [(false, false), (true, false), (true, true), (false, true)]
+            {
                 for revision in 0..=NEWEST_REVISION {
                     let n = Negotiated {
                         revision,

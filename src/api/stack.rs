@@ -169,9 +169,7 @@ impl App {
                 let call = svc.oneshot(req);
                 let deadline = started + self.inner.timeout;
                 let answered = match base {
-                    Some(base) => {
-                        lazy_timeout(deadline, request_base::in_scope(base, call)).await
-                    }
+                    Some(base) => lazy_timeout(deadline, request_base::in_scope(base, call)).await,
                     None => lazy_timeout(deadline, call).await,
                 };
                 match answered {

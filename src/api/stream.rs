@@ -21,9 +21,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use axum::body::Body;
+use axum::body::Bytes;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::body::Bytes;
 use hyper::body::Frame;
 use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;

@@ -20,7 +20,11 @@ async fn cors_layer_headers(req: Request) -> Vec<(String, String)> {
     let inner = tower::service_fn(|_req: Request| async {
         Ok::<_, std::convert::Infallible>(Response::new(Body::empty()))
     });
-    let r = CorsLayer::permissive().layer(inner).oneshot(req).await.unwrap();
+    let r = CorsLayer::permissive()
+        .layer(inner)
+        .oneshot(req)
+        .await
+        .unwrap();
     r.headers()
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_string()))
@@ -39,7 +43,12 @@ fn vary_of(r: &reqwest::Response) -> BTreeSet<String> {
     r.headers()
         .get_all("vary")
         .iter()
-        .flat_map(|v| v.to_str().unwrap().split(',').map(|s| s.trim().to_lowercase()))
+        .flat_map(|v| {
+            v.to_str()
+                .unwrap()
+                .split(',')
+                .map(|s| s.trim().to_lowercase())
+        })
         .collect()
 }
 
@@ -68,7 +77,10 @@ async fn cors_headers_are_those_of_the_permissive_layer() {
         let vary = vary_of(&r);
         for (_, v) in expected.iter().filter(|(k, _)| k == "vary") {
             for item in v.split(',') {
-                assert!(vary.contains(&item.trim().to_lowercase()), "{vary:?} lacks {v}");
+                assert!(
+                    vary.contains(&item.trim().to_lowercase()),
+                    "{vary:?} lacks {v}"
+                );
             }
         }
     }
@@ -173,9 +185,7 @@ fn per_core_runtimes_share_the_connections() {
         }
         for round in 0..3 {
             for (i, c) in clients.iter().enumerate() {
-                let r = c.get(&url).send()
-                    .await
-                    .unwrap();
+                let r = c.get(&url).send().await.unwrap();
                 assert_eq!(r.status(), 200, "client {i} round {round}");
                 let v: serde_json::Value = r.json().await.unwrap();
                 assert!(v.as_array().is_some_and(|a| a.len() == 1), "{v}");

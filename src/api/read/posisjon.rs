@@ -45,10 +45,7 @@ fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {
            ("srid" = Option<String>, Query)),
     responses((status = 200, description = "Position results with integer avstand, nearest first", body = [crate::api::dto::PositionResult]),
                (status = 422, description = "Missing or conflicting coordinates, bad values")))]
-pub async fn get_nearest(
-    State(s): State<AppState>,
-    req: Request,
-) -> ApiResult<Response> {
+pub async fn get_nearest(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
     let (p, n) = begin(
         req.headers(),
         req.uri().query(),

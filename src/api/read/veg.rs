@@ -56,10 +56,7 @@ fn echo_link_position(result: &mut PositionResult, sent: Option<&str>) {
     responses((status = 200, description = "Position result {vegreferanse, veglenke, geometri}", body = crate::api::dto::PositionResult),
                (status = 204, description = "No such point on the network"),
                (status = 422, description = "Neither or both parameters, or a malformed value")))]
-pub async fn get_position(
-    State(s): State<AppState>,
-    req: Request,
-) -> ApiResult<Response> {
+pub async fn get_position(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
     let (p, n) = begin(
         req.headers(),
         req.uri().query(),
@@ -101,10 +98,7 @@ pub async fn get_position(
            ("srid" = Option<String>, Query)),
     responses((status = 200, description = "Object keyed by submitted value: position result or null"),
                (status = 422, description = "Neither or both lists, more than 1000 values, or a malformed value")))]
-pub async fn get_positions(
-    State(s): State<AppState>,
-    req: Request,
-) -> ApiResult<Response> {
+pub async fn get_positions(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
     let (p, n) = begin(
         req.headers(),
         req.uri().query(),
