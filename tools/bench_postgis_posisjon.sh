@@ -16,7 +16,8 @@
 # ($VEGDB_BENCH_VENV, default ~/.cache/vegdb-bench/venv) from PyPI when missing. The query is
 # the one of ../shared/bench/peers/pgbench_knn.sh: nearest link within 30 m by `<->` with
 # `ST_DWithin`, the same points as the `/posisjon` paths (`vegdb snapshot queries`).
-# STOP=1 stops the cluster at the end; CLEAN=1 also deletes $PEERDATA.
+# STOP=1 stops the cluster at the end; CLEAN=1 also deletes $PEERDATA; NO_BUILD=1 uses the release
+# binaries as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-/tmp/vn}
@@ -31,7 +32,7 @@ VENV=${VEGDB_BENCH_VENV:-$HOME/.cache/vegdb-bench/venv}
 [ -f /usr/share/postgresql/15/extension/postgis.control ] ||
   { echo "PostGIS for PostgreSQL 15 is missing: apt-get install -y postgresql-15-postgis-3" >&2; exit 2; }
 
-cargo build --release --bins --locked -q
+[ "${NO_BUILD:-0}" = 1 ] || cargo build --release --bins --locked -q
 BIN=${CARGO_TARGET_DIR:-target}/release
 W=$(mktemp -d)
 chmod 755 "$W"

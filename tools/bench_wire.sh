@@ -7,9 +7,13 @@
 # DATA_DIR: a generation directory (default /tmp/vn, `vegdb generate --scale national --data
 # /tmp/vn`); SECONDS per run (default 8, plus 2 s warm-up); ROUNDS of alternation (default 2);
 # KINDS (default "posisjon veg statistikk"). For each kind and 1, 2 and 8 connections it runs
-# bare then vegdb, ROUNDS times, and prints requests/s, p50 and p99 of each and the ratio
-# vegdb / bare. The bare body size is the mean size of that kind's vegdb answers.
-# Server options pass through the environment, e.g. VEGDB_RUNTIME=shared or VEGDB_WORKERS=1.
+# bare then vegdb, ROUNDS times, and prints requests/s, p50 and p99 of each, the server's CPU
+# time per request (user + system of the server process over the run, in µs: the figure that
+# stays meaningful on a busy machine), the ratio of requests/s vegdb / bare ("ratio") and of
+# CPU per request vegdb / bare ("cpu x"). The bare body size is the mean size of that kind's
+# vegdb answers.
+# Server options pass through the environment, e.g. VEGDB_RUNTIME=shared or VEGDB_WORKERS=1;
+# NO_BUILD=1 uses the release binaries as they are.
 # Builds the release binaries first (`cargo build --release --bins`). Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +25,7 @@ VPORT=${VPORT:-18190}
 BPORT=${BPORT:-18191}
 [ -f "$DATA/CURRENT" ] || { echo "no generation in $DATA (vegdb generate --scale national --data $DATA)" >&2; exit 2; }
 
-cargo build --release --bins --locked -q
+[ "${NO_BUILD:-0}" = 1 ] || cargo build --release --bins --locked -q
 BIN=${CARGO_TARGET_DIR:-target}/release
 W=$(mktemp -d)
 VPID= BPID=
@@ -60,13 +64,22 @@ mean_size() { # mean body bytes of the first 200 answers of a query file
     awk '{ s += $1; n++ } END { printf "%d", (n ? s / n : 250) }'
 }
 
-load() { # port file connections -> "req/s p50 p99"
-  "$BIN/vegdb-load" --base "http://127.0.0.1:$1/nvdb/api/v2" --paths "$2" --connections "$3" \
-    --seconds "$SECS" --warmup 2 |
-    sed -n 's/.*: \([0-9]*\) requests\/s, latency ms p50 \([0-9.]*\) p90 [0-9.]* p99 \([0-9.]*\).*/\1 \2 \3/p'
+cpu_ticks() { # user + system CPU of a process so far, in clock ticks (1/100 s)
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 
-printf '%-11s %5s %5s | %10s %7s %7s | %10s %7s %7s | %6s\n' kind conns round "bare r/s" p50ms p99ms "vegdb r/s" p50ms p99ms ratio
+load() { # pid port file connections -> "req/s p50 p99 server-cpu-us-per-request"
+  local before after out
+  before=$(cpu_ticks "$1")
+  out=$("$BIN/vegdb-load" --base "http://127.0.0.1:$2/nvdb/api/v2" --paths "$3" --connections "$4" \
+    --seconds "$SECS" --warmup 2 |
+    sed -n 's/.*: \([0-9]*\) requests\/s, latency ms p50 \([0-9.]*\) p90 [0-9.]* p99 \([0-9.]*\).*/\1 \2 \3/p')
+  after=$(cpu_ticks "$1")
+  # requests over the whole run (warm-up included) at the measured rate
+  echo "$out $(awk -v r="${out%% *}" -v t=$((after - before)) -v s="$SECS" 'BEGIN { printf "%.1f", (r ? t * 10000 / (r * (s + 2)) : 0) }')"
+}
+
+printf '%-11s %5s %5s | %10s %7s %7s %7s | %10s %7s %7s %7s | %6s %6s\n' kind conns round "bare r/s" p50ms p99ms "cpu us" "vegdb r/s" p50ms p99ms "cpu us" ratio "cpu x"
 for kind in $KINDS; do
   file=$W/$kind.txt
   bytes=$(mean_size "$file")
@@ -76,10 +89,11 @@ for kind in $KINDS; do
   echo "# $kind: $(wc -l <"$file") paths, bare body $bytes bytes" >&2
   for c in 1 2 8; do
     for r in $(seq 1 "$ROUNDS"); do
-      read -r br bp50 bp99 <<<"$(load "$BPORT" "$file" "$c")"
-      read -r vr vp50 vp99 <<<"$(load "$VPORT" "$file" "$c")"
+      read -r br bp50 bp99 bcpu <<<"$(load "$BPID" "$BPORT" "$file" "$c")"
+      read -r vr vp50 vp99 vcpu <<<"$(load "$VPID" "$VPORT" "$file" "$c")"
       ratio=$(awk -v v="$vr" -v b="$br" 'BEGIN { printf "%.2f", (b ? v / b : 0) }')
-      printf '%-11s %5s %5s | %10s %7s %7s | %10s %7s %7s | %6s\n' "$kind" "$c" "$r" "$br" "$bp50" "$bp99" "$vr" "$vp50" "$vp99" "$ratio"
+      cpux=$(awk -v v="$vcpu" -v b="$bcpu" 'BEGIN { printf "%.2f", (b ? v / b : 0) }')
+      printf '%-11s %5s %5s | %10s %7s %7s %7s | %10s %7s %7s %7s | %6s %6s\n' "$kind" "$c" "$r" "$br" "$bp50" "$bp99" "$bcpu" "$vr" "$vp50" "$vp99" "$vcpu" "$ratio" "$cpux"
     done
   done
   kill "$BPID"; wait "$BPID" 2>/dev/null || true; BPID=
