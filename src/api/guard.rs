@@ -71,15 +71,15 @@ fn has_api_body(headers: &axum::http::HeaderMap) -> bool {
 
 /// The checks made before a request goes on: its URI and head within the limits. `Ok` carries
 /// the write-API format when the path belongs to the write API (for [`reshape`]).
-pub fn precheck<B>(req: &Request<B>) -> Result<Option<Format>, Response> {
+pub fn precheck<B>(req: &Request<B>) -> Result<Option<Format>, Box<Response>> {
     let write = is_write_path(req.uri().path()).then(|| response_format(req.headers()));
     let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target > MAX_URI_BYTES {
-        return Err(shaped(
+        return Err(Box::new(shaped(
             write,
             StatusCode::URI_TOO_LONG,
             format!("Forespørselens adresse er for lang: {target} byte (høyst {MAX_URI_BYTES})"),
-        ));
+        )));
     }
     let head: usize = req
         .headers()
@@ -87,14 +87,14 @@ pub fn precheck<B>(req: &Request<B>) -> Result<Option<Format>, Response> {
         .map(|(k, v)| k.as_str().len() + v.len() + 4)
         .sum();
     if head > MAX_HEADER_BYTES || req.headers().len() > MAX_HEADERS {
-        return Err(shaped(
+        return Err(Box::new(shaped(
             write,
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             format!(
                 "For store eller for mange hoder: {head} byte i {} hoder (høyst {MAX_HEADER_BYTES} byte, {MAX_HEADERS} hoder)",
                 req.headers().len()
             ),
-        ));
+        )));
     }
     Ok(write)
 }

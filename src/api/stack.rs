@@ -157,7 +157,7 @@ impl App {
             };
         }
         let mut response = match guard::precheck(&req) {
-            Err(r) => r,
+            Err(r) => *r,
             Ok(write) => {
                 let base = if self.inner.base_from_request {
                     request_base::base_arc_of(&req)
