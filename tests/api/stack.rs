@@ -203,3 +203,72 @@ fn per_core_runtimes_share_the_connections() {
         t.join().unwrap();
     }
 }
+
+/// `vegdb serve --runtime shared|per-core --workers N`: both serve requests on several
+/// connections at once and name their runtime in the start-up log.
+#[tokio::test]
+async fn both_runtimes_serve_from_the_command_line() {
+    for (runtime, workers) in [("shared", "2"), ("per-core", "3")] {
+        let tmp = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let log_path = tmp.path().join("serve.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/demo");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vegdb"))
+            .args(["--log", "info", "--log-json", "serve", "--read-only", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--data")
+            .arg(tmp.path().join("none"))
+            .args(["--demo", demo, "--runtime", runtime, "--workers", workers])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let base = format!("http://127.0.0.1:{port}/nvdb/api/v2");
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!(
+                    "{runtime}: exited {status}: {}",
+                    std::fs::read_to_string(&log_path).unwrap()
+                );
+            }
+            if let Ok(r) = reqwest::get(format!("{base}/status")).await {
+                if r.status().is_success() {
+                    break;
+                }
+            }
+            assert!(std::time::Instant::now() < deadline, "{runtime}: not ready");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // five clients at once, each with its own connection
+        let asks: Vec<_> = (0..5)
+            .map(|_| {
+                let url = format!("{base}/vegobjekttyper/105");
+                tokio::spawn(async move {
+                    let r = reqwest::Client::new().get(url).send().await.unwrap();
+                    (r.status(), r.headers().contains_key("x-request-id"))
+                })
+            })
+            .collect();
+        for ask in asks {
+            let (status, has_id) = ask.await.unwrap();
+            assert_eq!(status, 200, "{runtime}");
+            assert!(has_id, "{runtime}");
+        }
+        let text = std::fs::read_to_string(&log_path).unwrap();
+        let named = match runtime {
+            "shared" => "\"runtime\":\"Shared\"",
+            _ => "\"runtime\":\"PerCore\"",
+        };
+        assert!(
+            text.contains(named) && text.contains(&format!("\"workers\":{workers}")),
+            "{text}"
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
