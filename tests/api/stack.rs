@@ -218,7 +218,14 @@ async fn both_runtimes_serve_from_the_command_line() {
         let log = std::fs::File::create(&log_path).unwrap();
         let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/demo");
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vegdb"))
-            .args(["--log", "info", "--log-json", "serve", "--read-only", "--listen"])
+            .args([
+                "--log",
+                "info",
+                "--log-json",
+                "serve",
+                "--read-only",
+                "--listen",
+            ])
             .arg(format!("127.0.0.1:{port}"))
             .arg("--data")
             .arg(tmp.path().join("none"))
