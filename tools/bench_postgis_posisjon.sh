@@ -48,8 +48,7 @@ trap cleanup EXIT
 as_pg() { if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi; }
 psql_() { as_pg "$PGBIN/psql" -h 127.0.0.1 -p "$PGPORT" -U postgres -q -v ON_ERROR_STOP=1 "$@"; }
 
-tools/pg_cluster.sh status >/dev/null 2>&1 && pg_running=1 || pg_running=0
-[ -f "$PEERDATA/pg/postmaster.pid" ] || tools/pg_cluster.sh start
+if [ -f "$PEERDATA/pg/postmaster.pid" ]; then pg_running=1; else pg_running=0; tools/pg_cluster.sh start; fi
 
 # Load the links once per generation (the table remembers where it came from).
 gen=$(cat "$DATA/CURRENT")
