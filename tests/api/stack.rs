@@ -204,6 +204,16 @@ fn per_core_runtimes_share_the_connections() {
     }
 }
 
+/// A child process killed when dropped (also when an assertion fails).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `vegdb serve --runtime shared|per-core --workers N`: both serve requests on several
 /// connections at once and name their runtime in the start-up log.
 #[tokio::test]
@@ -217,27 +227,29 @@ async fn both_runtimes_serve_from_the_command_line() {
         let log_path = tmp.path().join("serve.log");
         let log = std::fs::File::create(&log_path).unwrap();
         let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/demo");
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vegdb"))
-            .args([
-                "--log",
-                "info",
-                "--log-json",
-                "serve",
-                "--read-only",
-                "--listen",
-            ])
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("--data")
-            .arg(tmp.path().join("none"))
-            .args(["--demo", demo, "--runtime", runtime, "--workers", workers])
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
+        let mut child = Killed(
+            std::process::Command::new(env!("CARGO_BIN_EXE_vegdb"))
+                .args([
+                    "--log",
+                    "info",
+                    "--log-json",
+                    "serve",
+                    "--read-only",
+                    "--listen",
+                ])
+                .arg(format!("127.0.0.1:{port}"))
+                .arg("--data")
+                .arg(tmp.path().join("none"))
+                .args(["--demo", demo, "--runtime", runtime, "--workers", workers])
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .spawn()
+                .unwrap(),
+        );
         let base = format!("http://127.0.0.1:{port}/nvdb/api/v2");
         let deadline = std::time::Instant::now() + Duration::from_secs(120);
         loop {
-            if let Some(status) = child.try_wait().unwrap() {
+            if let Some(status) = child.0.try_wait().unwrap() {
                 panic!(
                     "{runtime}: exited {status}: {}",
                     std::fs::read_to_string(&log_path).unwrap()
@@ -275,7 +287,6 @@ async fn both_runtimes_serve_from_the_command_line() {
             text.contains(named) && text.contains(&format!("\"workers\":{workers}")),
             "{text}"
         );
-        let _ = child.kill();
-        let _ = child.wait();
+        drop(child);
     }
 }
