@@ -76,6 +76,22 @@ pub struct ServeArgs {
     /// 0: only on SIGHUP.
     #[arg(long, env = "VEGDB_WATCH_INTERVAL", default_value_t = crate::changeset::adopt::DEFAULT_WATCH_INTERVAL_S)]
     pub watch_interval: u64,
+    /// How requests are scheduled: `per-core` runs one single-threaded runtime per worker,
+    /// each serving the connections given to it round robin (no cross-thread wake-ups; a long
+    /// request delays the other requests of its worker); `shared` is tokio's work-stealing
+    /// runtime (idle workers take over waiting connections, at a wake-up per request).
+    #[arg(long, env = "VEGDB_RUNTIME", value_enum, default_value = "per-core")]
+    pub runtime: RuntimeKind,
+    /// Worker threads serving requests (default: one per CPU).
+    #[arg(long, env = "VEGDB_WORKERS")]
+    pub workers: Option<usize>,
+}
+
+/// `vegdb serve --runtime`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RuntimeKind {
+    PerCore,
+    Shared,
 }
 
 /// `vegdb` with no subcommand: serve with defaults from the environment.

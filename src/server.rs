@@ -4,11 +4,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use tower::ServiceExt;
 
 use crate::api::{self, ApiConfig, AppState};
 use crate::changeset::writer::Writer;
-use crate::config::{default_demo_dir, ServeArgs};
+use crate::config::{default_demo_dir, RuntimeKind, ServeArgs};
 use crate::generation::{Generation, GenerationStore};
 use crate::snapshot::store::DataDir;
 use crate::users::{Users, USERS_FILE};
@@ -159,43 +158,98 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let state = load_state(&args)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async move {
+    let workers = args.workers.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let main = match args.runtime {
+        RuntimeKind::PerCore => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
+        RuntimeKind::Shared => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers.max(1))
+            .enable_all()
+            .build()?,
+    };
+    // per-core: one single-threaded runtime per worker (this thread runs the first), each
+    // driving the connections given to it round robin
+    let mut handles = Vec::new();
+    let mut threads = Vec::new();
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    if args.runtime == RuntimeKind::PerCore {
+        handles.push(main.handle().clone());
+        for i in 1..workers.max(1) {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            handles.push(rt.handle().clone());
+            let mut stopped = stopped.clone();
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("vegdb-worker-{i}"))
+                    .spawn(move || {
+                        rt.block_on(async move {
+                            let _ = stopped.wait_for(|s| *s).await;
+                        })
+                    })?,
+            );
+        }
+    }
+    let served = main.block_on(async move {
         reload_on_sighup();
         let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
-        tracing::info!(addr = %listener.local_addr()?, base = %state.config.public_url, "vegdb listening");
-        serve(listener, state, shutdown_signal()).await
-    })
+        tracing::info!(addr = %listener.local_addr()?, base = %state.config.public_url, runtime = ?args.runtime, workers, "vegdb listening");
+        serve_on(listener, state, shutdown_signal(), handles).await
+    });
+    let _ = stop.send(true);
+    for t in threads {
+        let _ = t.join();
+    }
+    served
 }
 
-/// Serve until `shutdown` completes (in-flight requests finish first).
+/// Serve until `shutdown` completes (in-flight requests finish first), every connection on the
+/// current runtime. See [`serve_on`].
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    serve_on(listener, state, shutdown, Vec::new()).await
+}
+
+/// Serve until `shutdown` completes (in-flight requests finish first); accepted connections go
+/// round robin to the runtimes of `workers` (none: the current runtime).
 ///
 /// Our own accept loop over hyper (rather than `axum::serve`) so that the connection-level limits
 /// exist at all: a header-read timeout that also bounds idle keep-alive connections (hyper starts
 /// it whenever the connection waits for a request head), a connection limit (further connections
 /// wait in the kernel backlog until one closes), and accept errors such as EMFILE that back off
 /// instead of spinning.
-pub async fn serve(
+pub async fn serve_on(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    workers: Vec<tokio::runtime::Handle>,
 ) -> anyhow::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
 
     let limits = state.config.connections.clone();
-    let app = api::app(state).map_request(api::rewrite_suffix);
+    let app = api::app(state).await;
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .max_buf_size(limits.max_buf_bytes)
-        // Above the API's own header-count limit, so that limit answers in the API's shape.
-        .max_headers(4 * api::guard::MAX_HEADERS)
+        // No `max_headers`: hyper's default (api::guard::HYPER_MAX_HEADERS) keeps its header
+        // arrays inline; any explicit bound, even the same one, fills them per request, and a
+        // larger one allocates them per request. The API's own header-count limit is below it,
+        // so that limit answers in the API's shape.
         .keep_alive(true);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     tokio::pin!(shutdown);
+    let mut next = 0usize;
     loop {
         let permit = tokio::select! {
             p = permits.clone().acquire_owned() => p.context("connection limiter closed")?,
@@ -217,16 +271,43 @@ pub async fn serve(
         let svc = app.clone();
         let hyper_svc =
             hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                svc.clone().oneshot(req.map(axum::body::Body::new))
+                let svc = svc.clone();
+                async move {
+                    Ok::<_, std::convert::Infallible>(
+                        svc.handle(req.map(axum::body::Body::new)).await,
+                    )
+                }
             });
-        let conn = http.serve_connection(TokioIo::new(stream), hyper_svc);
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
+        let http = http.clone();
+        let watcher = graceful.watcher();
+        let serve_conn = move |stream: tokio::net::TcpStream| async move {
+            let conn = http.serve_connection(TokioIo::new(stream), hyper_svc);
+            if let Err(e) = watcher.watch(conn).await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
             drop(permit);
-        });
+        };
+        match workers.get(next % workers.len().max(1)) {
+            // A tokio stream belongs to the runtime that registered it: the worker takes the
+            // std one over (its own I/O driver then wakes it).
+            Some(handle) => match stream.into_std() {
+                Ok(std_stream) => {
+                    handle.spawn(async move {
+                        match tokio::net::TcpStream::from_std(std_stream) {
+                            Ok(stream) => serve_conn(stream).await,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "could not take a connection over")
+                            }
+                        }
+                    });
+                }
+                Err(e) => tracing::warn!(error = %e, "could not hand a connection over"),
+            },
+            None => {
+                tokio::spawn(serve_conn(stream));
+            }
+        }
+        next = next.wrapping_add(1);
     }
     drop(listener);
     // Idle keep-alive connections are closed at once; requests in flight finish.

@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
     &["server"],
     &["config"],
+    &["api::stack"],
     &["api::openapi", "api::guard"],
     &["api::read", "api::write"],
     &["api::object_json"],

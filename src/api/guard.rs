@@ -1,4 +1,4 @@
-//! The outermost API middleware: limits on the request head that the API itself enforces (so
+//! The API's checks around every request (run by `api::stack`): limits on the request head that the API itself enforces (so
 //! they answer in the API's error shape rather than hyper's empty 414/431), and the reshaping
 //! of error responses made below the handlers — axum rejections (405, invalid UTF-8 in the path,
 //! body-limit 413) and the request timeout's 503 — into the read API's error array or the write
@@ -7,7 +7,6 @@
 
 use axum::extract::Request;
 use axum::http::{header, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
@@ -19,7 +18,14 @@ pub const MAX_URI_BYTES: usize = 64_000;
 /// Largest request head (header names + values) in bytes; larger is 431.
 pub const MAX_HEADER_BYTES: usize = 32 << 10;
 /// Most request headers; more is 431.
-pub const MAX_HEADERS: usize = 100;
+pub const MAX_HEADERS: usize = 90;
+/// The HTTP server's own bound on the number of headers (beyond it hyper answers 431 without a
+/// body): hyper's default, its inline header storage (`server::serve_on` leaves it unset: a
+/// larger bound makes hyper allocate two header arrays of that many entries for every request,
+/// ≈ 25 KB per request at 400, the earlier setting).
+pub const HYPER_MAX_HEADERS: usize = 100;
+// Room for a request a little over the API's limit to reach the API (and get its shape).
+const _: () = assert!(MAX_HEADERS + 10 <= HYPER_MAX_HEADERS);
 /// How much of a plain-text error body is kept as the message.
 const MAX_MESSAGE_BYTES: usize = 1024;
 
@@ -56,22 +62,24 @@ fn default_message(status: StatusCode) -> String {
 }
 
 /// Whether a response is already in an API shape (our errors always name JSON or XML).
-fn has_api_body(r: &Response) -> bool {
-    r.headers()
+fn has_api_body(headers: &axum::http::HeaderMap) -> bool {
+    headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| ct.contains("json") || ct.contains("xml"))
 }
 
-pub async fn guard(req: Request, next: Next) -> Response {
+/// The checks made before a request goes on: its URI and head within the limits. `Ok` carries
+/// the write-API format when the path belongs to the write API (for [`reshape`]).
+pub fn precheck<B>(req: &Request<B>) -> Result<Option<Format>, Box<Response>> {
     let write = is_write_path(req.uri().path()).then(|| response_format(req.headers()));
     let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target > MAX_URI_BYTES {
-        return shaped(
+        return Err(Box::new(shaped(
             write,
             StatusCode::URI_TOO_LONG,
             format!("Forespørselens adresse er for lang: {target} byte (høyst {MAX_URI_BYTES})"),
-        );
+        )));
     }
     let head: usize = req
         .headers()
@@ -79,21 +87,33 @@ pub async fn guard(req: Request, next: Next) -> Response {
         .map(|(k, v)| k.as_str().len() + v.len() + 4)
         .sum();
     if head > MAX_HEADER_BYTES || req.headers().len() > MAX_HEADERS {
-        return shaped(
+        return Err(Box::new(shaped(
             write,
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             format!(
                 "For store eller for mange hoder: {head} byte i {} hoder (høyst {MAX_HEADER_BYTES} byte, {MAX_HEADERS} hoder)",
                 req.headers().len()
             ),
-        );
+        )));
     }
-    let response = next.run(req).await;
+    Ok(write)
+}
+
+/// Whether a response from below the handlers needs [`reshape`]: an error status without an
+/// API body. (Such responses are also kept uncompressed, so their text can be read.)
+pub fn needs_reshape(status: StatusCode, headers: &axum::http::HeaderMap) -> bool {
+    (status.is_client_error() || status.is_server_error()) && !has_api_body(headers)
+}
+
+/// The request timeout's answer, in the API's shape.
+pub fn timed_out(write: Option<Format>) -> Response {
+    let status = StatusCode::SERVICE_UNAVAILABLE;
+    shaped(write, status, default_message(status))
+}
+
+/// An error from below the handlers: keep its status and its text, in the API's shape.
+pub async fn reshape(write: Option<Format>, response: Response) -> Response {
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) || has_api_body(&response) {
-        return response;
-    }
-    // An error from below the handlers: keep its status and its text, in the API's shape.
     let (parts, body) = response.into_parts();
     let text = axum::body::to_bytes(body, MAX_MESSAGE_BYTES)
         .await

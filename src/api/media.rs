@@ -52,15 +52,14 @@ pub const DEFAULT_ROOT: &str = "respons";
 
 impl Resource {
     pub fn from_path(path: &str) -> Resource {
-        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-        let by_id = segments
-            .last()
-            .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit()));
-        let name = segments
-            .iter()
-            .rev()
-            .find(|s| !s.bytes().all(|b| b.is_ascii_digit()))
-            .copied()
+        let numeric = |s: &&str| s.bytes().all(|b| b.is_ascii_digit());
+        let mut segments = path.rsplit('/').filter(|s| !s.is_empty());
+        let last = segments.next();
+        let by_id = last.as_ref().is_some_and(numeric);
+        let name = last
+            .into_iter()
+            .chain(segments)
+            .find(|s| !numeric(s))
             .unwrap_or(DEFAULT_ROOT);
         Resource::named(name, by_id)
     }
@@ -146,11 +145,49 @@ impl Negotiated {
 
     /// The `Content-Type` of a successful response.
     pub fn content_type(&self) -> HeaderValue {
+        // the common types without building a string
+        let known = match (self.format, self.vendor, self.plain_vendor, self.revision) {
+            (Format::Json, _, true, _) => {
+                Some("application/vnd.vegvesen.nvdb-v2+json;charset=utf-8")
+            }
+            (Format::Xml, _, true, _) => Some("application/vnd.vegvesen.nvdb-v2+xml;charset=utf-8"),
+            (Format::Json, false, false, _) => Some("application/json;charset=utf-8"),
+            (Format::Xml, false, false, _) => Some("application/xml;charset=utf-8"),
+            (Format::Json, true, false, 0) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev0+json;charset=utf-8")
+            }
+            (Format::Json, true, false, 1) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev1+json;charset=utf-8")
+            }
+            (Format::Json, true, false, 2) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev2+json;charset=utf-8")
+            }
+            (Format::Xml, true, false, 0) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev0+xml;charset=utf-8")
+            }
+            (Format::Xml, true, false, 1) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev1+xml;charset=utf-8")
+            }
+            (Format::Xml, true, false, 2) => {
+                Some("application/vnd.vegvesen.nvdb-v2-rev2+xml;charset=utf-8")
+            }
+            _ => None,
+        };
+        match known {
+            Some(t) => HeaderValue::from_static(t),
+            None => {
+                HeaderValue::from_str(&self.content_type_text()).expect("media types are ASCII")
+            }
+        }
+    }
+
+    /// The `Content-Type` of a successful response, built from its parts.
+    fn content_type_text(&self) -> String {
         let suffix = match self.format {
             Format::Json => "json",
             Format::Xml => "xml",
         };
-        let text = if self.plain_vendor {
+        if self.plain_vendor {
             format!("application/vnd.vegvesen.nvdb-v2+{suffix};charset=utf-8")
         } else if self.vendor {
             format!(
@@ -159,8 +196,7 @@ impl Negotiated {
             )
         } else {
             format!("application/{suffix};charset=utf-8")
-        };
-        HeaderValue::from_str(&text).expect("media types are ASCII")
+        }
     }
 }
 
@@ -277,7 +313,7 @@ pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
 }
 
 fn with_type(bytes: Vec<u8>, ct: HeaderValue) -> Response {
-    let mut r = bytes.into_response();
+    let mut r = Response::new(axum::body::Body::from(bytes));
     r.headers_mut().insert(header::CONTENT_TYPE, ct);
     r
 }
@@ -318,7 +354,12 @@ pub fn render_bytes<T: Serialize + ?Sized>(
 ) -> Result<Vec<u8>, String> {
     match n.format {
         Format::Json if n.pretty => serde_json::to_vec_pretty(value).map_err(|e| e.to_string()),
-        Format::Json => serde_json::to_vec(value).map_err(|e| e.to_string()),
+        Format::Json => {
+            // one allocation for a typical small answer (a position is ~300 bytes)
+            let mut out = Vec::with_capacity(512);
+            serde_json::to_writer(&mut out, value).map_err(|e| e.to_string())?;
+            Ok(out)
+        }
         Format::Xml => {
             xml::to_xml(root, value, n.pretty, XmlStyle::default()).map_err(|e| e.to_string())
         }
@@ -387,6 +428,26 @@ mod tests {
             neg(Some("image/png"), Some("json")).unwrap().format,
             Format::Json
         );
+    }
+
+    #[test]
+    fn static_content_types_are_the_built_ones() {
+        for format in [Format::Json, Format::Xml] {
+            for (vendor, plain_vendor) in
+                [(false, false), (true, false), (true, true), (false, true)]
+            {
+                for revision in 0..=NEWEST_REVISION {
+                    let n = Negotiated {
+                        revision,
+                        format,
+                        vendor,
+                        plain_vendor,
+                        ..Negotiated::default_json(false)
+                    };
+                    assert_eq!(n.content_type(), n.content_type_text().as_str(), "{n:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod paging;
 pub mod params;
 pub mod read;
 pub mod request_base;
+pub mod stack;
 pub mod stream;
 pub mod write;
 pub mod xml;
@@ -22,17 +23,11 @@ pub mod xml;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use tower_http::compression::CompressionLayer;
-use tower_http::cors::CorsLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
 
 use crate::area::Areas;
 use crate::catalog::Catalog;
@@ -162,11 +157,11 @@ impl AppState {
 }
 
 /// Common start of every handler: check parameter names and negotiate the media type.
-pub fn begin(
+pub fn begin<'q>(
     headers: &HeaderMap,
-    query: Option<&str>,
+    query: Option<&'q str>,
     allowed: &[&str],
-) -> ApiResult<(Params, Negotiated)> {
+) -> ApiResult<(Params<'q>, Negotiated)> {
     let p = Params::parse(query, allowed)?;
     let pretty = p.bool("pretty")?.unwrap_or(false);
     let n = media::negotiate(headers, pretty)?;
@@ -203,48 +198,54 @@ pub fn read_routes() -> Router<AppState> {
 /// Format suffixes of the read API (v2 `retningslinjer.md`): `/vegobjekttyper.json` is
 /// `/vegobjekttyper` in JSON, `/vegobjekttyper.xml` in XML (the suffix wins over Accept). Runs
 /// before routing; also records the path for the XML root's name. The two internal headers are
-/// always set here, so a client cannot supply them.
-pub fn rewrite_suffix(mut req: Request) -> Request {
+/// always set here, so a client cannot supply them. A path without a suffix costs no string
+/// copy of the path, only its header value.
+pub fn rewrite_suffix_in_place(req: &mut Request) {
     let headers = req.headers_mut();
     headers.remove(media::SUFFIX_FORMAT);
     headers.remove(media::RESOURCE_PATH);
-    let path = req.uri().path().to_string();
+    let path = req.uri().path();
     let Some(below) = path.strip_prefix(READ_BASE) else {
-        return req;
+        return;
     };
     if below == "/openapi.json" {
-        return req;
+        return;
     }
-    let (stripped, format) = if let Some(p) = path.strip_suffix(".json") {
+    let (resource, format) = if let Some(p) = below.strip_suffix(".json") {
         (p, Some("json"))
-    } else if let Some(p) = path.strip_suffix(".xml") {
+    } else if let Some(p) = below.strip_suffix(".xml") {
         (p, Some("xml"))
     } else {
-        (path.as_str(), None)
+        (below, None)
     };
-    let resource = &stripped[READ_BASE.len()..];
-    if let Ok(v) = HeaderValue::from_str(resource) {
-        req.headers_mut().insert(media::RESOURCE_PATH, v);
-    }
-    if let Some(f) = format {
-        req.headers_mut()
-            .insert(media::SUFFIX_FORMAT, HeaderValue::from_static(f));
-        let rest = req
-            .uri()
-            .query()
-            .map(|q| format!("{stripped}?{q}"))
-            .unwrap_or_else(|| stripped.to_string());
-        if let Ok(uri) = rest.parse() {
-            *req.uri_mut() = uri;
-        }
-    }
-    req
+    let Ok(value) = HeaderValue::from_str(resource) else {
+        return rewrite_format(req, format);
+    };
+    req.headers_mut().insert(media::RESOURCE_PATH, value);
+    rewrite_format(req, format);
 }
 
-/// The whole application with middleware: request ids, gzip, CORS, timeouts, tracing.
-pub fn app(state: AppState) -> Router {
-    let x_request_id = HeaderName::from_static("x-request-id");
-    let timeout = state.config.request_timeout;
+/// Strip a format suffix from the URI and note the format for negotiation.
+fn rewrite_format(req: &mut Request, format: Option<&'static str>) {
+    let Some(f) = format else {
+        return;
+    };
+    req.headers_mut()
+        .insert(media::SUFFIX_FORMAT, HeaderValue::from_static(f));
+    let path = req.uri().path();
+    let stripped = &path[..path.len() - f.len() - 1];
+    let rest = req
+        .uri()
+        .query()
+        .map(|q| format!("{stripped}?{q}"))
+        .unwrap_or_else(|| stripped.to_string());
+    if let Ok(uri) = rest.parse() {
+        *req.uri_mut() = uri;
+    }
+}
+
+/// The routes with their state and no middleware (the request stack is [`stack::App`]).
+pub fn routes(state: AppState) -> Router {
     let write =
         write::routes(openapi::write_routes()).layer(axum::extract::DefaultBodyLimit::disable());
     let mut router = Router::new()
@@ -253,23 +254,13 @@ pub fn app(state: AppState) -> Router {
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }
+    router.fallback(not_found).with_state(state)
+}
+
+/// The whole application: the routes inside the request stack (request ids, tracing, CORS,
+/// the guard's limits and error shapes, timeout, request base, gzip; see [`stack`]).
+pub async fn app(state: AppState) -> stack::App {
+    let timeout = state.config.request_timeout;
     let base_from_request = state.config.base_from_request;
-    let mut router = router.fallback(not_found).with_state(state);
-    // With `--public-url` every href uses it: no per-request base to capture.
-    if base_from_request {
-        router = router.layer(axum::middleware::from_fn(request_base::scope));
-    }
-    router
-        .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, timeout))
-        // Outside the timeout so that its 503 is reshaped too; inside compression so that it
-        // reads error bodies uncompressed.
-        .layer(axum::middleware::from_fn(guard::guard))
-        .layer(CompressionLayer::new().gzip(true))
-        .layer(CorsLayer::permissive())
-        .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
-        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<Body>| {
-            let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
-            tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id = %id)
-        }))
-        .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
+    stack::App::new(routes(state), timeout, base_from_request).await
 }

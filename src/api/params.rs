@@ -3,24 +3,28 @@
 //! A parameter with an empty name (`&=True`, which LtGlahn's nvdbapi-V2 sends on every object
 //! list request) is ignored, as the v2 service ignored it.
 
+use std::borrow::Cow;
+
 use super::error::{ApiError, ApiResult};
 
 /// Parameters accepted everywhere.
 const COMMON: &[&str] = &["pretty"];
 
+/// The parameters of one request; names and values borrow from the query string unless they
+/// had to be decoded.
 #[derive(Debug, Default, Clone)]
-pub struct Params {
-    pairs: Vec<(String, String)>,
+pub struct Params<'q> {
+    pairs: Vec<(Cow<'q, str>, Cow<'q, str>)>,
 }
 
-impl Params {
-    pub fn parse(query: Option<&str>, allowed: &[&str]) -> ApiResult<Params> {
-        let pairs: Vec<(String, String)> = form_urlencoded::parse(query.unwrap_or("").as_bytes())
-            .filter(|(k, _)| !k.is_empty())
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect();
+impl<'q> Params<'q> {
+    pub fn parse(query: Option<&'q str>, allowed: &[&str]) -> ApiResult<Params<'q>> {
+        let pairs: Vec<(Cow<'q, str>, Cow<'q, str>)> =
+            form_urlencoded::parse(query.unwrap_or("").as_bytes())
+                .filter(|(k, _)| !k.is_empty())
+                .collect();
         for (k, _) in &pairs {
-            if !allowed.contains(&k.as_str()) && !COMMON.contains(&k.as_str()) {
+            if !allowed.contains(&k.as_ref()) && !COMMON.contains(&k.as_ref()) {
                 return Err(ApiError::unknown_parameter(k));
             }
         }
@@ -34,7 +38,7 @@ impl Params {
     /// A single-valued parameter; given twice is 422/4014.
     pub fn one(&self, name: &str) -> ApiResult<Option<&str>> {
         let mut it = self.pairs.iter().filter(|(k, _)| k == name);
-        let first = it.next().map(|(_, v)| v.as_str());
+        let first = it.next().map(|(_, v)| v.as_ref());
         if it.next().is_some() {
             return Err(ApiError::bad(
                 4014,
@@ -50,7 +54,7 @@ impl Params {
         self.pairs
             .iter()
             .filter(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.as_ref())
             .collect()
     }
 

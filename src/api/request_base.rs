@@ -2,8 +2,8 @@
 //! so a client that connects as `localhost:8080` pages on `localhost:8080` (not on the listen
 //! address `127.0.0.1:8080`), and one that connects by a LAN name gets that name back.
 //!
-//! How handlers see it without taking an extra argument: the [`scope`] middleware runs the rest
-//! of the request inside a `tokio::task_local!` holding the request's base, and [`RequestBase`]
+//! How handlers see it without taking an extra argument: the request stack (`api::stack`) runs
+//! the rest of the request ([`in_scope`]) inside a `tokio::task_local!` holding the request's base, and [`RequestBase`]
 //! (a field of `AppState`) resolves that value when the state is *cloned*. axum clones the state
 //! for every handler call inside the middleware's scope, so each handler's `State(s)` carries
 //! its own request's base: `s.href(..)` and `s.public_url()` need no request at hand, and the
@@ -19,8 +19,6 @@ use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::http::{header, uri::Authority};
-use axum::middleware::Next;
-use axum::response::Response;
 
 tokio::task_local! {
     static CURRENT: Arc<str>;
@@ -49,8 +47,9 @@ impl Clone for RequestBase {
     }
 }
 
-/// `http://<host>` of a request, if its `Host` (or absolute-form URI) names a plain authority.
-pub fn base_of(req: &Request) -> Option<String> {
+/// The authority text and whether the scheme is https, if the request names a plain authority
+/// (its absolute-form URI's, else its `Host`).
+fn authority_of<B>(req: &Request<B>) -> Option<(Authority, bool)> {
     let authority = match req.uri().authority() {
         Some(a) => a.clone(),
         None => {
@@ -62,19 +61,47 @@ pub fn base_of(req: &Request) -> Option<String> {
     if text.is_empty() || text.contains('@') {
         return None;
     }
-    let scheme = match req.uri().scheme_str() {
-        Some("https") => "https",
-        _ => "http",
-    };
-    Some(format!("{scheme}://{text}"))
+    Some((authority, req.uri().scheme_str() == Some("https")))
 }
 
-/// Middleware: run the request with its base in scope.
-pub async fn scope(req: Request, next: Next) -> Response {
-    match base_of(&req) {
-        Some(base) => CURRENT.scope(Arc::from(base), next.run(req)).await,
-        None => next.run(req).await,
-    }
+fn base_text(authority: &Authority, https: bool) -> String {
+    let scheme = if https { "https" } else { "http" };
+    format!("{scheme}://{}", authority.as_str())
+}
+
+/// `http://<host>` of a request, if its `Host` (or absolute-form URI) names a plain authority.
+pub fn base_of<B>(req: &Request<B>) -> Option<String> {
+    authority_of(req).map(|(a, https)| base_text(&a, https))
+}
+
+thread_local! {
+    /// The last base built on this thread: clients of one server mostly send one `Host`.
+    static LAST: std::cell::RefCell<Option<(Authority, bool, Arc<str>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`base_of`] as a shared string, reused while the requests on a thread name the same host.
+pub fn base_arc_of<B>(req: &Request<B>) -> Option<Arc<str>> {
+    let (authority, https) = authority_of(req)?;
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((a, h, base)) = last.as_ref() {
+            if *h == https && a.as_str() == authority.as_str() {
+                return Some(base.clone());
+            }
+        }
+        let base: Arc<str> = Arc::from(base_text(&authority, https));
+        *last = Some((authority, https, base.clone()));
+        Some(base)
+    })
+}
+
+/// Run `fut` (the rest of a request) with `base` as its request base.
+pub fn in_scope<F: std::future::Future>(
+    base: Arc<str>,
+    fut: F,
+) -> tokio::task::futures::TaskLocalFuture<Arc<str>, F> {
+    CURRENT.scope(base, fut)
 }
 
 #[cfg(test)]

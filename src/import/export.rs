@@ -32,11 +32,11 @@ use super::{OBJECTS_DIR, SEQUENCES_DIR};
 use crate::catalog::{Catalog, ValueKind};
 use crate::changeset::working::value_at;
 use crate::error::{EngineError, Result};
-use crate::value::Value as Stored;
 use crate::generation::Generation;
 use crate::snapshot::columns::{
     Days, ObjectTable, RoadNetwork, DIRECTION_AGAINST, OPEN_END, TOPOLOGY_LEVELS,
 };
+use crate::value::Value as Stored;
 
 /// Records per file.
 const PER_FILE: usize = 100_000;

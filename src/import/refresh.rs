@@ -28,7 +28,6 @@ use super::{source, OBJECTS_DIR, SEQUENCES_DIR};
 use crate::catalog::{Catalog, ValueKind};
 use crate::changeset::working::{value_at, Merged, ObjectState, Working};
 use crate::error::{EngineError, Result};
-use crate::value::Value as Stored;
 use crate::generation::Generation;
 use crate::snapshot::columns::{ObjectTable, RoadNetwork, DIRECTION_AGAINST};
 use crate::snapshot::manifest::{FileEntry, Manifest};
@@ -37,6 +36,7 @@ use crate::snapshot::parquet_write::{
     NETWORK_FILE,
 };
 use crate::snapshot::store::DataDir;
+use crate::value::Value as Stored;
 
 /// What a refresh read and changed.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -14,6 +14,7 @@ mod read_omrader;
 mod read_xml;
 mod readme;
 mod server;
+mod stack;
 mod stream_pages;
 mod write_authz;
 mod write_binaer;

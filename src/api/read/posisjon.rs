@@ -1,7 +1,6 @@
 //! /posisjon: the road positions nearest to a coordinate.
 
-use axum::extract::{RawQuery, State};
-use axum::http::HeaderMap;
+use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
@@ -46,14 +45,10 @@ fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {
            ("srid" = Option<String>, Query)),
     responses((status = 200, description = "Position results with integer avstand, nearest first", body = [crate::api::dto::PositionResult]),
                (status = 422, description = "Missing or conflicting coordinates, bad values")))]
-pub async fn get_nearest(
-    State(s): State<AppState>,
-    headers: HeaderMap,
-    RawQuery(q): RawQuery,
-) -> ApiResult<Response> {
+pub async fn get_nearest(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
     let (p, n) = begin(
-        &headers,
-        q.as_deref(),
+        req.headers(),
+        req.uri().query(),
         &[
             "nord",
             "ost",

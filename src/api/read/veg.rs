@@ -1,7 +1,7 @@
 //! /veg and /veg/batch: where a road reference or a link position lies.
 
-use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -56,14 +56,10 @@ fn echo_link_position(result: &mut PositionResult, sent: Option<&str>) {
     responses((status = 200, description = "Position result {vegreferanse, veglenke, geometri}", body = crate::api::dto::PositionResult),
                (status = 204, description = "No such point on the network"),
                (status = 422, description = "Neither or both parameters, or a malformed value")))]
-pub async fn get_position(
-    State(s): State<AppState>,
-    headers: HeaderMap,
-    RawQuery(q): RawQuery,
-) -> ApiResult<Response> {
+pub async fn get_position(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
     let (p, n) = begin(
-        &headers,
-        q.as_deref(),
+        req.headers(),
+        req.uri().query(),
         &["vegreferanse", "veglenke", "srid"],
     )?;
     let srid = p.srid()?;
@@ -102,14 +98,10 @@ pub async fn get_position(
            ("srid" = Option<String>, Query)),
     responses((status = 200, description = "Object keyed by submitted value: position result or null"),
                (status = 422, description = "Neither or both lists, more than 1000 values, or a malformed value")))]
-pub async fn get_positions(
-    State(s): State<AppState>,
-    headers: HeaderMap,
-    RawQuery(q): RawQuery,
-) -> ApiResult<Response> {
+pub async fn get_positions(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
     let (p, n) = begin(
-        &headers,
-        q.as_deref(),
+        req.headers(),
+        req.uri().query(),
         &["vegreferanser", "veglenker", "srid"],
     )?;
     let srid = p.srid()?;

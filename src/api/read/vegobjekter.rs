@@ -264,6 +264,31 @@ fn check_list_lengths(p: &Params) -> ApiResult<()> {
     Ok(())
 }
 
+/// Time a query may first take on the async worker itself before it moves to the blocking pool.
+const QUICK_SLICE: Duration = Duration::from_micros(200);
+
+/// As [`off_the_workers`] for work that is usually quick (statistics: microseconds): it first
+/// runs on this worker within [`QUICK_SLICE`] (a hand-off to the blocking pool costs more than
+/// the work); stopped by that slice, it runs again on the blocking pool within the budget.
+async fn quick_or_off_the_workers<T: Send + 'static>(
+    s: &AppState,
+    work: impl Fn() -> T + Send + Sync + 'static,
+) -> ApiResult<T> {
+    if s.config.query_budget <= QUICK_SLICE {
+        return off_the_workers(s, work).await;
+    }
+    let quick = budget::run(
+        Instant::now() + QUICK_SLICE,
+        Arc::new(AtomicBool::new(false)),
+        &work,
+    );
+    match quick {
+        Ok(v) => Ok(v),
+        Err(Stop::Deadline) => off_the_workers(s, work).await,
+        Err(Stop::TooComplex) => Err(ApiError::bad(4005, "Filteret er for sammensatt")),
+    }
+}
+
 /// Run a road-object query's CPU-bound selection on the blocking pool, so the async workers
 /// stay free for other requests, within the request's budget (`--query-budget`): the work
 /// checks the deadline as it goes and stops, answering 503/5003. When the request goes away
@@ -496,7 +521,7 @@ pub async fn get_statistics(
     type_data(&g, tid, &empty_type(tid))?;
     let filter = parse_filter(&g, &p, tid, p.srid()?, sees_sensitive(&s, &headers))?;
     let segment = p.bool("segmentering")?.unwrap_or(true);
-    let (count, length) = off_the_workers(&s, move || {
+    let (count, length) = quick_or_off_the_workers(&s, move || {
         let empty = empty_type(tid);
         let data = type_data(&g, tid, &empty).unwrap_or(&empty);
         let rows = g.select_objects(data, &filter);
