@@ -49,10 +49,10 @@ impl EngineError {
         }
     }
 
-    pub fn corrupt(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+    pub fn corrupt(path: impl Into<PathBuf>, reason: impl std::fmt::Display) -> Self {
         EngineError::Corrupt {
             path: path.into(),
-            reason: reason.into(),
+            reason: reason.to_string(),
         }
     }
 }

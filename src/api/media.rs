@@ -345,24 +345,31 @@ fn respond_root<T: Serialize + ?Sized>(n: Negotiated, root: XmlRoot<'_>, value: 
     }
 }
 
+/// Why a body could not be rendered (a bug on our side: the values are ours).
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Xml(#[from] xml::XmlError),
+}
+
 /// The bytes of a response body in the negotiated format (also each chunk of a streamed page,
 /// the page streaming of `api::stream`).
 pub fn render_bytes<T: Serialize + ?Sized>(
     n: Negotiated,
     root: XmlRoot<'_>,
     value: &T,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, RenderError> {
     match n.format {
-        Format::Json if n.pretty => serde_json::to_vec_pretty(value).map_err(|e| e.to_string()),
+        Format::Json if n.pretty => Ok(serde_json::to_vec_pretty(value)?),
         Format::Json => {
             // one allocation for a typical small answer (a position is ~300 bytes)
             let mut out = Vec::with_capacity(512);
-            serde_json::to_writer(&mut out, value).map_err(|e| e.to_string())?;
+            serde_json::to_writer(&mut out, value)?;
             Ok(out)
         }
-        Format::Xml => {
-            xml::to_xml(root, value, n.pretty, XmlStyle::default()).map_err(|e| e.to_string())
-        }
+        Format::Xml => Ok(xml::to_xml(root, value, n.pretty, XmlStyle::default())?),
     }
 }
 

@@ -197,7 +197,7 @@ impl<P: PageItems> PageBody<P> {
             other => {
                 self.done = true;
                 let why = match other {
-                    Err(e) => e.clone(),
+                    Err(e) => e.to_string(),
                     Ok(_) => "chunk does not fit the page's frame".to_string(),
                 };
                 tracing::error!(error = %why, "streamed page ended early");
@@ -256,7 +256,9 @@ fn whole(n: Negotiated, items: &impl PageItems, metadata: PageMetadata) -> Respo
     };
     match render_bytes(n, n.resource.root(), &env) {
         Ok(bytes) => with_type(Body::from(bytes), n),
-        Err(e) => ApiError::from(crate::error::EngineError::Internal(e)).into_response(),
+        Err(e) => {
+            ApiError::from(crate::error::EngineError::Internal(e.to_string())).into_response()
+        }
     }
 }
 

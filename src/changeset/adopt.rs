@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{EngineError, Result};
 use crate::generation::{Generation, GenerationStore};
-use crate::snapshot::handoff::{next_request, Request, WaitOutcome, BUILD_TIMEOUT};
+use crate::snapshot::handoff::{next_request, Refusal, Request, WaitOutcome, BUILD_TIMEOUT};
 use crate::snapshot::store::DataDir;
 use crate::snapshot::store::KEEP_OLD_GENERATIONS;
 
@@ -110,27 +110,25 @@ impl Adopter {
                 return request.remove();
             }
             WaitOutcome::TimedOut => {
-                return request.answer(Err(format!(
-                    "the generation was not ready within {} s; changesets went on",
-                    BUILD_TIMEOUT.as_secs()
-                )));
+                return request.answer(Err(Refusal::NotReady {
+                    seconds: BUILD_TIMEOUT.as_secs(),
+                }));
             }
         }
         let built = crate::snapshot::manifest::Manifest::read(&request.build_dir());
         match built {
             Ok(m) if m.parent.is_some() && m.parent != Some(base.id) => {
-                return request.answer(Err(format!(
-                    "it was built on generation {} but {} is served",
-                    m.parent.unwrap_or_default(),
-                    base.id
-                )));
+                return request.answer(Err(Refusal::WrongBase {
+                    built_on: m.parent.unwrap_or_default(),
+                    served: base.id,
+                }));
             }
             Ok(_) => {}
-            Err(e) => return request.answer(Err(e.to_string())),
+            Err(e) => return request.answer(Err(e.into())),
         }
         let (id, dir) = match self.data.install(&request.build_dir()) {
             Ok(x) => x,
-            Err(e) => return request.answer(Err(e.to_string())),
+            Err(e) => return request.answer(Err(e.into())),
         };
         let loaded = Generation::load(&dir, &|step| tracing::debug!(step, "loading"))
             .and_then(|(g, stats)| self.data.make_current(id).map(|()| (g, stats)));
@@ -155,7 +153,7 @@ impl Adopter {
                 if let Err(r) = self.data.remove_generation(id) {
                     tracing::warn!(error = %r, generation = id, "removing a refused generation failed");
                 }
-                request.answer(Err(format!("the generation does not load: {e}")))
+                request.answer(Err(Refusal::DoesNotLoad(e)))
             }
         }
     }

@@ -389,7 +389,8 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
             values,
         });
     }
-    t.check_lengths().map_err(EngineError::Internal)?;
+    t.check_lengths()
+        .map_err(|e| EngineError::Internal(e.to_string()))?;
     let changes = (!removed_any).then(|| RowChanges {
         replaced: touched.iter().map(|x| x.0).collect(),
         appended_from: base.len(),

@@ -48,17 +48,24 @@ pub enum TypeSelection {
     Only(Vec<u32>),
 }
 
+/// A `--types` entry that is neither a type id nor `all-known` (a clap value-parser error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a type id: '{text}' (use ids like 105,95 or all-known)")]
+pub struct NotATypeId {
+    pub text: String,
+}
+
 impl TypeSelection {
     /// `all-known` or a comma-separated list of type ids.
-    pub fn parse(text: &str) -> std::result::Result<TypeSelection, String> {
+    pub fn parse(text: &str) -> std::result::Result<TypeSelection, NotATypeId> {
         if text.trim() == "all-known" {
             return Ok(TypeSelection::AllKnown);
         }
         text.split(',')
             .map(|t| {
-                t.trim()
-                    .parse::<u32>()
-                    .map_err(|_| format!("not a type id: '{t}' (use ids like 105,95 or all-known)"))
+                t.trim().parse::<u32>().map_err(|_| NotATypeId {
+                    text: t.to_string(),
+                })
             })
             .collect::<std::result::Result<Vec<_>, _>>()
             .map(TypeSelection::Only)

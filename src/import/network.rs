@@ -64,30 +64,68 @@ pub struct NetworkBuilder {
     lengths: HashMap<u64, f64>,
 }
 
+/// Why a link's geometry cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum GeometryError {
+    #[error("srid {0} not supported")]
+    UnsupportedSrid(u32),
+    #[error("geometry is not a LINESTRING")]
+    NotLinestring,
+    #[error("bad number in LINESTRING")]
+    BadNumber,
+    #[error("LINESTRING point with fewer than 2 coordinates")]
+    ShortPoint,
+    #[error("{0}")]
+    NotTransformable(crate::error::EngineError),
+    #[error("LINESTRING with fewer than 2 points")]
+    TooFewPoints,
+}
+
+/// Why a veglenke is left out of the network (the summary counts skips by this text).
+#[derive(Debug, thiserror::Error)]
+enum SkippedLink {
+    #[error("closed (has sluttdato), not part of the current network")]
+    Closed,
+    #[error("start or end port missing from the sequence")]
+    PortMissing,
+    #[error("end port not after start port")]
+    PortsNotOrdered,
+    #[error("topologinivå {0} has no v2 value")]
+    TopologyLevel(String),
+    #[error("typeVeg {0} has no v2 value")]
+    RoadType(String),
+    #[error(transparent)]
+    Geometry(#[from] GeometryError),
+    #[error("kommune {0} out of range")]
+    Municipality(String),
+    #[error("bad startdato {0}")]
+    StartDate(String),
+}
+
 /// Parse `LINESTRING Z(x y z, ...)` (or 2D) and project to storage coordinates.
-pub fn parse_linestring(wkt: &str, srid: u32) -> Result<Vec<Coord3>, String> {
-    let srid = Srid::parse(&srid.to_string()).map_err(|_| format!("srid {srid} not supported"))?;
+pub fn parse_linestring(wkt: &str, srid: u32) -> Result<Vec<Coord3>, GeometryError> {
+    let srid = Srid::parse(&srid.to_string()).map_err(|_| GeometryError::UnsupportedSrid(srid))?;
     let body = wkt
         .find('(')
         .zip(wkt.rfind(')'))
         .filter(|(a, b)| a < b && wkt.trim_start().starts_with("LINESTRING"))
         .map(|(a, b)| &wkt[a + 1..b])
-        .ok_or("geometry is not a LINESTRING")?;
+        .ok_or(GeometryError::NotLinestring)?;
     let mut out = Vec::new();
     for point in body.split(',') {
         let v: Vec<f64> = point
             .split_whitespace()
             .map(str::parse)
             .collect::<Result<_, _>>()
-            .map_err(|_| "bad number in LINESTRING".to_string())?;
+            .map_err(|_| GeometryError::BadNumber)?;
         if v.len() < 2 {
-            return Err("LINESTRING point with fewer than 2 coordinates".into());
+            return Err(GeometryError::ShortPoint);
         }
-        let (x, y) = to_storage(srid, v[0], v[1]).map_err(|e| e.to_string())?;
+        let (x, y) = to_storage(srid, v[0], v[1]).map_err(GeometryError::NotTransformable)?;
         out.push([x, y, v.get(2).copied().unwrap_or(0.0)]);
     }
     if out.len() < 2 {
-        return Err("LINESTRING with fewer than 2 points".into());
+        return Err(GeometryError::TooFewPoints);
     }
     Ok(out)
 }
@@ -159,31 +197,31 @@ impl NetworkBuilder {
         refs: &RoadRefs,
         areas: &Areas,
         summary: &mut Summary,
-    ) -> Result<(), String> {
+    ) -> Result<(), SkippedLink> {
         if link.gyldighetsperiode.sluttdato.is_some() {
-            return Err("closed (has sluttdato), not part of the current network".into());
+            return Err(SkippedLink::Closed);
         }
         let port = |n: u32| seq.porter.iter().find(|p| p.nummer == n);
         let (Some(sp), Some(ep)) = (port(link.startport), port(link.sluttport)) else {
-            return Err("start or end port missing from the sequence".into());
+            return Err(SkippedLink::PortMissing);
         };
         let (a, b) = (sp.posisjon, ep.posisjon);
         if b.partial_cmp(&a) != Some(std::cmp::Ordering::Greater) {
-            return Err("end port not after start port".into());
+            return Err(SkippedLink::PortsNotOrdered);
         }
         let level = TOPOLOGY_LEVELS
             .iter()
             .position(|l| *l == link.topologiniva)
-            .ok_or_else(|| format!("topologinivå {} has no v2 value", link.topologiniva))?;
+            .ok_or_else(|| SkippedLink::TopologyLevel(link.topologiniva.to_string()))?;
         let road_type = ROAD_TYPE_NAMES
             .iter()
             .find(|(n, _)| *n == link.type_veg)
             .map(|(_, i)| *i)
-            .ok_or_else(|| format!("typeVeg {} has no v2 value", link.type_veg))?;
+            .ok_or_else(|| SkippedLink::RoadType(link.type_veg.to_string()))?;
         debug_assert!(road_type < ROAD_TYPES.len());
         let coords = parse_linestring(&link.geometri.wkt, link.geometri.srid)?;
         let municipality = u16::try_from(link.kommune)
-            .map_err(|_| format!("kommune {} out of range", link.kommune))?;
+            .map_err(|_| SkippedLink::Municipality(link.kommune.to_string()))?;
         let (county, region, department) = match areas.municipality(municipality) {
             Some(m) => (m.county, m.region, m.road_department),
             None => {
@@ -194,7 +232,7 @@ impl NetworkBuilder {
             }
         };
         let start_date = date_days(&link.gyldighetsperiode.startdato)
-            .ok_or_else(|| format!("bad startdato {}", link.gyldighetsperiode.startdato))?;
+            .ok_or_else(|| SkippedLink::StartDate(link.gyldighetsperiode.startdato.clone()))?;
         let q = link.geometri.kvalitet.as_ref();
         let qv =
             |f: fn(&super::uberiket::Quality) -> Option<i64>| q.and_then(f).unwrap_or(0).max(0);

@@ -662,7 +662,8 @@ fn merge_by_slices(base: &ObjectTable, changes: &BTreeMap<u64, Change>) -> Resul
     let table = if parts.is_empty() {
         ObjectTable::new(base.type_id)
     } else {
-        ObjectTable::concat(base.type_id, parts).map_err(EngineError::Internal)?
+        ObjectTable::concat(base.type_id, parts)
+            .map_err(|e| EngineError::Internal(e.to_string()))?
     };
     Ok(Merged {
         table,

@@ -16,7 +16,33 @@ use super::schema::{
 };
 use crate::geo::Coord3;
 
+use super::schema::SchemaError;
 pub use super::schema::{Days, Seconds, OPEN_END};
+
+/// A table whose columns do not fit together, naming the table.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TableError {
+    #[error("road network: {0}")]
+    Network(SchemaError),
+    #[error("type {type_id}: {source}")]
+    Objects { type_id: u32, source: SchemaError },
+    #[error("type {type_id}: property {property_id} has {rows} rows, expected {expected}")]
+    PropertyRows {
+        type_id: u32,
+        property_id: u32,
+        rows: usize,
+        expected: usize,
+    },
+    #[error("type {type_id}: ids are not strictly ascending")]
+    IdsNotAscending { type_id: u32 },
+    /// Arrow could not concatenate a property's parts.
+    #[error("type {type_id}: property {property_id}: {reason}")]
+    PropertyConcat {
+        type_id: u32,
+        property_id: u32,
+        reason: String,
+    },
+}
 
 /// `typeVeg` values, stored as an index into this table.
 pub const ROAD_TYPES: [&str; 7] = [
@@ -167,9 +193,8 @@ impl RoadNetwork {
             .filter(move |&r| self.from_pos[r] <= to && self.to_pos[r] >= from)
     }
     /// Checks that all columns have one entry per row.
-    pub fn check_lengths(&self) -> Result<(), String> {
-        self.check_stored_lengths()
-            .map_err(|e| format!("road network: {e}"))
+    pub fn check_lengths(&self) -> Result<(), TableError> {
+        self.check_stored_lengths().map_err(TableError::Network)
     }
 }
 
@@ -276,7 +301,7 @@ impl ObjectTable {
 
     /// Tables of one type in id order as one table. A property missing from some parts is
     /// null there.
-    pub fn concat(type_id: u32, parts: Vec<ObjectTable>) -> Result<ObjectTable, String> {
+    pub fn concat(type_id: u32, parts: Vec<ObjectTable>) -> Result<ObjectTable, TableError> {
         if parts.len() == 1 {
             return Ok(parts.into_iter().next().expect("one part"));
         }
@@ -301,8 +326,12 @@ impl ObjectTable {
                 })
                 .collect();
             let refs: Vec<&dyn arrow_array::Array> = arrays.iter().map(|a| a.as_ref()).collect();
-            let values = arrow_select::concat::concat(&refs)
-                .map_err(|e| format!("type {type_id}: property {pid}: {e}"))?;
+            let values =
+                arrow_select::concat::concat(&refs).map_err(|e| TableError::PropertyConcat {
+                    type_id,
+                    property_id: pid,
+                    reason: e.to_string(),
+                })?;
             t.properties.push(PropertyColumn {
                 property_id: pid,
                 values,
@@ -312,25 +341,27 @@ impl ObjectTable {
         Ok(t)
     }
 
-    pub fn check_lengths(&self) -> Result<(), String> {
+    pub fn check_lengths(&self) -> Result<(), TableError> {
         let n = self.len();
         self.check_stored_lengths()
-            .map_err(|e| format!("type {}: {e}", self.type_id))?;
+            .map_err(|source| TableError::Objects {
+                type_id: self.type_id,
+                source,
+            })?;
         for c in &self.properties {
             if c.values.len() != n {
-                return Err(format!(
-                    "type {}: property {} has {} rows, expected {n}",
-                    self.type_id,
-                    c.property_id,
-                    c.values.len()
-                ));
+                return Err(TableError::PropertyRows {
+                    type_id: self.type_id,
+                    property_id: c.property_id,
+                    rows: c.values.len(),
+                    expected: n,
+                });
             }
         }
         if !self.id.windows(2).all(|w| w[0] < w[1]) {
-            return Err(format!(
-                "type {}: ids are not strictly ascending",
-                self.type_id
-            ));
+            return Err(TableError::IdsNotAscending {
+                type_id: self.type_id,
+            });
         }
         Ok(())
     }
@@ -407,7 +438,7 @@ mod tests {
         RecordBatch::try_new(Arc::new(Schema::new(ObjectTable::stored_fields())), arrays).unwrap()
     }
 
-    fn read(b: &RecordBatch) -> Result<ObjectTable, String> {
+    fn read(b: &RecordBatch) -> Result<ObjectTable, Box<dyn std::error::Error>> {
         let mut t = ObjectTable::new(95);
         t.append_batch(b)?;
         t.check_lengths()?;
@@ -508,7 +539,7 @@ mod tests {
             b
         };
         assert_eq!(
-            read(&without("version")).unwrap_err(),
+            read(&without("version")).unwrap_err().to_string(),
             "missing column version"
         );
         // a list whose items lack a field
@@ -539,7 +570,7 @@ mod tests {
         arrays[i] = short;
         let b2 = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap();
         assert_eq!(
-            read(&b2).unwrap_err(),
+            read(&b2).unwrap_err().to_string(),
             "placements items have no field direction"
         );
         // an id column of text
@@ -554,7 +585,10 @@ mod tests {
         let mut arrays = b.columns().to_vec();
         arrays[i] = Arc::new(StringArray::from(vec!["a", "b", "c"]));
         let b3 = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap();
-        assert_eq!(read(&b3).unwrap_err(), "column id has the wrong type");
+        assert_eq!(
+            read(&b3).unwrap_err().to_string(),
+            "column id has the wrong type"
+        );
     }
 
     #[test]
@@ -586,7 +620,7 @@ mod tests {
         let mut t = table();
         t.loc_link.pop();
         assert_eq!(
-            t.check_lengths().unwrap_err(),
+            t.check_lengths().unwrap_err().to_string(),
             "type 95: placements.link_id has 2 items, expected 3"
         );
         let mut n = RoadNetwork::default();
@@ -594,6 +628,7 @@ mod tests {
         assert!(n
             .check_lengths()
             .unwrap_err()
+            .to_string()
             .starts_with("road network: column from_pos has 0 rows, expected 1"));
     }
 }

@@ -26,6 +26,20 @@ use std::time::Duration;
 use crate::durable::{fsync_dir, write_durably};
 use crate::error::{EngineError, Result};
 
+/// Why the writer refused a handed-off generation (written to the producer as text).
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("the generation was not ready within {seconds} s; changesets went on")]
+    NotReady { seconds: u64 },
+    #[error("it was built on generation {built_on} but {served} is served")]
+    WrongBase { built_on: u64, served: u64 },
+    #[error("the generation does not load: {0}")]
+    DoesNotLoad(EngineError),
+    /// Its manifest cannot be read or it cannot be installed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
 pub const INCOMING_DIR: &str = "incoming";
 const REQUEST_PREFIX: &str = "h-";
 const PRODUCER_LOCK: &str = "PRODUCER";
@@ -173,10 +187,10 @@ impl Request {
     }
 
     /// Answer the producer: published as `id`, or refused with a reason.
-    pub fn answer(&self, result: std::result::Result<u64, String>) -> Result<()> {
+    pub fn answer(&self, result: std::result::Result<u64, Refusal>) -> Result<()> {
         let text = match result {
             Ok(id) => format!("generation {id}\n"),
-            Err(reason) => format!("error {}\n", reason.replace('\n', " ")),
+            Err(reason) => format!("error {}\n", reason.to_string().replace('\n', " ")),
         };
         write_durably(&self.dir.join(RESULT_FILE), text.as_bytes())
     }
@@ -285,7 +299,8 @@ mod tests {
         std::fs::create_dir_all(first.build_dir()).unwrap();
         first.mark_ready().unwrap();
         assert_eq!(r.wait_ready(Duration::from_secs(5)), WaitOutcome::Ready);
-        r.answer(Err("no\nway".into())).unwrap();
+        r.answer(Err(EngineError::NotFound("no\nway".into()).into()))
+            .unwrap();
         assert_eq!(
             first.answer().unwrap(),
             Some(Answer::Refused("no way".into()))

@@ -192,17 +192,26 @@ impl Manifest {
 }
 
 /// Versions this build reads: 1 and 2. Newer ones come from a newer vegdb.
-fn check_version(version: u64) -> std::result::Result<(), String> {
+fn check_version(version: u64) -> std::result::Result<(), VersionError> {
     match version {
         v if v == FORMAT_SINGLE_FILE as u64 || v == FORMAT_CHUNKED as u64 => Ok(()),
-        v if v > FORMAT_VERSION as u64 => Err(format!(
-            "format version {v} is newer than this build reads \
-             ({FORMAT_SINGLE_FILE} and {FORMAT_CHUNKED}): open it with a newer vegdb"
-        )),
-        v => Err(format!(
-            "unknown format version {v} (this build reads {FORMAT_SINGLE_FILE} and {FORMAT_CHUNKED})"
-        )),
+        v if v > FORMAT_VERSION as u64 => Err(VersionError::Newer { version: v }),
+        v => Err(VersionError::Unknown { version: v }),
     }
+}
+
+/// A manifest's `format_version` this build does not read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VersionError {
+    #[error(
+        "format version {version} is newer than this build reads \
+         ({FORMAT_SINGLE_FILE} and {FORMAT_CHUNKED}): open it with a newer vegdb"
+    )]
+    Newer { version: u64 },
+    #[error(
+        "unknown format version {version} (this build reads {FORMAT_SINGLE_FILE} and {FORMAT_CHUNKED})"
+    )]
+    Unknown { version: u64 },
 }
 
 #[cfg(test)]

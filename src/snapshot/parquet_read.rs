@@ -14,6 +14,7 @@ use rayon::prelude::*;
 
 use super::columns::{DeletedTable, ObjectTable, PropertyColumn, RoadNetwork};
 use super::parquet_write::property_of_column;
+use super::schema::SchemaError;
 use crate::error::{EngineError, Result};
 
 const BATCH_ROWS: usize = 65_536;
@@ -102,7 +103,7 @@ pub fn read_objects(path: &Path, type_id: u32) -> Result<ObjectTable> {
 }
 
 /// Concatenate arrays of one type (Int64, Float64 or Utf8) without arrow-select.
-fn concat(parts: &[&dyn Array]) -> Result<ArrayRef, String> {
+fn concat(parts: &[&dyn Array]) -> Result<ArrayRef, SchemaError> {
     use arrow_array::builder::{Float64Builder, Int64Builder, StringBuilder};
     use arrow_schema::DataType;
     use std::sync::Arc;
@@ -131,7 +132,11 @@ fn concat(parts: &[&dyn Array]) -> Result<ArrayRef, String> {
             }
             Arc::new(b.finish())
         }
-        other => return Err(format!("unsupported property column type {other}")),
+        other => {
+            return Err(SchemaError::UnsupportedPropertyType {
+                data_type: other.to_string(),
+            })
+        }
     })
 }
 

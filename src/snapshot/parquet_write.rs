@@ -154,7 +154,8 @@ fn bbox_of(coords: &[[f64; 3]]) -> Option<[f64; 4]> {
 }
 
 pub fn write_network(dir: &Path, n: &RoadNetwork) -> Result<FileEntry> {
-    n.check_lengths().map_err(EngineError::Internal)?;
+    n.check_lengths()
+        .map_err(|e| EngineError::Internal(e.to_string()))?;
     let (arrays, kinds) = n
         .stored_arrays()
         .map_err(|e| EngineError::Internal(format!("road network: {e}")))?;
@@ -176,7 +177,8 @@ pub fn write_objects(dir: &Path, t: &ObjectTable) -> Result<FileEntry> {
 
 /// Write (part of) an object table to `rel_path`; the entry records the first id.
 pub fn write_objects_at(dir: &Path, t: &ObjectTable, rel_path: &str) -> Result<FileEntry> {
-    t.check_lengths().map_err(EngineError::Internal)?;
+    t.check_lengths()
+        .map_err(|e| EngineError::Internal(e.to_string()))?;
     let (mut arrays, kinds) = t
         .stored_arrays()
         .map_err(|e| EngineError::Internal(format!("type {}: {e}", t.type_id)))?;

@@ -25,6 +25,48 @@ use arrow_schema::{DataType, Field, Fields, TimeUnit};
 
 use crate::geo::{wkb, Coord3};
 
+/// Why a table's stored columns do not fit its declaration (reading, writing or checking).
+/// Callers add the table (see `columns::TableError`) and the file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SchemaError {
+    #[error("missing column {name}")]
+    MissingColumn { name: String },
+    #[error("column {name} has the wrong type")]
+    WrongType { name: String },
+    #[error("{list}.{field} has the wrong type")]
+    WrongItemType { list: String, field: String },
+    #[error("{name} is not a list")]
+    NotList { name: String },
+    #[error("{name} items are not structs")]
+    ItemsNotStructs { name: String },
+    #[error("{list} items have no field {field}")]
+    MissingField { list: String, field: String },
+    #[error("geometry is not binary")]
+    GeometryNotBinary,
+    #[error("bad WKB geometry")]
+    BadWkb,
+    /// Arrow refused to build an array (`what`: "struct array", "list array").
+    #[error("{what}: {reason}")]
+    Arrow { what: &'static str, reason: String },
+    #[error("column {name} has {rows} rows, expected {expected}")]
+    RowCount {
+        name: String,
+        rows: usize,
+        expected: usize,
+    },
+    #[error("{group}.{field} has {items} items, expected {expected}")]
+    ItemCount {
+        group: String,
+        field: String,
+        items: usize,
+        expected: usize,
+    },
+    #[error("{group} offsets decrease")]
+    OffsetsDecrease { group: String },
+    #[error("unsupported property column type {data_type}")]
+    UnsupportedPropertyType { data_type: String },
+}
+
 /// Days since 1970-01-01 (Arrow Date32).
 pub type Days = i32;
 /// Seconds since 1970-01-01T00:00:00Z.
@@ -329,14 +371,14 @@ pub fn decode_geometry(
     array: &dyn Array,
     offsets: &mut Vec<u32>,
     coords: &mut Vec<Coord3>,
-) -> Result<(), String> {
+) -> Result<(), SchemaError> {
     let a = array
         .as_binary_opt::<i32>()
-        .ok_or_else(|| "geometry is not binary".to_string())?;
+        .ok_or(SchemaError::GeometryNotBinary)?;
     start_offsets(offsets);
     for g in a.iter() {
         if let Some(bytes) = g {
-            wkb::decode_into(bytes, coords).ok_or_else(|| "bad WKB geometry".to_string())?;
+            wkb::decode_into(bytes, coords).ok_or(SchemaError::BadWkb)?;
         }
         offsets.push(coords.len() as u32);
     }
@@ -357,17 +399,23 @@ pub fn encode_list(
     fields: Fields,
     offsets: &[u32],
     children: Vec<ArrayRef>,
-) -> Result<ArrayRef, String> {
+) -> Result<ArrayRef, SchemaError> {
     let item = Arc::new(Field::new("item", DataType::Struct(fields.clone()), false));
-    let values =
-        StructArray::try_new(fields, children, None).map_err(|e| format!("struct array: {e}"))?;
+    let values = StructArray::try_new(fields, children, None).map_err(|e| SchemaError::Arrow {
+        what: "struct array",
+        reason: e.to_string(),
+    })?;
     let mut offsets: Vec<i32> = offsets.iter().map(|&o| o as i32).collect();
     if offsets.is_empty() {
         offsets.push(0);
     }
     let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-    let list = ListArray::try_new(item, offsets, Arc::new(values), None)
-        .map_err(|e| format!("list array: {e}"))?;
+    let list = ListArray::try_new(item, offsets, Arc::new(values), None).map_err(|e| {
+        SchemaError::Arrow {
+            what: "list array",
+            reason: e.to_string(),
+        }
+    })?;
     Ok(Arc::new(list))
 }
 
@@ -378,14 +426,14 @@ pub fn decode_list(
     array: &dyn Array,
     offsets: &mut Vec<u32>,
     items_before: usize,
-) -> Result<StructArray, String> {
+) -> Result<StructArray, SchemaError> {
     let list = array
         .as_list_opt::<i32>()
-        .ok_or_else(|| format!("{name} is not a list"))?;
+        .ok_or_else(|| SchemaError::NotList { name: name.into() })?;
     let values = list
         .values()
         .as_struct_opt()
-        .ok_or_else(|| format!("{name} items are not structs"))?;
+        .ok_or_else(|| SchemaError::ItemsNotStructs { name: name.into() })?;
     let first = list.offsets()[0];
     let last = list.offsets().last();
     start_offsets(offsets);
@@ -398,10 +446,17 @@ pub fn decode_list(
 }
 
 /// A struct child by name.
-pub fn child<'a>(list: &str, items: &'a StructArray, name: &str) -> Result<&'a ArrayRef, String> {
+pub fn child<'a>(
+    list: &str,
+    items: &'a StructArray,
+    name: &str,
+) -> Result<&'a ArrayRef, SchemaError> {
     items
         .column_by_name(name)
-        .ok_or_else(|| format!("{list} items have no field {name}"))
+        .ok_or_else(|| SchemaError::MissingField {
+            list: list.into(),
+            field: name.into(),
+        })
 }
 
 /// Offsets of an empty table are `[0]`.
@@ -505,7 +560,10 @@ macro_rules! columns {
             /// (for the GeoParquet metadata; empty without a geometry column).
             pub fn stored_arrays(
                 &self,
-            ) -> Result<(Vec<arrow_array::ArrayRef>, Vec<&'static str>), String> {
+            ) -> Result<
+                (Vec<arrow_array::ArrayRef>, Vec<&'static str>),
+                $crate::snapshot::schema::SchemaError,
+            > {
                 use $crate::snapshot::schema::Codec as _;
                 self.check_stored_lengths()?;
                 let mut arrays: Vec<arrow_array::ArrayRef> = vec![
@@ -534,16 +592,23 @@ macro_rules! columns {
             }
 
             /// Append the rows of a record batch (columns and struct children found by name).
-            pub fn append_batch(&mut self, batch: &arrow_array::RecordBatch) -> Result<(), String> {
+            pub fn append_batch(
+                &mut self,
+                batch: &arrow_array::RecordBatch,
+            ) -> Result<(), $crate::snapshot::schema::SchemaError> {
                 use $crate::snapshot::schema::Codec as _;
                 let column = |name: &str| {
                     batch
                         .column_by_name(name)
-                        .ok_or_else(|| format!("missing column {name}"))
+                        .ok_or_else(|| $crate::snapshot::schema::SchemaError::MissingColumn {
+                            name: name.into(),
+                        })
                 };
                 $(
                     <$codec>::decode(column($cname)?.as_ref(), &mut self.$col)
-                        .ok_or_else(|| format!("column {} has the wrong type", $cname))?;
+                        .ok_or_else(|| $crate::snapshot::schema::SchemaError::WrongType {
+                            name: $cname.into(),
+                        })?;
                 )+
                 $(
                     let before = self.$loff.last().copied().unwrap_or(0) as usize;
@@ -558,7 +623,10 @@ macro_rules! columns {
                             $crate::snapshot::schema::child($lname, &items, $iname)?.as_ref(),
                             &mut self.$item,
                         )
-                        .ok_or_else(|| format!("{}.{} has the wrong type", $lname, $iname))?;
+                        .ok_or_else(|| $crate::snapshot::schema::SchemaError::WrongItemType {
+                            list: $lname.into(),
+                            field: $iname.into(),
+                        })?;
                     )+
                 )*
                 $(
@@ -592,12 +660,18 @@ macro_rules! columns {
 
             /// Every stored column has one entry per row and every group's items match its
             /// offsets.
-            pub fn check_stored_lengths(&self) -> Result<(), String> {
+            pub fn check_stored_lengths(
+                &self,
+            ) -> Result<(), $crate::snapshot::schema::SchemaError> {
                 let lens = [ $( ($cname, self.$col.len()), )+ ];
                 let n = lens[0].1;
                 for (name, l) in lens {
                     if l != n {
-                        return Err(format!("column {name} has {l} rows, expected {n}"));
+                        return Err($crate::snapshot::schema::SchemaError::RowCount {
+                            name: name.into(),
+                            rows: l,
+                            expected: n,
+                        });
                     }
                 }
                 $(
@@ -631,17 +705,28 @@ pub fn check_group(
     offsets: &[u32],
     rows: usize,
     items: &[(&str, usize)],
-) -> Result<(), String> {
+) -> Result<(), SchemaError> {
     let l = offsets.len().saturating_sub(1);
     if l != rows {
-        return Err(format!("column {group} has {l} rows, expected {rows}"));
+        return Err(SchemaError::RowCount {
+            name: group.into(),
+            rows: l,
+            expected: rows,
+        });
     }
     let want = offsets.last().copied().unwrap_or(0) as usize;
     if let Some((name, got)) = items.iter().find(|(_, got)| *got != want) {
-        return Err(format!("{group}.{name} has {got} items, expected {want}"));
+        return Err(SchemaError::ItemCount {
+            group: group.into(),
+            field: (*name).into(),
+            items: *got,
+            expected: want,
+        });
     }
     if offsets.windows(2).any(|w| w[0] > w[1]) {
-        return Err(format!("{group} offsets decrease"));
+        return Err(SchemaError::OffsetsDecrease {
+            group: group.into(),
+        });
     }
     Ok(())
 }
