@@ -385,7 +385,7 @@ fn placement_counts_are_plausible() {
         let multi = (0..t.len()).filter(|&r| t.placements(r).len() > 1).count();
         let share = multi as f64 / t.len().max(1) as f64;
         match catalog.object_type(*type_id).unwrap().placement {
-            Placement::Punkt => assert_eq!(multi, 0, "point type {type_id}"),
+            Placement::Point => assert_eq!(multi, 0, "point type {type_id}"),
             _ if *type_id == 904 => {
                 assert!(t.len() > 100, "904: {} objects", t.len());
                 eprintln!(

@@ -267,11 +267,11 @@ pub enum PlacementDoc {
 impl From<Placement> for PlacementDoc {
     fn from(p: Placement) -> Self {
         match p {
-            Placement::Punkt => PlacementDoc::Point,
-            Placement::Linje => PlacementDoc::Line,
-            Placement::Flerepunkt => PlacementDoc::Points,
-            Placement::Sving => PlacementDoc::Turn,
-            Placement::Ingen => PlacementDoc::None,
+            Placement::Point => PlacementDoc::Point,
+            Placement::Line => PlacementDoc::Line,
+            Placement::MultiPoint => PlacementDoc::Points,
+            Placement::Turn => PlacementDoc::Turn,
+            Placement::Unplaced => PlacementDoc::None,
         }
     }
 }

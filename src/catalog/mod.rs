@@ -256,13 +256,31 @@ pub struct TypeControl {
 
 /// How objects of a type are located on the road network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
 pub enum Placement {
-    Punkt,
-    Linje,
-    Flerepunkt,
-    Sving,
-    Ingen,
+    #[serde(rename = "PUNKT")]
+    Point,
+    #[serde(rename = "LINJE")]
+    Line,
+    #[serde(rename = "FLEREPUNKT")]
+    MultiPoint,
+    #[serde(rename = "SVING")]
+    Turn,
+    /// Not placed on the road network.
+    #[serde(rename = "INGEN")]
+    Unplaced,
+}
+
+impl Placement {
+    /// The word the write API's validation messages use for it.
+    pub fn message_name(self) -> &'static str {
+        match self {
+            Placement::Point => "Punkt",
+            Placement::Line => "Linje",
+            Placement::MultiPoint => "Flerepunkt",
+            Placement::Turn => "Sving",
+            Placement::Unplaced => "Ingen",
+        }
+    }
 }
 
 /// A road object type (vegobjekttype).
@@ -385,7 +403,7 @@ mod tests {
         assert!(c.types.len() >= 414, "{} types", c.types.len());
         let fart = c.object_type(105).expect("105 Fartsgrense");
         assert_eq!(fart.name, "Fartsgrense");
-        assert_eq!(fart.placement, Placement::Linje);
+        assert_eq!(fart.placement, Placement::Line);
         let limit = fart.property(2021).expect("2021");
         assert_eq!(limit.importance, 1);
         assert_eq!(limit.datatype, datatype::ENUM_NUMBER);

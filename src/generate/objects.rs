@@ -106,7 +106,7 @@ fn tail(catalog: &Catalog, taken: &[u32], min_types: usize) -> Vec<Spec> {
         if have >= min_types {
             break;
         }
-        let usable = matches!(t.placement, Placement::Punkt | Placement::Linje)
+        let usable = matches!(t.placement, Placement::Point | Placement::Line)
             && !taken.contains(&t.id)
             && !crate::area::AreaKind::ALL
                 .iter()
@@ -119,7 +119,7 @@ fn tail(catalog: &Catalog, taken: &[u32], min_types: usize) -> Vec<Spec> {
         if !usable {
             continue;
         }
-        let layout = if t.placement == Placement::Linje {
+        let layout = if t.placement == Placement::Line {
             Layout::Stretch(0.15, 100.0, 1500.0)
         } else {
             Layout::Point(0.25)

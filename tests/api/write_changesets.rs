@@ -351,7 +351,7 @@ async fn xml_round_trip_uses_the_v2_namespace_and_shapes() {
 fn object_of(t: u32, temp: &str, link: u64, props: Value) -> Value {
     let placement = Catalog::embedded().object_type(t).unwrap().placement;
     let lokasjon = match placement {
-        Placement::Linje => json!({"linje": [{"lenkeId": link, "fra": 0.1, "til": 0.6}]}),
+        Placement::Line => json!({"linje": [{"lenkeId": link, "fra": 0.1, "til": 0.6}]}),
         _ => json!({"punkt": [{"lenkeId": link, "posisjon": 0.5}]}),
     };
     json!({"typeId": t, "tempId": temp, "egenskaper": props, "lokasjon": lokasjon})
@@ -879,7 +879,7 @@ async fn sensitive_values_are_shown_only_to_users_with_the_right() {
     let (t, p) = cat
         .types
         .iter()
-        .filter(|t| matches!(t.placement, Placement::Punkt | Placement::Linje))
+        .filter(|t| matches!(t.placement, Placement::Point | Placement::Line))
         .flat_map(|t| t.property_types.iter().map(move |p| (t, p)))
         .find(|(t, p)| {
             p.sensitivity > 0

@@ -2,7 +2,7 @@
 
 use super::object::{ObjectCheck, Validator};
 use super::{Code, Step};
-use crate::catalog::{ObjectType, Placement as Stedfesting};
+use crate::catalog::{ObjectType, Placement as PlacementKind};
 use crate::changeset::model::{Direction, Location, Operation, PartialOp, RoadObject};
 use crate::changeset::working::{Placement, Working};
 
@@ -22,7 +22,7 @@ impl Validator<'_, '_> {
         }
         match &o.location {
             Some(l) if l.op == Some(PartialOp::Slett) => {
-                if t.placement != Stedfesting::Ingen {
+                if t.placement != PlacementKind::Unplaced {
                     check.error(
                         Code::MissingLocation,
                         format!("{} ({}) må ha lokasjon; den kan ikke slettes", t.name, t.id),
@@ -39,12 +39,14 @@ impl Validator<'_, '_> {
                 }
             }
             _ => {
-                if op == Operation::Register && t.placement != Stedfesting::Ingen {
+                if op == Operation::Register && t.placement != PlacementKind::Unplaced {
                     check.error(
                         Code::MissingLocation,
                         format!(
-                            "{} ({}) har stedfesting {:?} og må ha lokasjon",
-                            t.name, t.id, t.placement
+                            "{} ({}) har stedfesting {} og må ha lokasjon",
+                            t.name,
+                            t.id,
+                            t.placement.message_name()
                         ),
                         None,
                     );
@@ -100,20 +102,20 @@ fn placements(
     l: &Location,
 ) -> Option<Vec<Placement>> {
     let kind_ok = match t.placement {
-        Stedfesting::Punkt => l.lines.is_empty() && l.turns.is_empty() && l.points.len() == 1,
-        Stedfesting::Flerepunkt => l.lines.is_empty() && l.turns.is_empty(),
-        Stedfesting::Linje => l.points.is_empty() && l.turns.is_empty(),
-        Stedfesting::Sving => l.points.is_empty() && l.lines.is_empty(),
-        Stedfesting::Ingen => false,
+        PlacementKind::Point => l.lines.is_empty() && l.turns.is_empty() && l.points.len() == 1,
+        PlacementKind::MultiPoint => l.lines.is_empty() && l.turns.is_empty(),
+        PlacementKind::Line => l.points.is_empty() && l.turns.is_empty(),
+        PlacementKind::Turn => l.points.is_empty() && l.lines.is_empty(),
+        PlacementKind::Unplaced => false,
     };
     if !kind_ok {
         check.error(
             Code::InvalidPlacementKind,
             format!(
-                "{} ({}) har stedfesting {:?}; lokasjonen har {} punkt, {} linje og {} sving",
+                "{} ({}) har stedfesting {}; lokasjonen har {} punkt, {} linje og {} sving",
                 t.name,
                 t.id,
-                t.placement,
+                t.placement.message_name(),
                 l.points.len(),
                 l.lines.len(),
                 l.turns.len()

@@ -10,7 +10,7 @@ use serde_json::{json, Value as Json};
 
 use super::{validate, Code, Context, Outcome};
 use crate::auth::Rights;
-use crate::catalog::{Catalog, Placement as Stedfesting};
+use crate::catalog::{Catalog, Placement as PlacementKind};
 use crate::changeset::model::Changeset;
 use crate::changeset::working::{Found, Working};
 use crate::generation::Generation;
@@ -282,10 +282,10 @@ fn cases() -> Vec<(Code, Outcome)> {
 }
 
 /// A location of the kind `placement` asks for.
-fn location_for(placement: Stedfesting, link: u64, pos: f64) -> Json {
+fn location_for(placement: PlacementKind, link: u64, pos: f64) -> Json {
     match placement {
-        Stedfesting::Linje => json!({"linje": [{"lenkeId": link, "fra": pos, "til": pos}]}),
-        Stedfesting::Ingen => Json::Null,
+        PlacementKind::Line => json!({"linje": [{"lenkeId": link, "fra": pos, "til": pos}]}),
+        PlacementKind::Unplaced => Json::Null,
         _ => json!({"punkt": [{"lenkeId": link, "posisjon": pos}]}),
     }
 }
