@@ -10,6 +10,7 @@ pub mod durable;
 pub mod error;
 pub mod failpoints;
 pub mod geo;
+pub mod ids;
 pub mod import;
 
 pub use error::{EngineError, Result};

@@ -42,7 +42,7 @@ const LAYERS: &[&[&str]] = &[
     &["snapshot"],
     &["area", "durable", "failpoints"],
     &["geo", "catalog"],
-    &["error", "util", "value"],
+    &["error", "util", "value", "ids"],
 ];
 
 type Graph = BTreeMap<String, BTreeMap<String, String>>;

@@ -143,7 +143,7 @@ fn road_reference_and_link_position_are_inverses() {
                 key.point(m)
             );
             // position -> reference gives the same reference
-            let q = locate_link(n, p.link_id, p.position).unwrap();
+            let q = locate_link(n, p.link_id.get(), p.position).unwrap();
             let q_ref = row_key(n, q.row as usize).point(q.meter);
             if q.row == p.row {
                 assert_eq!(q_ref, key.point(m));

@@ -107,9 +107,9 @@ pub fn position_result(
     Ok(PositionResult {
         vegreferanse: road_ref_point(&p.road, p.meter),
         veglenke: LinkPosition {
-            id: p.link_id,
+            id: p.link_id.get(),
             posisjon: pos,
-            kortform: link_point_short(p.position, p.link_id),
+            kortform: link_point_short(p.position, p.link_id.get()),
         },
         geometri: Geometry {
             wkt: wkt::point_z(srid, &p.point, z_tag)?,

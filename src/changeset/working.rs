@@ -166,8 +166,11 @@ impl<'g> Working<'g> {
                 return Found::Closed(t);
             }
         }
-        if let Some((t, row)) = self.base.find_object(id) {
-            return Found::Current(ObjectState::from_row(&self.base.objects[&t].table, row));
+        if let Some((t, row)) = self.base.find_object(crate::ids::ObjectId(id)) {
+            return Found::Current(ObjectState::from_row(
+                &self.base.objects[&t.get()].table,
+                row,
+            ));
         }
         if let Some(&(t, _, _, _)) = self.deleted.iter().find(|d| d.1 == id) {
             return Found::Closed(t);

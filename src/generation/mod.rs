@@ -181,10 +181,10 @@ impl Generation {
     }
 
     /// Find an object by id in any type: (type id, row).
-    pub fn find_object(&self, id: u64) -> Option<(u32, usize)> {
+    pub fn find_object(&self, id: crate::ids::ObjectId) -> Option<(crate::ids::TypeId, usize)> {
         self.objects
             .iter()
-            .find_map(|(&t, d)| d.table.row_of(id).map(|r| (t, r)))
+            .find_map(|(&t, d)| d.table.row_of(id.0).map(|r| (crate::ids::TypeId(t), r)))
     }
 }
 

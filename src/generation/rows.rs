@@ -34,8 +34,8 @@ impl<'a> SegmentRow<'a> {
     pub fn row(&self) -> usize {
         self.row
     }
-    pub fn link_id(&self) -> u64 {
-        self.n.link_id[self.row]
+    pub fn link_id(&self) -> crate::ids::LinkId {
+        crate::ids::LinkId(self.n.link_id[self.row])
     }
     /// Link position where the row starts (0..=1).
     pub fn from_pos(&self) -> f64 {

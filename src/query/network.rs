@@ -18,7 +18,7 @@ use crate::snapshot::columns::RoadNetwork;
 #[derive(Debug, Clone, PartialEq)]
 pub struct NetworkPosition {
     pub row: u32,
-    pub link_id: u64,
+    pub link_id: crate::ids::LinkId,
     /// Relative position on the link, 0..=1.
     pub position: f64,
     pub point: Coord3,
@@ -53,7 +53,7 @@ fn position_in_row(n: &RoadNetwork, row: usize, position: f64, distance_m: f64) 
     };
     NetworkPosition {
         row: row as u32,
-        link_id: n.link_id[row],
+        link_id: crate::ids::LinkId(n.link_id[row]),
         position,
         point: point_at(n.geometry(row), f),
         road: row_key(n, row),
@@ -234,7 +234,7 @@ pub fn nearest(
             let meter = ri.from_m as f64 + f * (ri.to_m as f64 - ri.from_m as f64);
             NetworkPosition {
                 row,
-                link_id: ri.link_id,
+                link_id: crate::ids::LinkId(ri.link_id),
                 position: ri.from_pos + f * (ri.to_pos - ri.from_pos),
                 point,
                 road: ri.key,
@@ -338,8 +338,12 @@ impl Generation {
     }
 
     /// Where a link position lies (see [`locate_link`]).
-    pub fn locate_link(&self, link_id: u64, position: f64) -> Option<NetworkPosition> {
-        locate_link(&self.network, link_id, position)
+    pub fn locate_link(
+        &self,
+        link_id: crate::ids::LinkId,
+        position: f64,
+    ) -> Option<NetworkPosition> {
+        locate_link(&self.network, link_id.get(), position)
     }
 
     /// The segment rows an area filter selects (see [`select_rows`]).
@@ -358,8 +362,8 @@ impl Generation {
     }
 
     /// The first segment row after (link id, start position) in the network's order.
-    pub fn first_segment_after(&self, link_id: u64, from_pos: f64) -> usize {
-        self.network.first_row_after(link_id, from_pos)
+    pub fn first_segment_after(&self, link_id: crate::ids::LinkId, from_pos: f64) -> usize {
+        self.network.first_row_after(link_id.get(), from_pos)
     }
 
     /// The meter value (unrounded) of a link position within segment row `row`.

@@ -16,6 +16,7 @@ use super::vegref::{LinkRef, RoadRefFilter};
 use crate::area::AreaKind;
 use crate::catalog::ValueKind;
 use crate::generation::{Generation, TypeData};
+use crate::ids::{ObjectId, TypeId};
 use crate::index::bitmaps::part_length;
 use crate::index::network::row_key;
 use crate::snapshot::columns::ObjectTable;
@@ -401,9 +402,9 @@ impl Generation {
 
 impl Generation {
     /// The row of object `id` of type `type_id`, if this generation has it.
-    pub fn object_row(&self, type_id: u32, id: u64) -> Option<(&TypeData, usize)> {
-        let data = self.objects.get(&type_id)?;
-        let row = data.table.row_of(id)?;
+    pub fn object_row(&self, type_id: TypeId, id: ObjectId) -> Option<(&TypeData, usize)> {
+        let data = self.objects.get(&type_id.0)?;
+        let row = data.table.row_of(id.0)?;
         Some((data, row))
     }
 
@@ -421,13 +422,13 @@ impl Generation {
         for _ in 1..depth {
             let mut next = Vec::new();
             for &(t, oid) in &level {
-                let Some((d, r)) = self.object_row(t, oid) else {
+                let Some((d, r)) = self.object_row(TypeId(t), ObjectId(oid)) else {
                     continue;
                 };
                 for c in d.table.children(r) {
                     let (ct, cid) = (d.table.child_type[c], d.table.child_id[c]);
                     if seen.insert(cid) {
-                        if let Some(found) = self.object_row(ct, cid) {
+                        if let Some(found) = self.object_row(TypeId(ct), ObjectId(cid)) {
                             out.push(found);
                             next.push((ct, cid));
                         }
@@ -445,13 +446,13 @@ impl Generation {
 
 impl TypeData {
     /// The first row whose object id is greater than `id` (rows are in id order).
-    pub fn first_row_after_id(&self, id: u64) -> usize {
-        self.table.id.partition_point(|&i| i <= id)
+    pub fn first_row_after_id(&self, id: ObjectId) -> usize {
+        self.table.id.partition_point(|&i| i <= id.0)
     }
 
     /// The object id at `row`.
-    pub fn id_at(&self, row: usize) -> u64 {
-        self.table.id[row]
+    pub fn id_at(&self, row: usize) -> ObjectId {
+        ObjectId(self.table.id[row])
     }
 
     /// Number of objects last modified after `after` (seconds).

@@ -42,8 +42,8 @@ fn two_municipalities(g: &Generation) -> ((u64, u16), (u64, u16)) {
 /// The object as the current generation has it (None: closed or unknown).
 fn object(s: &WriteServer, id: u64) -> Option<ObjectState> {
     let g = s.store.current();
-    let (t, row) = g.find_object(id)?;
-    Some(ObjectState::from_row(&g.objects[&t].table, row))
+    let (t, row) = g.find_object(vegdb::ids::ObjectId(id))?;
+    Some(ObjectState::from_row(&g.objects[&t.get()].table, row))
 }
 
 fn codes(status: &Value) -> Vec<String> {

@@ -137,10 +137,16 @@ pub async fn list_changes(
                 );
                 return Ok(respond(n, &env));
             };
-            let first = after_id.map(|k| d.first_row_after_id(k)).unwrap_or(0);
+            let first = after_id
+                .map(|k| d.first_row_after_id(crate::ids::ObjectId(k)))
+                .unwrap_or(0);
             total = d.count_modified_after(after);
             let rows = d.rows_modified_after(first, after, antall);
-            let next = next_start(&p, g.id, rows.last().map(|&r| (d.id_at(r as usize), 0.0)))?;
+            let next = next_start(
+                &p,
+                g.id,
+                rows.last().map(|&r| (d.id_at(r as usize).get(), 0.0)),
+            )?;
             let metadata = streamed_envelope(
                 &s,
                 &format!("/vegobjekter/{tid}/endringer"),

@@ -182,7 +182,7 @@ fn area_object(
     }
     let type_id = kind.object_type();
     let id = kind.object_id(key);
-    g.object_row(type_id, id)?;
+    g.object_row(crate::ids::TypeId(type_id), crate::ids::ObjectId(id))?;
     Some(AreaObjectDoc {
         id,
         type_id,

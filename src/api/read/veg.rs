@@ -37,7 +37,7 @@ fn lookup_link(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>>
             format!("Ugyldig veglenke '{text}': forventet <posisjon>@<id>"),
         ));
     }
-    Ok(g.locate_link(l.link_id, l.from))
+    Ok(g.locate_link(crate::ids::LinkId(l.link_id), l.from))
 }
 
 /// A position asked for by link is answered as sent (`veglenke.posisjon` 0.123456789 for

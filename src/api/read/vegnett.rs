@@ -159,7 +159,7 @@ pub fn link_json(
     z_tag: bool,
 ) -> ApiResult<LinkDoc> {
     let l = g.segment(row);
-    let id = l.link_id();
+    let id = l.link_id().get();
     let level = l.topology_level();
     let parent = l.super_id();
     let q = l.quality();
@@ -320,7 +320,7 @@ pub async fn list_links(
     let rows = selected_rows(&g, &p, srid)?;
     // first row after the cursor's (link id, position)
     let first = match from {
-        Some(c) => g.first_segment_after(c.key, c.key2) as u32,
+        Some(c) => g.first_segment_after(crate::ids::LinkId(c.key), c.key2) as u32,
         None => 0,
     };
     let page: Vec<u32> = rows
@@ -332,7 +332,7 @@ pub async fn list_links(
     let next = next_start(
         &p,
         g.id,
-        last.map(|r| (g.segment(r).link_id(), g.segment(r).from_pos())),
+        last.map(|r| (g.segment(r).link_id().get(), g.segment(r).from_pos())),
     )?;
     let total = Some(rows.len());
     let metadata = streamed_envelope(

@@ -417,7 +417,7 @@ pub async fn list_objects(
         .await?
     };
     let first_row = match from {
-        Some(c) => data.first_row_after_id(c.key) as u32,
+        Some(c) => data.first_row_after_id(crate::ids::ObjectId(c.key)) as u32,
         None => 0,
     };
     let skip = if first_row == 0 {
@@ -430,7 +430,7 @@ pub async fn list_objects(
         .map(|k| rows.select(k as u32).expect("k < len"))
         .collect();
     let last = page.last().map(|&r| r as usize);
-    let next = next_start(&p, g.id, last.map(|r| (data.id_at(r), 0.0)))?;
+    let next = next_start(&p, g.id, last.map(|r| (data.id_at(r).get(), 0.0)))?;
     let path = format!("/vegobjekter/{tid}");
     let returned = page.len();
     let metadata = streamed_envelope(
@@ -732,7 +732,7 @@ pub async fn find_object(
         .ok_or_else(|| ApiError::bad(4004, "Parameteren id mangler"))?;
     let g = s.store.current();
     let (t, _) = g
-        .find_object(id as u64)
+        .find_object(crate::ids::ObjectId(id as u64))
         .ok_or_else(|| ApiError::not_found(format!("Vegobjekt {id} finnes ikke")))?;
     let href = s.href(&format!("/vegobjekter/{t}/{id}"));
     Ok((StatusCode::FOUND, [(header::LOCATION, href)]).into_response())
