@@ -32,9 +32,9 @@ use crate::generation::Generation;
 use crate::snapshot::columns::{ObjectTable, RoadNetwork, DIRECTION_AGAINST};
 use crate::snapshot::manifest::{FileEntry, Manifest};
 use crate::snapshot::parquet_write::{
-    chunk_file, write_deleted, write_network, write_objects_at, CHUNK_ROWS, DELETED_FILE,
-    NETWORK_FILE,
+    write_deleted, write_network, CHUNK_ROWS, DELETED_FILE, NETWORK_FILE,
 };
+use crate::snapshot::plan::{plan, write_chunks, Touched};
 use crate::snapshot::store::DataDir;
 use crate::value::Value as Stored;
 
@@ -672,32 +672,6 @@ fn merge_by_slices(base: &ObjectTable, changes: &BTreeMap<u64, Change>) -> Resul
     })
 }
 
-/// Write rows `rows` of `table` as chunk files (pieces of `CHUNK_ROWS` once the range has
-/// grown past twice that), as the writer does.
-fn write_chunks(
-    dir: &Path,
-    table: &ObjectTable,
-    rows: std::ops::Range<usize>,
-) -> Result<Vec<FileEntry>> {
-    let step = if rows.len() > 2 * CHUNK_ROWS {
-        CHUNK_ROWS
-    } else {
-        rows.len()
-    };
-    let mut out = Vec::new();
-    let mut a = rows.start;
-    while a < rows.end {
-        let b = (a + step).min(rows.end);
-        out.push(write_objects_at(
-            dir,
-            &table.slice(a..b),
-            &chunk_file(table.type_id, table.id[a]),
-        )?);
-        a = b;
-    }
-    Ok(out)
-}
-
 /// Publish the refreshed generation: the network when it changed, the chunks of touched types
 /// that an edit falls in and the deleted list when it grew are written; every other file of
 /// the base is shared. Returns the new generation's id.
@@ -715,59 +689,34 @@ fn publish(
 ) -> Result<u64> {
     use rayon::prelude::*;
     let id = staging.id;
-    let mut rewrite: Vec<(u32, std::ops::Range<usize>)> = Vec::new();
-    let mut chunks: BTreeMap<u32, Vec<&FileEntry>> = BTreeMap::new();
-    for entry in &base.manifest.files {
-        match entry.type_id {
-            Some(t) if tables.contains_key(&t) => chunks.entry(t).or_default().push(entry),
-            _ => {
-                let replaced = (entry.path == DELETED_FILE && deleted.is_some())
-                    || (entry.path == NETWORK_FILE && network.is_some())
-                    || entry.path == crate::changeset::writer::RESULTS_FILE;
-                if !replaced {
-                    staging.share_from(&base.dir, entry)?;
-                    summary.files_shared += 1;
-                }
-            }
-        }
+    // the writer's plan: chunks no edit falls in are shared, the rest rewritten
+    let touched: BTreeMap<u32, Touched> = tables
+        .iter()
+        .map(|(&t, m)| {
+            let touched = Touched {
+                ids: &m.table.id,
+                edited_ids: &m.edited_ids,
+            };
+            (t, touched)
+        })
+        .collect();
+    let mut replaced = vec![crate::changeset::writer::RESULTS_FILE];
+    if deleted.is_some() {
+        replaced.push(DELETED_FILE);
     }
-    for (&t, merged) in tables {
-        let mut parts = chunks.remove(&t).unwrap_or_default();
-        parts.sort_by_key(|e| e.first_id.unwrap_or(0));
-        if parts.iter().any(|e| e.first_id.is_none()) {
-            parts.clear();
-        }
-        let table = &merged.table;
-        let mut row = 0usize;
-        for (i, entry) in parts.iter().enumerate() {
-            let lo = entry.first_id.unwrap_or(0);
-            let hi = parts
-                .get(i + 1)
-                .and_then(|e| e.first_id)
-                .unwrap_or(u64::MAX);
-            let end = row + table.id[row..].partition_point(|&id| id < hi);
-            let first = if i == 0 { 0 } else { lo };
-            let start = table.id.partition_point(|&id| id < first).max(row);
-            let lo_edit = merged.edited_ids.partition_point(|&id| id < first);
-            let touched = merged.edited_ids.get(lo_edit).is_some_and(|&id| id < hi);
-            if touched {
-                if end > start {
-                    rewrite.push((t, start..end));
-                }
-            } else {
-                staging.share_from(&base.dir, entry)?;
-                summary.files_shared += 1;
-            }
-            row = end;
-        }
-        if parts.is_empty() && !table.is_empty() {
-            rewrite.push((t, 0..table.len()));
-        }
+    if network.is_some() {
+        replaced.push(NETWORK_FILE);
     }
+    let layout = plan(&base.manifest.files, &touched, &replaced);
+    for entry in layout.shared {
+        staging.share_from(&base.dir, entry)?;
+        summary.files_shared += 1;
+    }
+    let rewrite = layout.rewrite;
     let dir = staging.dir.clone();
     let written: Vec<Vec<FileEntry>> = rewrite
         .par_iter()
-        .map(|(t, rows)| write_chunks(&dir, &tables[t].table, rows.clone()))
+        .map(|(t, rows)| write_chunks(&dir, &tables[t].table, rows.clone(), CHUNK_ROWS))
         .collect::<Result<_>>()?;
     let written: Vec<FileEntry> = written.into_iter().flatten().collect();
     summary.files_written += written.len();
