@@ -21,7 +21,6 @@ use crate::error::{EngineError, Result};
 use crate::generation::{Generation, GenerationStore};
 use crate::snapshot::handoff::{next_request, Refusal, Request, WaitOutcome, BUILD_TIMEOUT};
 use crate::snapshot::store::DataDir;
-use crate::snapshot::store::KEEP_OLD_GENERATIONS;
 
 /// Default seconds between looks at CURRENT (`--watch-interval`; 0: only on SIGHUP).
 pub const DEFAULT_WATCH_INTERVAL_S: u64 = 2;
@@ -202,19 +201,7 @@ impl Adopter {
 
     /// Keep CURRENT and `KEEP_OLD_GENERATIONS` before it, as the writer does.
     fn collect_garbage(&self) {
-        let result = (|| -> Result<usize> {
-            let mut ids = self.data.generations()?;
-            let current = self.data.current()?.unwrap_or(0);
-            ids.retain(|&g| g <= current);
-            let keep: Vec<u64> = ids
-                .iter()
-                .rev()
-                .take(KEEP_OLD_GENERATIONS + 1)
-                .copied()
-                .collect();
-            self.data.collect_garbage(&keep)
-        })();
-        if let Err(e) = result {
+        if let Err(e) = self.data.collect_old_generations() {
             tracing::warn!(error = %e, "removing old generations failed");
         }
     }

@@ -703,6 +703,22 @@ impl DataDir {
         )))
     }
 
+    /// The owner's retention: remove every generation but CURRENT and the
+    /// `KEEP_OLD_GENERATIONS` before it, with the rules of [`DataDir::collect_garbage`].
+    /// Returns how many were removed.
+    pub fn collect_old_generations(&self) -> Result<usize> {
+        let mut ids = self.generations()?;
+        let current = self.current()?.unwrap_or(0);
+        ids.retain(|&g| g <= current);
+        let keep: Vec<u64> = ids
+            .iter()
+            .rev()
+            .take(KEEP_OLD_GENERATIONS + 1)
+            .copied()
+            .collect();
+        self.collect_garbage(&keep)
+    }
+
     /// Remove generations other than `keep` (rename to *.deleted first, then delete).
     pub fn collect_garbage(&self, keep: &[u64]) -> Result<usize> {
         self.ensure_owner("removing generations")?;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Writer, KEEP_OLD_GENERATIONS};
+use super::Writer;
 use crate::changeset::validate::Outcome;
 use crate::changeset::working::Merged;
 use crate::error::{EngineError, Result};
@@ -113,19 +113,7 @@ impl Writer {
     }
 
     pub(super) fn collect_garbage(&self) {
-        let result = (|| -> Result<usize> {
-            let mut ids = self.data.generations()?;
-            let current = self.data.current()?.unwrap_or(0);
-            ids.retain(|&g| g <= current);
-            let keep: Vec<u64> = ids
-                .iter()
-                .rev()
-                .take(KEEP_OLD_GENERATIONS + 1)
-                .copied()
-                .collect();
-            self.data.collect_garbage(&keep)
-        })();
-        if let Err(e) = result {
+        if let Err(e) = self.data.collect_old_generations() {
             tracing::warn!(error = %e, "removing old generations failed");
         }
     }
