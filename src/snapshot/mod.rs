@@ -4,6 +4,7 @@
 pub mod columns;
 pub mod handoff;
 pub mod manifest;
+pub mod owner;
 pub mod parquet_read;
 pub mod parquet_write;
 pub mod plan;
