@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use crate::geo::srid::Srid;
 use crate::geo::wkt;
 use crate::query::network::NetworkPosition;
-use crate::query::vegref::{format_position, link_point_short, RoadKey};
+use crate::query::vegref::{link_point_short, round_position, RoadKey};
 use crate::snapshot::columns::Days;
 
 use super::error::ApiResult;
@@ -103,12 +103,11 @@ pub fn position_result(
     with_distance: bool,
     z_tag: bool,
 ) -> ApiResult<PositionResult> {
-    let pos: f64 = format_position(p.position).parse().unwrap_or(p.position);
     Ok(PositionResult {
         vegreferanse: road_ref_point(&p.road, p.meter),
         veglenke: LinkPosition {
             id: p.link_id.get(),
-            posisjon: pos,
+            posisjon: round_position(p.position),
             kortform: link_point_short(p.position, p.link_id.get()),
         },
         geometri: Geometry {
