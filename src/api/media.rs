@@ -382,6 +382,37 @@ pub enum RenderError {
     Xml(#[from] xml::XmlError),
 }
 
+/// A value with a hand-written compact JSON form, byte for byte what `serde_json::to_writer`
+/// writes for it (each implementation is checked against serde by a property test). Only the
+/// hottest answers have one (`/posisjon`, `/veg`): serde's generic path escapes every key and
+/// goes through a serializer call per field.
+pub trait CompactJson {
+    fn write_compact_json(&self, out: &mut Vec<u8>);
+}
+
+impl<T: CompactJson> CompactJson for [T] {
+    fn write_compact_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, v) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            v.write_compact_json(out);
+        }
+        out.push(b']');
+    }
+}
+
+/// As [`respond`]; compact JSON through [`CompactJson`].
+pub fn respond_compact<T: Serialize + CompactJson + ?Sized>(n: Negotiated, value: &T) -> Response {
+    if n.format == Format::Json && !n.pretty {
+        let mut out = Vec::with_capacity(512);
+        value.write_compact_json(&mut out);
+        return with_type(out, n.content_type());
+    }
+    respond(n, value)
+}
+
 /// The bytes of a response body in the negotiated format (also each chunk of a streamed page,
 /// the page streaming of `api::stream`).
 pub fn render_bytes<T: Serialize + ?Sized>(
