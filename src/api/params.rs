@@ -76,17 +76,20 @@ impl<'q> Params<'q> {
 
     /// All values of a list parameter, comma lists and repeats flattened, empty items dropped.
     pub fn list(&self, name: &str) -> Vec<String> {
+        self.items(name).map(str::to_string).collect()
+    }
+
+    /// [`Params::list`] without copying the items.
+    pub fn items<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.pairs
             .iter()
-            .filter(|(k, _)| k == name)
-            .flat_map(|(_, v)| v.split(',').map(|s| s.trim().to_string()))
+            .filter(move |(k, _)| k == name)
+            .flat_map(|(_, v)| v.split(',').map(str::trim))
             .filter(|s| !s.is_empty())
-            .collect()
     }
 
     pub fn int_list(&self, name: &str) -> ApiResult<Vec<i64>> {
-        self.list(name)
-            .iter()
+        self.items(name)
             .map(|s| {
                 s.parse::<i64>().map_err(|_| {
                     ApiError::bad(4003, format!("Ugyldig heltallsliste i {name}: '{s}'"))
