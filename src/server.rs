@@ -12,6 +12,8 @@ use crate::generation::{Generation, GenerationStore};
 use crate::snapshot::store::DataDir;
 use crate::users::{Users, USERS_FILE};
 
+mod idle;
+
 pub fn init_tracing(filter: &str, json: bool) {
     let env = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -223,8 +225,8 @@ pub async fn serve(
 /// round robin to the runtimes of `workers` (none: the current runtime).
 ///
 /// Our own accept loop over hyper (rather than `axum::serve`) so that the connection-level limits
-/// exist at all: a header-read timeout that also bounds idle keep-alive connections (hyper starts
-/// it whenever the connection waits for a request head), a connection limit (further connections
+/// exist at all: a header-read timeout that also bounds idle keep-alive connections (a watchdog
+/// per connection, [`idle`]), a connection limit (further connections
 /// wait in the kernel backlog until one closes), and accept errors such as EMFILE that back off
 /// instead of spinning.
 pub async fn serve_on(
@@ -233,14 +235,14 @@ pub async fn serve_on(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     workers: Vec<tokio::runtime::Handle>,
 ) -> anyhow::Result<()> {
-    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::rt::TokioIo;
 
     let limits = state.config.connections.clone();
     let app = api::app(state).await;
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout)
-        .max_buf_size(limits.max_buf_bytes)
+    // No hyper timer: the header-read timeout is the connection's watchdog (`idle`), one timer
+    // per connection instead of one per request.
+    http.max_buf_size(limits.max_buf_bytes)
         // No `max_headers`: hyper's default (api::guard::HYPER_MAX_HEADERS) keeps its header
         // arrays inline; any explicit bound, even the same one, fills them per request, and a
         // larger one allocates them per request. The API's own header-count limit is below it,
@@ -269,21 +271,32 @@ pub async fn serve_on(
         };
         let _ = stream.set_nodelay(true);
         let svc = app.clone();
+        let activity = idle::Activity::new();
+        let seen = activity.clone();
         let hyper_svc =
             hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                 let svc = svc.clone();
+                let seen = seen.clone();
+                seen.request_started();
                 async move {
-                    Ok::<_, std::convert::Infallible>(
-                        svc.handle(req.map(axum::body::Body::new)).await,
-                    )
+                    let response = svc.handle(req.map(axum::body::Body::new)).await;
+                    seen.request_answered();
+                    Ok::<_, std::convert::Infallible>(response)
                 }
             });
         let http = http.clone();
         let watcher = graceful.watcher();
+        let header_timeout = limits.header_read_timeout;
         let serve_conn = move |stream: tokio::net::TcpStream| async move {
-            let conn = http.serve_connection(TokioIo::new(stream), hyper_svc);
-            if let Err(e) = watcher.watch(conn).await {
-                tracing::debug!(error = %e, "connection ended with an error");
+            let io = TokioIo::new(idle::Watched::new(stream, activity.clone()));
+            let conn = watcher.watch(http.serve_connection(io, hyper_svc));
+            tokio::select! {
+                r = conn => if let Err(e) = r {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                },
+                () = idle::watchdog(activity, header_timeout) => {
+                    tracing::debug!("connection closed: no request head within the header timeout");
+                }
             }
             drop(permit);
         };

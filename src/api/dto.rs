@@ -7,10 +7,11 @@ use utoipa::ToSchema;
 use crate::geo::srid::Srid;
 use crate::geo::wkt;
 use crate::query::network::NetworkPosition;
-use crate::query::vegref::{format_position, link_point_short, RoadKey};
+use crate::query::vegref::{link_point_short, round_position, RoadKey};
 use crate::snapshot::columns::Days;
 
 use super::error::ApiResult;
+use super::media::CompactJson;
 
 /// A road reference (vegreferanse) at one meter.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -103,12 +104,11 @@ pub fn position_result(
     with_distance: bool,
     z_tag: bool,
 ) -> ApiResult<PositionResult> {
-    let pos: f64 = format_position(p.position).parse().unwrap_or(p.position);
     Ok(PositionResult {
         vegreferanse: road_ref_point(&p.road, p.meter),
         veglenke: LinkPosition {
             id: p.link_id.get(),
-            posisjon: pos,
+            posisjon: round_position(p.position),
             kortform: link_point_short(p.position, p.link_id.get()),
         },
         geometri: Geometry {
@@ -179,6 +179,74 @@ pub fn oslo_date_time(utc_secs: i64, with_t: bool) -> String {
     date_time(utc_secs + oslo_offset(utc_secs), with_t)
 }
 
+/// JSON text pieces for [`CompactJson`] writers: a string as serde_json escapes it, and a float
+/// as serde_json writes it (the same code does it, so the bytes agree by construction).
+fn json_str(out: &mut Vec<u8>, s: &str) {
+    if s.bytes()
+        .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b < 0x7f)
+    {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        let _ = serde_json::to_writer(&mut *out, s);
+    }
+}
+
+fn json_uint(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+fn json_char(out: &mut Vec<u8>, c: char) {
+    let mut buf = [0u8; 4];
+    json_str(out, c.encode_utf8(&mut buf));
+}
+
+impl CompactJson for RoadRefPoint {
+    fn write_compact_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"fylke\":");
+        json_uint(out, u64::from(self.fylke));
+        out.extend_from_slice(b",\"kommune\":");
+        json_uint(out, u64::from(self.kommune));
+        out.extend_from_slice(b",\"kategori\":");
+        json_char(out, self.kategori);
+        out.extend_from_slice(b",\"status\":");
+        json_char(out, self.status);
+        out.extend_from_slice(b",\"nummer\":");
+        json_uint(out, u64::from(self.nummer));
+        out.extend_from_slice(b",\"hp\":");
+        json_uint(out, u64::from(self.hp));
+        out.extend_from_slice(b",\"meter\":");
+        json_uint(out, u64::from(self.meter));
+        out.extend_from_slice(b",\"kortform\":");
+        json_str(out, &self.kortform);
+        out.push(b'}');
+    }
+}
+
+impl CompactJson for PositionResult {
+    fn write_compact_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"vegreferanse\":");
+        self.vegreferanse.write_compact_json(out);
+        out.extend_from_slice(b",\"veglenke\":{\"id\":");
+        json_uint(out, self.veglenke.id);
+        out.extend_from_slice(b",\"posisjon\":");
+        let _ = serde_json::to_writer(&mut *out, &self.veglenke.posisjon);
+        out.extend_from_slice(b",\"kortform\":");
+        json_str(out, &self.veglenke.kortform);
+        out.extend_from_slice(b"},\"geometri\":{\"wkt\":");
+        json_str(out, &self.geometri.wkt);
+        out.extend_from_slice(b",\"srid\":");
+        json_uint(out, u64::from(self.geometri.srid));
+        out.push(b'}');
+        if let Some(d) = self.avstand {
+            out.extend_from_slice(b",\"avstand\":");
+            out.extend_from_slice(itoa::Buffer::new().format(d).as_bytes());
+        }
+        out.push(b'}');
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,6 +300,84 @@ mod tests {
             let c = chrono::DateTime::from_timestamp(secs, 0).unwrap().naive_utc();
             prop_assert_eq!(date_time(secs, true), c.format("%Y-%m-%dT%H:%M:%S").to_string());
             prop_assert_eq!(date(secs.div_euclid(86_400) as i32), c.format("%Y-%m-%d").to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod compact_json_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[0-9A-Za-z@. -]{0,30}",
+            any::<String>(),
+            Just("POINT Z (310463.711 6994755.455 312.042)".to_string()),
+        ]
+    }
+
+    fn position() -> impl Strategy<Value = PositionResult> {
+        (
+            (
+                any::<u8>(),
+                any::<u8>(),
+                any::<char>(),
+                any::<char>(),
+                any::<u32>(),
+                any::<u16>(),
+                any::<u32>(),
+                text(),
+            ),
+            (
+                any::<u64>(),
+                prop_oneof![
+                    0.0f64..=1.0,
+                    any::<f64>().prop_filter("finite", |v| v.is_finite())
+                ],
+                text(),
+            ),
+            (text(), any::<u32>(), proptest::option::of(any::<i64>())),
+        )
+            .prop_map(
+                |(
+                    (fylke, kommune, kategori, status, nummer, hp, meter, kortform),
+                    (id, posisjon, lk),
+                    (wkt, srid, avstand),
+                )| PositionResult {
+                    vegreferanse: RoadRefPoint {
+                        fylke,
+                        kommune,
+                        kategori,
+                        status,
+                        nummer,
+                        hp,
+                        meter,
+                        kortform,
+                    },
+                    veglenke: LinkPosition {
+                        id,
+                        posisjon,
+                        kortform: lk,
+                    },
+                    geometri: Geometry { wkt, srid },
+                    avstand,
+                },
+            )
+    }
+
+    proptest! {
+        /// The hand-written JSON is serde_json's, byte for byte.
+        #[test]
+        fn compact_json_is_serde_json(list in proptest::collection::vec(position(), 0..4)) {
+            let mut ours = Vec::new();
+            list.as_slice().write_compact_json(&mut ours);
+            prop_assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&list).unwrap());
+            if let Some(one) = list.first() {
+                let mut ours = Vec::new();
+                one.write_compact_json(&mut ours);
+                prop_assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(one).unwrap());
+            }
         }
     }
 }

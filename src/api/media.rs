@@ -50,6 +50,22 @@ pub struct Resource {
 /// Root name when the request path is unknown or too long.
 pub const DEFAULT_ROOT: &str = "respons";
 
+/// The resource of a request whose path is unknown: root [`DEFAULT_ROOT`].
+pub const DEFAULT_RESOURCE: Resource = {
+    let mut name = [0u8; 32];
+    let root = DEFAULT_ROOT.as_bytes();
+    let mut i = 0;
+    while i < root.len() {
+        name[i] = root[i];
+        i += 1;
+    }
+    Resource {
+        name,
+        len: root.len() as u8,
+        by_id: false,
+    }
+};
+
 impl Resource {
     pub fn from_path(path: &str) -> Resource {
         let numeric = |s: &&str| s.bytes().all(|b| b.is_ascii_digit());
@@ -119,7 +135,7 @@ impl Negotiated {
             format: Format::Json,
             vendor: false,
             plain_vendor: false,
-            resource: Resource::named(DEFAULT_ROOT, false),
+            resource: DEFAULT_RESOURCE,
         }
     }
 
@@ -249,12 +265,24 @@ fn parse_range(mt: &str) -> Option<Range> {
     }
 }
 
+/// Whether an `Accept` value names an XML type (`…xml…`, any case): only then may the answer
+/// be XML, and only then does the request path need recording for the XML root.
+pub fn mentions_xml(accept: &[u8]) -> bool {
+    accept.windows(3).any(|w| w.eq_ignore_ascii_case(b"xml"))
+}
+
+/// One media range of `Accept` without its parameters, lower-cased only when it has upper-case
+/// letters (clients send lower case: no copy then).
+fn range_of(r: &str) -> Option<Range> {
+    let mt = r.split(';').next().unwrap_or("").trim();
+    if mt.bytes().any(|b| b.is_ascii_uppercase()) {
+        parse_range(&mt.to_ascii_lowercase())
+    } else {
+        parse_range(mt)
+    }
+}
+
 pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
-    let resource = headers
-        .get(&RESOURCE_PATH)
-        .and_then(|v| v.to_str().ok())
-        .map(Resource::from_path)
-        .unwrap_or(Resource::named(DEFAULT_ROOT, false));
     let suffix = match headers.get(&SUFFIX_FORMAT).map(|v| v.as_bytes()) {
         Some(b"xml") => Some(Format::Xml),
         Some(b"json") => Some(Format::Json),
@@ -267,21 +295,9 @@ pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
         .unwrap_or("*/*");
     // the first understood range decides (clients list what they want first); with a suffix,
     // the first range of that format gives the revision
-    let ranges: Vec<Range> = accept
-        .split(',')
-        .filter_map(|r| {
-            parse_range(
-                &r.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase(),
-            )
-        })
-        .collect();
+    let mut ranges = accept.split(',').filter_map(range_of);
     let chosen = match suffix {
         Some(f) => ranges
-            .into_iter()
             .find(|r| r.format == f && !r.wildcard)
             .or(Some(Range {
                 format: f,
@@ -291,8 +307,11 @@ pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
             })),
         None => {
             // a wildcard (e.g. a browser's trailing `*/*`) must not hide a specific type
-            let i = ranges.iter().position(|r| !r.wildcard).unwrap_or(0);
-            ranges.into_iter().nth(i)
+            let first = ranges.next();
+            match first {
+                Some(ref r) if r.wildcard => ranges.find(|r| !r.wildcard).or(first),
+                other => other,
+            }
         }
     };
     let Some(r) = chosen else {
@@ -301,6 +320,15 @@ pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
             4001,
             format!("Mediatypen støttes ikke: {accept}. Bruk application/json, application/xml eller application/vnd.vegvesen.nvdb-v2[-revN]+json|+xml"),
         ));
+    };
+    // the XML root's name; JSON has none
+    let resource = match r.format {
+        Format::Xml => headers
+            .get(&RESOURCE_PATH)
+            .and_then(|v| v.to_str().ok())
+            .map(Resource::from_path)
+            .unwrap_or(DEFAULT_RESOURCE),
+        Format::Json => DEFAULT_RESOURCE,
     };
     Ok(Negotiated {
         revision: r.revision.unwrap_or(0),
@@ -352,6 +380,37 @@ pub enum RenderError {
     Json(#[from] serde_json::Error),
     #[error("{0}")]
     Xml(#[from] xml::XmlError),
+}
+
+/// A value with a hand-written compact JSON form, byte for byte what `serde_json::to_writer`
+/// writes for it (each implementation is checked against serde by a property test). Only the
+/// hottest answers have one (`/posisjon`, `/veg`): serde's generic path escapes every key and
+/// goes through a serializer call per field.
+pub trait CompactJson {
+    fn write_compact_json(&self, out: &mut Vec<u8>);
+}
+
+impl<T: CompactJson> CompactJson for [T] {
+    fn write_compact_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, v) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            v.write_compact_json(out);
+        }
+        out.push(b']');
+    }
+}
+
+/// As [`respond`]; compact JSON through [`CompactJson`].
+pub fn respond_compact<T: Serialize + CompactJson + ?Sized>(n: Negotiated, value: &T) -> Response {
+    if n.format == Format::Json && !n.pretty {
+        let mut out = Vec::with_capacity(512);
+        value.write_compact_json(&mut out);
+        return with_type(out, n.content_type());
+    }
+    respond(n, value)
 }
 
 /// The bytes of a response body in the negotiated format (also each chunk of a streamed page,

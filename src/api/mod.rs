@@ -197,9 +197,9 @@ pub fn read_routes() -> Router<AppState> {
 
 /// Format suffixes of the read API (v2 `retningslinjer.md`): `/vegobjekttyper.json` is
 /// `/vegobjekttyper` in JSON, `/vegobjekttyper.xml` in XML (the suffix wins over Accept). Runs
-/// before routing; also records the path for the XML root's name. The two internal headers are
-/// always set here, so a client cannot supply them. A path without a suffix costs no string
-/// copy of the path, only its header value.
+/// before routing; also records the path for the XML root's name when the answer may be XML.
+/// The two internal headers are always removed here first, so a client cannot supply them. A
+/// JSON request without a suffix costs no copy of the path.
 pub fn rewrite_suffix_in_place(req: &mut Request) {
     let headers = req.headers_mut();
     headers.remove(media::SUFFIX_FORMAT);
@@ -218,10 +218,18 @@ pub fn rewrite_suffix_in_place(req: &mut Request) {
     } else {
         (below, None)
     };
-    let Ok(value) = HeaderValue::from_str(resource) else {
-        return rewrite_format(req, format);
-    };
-    req.headers_mut().insert(media::RESOURCE_PATH, value);
+    // The path names the XML root only: a request that cannot be answered in XML skips it.
+    let maybe_xml = format == Some("xml")
+        || (format.is_none()
+            && req
+                .headers()
+                .get(axum::http::header::ACCEPT)
+                .is_some_and(|a| media::mentions_xml(a.as_bytes())));
+    if maybe_xml {
+        if let Ok(value) = HeaderValue::from_str(resource) {
+            req.headers_mut().insert(media::RESOURCE_PATH, value);
+        }
+    }
     rewrite_format(req, format);
 }
 

@@ -3,35 +3,12 @@
 //! asked (`z_tag`): response revision 0 wrote `LINESTRING (x y z, ...)` (v2
 //! `responsrevisjoner.md`).
 
-use std::fmt::Write;
-
 use super::srid::{from_storage, Srid};
 use super::Coord3;
 use crate::error::Result;
 
 fn push_num(out: &mut String, v: f64, decimals: usize) {
-    // Fixed point through integers (much cheaper than float formatting with a precision),
-    // trailing zeros trimmed: 262000.000 -> 262000, 12.500 -> 12.5.
-    let scale = 10i64.pow(decimals as u32);
-    let scaled = (v * scale as f64).round();
-    if !scaled.is_finite() || scaled.abs() >= 9.0e18 {
-        let _ = write!(out, "{v}");
-        return;
-    }
-    let n = scaled as i64;
-    if n < 0 {
-        out.push('-');
-    }
-    let (int, mut frac) = ((n / scale).unsigned_abs(), (n % scale).unsigned_abs());
-    let _ = write!(out, "{int}");
-    if frac != 0 {
-        let mut digits = decimals;
-        while frac % 10 == 0 {
-            frac /= 10;
-            digits -= 1;
-        }
-        let _ = write!(out, ".{frac:0digits$}");
-    }
+    crate::util::push_fixed(out, v, decimals as u32);
 }
 
 fn push_coord(out: &mut String, srid: Srid, c: &Coord3, with_z: bool) -> Result<()> {

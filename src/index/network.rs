@@ -2,7 +2,6 @@
 //! bitmaps over rows, the nearest-position grid, and a row-major copy of the hot fields.
 
 use std::collections::HashMap;
-use std::fmt::Write;
 
 use roaring::RoaringBitmap;
 
@@ -34,27 +33,40 @@ impl RoadKey {
     /// `1800 Ev6 hp23`
     pub fn short(&self) -> String {
         let mut s = String::with_capacity(24);
-        let _ = write!(
-            s,
-            "{:02}{:02} {}{}{} hp{}",
-            self.county,
-            self.municipality_part,
-            self.category as char,
-            (self.status as char).to_ascii_lowercase(),
-            self.number,
-            self.hp
-        );
+        self.push_short(&mut s);
         s
+    }
+
+    fn push_short(&self, s: &mut String) {
+        use crate::util::{push_int, push_int_2};
+        push_int_2(s, u64::from(self.county));
+        push_int_2(s, u64::from(self.municipality_part));
+        s.push(' ');
+        s.push(self.category as char);
+        s.push((self.status as char).to_ascii_lowercase());
+        push_int(s, u64::from(self.number));
+        s.push_str(" hp");
+        push_int(s, u64::from(self.hp));
     }
 
     /// `1800 Ev6 hp23 m17084`
     pub fn point(&self, meter: u32) -> String {
-        format!("{} m{meter}", self.short())
+        let mut s = String::with_capacity(32);
+        self.push_short(&mut s);
+        s.push_str(" m");
+        crate::util::push_int(&mut s, u64::from(meter));
+        s
     }
 
     /// `1800 Ev6 hp23 m17084-17117`
     pub fn stretch(&self, from_m: u32, to_m: u32) -> String {
-        format!("{} m{from_m}-{to_m}", self.short())
+        let mut s = String::with_capacity(40);
+        self.push_short(&mut s);
+        s.push_str(" m");
+        crate::util::push_int(&mut s, u64::from(from_m));
+        s.push('-');
+        crate::util::push_int(&mut s, u64::from(to_m));
+        s
     }
 }
 

@@ -277,25 +277,48 @@ impl LinkRef {
 
 /// A position rounded to at most 8 decimals, written with at least one decimal.
 pub fn format_position(p: f64) -> String {
-    let mut s = format!("{:.8}", (p * 1e8).round() / 1e8);
-    while s.ends_with('0') && !s.ends_with(".0") {
-        s.pop();
-    }
+    let mut s = String::with_capacity(12);
+    push_position(&mut s, p);
     s
+}
+
+/// A link position as the API writes it: at most 8 decimals, at least one (`0.0`, `0.3`,
+/// `0.12345679`).
+pub fn push_position(out: &mut String, p: f64) {
+    if !crate::util::push_fixed(out, p, 8) {
+        out.push_str(".0");
+    }
+}
+
+/// The link position as a number, rounded as [`format_position`] writes it: the double
+/// nearest to that decimal.
+pub fn round_position(p: f64) -> f64 {
+    let r = (p * 1e8).round() / 1e8;
+    if r.is_finite() {
+        r
+    } else {
+        p
+    }
 }
 
 /// `0.3@1125766`
 pub fn link_point_short(position: f64, link_id: u64) -> String {
-    format!("{}@{link_id}", format_position(position))
+    let mut s = String::with_capacity(24);
+    push_position(&mut s, position);
+    s.push('@');
+    crate::util::push_int(&mut s, link_id);
+    s
 }
 
 /// `0.0-1.0@1125766`
 pub fn link_range_short(from: f64, to: f64, link_id: u64) -> String {
-    format!(
-        "{}-{}@{link_id}",
-        format_position(from),
-        format_position(to)
-    )
+    let mut s = String::with_capacity(32);
+    push_position(&mut s, from);
+    s.push('-');
+    push_position(&mut s, to);
+    s.push('@');
+    crate::util::push_int(&mut s, link_id);
+    s
 }
 
 #[cfg(test)]
@@ -494,6 +517,14 @@ mod tests {
             prop_assert!((back - p).abs() <= 0.5e-8 + 1e-15);
             prop_assert!(s.contains('.'));
             prop_assert!(s.split('.').nth(1).unwrap().len() <= 8);
+            // the number the answers carry is the text's value
+            prop_assert_eq!(round_position(p).to_bits(), back.to_bits());
+            // and the text is what formatting with a precision writes, trimmed
+            let mut old = format!("{:.8}", (p * 1e8).round() / 1e8);
+            while old.ends_with('0') && !old.ends_with(".0") {
+                old.pop();
+            }
+            prop_assert_eq!(s, old);
         }
     }
 }

@@ -7,7 +7,7 @@ use axum::Router;
 
 use crate::api::dto::position_result;
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::respond;
+use crate::api::media::respond_compact;
 use crate::api::{begin, AppState};
 use crate::geo::srid::{to_storage, Srid};
 use crate::query::network::{NearestFilter, NearestQuery};
@@ -120,5 +120,5 @@ pub async fn get_nearest(State(s): State<AppState>, req: Request) -> ApiResult<R
         .iter()
         .map(|pos| position_result(pos, srid, true, n.wkt_z_tag()))
         .collect::<ApiResult<Vec<_>>>()?;
-    Ok(respond(n, &out))
+    Ok(respond_compact(n, out.as_slice()))
 }

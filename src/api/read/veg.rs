@@ -9,7 +9,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::api::dto::{position_result, PositionResult};
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::respond;
+use crate::api::media::{respond, respond_compact};
 use crate::api::{begin, AppState};
 use crate::generation::Generation;
 use crate::query::network::NetworkPosition;
@@ -84,7 +84,7 @@ pub async fn get_position(State(s): State<AppState>, req: Request) -> ApiResult<
         Some(pos) => {
             let mut v = position_result(&pos, srid, false, n.wkt_z_tag())?;
             echo_link_position(&mut v, p.one("veglenke")?);
-            Ok(respond(n, &v))
+            Ok(respond_compact(n, &v))
         }
         None => Ok(StatusCode::NO_CONTENT.into_response()),
     }
