@@ -35,6 +35,19 @@ pub enum Command {
     /// Serve both APIs over HTTP: the read API (/nvdb/api/v2) and the write API
     /// (/nvdb/apiskriv/rest/v2), with /health and /ready (default command).
     Serve(ServeArgs),
+    /// Ask a running server for /health: exit status 0 when it answers 200 (for container
+    /// health checks; the runtime image has no curl).
+    Probe {
+        /// URL to ask (default: /health at --listen, 0.0.0.0 or :: asked on the loopback).
+        #[arg(long)]
+        url: Option<String>,
+        /// The server's listen address (its --listen), used without --url.
+        #[arg(long, env = "VEGDB_LISTEN", default_value = "127.0.0.1:8080")]
+        listen: std::net::SocketAddr,
+        /// Seconds to wait for the answer.
+        #[arg(long, default_value_t = 3)]
+        timeout: u64,
+    },
     /// Show the configuration of `vegdb serve`.
     Config {
         #[command(subcommand)]
@@ -656,5 +669,34 @@ pub fn run_rollback(data: &Path, to: u64) -> anyhow::Result<()> {
             lost.join(", ")
         );
     }
+    Ok(())
+}
+
+/// `vegdb probe`: GET `url` (default `/health` at `listen`); Ok when the answer is 200.
+pub fn run_probe(
+    url: Option<String>,
+    listen: std::net::SocketAddr,
+    timeout: u64,
+) -> anyhow::Result<()> {
+    let url = url.unwrap_or_else(|| {
+        let mut addr = listen;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr {
+                std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        format!("http://{addr}/health")
+    });
+    let response = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(timeout.max(1)))
+        .build()?
+        .get(&url)
+        .send()
+        .map_err(|e| anyhow::anyhow!("{url}: no answer: {e}"))?;
+    let status = response.status();
+    let body = response.text().unwrap_or_default();
+    println!("{url}: {status} {}", body.trim());
+    anyhow::ensure!(status.as_u16() == 200, "{url} answered {status}");
     Ok(())
 }

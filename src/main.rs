@@ -22,6 +22,11 @@ fn main() -> anyhow::Result<()> {
         None => anyhow::bail!("no subcommand"),
         Some(Command::Serve(args)) => vegdb::server::run(args),
         Some(Command::Config { .. }) => Ok(()),
+        Some(Command::Probe {
+            url,
+            listen,
+            timeout,
+        }) => cli::run_probe(url, listen, timeout),
         Some(Command::Generate { scale, seed, data }) => cli::run_generate(scale, seed, &data),
         Some(Command::Import {
             source,

@@ -190,7 +190,17 @@ fn a_copied_binary_serves_the_embedded_demo_from_an_empty_directory() {
         assert!(banner.contains(&part), "{part} in {banner}");
     }
     assert!(!log.contains('\u{1b}'), "no ANSI escapes: {log:?}");
+    // the container health check: `vegdb probe` (0.0.0.0 would be asked on the loopback)
+    let probe = vegdb(&["probe", "--listen", &format!("0.0.0.0:{port}")])
+        .output()
+        .unwrap();
+    assert!(probe.status.success(), "{}", text(&probe));
+    assert!(text(&probe).contains("200 OK"), "{}", text(&probe));
     drop(s);
+    let probe = vegdb(&["probe", "--listen", &format!("127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    assert!(!probe.status.success(), "nobody listens: {}", text(&probe));
 
     // --read-only with no data directory: the demo from a cache copy under TMPDIR
     let port = free_port();
