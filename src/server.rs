@@ -444,8 +444,10 @@ pub async fn serve_starting(
     let mut next = 0usize;
     loop {
         if app.is_none() {
-            // starting: accept (one at a time is plenty) until the state is loaded
+            // starting: accept (one at a time is plenty) until the state is loaded; the state
+            // first, so a state that is there already (`serve_on`) serves every connection
             tokio::select! {
+                biased;
                 loaded = &mut loading => match loaded {
                     Ok(state) => {
                         limits = state.config.connections.clone();
