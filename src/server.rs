@@ -34,7 +34,7 @@ pub fn init_tracing(filter: &str, json: bool) {
 /// A writing server owns the directory (its lock, held for the process lifetime, makes a
 /// second one fail at once naming this one's pid). `--read-only` takes no lock and writes
 /// nothing: it serves the directory's CURRENT generation, or the demo snapshot when the
-/// directory has none (a `--data` other than the default must exist).
+/// directory has none (a `--data` other than the default must exist unless `--demo` is given).
 pub fn open_data(args: &ServeArgs) -> anyhow::Result<(DataDir, u64)> {
     if args.read_only {
         let data = DataDir::read_only(&args.data);
@@ -42,7 +42,9 @@ pub fn open_data(args: &ServeArgs) -> anyhow::Result<(DataDir, u64)> {
             return Ok((data, id));
         }
         anyhow::ensure!(
-            args.data.exists() || args.data == std::path::Path::new(DEFAULT_DATA_DIR),
+            args.data.exists()
+                || args.data == std::path::Path::new(DEFAULT_DATA_DIR)
+                || args.demo.is_some(),
             "no data directory at {} (looked for {}): give an existing directory with --data, or leave --data out to serve the demo snapshot",
             absolute(&args.data).display(),
             absolute(&args.data).join(CURRENT_FILE).display()
