@@ -136,7 +136,7 @@ pub async fn get_status(
             datakatalog: (&g.catalog.version).into(),
             tjeneste: ServiceInfo {
                 navn: "vegdb",
-                versjon: crate::api::health::VERSION,
+                versjon: env!("CARGO_PKG_VERSION"),
             },
         },
     ))
