@@ -1,4 +1,5 @@
-//! Command line: `serve`, `generate`, `snapshot inspect|verify`.
+//! Command line: `serve`, `config print`, `generate`, `import`, `refresh`,
+//! `snapshot inspect|verify|load|queries|rollback`, `user add`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,7 +17,7 @@ use crate::snapshot::store::DataDir;
 #[command(
     name = "vegdb",
     version,
-    about = "NVDB API v2 compatible road database server"
+    about = "NVDB API v2 compatible road database server (read API LES v2 and write API SKRIV v2)"
 )]
 pub struct Cli {
     /// Log filter (tracing env-filter syntax), e.g. info, vegdb=debug.
@@ -31,14 +32,36 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Serve the read API (default command).
+    /// Serve both APIs over HTTP: the read API (/nvdb/api/v2) and the write API
+    /// (/nvdb/apiskriv/rest/v2), with /health and /ready (default command).
     Serve(ServeArgs),
+    /// Ask a running server for /health: exit status 0 when it answers 200 (for container
+    /// health checks; the runtime image has no curl).
+    Probe {
+        /// URL to ask (default: /health at --listen, 0.0.0.0 or :: asked on the loopback).
+        #[arg(long)]
+        url: Option<String>,
+        /// The server's listen address (its --listen), used without --url.
+        #[arg(long, env = "VEGDB_LISTEN", default_value = "127.0.0.1:8080")]
+        listen: std::net::SocketAddr,
+        /// Seconds to wait for the answer.
+        #[arg(long, default_value_t = 3)]
+        timeout: u64,
+    },
+    /// Show the configuration of `vegdb serve`.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
     /// Generate a dataset and publish it as a new generation in --data.
     Generate {
+        /// Size of the dataset: tiny (tests), demo (Trøndelag) or national.
         #[arg(long, value_enum, default_value = "demo")]
         scale: Scale,
+        /// Random seed: the same seed and scale give the same dataset.
         #[arg(long, default_value_t = 42)]
         seed: u64,
+        /// Data directory to publish the generation into.
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
     },
@@ -51,6 +74,7 @@ pub enum Command {
         /// Where a URL source is downloaded to (resumable); default <data>/import-download.
         #[arg(long)]
         download_dir: Option<PathBuf>,
+        /// Data directory to publish the generation into.
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
         /// Comma-separated type ids, or all-known.
@@ -67,10 +91,11 @@ pub enum Command {
         /// vegobjekter/<typeId>/), or the http:// base URL of an Uberiket API (…/api/v1).
         #[arg(long)]
         source: String,
+        /// Data directory whose current generation is refreshed.
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
     },
-    /// Inspect or verify snapshot generations.
+    /// Inspect, verify, load or roll back snapshot generations.
     Snapshot {
         #[command(subcommand)]
         action: SnapshotAction,
@@ -86,6 +111,7 @@ pub enum Command {
 pub enum UserAction {
     /// Create (or replace) a user; prints its token as the last line of output.
     Add {
+        /// User name (also the OpenAM login name).
         name: String,
         /// Comma-separated roles: skriv, korriger, admin, sensitiv.
         #[arg(long, value_delimiter = ',', required = true)]
@@ -96,6 +122,7 @@ pub enum UserAction {
         /// Limit writing to these municipality numbers (comma-separated).
         #[arg(long, value_delimiter = ',')]
         kommuner: Option<Vec<u16>>,
+        /// Data directory whose users.json is written (unless --users is given).
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
         /// Users file (default: <data>/users.json).
@@ -158,41 +185,70 @@ pub fn run_user_add(
 pub enum SnapshotAction {
     /// Print the manifest and row counts of a generation (default: CURRENT).
     Inspect {
+        /// Data directory (read only; no lock is taken).
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
+        /// Generation id (default: the one CURRENT names).
         #[arg(long)]
         generation: Option<u64>,
     },
     /// Load a generation as the server does and report the time per step and peak memory.
     Load {
+        /// Data directory (read only; no lock is taken).
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
+        /// Generation id (default: the one CURRENT names).
         #[arg(long)]
         generation: Option<u64>,
     },
     /// Write request paths for benchmarks (`vegdb-load --paths`): /posisjon points (80 % near a
     /// road with up to ±10 m noise, 20 % anywhere in the extent) or /veg/batch requests.
     Queries {
+        /// Data directory (read only; no lock is taken).
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
+        /// Which requests to write.
         #[arg(long, value_enum, default_value = "posisjon")]
         kind: QueryKind,
+        /// How many requests to write.
         #[arg(long, default_value_t = 100_000)]
         count: usize,
+        /// Random seed (the same seed gives the same requests).
         #[arg(long, default_value_t = 7)]
         seed: u64,
     },
-    /// Check checksums, row counts and that the generation loads with consistent references.
+    /// Check checksums, row counts and that the generation loads with consistent references;
+    /// lists every problem found (exit status 1 when there is one).
     Verify {
+        /// Data directory (read only; no lock is taken).
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
+        /// Generation id (default: the one CURRENT names).
         #[arg(long)]
         generation: Option<u64>,
     },
+    /// Make an older generation CURRENT again (after a corrupt or unwanted one). Refused while a
+    /// server owns the directory and for a generation that fails `verify`.
+    Rollback {
+        /// Data directory (its owner lock is taken while CURRENT is moved).
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        /// Generation id to make CURRENT.
+        #[arg(long)]
+        to: u64,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ConfigAction {
+    /// Print the effective configuration of `vegdb serve` as TOML (readable by --config):
+    /// flags, environment and the configuration file applied, with each value's source.
+    Print(ServeArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum QueryKind {
+    /// /posisjon with a point near a road or anywhere.
     Posisjon,
     /// /veg/batch with 1000 road references each.
     VegBatch,
@@ -202,7 +258,7 @@ pub enum QueryKind {
 pub fn run_queries(data: &Path, kind: QueryKind, count: usize, seed: u64) -> anyhow::Result<()> {
     use rand::{Rng, SeedableRng};
     use std::io::Write;
-    let data = DataDir::read_only(data);
+    let data = existing_data_dir(data)?;
     let pinned = data.pin_current_or(None)?;
     let (g, _) = Generation::load(&pinned.dir, &|_| {})?;
     drop(pinned);
@@ -441,9 +497,22 @@ pub fn run_refresh(source: &str, data: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A data directory a read-only tool works on: it must exist (the error names where it looked).
+fn existing_data_dir(data: &Path) -> anyhow::Result<DataDir> {
+    if !data.is_dir() {
+        let abs = std::path::absolute(data).unwrap_or_else(|_| data.to_path_buf());
+        anyhow::bail!(
+            "no data directory at {} (looked for {}); give it with --data or VEGDB_DATA",
+            abs.display(),
+            abs.join(crate::snapshot::store::CURRENT_FILE).display()
+        );
+    }
+    Ok(DataDir::read_only(data))
+}
+
 pub fn run_inspect(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
     // read-only: never takes the owner's lock, never writes or removes anything
-    let data = DataDir::read_only(data);
+    let data = existing_data_dir(data)?;
     let pinned = data.pin_current_or(generation)?;
     let m = Manifest::read(&pinned.dir)?;
     drop(pinned);
@@ -478,7 +547,7 @@ pub fn resident_kib() -> (u64, u64) {
 }
 
 pub fn run_load(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
-    let data = DataDir::read_only(data);
+    let data = existing_data_dir(data)?;
     let pinned = data.pin_current_or(generation)?;
     let dir = pinned.dir.clone();
     let started = std::time::Instant::now();
@@ -506,7 +575,7 @@ pub fn run_load(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
 /// The generation is pinned while it is verified (a shared lock on its manifest), so the
 /// owner of a live directory does not remove it meanwhile.
 pub fn run_verify(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
-    let data = DataDir::read_only(data);
+    let data = existing_data_dir(data)?;
     let pinned = data.pin_current_or(generation)?;
     let dir = pinned.dir.clone();
     let pb = ProgressBar::new_spinner();
@@ -540,4 +609,94 @@ pub fn run_verify(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
             report.problems.len()
         )
     }
+}
+
+/// `snapshot rollback --to N`: make generation N CURRENT again. As the directory's owner (so
+/// never under a running server), only for a generation that passes `verify`; CURRENT is
+/// replaced durably (written, synced, renamed, directory synced). Newer generations stay on
+/// disk until the owner's next retention pass removes them.
+pub fn run_rollback(data: &Path, to: u64) -> anyhow::Result<()> {
+    use anyhow::Context;
+    existing_data_dir(data)?;
+    let dir = DataDir::open(data).with_context(|| {
+        format!(
+            "vegdb snapshot rollback moves CURRENT of {} and needs to own it",
+            data.display()
+        )
+    })?;
+    let current = dir.current()?;
+    let have = dir.generations()?;
+    if !have.contains(&to) {
+        anyhow::bail!(
+            "generation {to} is not in {} (generations there: {})",
+            dir.root.display(),
+            have.iter()
+                .map(|g| g.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if current == Some(to) {
+        println!("generation {to} is CURRENT already; nothing changed");
+        return Ok(());
+    }
+    let report = crate::generation::check::verify(&dir.generation_dir(to), &|_| {});
+    if !report.problems.is_empty() {
+        for p in &report.problems {
+            println!("PROBLEM: {p}");
+        }
+        anyhow::bail!(
+            "generation {to} fails verification ({} problem(s)); CURRENT is unchanged",
+            report.problems.len()
+        );
+    }
+    // changesets applied after the target are no longer in the data it serves
+    let lost: Vec<String> = have
+        .iter()
+        .filter(|&&g| g > to)
+        .filter_map(|&g| Manifest::read(&dir.generation_dir(g)).ok())
+        .flat_map(|m| m.changesets)
+        .collect();
+    dir.make_current(to)?;
+    println!(
+        "CURRENT of {} is now generation {to} (was {})",
+        dir.root.display(),
+        current.map_or("none".to_string(), |c| c.to_string())
+    );
+    if !lost.is_empty() {
+        println!(
+            "note: the changesets applied in later generations are not in generation {to}: {}",
+            lost.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// `vegdb probe`: GET `url` (default `/health` at `listen`); Ok when the answer is 200.
+pub fn run_probe(
+    url: Option<String>,
+    listen: std::net::SocketAddr,
+    timeout: u64,
+) -> anyhow::Result<()> {
+    let url = url.unwrap_or_else(|| {
+        let mut addr = listen;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr {
+                std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        format!("http://{addr}/health")
+    });
+    let response = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(timeout.max(1)))
+        .build()?
+        .get(&url)
+        .send()
+        .map_err(|e| anyhow::anyhow!("{url}: no answer: {e}"))?;
+    let status = response.status();
+    let body = response.text().unwrap_or_default();
+    println!("{url}: {status} {}", body.trim());
+    anyhow::ensure!(status.as_u16() == 200, "{url} answered {status}");
+    Ok(())
 }

@@ -1,23 +1,17 @@
-//! The settings of `vegdb serve` (command-line flags and environment variables) and where the
-//! committed demo snapshot lives. The CLI parses them; the server runs with them.
+//! The settings of `vegdb serve` (command-line flags, environment variables and the
+//! configuration file, `config_file`). The CLI parses them; the server runs with them.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Parser;
 
-/// The committed demo snapshot (a data directory with CURRENT and one generation).
-pub fn default_demo_dir() -> PathBuf {
-    let compiled = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
-    if compiled.exists() {
-        compiled
-    } else {
-        PathBuf::from("snapshots/demo")
-    }
-}
-
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
+    /// Configuration file (TOML): keys are these flags' names without `--`, e.g.
+    /// `query-budget = 2.5`; flags and environment variables override it.
+    #[arg(long, env = "VEGDB_CONFIG")]
+    pub config: Option<PathBuf>,
     /// Address to listen on.
     #[arg(long, env = "VEGDB_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,

@@ -17,6 +17,8 @@ pub use error::{EngineError, Result};
 pub mod api;
 pub mod cli;
 pub mod config;
+pub mod config_file;
+pub mod demo;
 pub mod generate;
 pub mod generation;
 pub mod index;

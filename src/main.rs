@@ -1,17 +1,32 @@
-use clap::Parser;
 use mimalloc::MiMalloc;
 
-use vegdb::cli::{self, Cli, Command, SnapshotAction, UserAction};
+use vegdb::cli::{self, Command, ConfigAction, SnapshotAction, UserAction};
 
 #[global_allocator]
 static GLOBAL: MiMalloc = MiMalloc;
 
 fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    vegdb::server::init_tracing(&cli.log, cli.log_json);
-    match cli.command {
-        None => vegdb::server::run(vegdb::config::ServeOnly::parse_from(["vegdb"]).args),
+    // flags > environment > configuration file (--config / VEGDB_CONFIG) > defaults;
+    // `vegdb` without a subcommand is `vegdb serve`
+    let parsed = vegdb::config_file::parse()?;
+    vegdb::server::init_tracing(&parsed.cli.log, parsed.cli.log_json);
+    if let Some(Command::Config {
+        action: ConfigAction::Print(_),
+    }) = &parsed.cli.command
+    {
+        print!("{}", vegdb::config_file::effective_toml(&parsed));
+        return Ok(());
+    }
+    match parsed.cli.command {
+        // parse() puts `serve` in when no subcommand is given
+        None => anyhow::bail!("no subcommand"),
         Some(Command::Serve(args)) => vegdb::server::run(args),
+        Some(Command::Config { .. }) => Ok(()),
+        Some(Command::Probe {
+            url,
+            listen,
+            timeout,
+        }) => cli::run_probe(url, listen, timeout),
         Some(Command::Generate { scale, seed, data }) => cli::run_generate(scale, seed, &data),
         Some(Command::Import {
             source,
@@ -25,6 +40,7 @@ fn main() -> anyhow::Result<()> {
             SnapshotAction::Inspect { data, generation } => cli::run_inspect(&data, generation),
             SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),
             SnapshotAction::Load { data, generation } => cli::run_load(&data, generation),
+            SnapshotAction::Rollback { data, to } => cli::run_rollback(&data, to),
             SnapshotAction::Queries {
                 data,
                 kind,

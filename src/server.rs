@@ -5,20 +5,24 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use crate::api::health::{Starting, VERSION};
 use crate::api::{self, ApiConfig, AppState};
 use crate::changeset::writer::Writer;
-use crate::config::{default_demo_dir, RuntimeKind, ServeArgs};
+use crate::config::{RuntimeKind, ServeArgs};
 use crate::generation::{Generation, GenerationStore};
-use crate::snapshot::store::DataDir;
+use crate::snapshot::store::{DataDir, CURRENT_FILE};
 use crate::users::{Users, USERS_FILE};
 
 mod idle;
 
 pub fn init_tracing(filter: &str, json: bool) {
+    use std::io::IsTerminal;
     let env = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // colour codes only for a person at a terminal, not in journald, docker logs or files
     let builder = tracing_subscriber::fmt()
         .with_env_filter(env)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     let _ = if json {
         builder.json().try_init()
@@ -27,18 +31,30 @@ pub fn init_tracing(filter: &str, json: bool) {
     };
 }
 
-/// Open the data dir, initialising it from the demo snapshot when it has no generation yet.
+/// Open the data dir, initialising it from the demo snapshot when it has no generation yet
+/// (`--demo DIR`, else the demo embedded in the binary, `crate::demo`).
 /// A writing server owns the directory (its lock, held for the process lifetime, makes a
 /// second one fail at once naming this one's pid). `--read-only` takes no lock and writes
-/// nothing: it serves the directory's CURRENT generation, or the demo snapshot in place when
-/// the directory has none.
+/// nothing: it serves the directory's CURRENT generation, or the demo snapshot when the
+/// directory has none (a `--data` other than the default must exist unless `--demo` is given).
 pub fn open_data(args: &ServeArgs) -> anyhow::Result<(DataDir, u64)> {
     if args.read_only {
         let data = DataDir::read_only(&args.data);
         if let Some(id) = data.current()? {
             return Ok((data, id));
         }
-        let demo = DataDir::read_only(args.demo.clone().unwrap_or_else(default_demo_dir));
+        anyhow::ensure!(
+            args.data.exists()
+                || args.data == std::path::Path::new(DEFAULT_DATA_DIR)
+                || args.demo.is_some(),
+            "no data directory at {} (looked for {}): give an existing directory with --data, or leave --data out to serve the demo snapshot",
+            absolute(&args.data).display(),
+            absolute(&args.data).join(CURRENT_FILE).display()
+        );
+        let demo = DataDir::read_only(match &args.demo {
+            Some(dir) => demo_dir(dir)?,
+            None => crate::demo::cached_copy()?,
+        });
         tracing::info!(data = %args.data.display(), demo = %demo.root.display(), "the data directory has no generation; serving the demo snapshot read-only");
         let id = demo.current()?.ok_or_else(|| {
             anyhow::anyhow!(
@@ -57,24 +73,118 @@ pub fn open_data(args: &ServeArgs) -> anyhow::Result<(DataDir, u64)> {
     })?;
     let current = match data.current()? {
         Some(id) => id,
-        None => {
-            let demo = args.demo.clone().unwrap_or_else(default_demo_dir);
-            tracing::info!(from = %demo.display(), to = %args.data.display(), "initialising the data directory from the demo snapshot");
-            data.init_from(&DataDir::read_only(&demo))
-                .with_context(|| {
+        None => match &args.demo {
+            Some(demo) => {
+                let demo = demo_dir(demo)?;
+                tracing::info!(from = %demo.display(), to = %args.data.display(), "initialising the data directory from the demo snapshot");
+                data.init_from(&DataDir::read_only(&demo))
+                    .with_context(|| {
+                        format!(
+                            "initialising {} from {}",
+                            args.data.display(),
+                            demo.display()
+                        )
+                    })?
+            }
+            None => {
+                // the embedded demo, written next to the generations (a `.tmp-` leftover if
+                // interrupted, removed by the next start) and copied in as the first one
+                tracing::info!(to = %args.data.display(), "initialising the data directory from the embedded demo snapshot");
+                let tmp = data.root.join(".tmp-embedded-demo");
+                let _ = std::fs::remove_dir_all(&tmp);
+                crate::demo::write_into(&tmp)?;
+                let id = data.init_from(&DataDir::read_only(&tmp)).with_context(|| {
                     format!(
-                        "initialising {} from {}",
-                        args.data.display(),
-                        demo.display()
+                        "initialising {} from the embedded demo snapshot",
+                        args.data.display()
                     )
-                })?
-        }
+                });
+                let _ = std::fs::remove_dir_all(&tmp);
+                id?
+            }
+        },
     };
     Ok((data, current))
 }
 
+/// The error of a CURRENT generation that does not load: what is wrong, the newest older
+/// generation that passes `snapshot verify`, and how to roll back to it.
+pub fn refuse_corrupt_current(
+    data: &DataDir,
+    current: u64,
+    error: crate::error::EngineError,
+) -> anyhow::Error {
+    let root = absolute(&data.root);
+    let older: Vec<u64> = data
+        .generations()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|&g| g < current)
+        .rev()
+        .collect();
+    let good = older.iter().copied().find(|&g| {
+        let report = crate::generation::check::verify(&data.generation_dir(g), &|_| {});
+        if !report.problems.is_empty() {
+            tracing::warn!(
+                generation = g,
+                problems = report.problems.len(),
+                "an older generation fails verification too"
+            );
+        }
+        report.problems.is_empty()
+    });
+    let advice = match good {
+        Some(g) => format!(
+            "the last good generation is {g} (it passes `snapshot verify`): roll back with `vegdb snapshot rollback --to {g} --data {}` and start again",
+            root.display()
+        ),
+        None if older.is_empty() => "there is no older generation to roll back to: restore the directory from a backup, or build a new generation (`vegdb generate`/`vegdb import`)".into(),
+        None => format!(
+            "no older generation ({}) passes verification either: restore the directory from a backup, or build a new generation",
+            older.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    anyhow::anyhow!(
+        "refusing to serve {}: its CURRENT generation {current} is corrupt ({error}); {advice}. `vegdb snapshot verify --data {}` lists every problem of generation {current}",
+        root.display(),
+        root.display()
+    )
+}
+
+/// The default `--data`.
+const DEFAULT_DATA_DIR: &str = "data";
+
+fn absolute(p: &std::path::Path) -> std::path::PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// A `--demo` directory, which must hold a snapshot (CURRENT).
+fn demo_dir(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    let current = dir.join(CURRENT_FILE);
+    anyhow::ensure!(
+        current.exists(),
+        "--demo {}: no snapshot there (looked for {}); leave --demo out to use the demo embedded in the binary",
+        dir.display(),
+        absolute(&current).display()
+    );
+    Ok(dir.to_path_buf())
+}
+
 pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
+    load_state_with(args, &Starting::default())
+}
+
+/// [`load_state`], telling `starting` (what `/ready` shows meanwhile) which step it is at.
+pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<AppState> {
+    starting.set(format!(
+        "opening the data directory {}",
+        args.data.display()
+    ));
     let (data, current) = open_data(args)?;
+    starting.set(format!(
+        "loading generation {current} from {}",
+        data.root.display()
+    ));
     // a reader pins the generation while loading it (a live owner may move on meanwhile)
     let pinned = if data.is_owner() {
         None
@@ -82,9 +192,17 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         data.pin(current)?
     };
     let started = Instant::now();
-    let (g, stats) = Generation::load(&data.generation_dir(current), &|step| {
+    let (g, stats) = match Generation::load(&data.generation_dir(current), &|step| {
         tracing::debug!(step, "loading")
-    })?;
+    }) {
+        Ok(x) => x,
+        Err(e) => {
+            starting.set(format!(
+                "generation {current} does not load; looking for the last good one"
+            ));
+            return Err(refuse_corrupt_current(&data, current, e));
+        }
+    };
     tracing::info!(
         generation = g.id,
         network_rows = stats.rows_network,
@@ -117,6 +235,7 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
             .with_context(|| format!("reading users from {}", users_path.display()))?,
     );
     crate::changeset::adopt::set_watch_interval(Duration::from_secs(args.watch_interval));
+    starting.set(format!("generation {current} loaded; starting the writer"));
     let writer = if args.read_only {
         // no writer to follow CURRENT between batches: a thread of its own
         crate::changeset::adopt::watch(data.clone(), store.clone())?;
@@ -158,13 +277,22 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
     })
 }
 
+/// `vegdb serve`: bind the port first (a clash fails at once), then load the data on a thread
+/// of its own while the port answers 503 + `Retry-After` (`api::health`), then serve.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let state = load_state(&args)?;
     let workers = args.workers.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
     });
+    let listener = std::net::TcpListener::bind(args.listen).with_context(|| {
+        format!(
+            "cannot listen on {} (is another server using the port? choose one with --listen)",
+            args.listen
+        )
+    })?;
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
     let main = match args.runtime {
         RuntimeKind::PerCore => tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -198,11 +326,47 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             );
         }
     }
+    let starting = Starting::new("starting");
+    // the data is loaded on a thread of its own (it is not awaited when the server stops first)
+    let (loaded_tx, loaded_rx) = tokio::sync::oneshot::channel();
+    {
+        let starting = starting.clone();
+        let args = args.clone();
+        std::thread::Builder::new()
+            .name("vegdb-load".into())
+            .spawn(move || {
+                let _ = loaded_tx.send(load_state_with(&args, &starting));
+            })?;
+    }
+    let timeout = Duration::from_secs(args.request_timeout);
     let served = main.block_on(async move {
         reload_on_sighup();
-        let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
-        tracing::info!(addr = %listener.local_addr()?, base = %state.config.public_url, runtime = ?args.runtime, workers, "vegdb listening");
-        serve_on(listener, state, shutdown_signal(), handles).await
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        tracing::info!(version = VERSION, addr = %addr, data = %args.data.display(), "vegdb listening; loading the data (answering 503 until ready)");
+        let loading = async move {
+            let state = loaded_rx
+                .await
+                .context("the loading thread ended without a result")??;
+            let g = state.store.current();
+            let data = absolute(
+                &state
+                    .writer
+                    .as_ref()
+                    .map(|w| w.data.root.clone())
+                    .unwrap_or_else(|| args.data.clone()),
+            );
+            tracing::info!(
+                base = %state.config.public_url,
+                runtime = ?args.runtime,
+                workers,
+                read_only = state.writer.is_none(),
+                "vegdb {VERSION} ready on http://{addr}: read API /nvdb/api/v2, write API /nvdb/apiskriv/rest/v2, data {}, generation {}",
+                data.display(),
+                g.id
+            );
+            Ok(state)
+        };
+        serve_starting(listener, loading, starting, timeout, shutdown_signal(), handles).await
     });
     let _ = stop.send(true);
     for t in threads {
@@ -235,10 +399,40 @@ pub async fn serve_on(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     workers: Vec<tokio::runtime::Handle>,
 ) -> anyhow::Result<()> {
+    let timeout = state.config.request_timeout;
+    let loaded = std::future::ready(Ok(state));
+    serve_starting(
+        listener,
+        loaded,
+        Starting::default(),
+        timeout,
+        shutdown,
+        workers,
+    )
+    .await
+}
+
+/// [`serve_on`] from before the state exists: until `loading` gives it, each connection is
+/// served by `api::health::starting_router` (`/health` 200, everything else 503 with
+/// `Retry-After` and `Connection: close`, `starting` saying why); connections accepted after
+/// that are served by the application. An error from `loading` stops the server with it.
+pub async fn serve_starting(
+    listener: tokio::net::TcpListener,
+    loading: impl std::future::Future<Output = anyhow::Result<AppState>>,
+    starting: Starting,
+    timeout: Duration,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    workers: Vec<tokio::runtime::Handle>,
+) -> anyhow::Result<()> {
     use hyper_util::rt::TokioIo;
 
-    let limits = state.config.connections.clone();
-    let app = api::app(state).await;
+    let starting_app =
+        api::stack::App::new(api::health::starting_router(starting), timeout, false).await;
+    let mut loading = std::pin::pin!(loading);
+    let mut app: Option<api::stack::App> = None;
+    let mut outcome = Ok(());
+    // connection limits are the defaults until the configured ones are known
+    let mut limits = api::ConnectionLimits::default();
     let mut http = hyper::server::conn::http1::Builder::new();
     // No hyper timer: the header-read timeout is the connection's watchdog (`idle`), one timer
     // per connection instead of one per request.
@@ -249,10 +443,63 @@ pub async fn serve_on(
         // so that limit answers in the API's shape.
         .keep_alive(true);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let mut permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     tokio::pin!(shutdown);
     let mut next = 0usize;
     loop {
+        if app.is_none() {
+            // starting: accept (one at a time is plenty) until the state is loaded; the state
+            // first, so a state that is there already (`serve_on`) serves every connection
+            tokio::select! {
+                biased;
+                loaded = &mut loading => match loaded {
+                    Ok(state) => {
+                        limits = state.config.connections.clone();
+                        permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+                        http.max_buf_size(limits.max_buf_bytes);
+                        app = Some(api::app(state).await);
+                        continue;
+                    }
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
+                },
+                r = listener.accept() => match r {
+                    Ok((stream, _)) => {
+                        let svc = starting_app.clone();
+                        let hyper_svc = hyper::service::service_fn(
+                            move |req: hyper::Request<hyper::body::Incoming>| {
+                                let svc = svc.clone();
+                                async move {
+                                    Ok::<_, std::convert::Infallible>(
+                                        svc.handle(req.map(axum::body::Body::new)).await,
+                                    )
+                                }
+                            },
+                        );
+                        let activity = idle::Activity::new();
+                        let io = TokioIo::new(idle::Watched::new(stream, activity.clone()));
+                        let watched = graceful.watch(http.serve_connection(io, hyper_svc));
+                        let header_timeout = limits.header_read_timeout;
+                        tokio::spawn(async move {
+                            tokio::select! {
+                                r = watched => if let Err(e) = r {
+                                    tracing::debug!(error = %e, "connection ended with an error");
+                                },
+                                () = idle::watchdog(activity, header_timeout) => {}
+                            }
+                        });
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                () = &mut shutdown => break,
+            }
+            continue;
+        }
         let permit = tokio::select! {
             p = permits.clone().acquire_owned() => p.context("connection limiter closed")?,
             () = &mut shutdown => break,
@@ -270,7 +517,7 @@ pub async fn serve_on(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let svc = app.clone();
+        let Some(svc) = app.clone() else { continue };
         let activity = idle::Activity::new();
         let seen = activity.clone();
         let hyper_svc =
@@ -325,7 +572,7 @@ pub async fn serve_on(
     drop(listener);
     // Idle keep-alive connections are closed at once; requests in flight finish.
     graceful.shutdown().await;
-    Ok(())
+    outcome
 }
 
 /// Raise the soft open-files limit to the hard limit, so the connection limit (below it) is the

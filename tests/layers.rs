@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 /// Layers from the top down; modules on one line are one layer and must not name each other.
 /// (A layer without a module is harmless.)
 const LAYERS: &[&[&str]] = &[
+    &["config_file"],
     &["cli"],
     &["server"],
     &["config"],
     &["api::stack"],
-    &["api::openapi", "api::guard"],
+    &["api::openapi", "api::guard", "api::health"],
     &["api::read", "api::write"],
     &["api::object_json"],
     &["api::stream"],
@@ -40,7 +41,7 @@ const LAYERS: &[&[&str]] = &[
     &["generation"],
     &["index"],
     &["snapshot"],
-    &["area", "durable", "failpoints"],
+    &["area", "durable", "failpoints", "demo"],
     &["geo", "catalog"],
     &["error", "util", "value", "ids"],
 ];

@@ -83,7 +83,10 @@ fn start() -> (Server, tempfile::TempDir) {
         .expect("serve runs");
     let server = Server { child, addr };
     let deadline = Instant::now() + Duration::from_secs(60);
-    while TcpStream::connect(addr).is_err() {
+    // the port opens before the data is loaded: wait for /ready
+    while !reqwest::blocking::get(format!("http://{addr}/ready"))
+        .is_ok_and(|r| r.status().is_success())
+    {
         assert!(Instant::now() < deadline, "server did not start");
         std::thread::sleep(Duration::from_millis(100));
     }

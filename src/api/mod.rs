@@ -7,6 +7,7 @@ pub mod cursor;
 pub mod dto;
 pub mod error;
 pub mod guard;
+pub mod health;
 pub mod media;
 pub mod object_docs;
 pub mod object_json;
@@ -258,7 +259,8 @@ pub fn routes(state: AppState) -> Router {
         write::routes(openapi::write_routes()).layer(axum::extract::DefaultBodyLimit::disable());
     let mut router = Router::new()
         .nest(READ_BASE, read_routes())
-        .merge(write::login::routes());
+        .merge(write::login::routes())
+        .merge(health::routes());
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }

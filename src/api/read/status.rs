@@ -2,7 +2,7 @@
 //! publication time, as Norwegian local time without a zone, formatted per revision like
 //! `metadata.sist_modifisert`: the Java v2 client parses it with `LocalDateTime`), and which
 //! generation is served: `datagrunnlag.generasjon` (a vegdb addition beside the v2 keys, which
-//! stay as they were).
+//! stay as they were), and `tjeneste` (name and version of the server, also a vegdb addition).
 
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
@@ -30,6 +30,17 @@ pub fn routes() -> Router<AppState> {
 pub struct Status<'a> {
     pub datagrunnlag: DataBasis,
     pub datakatalog: CatalogVersionDoc<'a>,
+    /// The software serving this (vegdb addition, after the v2 keys).
+    pub tjeneste: ServiceInfo,
+}
+
+/// `tjeneste`: which server and version answers.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServiceInfo {
+    /// Always `vegdb`.
+    pub navn: &'static str,
+    /// The vegdb version (Cargo package version), e.g. `0.1.0`.
+    pub versjon: &'static str,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -123,6 +134,10 @@ pub async fn get_status(
                 generasjon: generation_info(&g),
             },
             datakatalog: (&g.catalog.version).into(),
+            tjeneste: ServiceInfo {
+                navn: "vegdb",
+                versjon: env!("CARGO_PKG_VERSION"),
+            },
         },
     ))
 }

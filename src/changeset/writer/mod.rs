@@ -75,6 +75,8 @@ pub struct Writer {
     /// Current rights of a changeset's owner; without it (library use) the rights recorded at
     /// registration apply.
     owner_rights: Option<RightsSource>,
+    /// The writer thread runs (cleared when it ends, also by a panic); `/ready` reads it.
+    running: std::sync::atomic::AtomicBool,
 }
 
 impl Writer {
@@ -122,14 +124,33 @@ impl Writer {
             #[cfg(any(test, feature = "failpoints"))]
             fail_next_publish: std::sync::atomic::AtomicBool::new(false),
             owner_rights,
+            running: std::sync::atomic::AtomicBool::new(true),
         });
         writer.recover()?;
         let w = writer.clone();
         std::thread::Builder::new()
             .name("vegdb-writer".into())
-            .spawn(move || w.run(rx))
+            .spawn(move || {
+                // cleared however the thread ends (a panic unwinds through it)
+                struct Running(Arc<Writer>);
+                impl Drop for Running {
+                    fn drop(&mut self) {
+                        self.0
+                            .running
+                            .store(false, std::sync::atomic::Ordering::Release);
+                    }
+                }
+                let guard = Running(w.clone());
+                w.run(rx);
+                drop(guard);
+            })
             .map_err(|e| EngineError::Internal(format!("starting the writer thread: {e}")))?;
         Ok(writer)
+    }
+
+    /// Whether the writer thread still runs (`/ready`).
+    pub fn is_running(&self) -> bool {
+        self.running.load(std::sync::atomic::Ordering::Acquire)
     }
 
     fn recover(&self) -> Result<()> {

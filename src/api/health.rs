@@ -1,0 +1,198 @@
+//! Liveness and readiness for load balancers, orchestrators and `HEALTHCHECK`s: `GET /health`
+//! answers 200 as soon as the process serves HTTP (the port is bound before the data is loaded);
+//! `GET /ready` answers 200 once a generation is loaded and — unless the server is read-only —
+//! the writer thread runs, else 503 with `Retry-After`. Both bodies are JSON saying what is (not)
+//! ready.
+//!
+//! While the server is starting (`server::serve_starting`), connections are answered by
+//! [`starting_router`]: `/health` 200, `/ready` 503, and every other request 503 with
+//! `Retry-After` in the shape of the API it belongs to (the request stack's guard reshapes the
+//! plain 503 into the read API's error array or the write API's fault). Those responses carry
+//! `Connection: close`, so a client's next request opens a connection that the loaded
+//! application serves.
+
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Serialize;
+
+use super::AppState;
+
+/// Seconds a client is asked to wait (`Retry-After`) while the server is starting.
+pub const RETRY_AFTER_S: u64 = 2;
+
+/// The version of this build (Cargo package version).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `/health` and `/ready` of the loaded application (full paths, at the server root).
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/health", get(health))
+        .route("/ready", get(ready))
+}
+
+/// `GET /health` body.
+#[derive(Debug, Serialize)]
+pub struct Health {
+    /// Always `ok`: the process serves HTTP.
+    pub status: &'static str,
+    pub version: &'static str,
+    /// `starting` while the data is loaded, then `serving`.
+    pub phase: &'static str,
+}
+
+/// `GET /ready` body.
+#[derive(Debug, Serialize)]
+pub struct Ready {
+    pub ready: bool,
+    pub version: &'static str,
+    pub generation: Check,
+    pub writer: Check,
+}
+
+/// One readiness condition.
+#[derive(Debug, Serialize)]
+pub struct Check {
+    pub ready: bool,
+    /// The generation served (generation check, once loaded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    pub detail: String,
+}
+
+async fn health() -> Json<Health> {
+    Json(Health {
+        status: "ok",
+        version: VERSION,
+        phase: "serving",
+    })
+}
+
+/// Readiness of a loaded application.
+pub fn readiness(s: &AppState) -> Ready {
+    let g = s.store.current();
+    let generation = Check {
+        ready: true,
+        id: Some(g.id),
+        detail: format!("generation {} loaded", g.id),
+    };
+    let writer = match &s.writer {
+        None => Check {
+            ready: true,
+            id: None,
+            detail: "read-only: no writer needed".into(),
+        },
+        Some(w) if w.is_running() => Check {
+            ready: true,
+            id: None,
+            detail: "writer running".into(),
+        },
+        Some(_) => Check {
+            ready: false,
+            id: None,
+            detail: "the writer thread has stopped (see the log); restart the server".into(),
+        },
+    };
+    Ready {
+        ready: generation.ready && writer.ready,
+        version: VERSION,
+        generation,
+        writer,
+    }
+}
+
+async fn ready(State(s): State<AppState>) -> Response {
+    let r = readiness(&s);
+    if r.ready {
+        Json(r).into_response()
+    } else {
+        not_ready(Json(r).into_response())
+    }
+}
+
+fn not_ready(mut r: Response) -> Response {
+    *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_S));
+    r
+}
+
+/// What the server is doing while it starts (shown by `/ready` and in the 503s).
+#[derive(Clone, Default)]
+pub struct Starting {
+    step: Arc<Mutex<String>>,
+}
+
+impl Starting {
+    pub fn new(step: impl Into<String>) -> Starting {
+        Starting {
+            step: Arc::new(Mutex::new(step.into())),
+        }
+    }
+    pub fn set(&self, step: impl Into<String>) {
+        *self.step.lock().unwrap_or_else(|e| e.into_inner()) = step.into();
+    }
+    pub fn get(&self) -> String {
+        self.step.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// The routes that answer while the data is loaded (see the module documentation).
+pub fn starting_router(starting: Starting) -> Router {
+    Router::new()
+        .route("/health", get(starting_health))
+        .route("/ready", get(starting_ready))
+        .fallback(starting_unavailable)
+        .with_state(starting)
+}
+
+fn closing(mut r: Response) -> Response {
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+async fn starting_health() -> Response {
+    closing(
+        Json(Health {
+            status: "ok",
+            version: VERSION,
+            phase: "starting",
+        })
+        .into_response(),
+    )
+}
+
+async fn starting_ready(State(s): State<Starting>) -> Response {
+    let step = s.get();
+    let body = Ready {
+        ready: false,
+        version: VERSION,
+        generation: Check {
+            ready: false,
+            id: None,
+            detail: step,
+        },
+        writer: Check {
+            ready: false,
+            id: None,
+            detail: "not started yet".into(),
+        },
+    };
+    closing(not_ready(Json(body).into_response()))
+}
+
+/// Any other request while starting: a plain 503 that the guard puts into the API's shape.
+async fn starting_unavailable(State(s): State<Starting>) -> Response {
+    let text = format!(
+        "Tjenesten starter ({}); prøv igjen om {RETRY_AFTER_S} sekunder",
+        s.get()
+    );
+    closing(not_ready(
+        (StatusCode::SERVICE_UNAVAILABLE, text).into_response(),
+    ))
+}
