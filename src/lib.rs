@@ -20,6 +20,7 @@ pub mod config;
 pub mod generate;
 pub mod generation;
 pub mod index;
+pub mod metrics;
 pub mod query;
 pub mod server;
 pub mod snapshot;

@@ -144,6 +144,7 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         header_read_timeout: Duration::from_secs(args.header_timeout.max(1)),
         ..api::ConnectionLimits::default()
     };
+    config.ops = args.ops.options();
     config.query_budget = Duration::try_from_secs_f64(args.query_budget)
         .context("--query-budget must be a non-negative number of seconds")?
         .min(api::max_query_budget(config.request_timeout));
@@ -255,9 +256,9 @@ pub async fn serve_on(
             p = permits.clone().acquire_owned() => p.context("connection limiter closed")?,
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
-                Ok((stream, _)) => stream,
+                Ok((stream, peer)) => (stream, peer.ip()),
                 Err(e) => {
                     // EMFILE/ENFILE/ECONNABORTED: the listener is fine, back off briefly.
                     tracing::warn!(error = %e, "accept failed");
@@ -274,7 +275,8 @@ pub async fn serve_on(
                 let svc = svc.clone();
                 async move {
                     Ok::<_, std::convert::Infallible>(
-                        svc.handle(req.map(axum::body::Body::new)).await,
+                        svc.handle_from(req.map(axum::body::Body::new), Some(peer))
+                            .await,
                     )
                 }
             });

@@ -25,25 +25,47 @@
 //! - request base: built from `Host` once per thread and host, then shared.
 
 use std::future::Future;
+use std::hash::{Hash, Hasher};
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
-use axum::http::{header, HeaderName, HeaderValue, Method};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::response::Response;
 use axum::Router;
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota};
 use tower::{Layer, ServiceExt};
 use tower_http::compression::predicate::{And, DefaultPredicate, Predicate};
 use tower_http::compression::{Compression, CompressionLayer};
-use tower_http::cors::CorsLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tracing::Instrument;
 
 use super::guard;
 use super::request_base;
+use super::{media, AppState, OpsOptions, READ_BASE};
+use crate::generation::GenerationStore;
+use crate::metrics::{self, Metrics};
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+/// The header a client names itself with (the rate limit's key before the IP address).
+pub const X_CLIENT: HeaderName = HeaderName::from_static("x-client");
+/// `Server` on every response.
+pub const SERVER: &str = concat!("vegdb/", env!("CARGO_PKG_VERSION"));
+/// Where the metrics are served (outside both APIs).
+pub const METRICS_PATH: &str = "/metrics";
+/// Paths neither shed nor rate-limited: monitoring must see an overloaded server.
+const MONITORING_PATHS: &[&str] = &[METRICS_PATH, "/health", "/ready"];
+/// Target of the access log lines.
+pub const ACCESS_LOG_TARGET: &str = "vegdb::access";
+/// Content type of the Prometheus text exposition format.
+pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// Compression predicate: not the errors the guard reshapes (it reads their text).
 #[derive(Clone, Copy, Debug)]
@@ -56,6 +78,7 @@ impl Predicate for NotReshaped {
 }
 
 type Compress = And<DefaultPredicate, NotReshaped>;
+type Headers = Vec<(HeaderName, HeaderValue)>;
 
 /// The routes with the whole request stack; cheap to clone (one reference count).
 #[derive(Clone)]
@@ -63,22 +86,64 @@ pub struct App {
     inner: Arc<Inner>,
 }
 
+/// The CORS headers of a response that is not a preflight, fixed at start-up.
+enum CorsHeaders {
+    /// Any origin: the same headers for every request.
+    Any(Headers),
+    /// Configured origins: the headers for each allowed origin, and for any other request.
+    Listed {
+        allowed: Vec<(HeaderValue, Headers)>,
+        other: Headers,
+    },
+}
+
+impl CorsHeaders {
+    fn for_origin(&self, origin: Option<&HeaderValue>) -> &Headers {
+        match self {
+            CorsHeaders::Any(h) => h,
+            CorsHeaders::Listed { allowed, other } => origin
+                .and_then(|o| allowed.iter().find(|(a, _)| a == o))
+                .map_or(other, |(_, h)| h),
+        }
+    }
+}
+
+/// Who a request counts against in the rate limit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum ClientKey {
+    Client(Box<[u8]>),
+    Ip(IpAddr),
+    Unknown,
+}
+
 struct Inner {
     router: Router,
     compression: CompressionLayer<Compress>,
     cors: CorsLayer,
-    /// The headers `cors` adds to a response that is not a preflight.
-    cors_headers: Vec<(HeaderName, HeaderValue)>,
+    cors_headers: CorsHeaders,
     timeout: Duration,
     base_from_request: bool,
+    store: Arc<GenerationStore>,
+    ops: OpsOptions,
+    metrics: Option<Arc<Metrics>>,
+    in_flight: AtomicUsize,
+    limiter: Option<Arc<DefaultKeyedRateLimiter<ClientKey>>>,
+    cache_public: HeaderValue,
+    cache_private: HeaderValue,
+    retry_after: HeaderValue,
+    server: HeaderValue,
 }
 
-/// The headers `CorsLayer` adds to an ordinary (non-preflight) response.
-async fn cors_headers_of(cors: &CorsLayer) -> Vec<(HeaderName, HeaderValue)> {
+/// The headers `CorsLayer` adds to an ordinary (non-preflight) response to a request from
+/// `origin`.
+async fn cors_headers_of(cors: &CorsLayer, origin: Option<&HeaderValue>) -> Headers {
     let probe = tower::service_fn(|_req: Request| async {
         Ok::<_, std::convert::Infallible>(Response::new(Body::empty()))
     });
-    let req = Request::get("/").body(Body::empty()).unwrap_or_default();
+    let mut req = Request::get("/").body(Body::empty()).unwrap_or_default();
+    if let Some(o) = origin {
+        req.headers_mut().insert(header::ORIGIN, o.clone());
+    }
     match cors.layer(probe).oneshot(req).await {
         Ok(r) => r
             .headers()
@@ -87,6 +152,28 @@ async fn cors_headers_of(cors: &CorsLayer) -> Vec<(HeaderName, HeaderValue)> {
             .collect(),
         Err(never) => match never {},
     }
+}
+
+/// The CORS layer for `origins` (empty: any origin) and the fixed headers of its ordinary
+/// answers.
+async fn cors_of(origins: &[String]) -> (CorsLayer, CorsHeaders) {
+    if origins.is_empty() || origins.iter().any(|o| o == "*") {
+        let cors = CorsLayer::permissive();
+        let headers = cors_headers_of(&cors, None).await;
+        return (cors, CorsHeaders::Any(headers));
+    }
+    let values: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|o| HeaderValue::from_str(o.trim().trim_end_matches('/')).ok())
+        .collect();
+    let cors = CorsLayer::permissive().allow_origin(AllowOrigin::list(values.clone()));
+    let mut allowed = Vec::new();
+    for v in values {
+        let headers = cors_headers_of(&cors, Some(&v)).await;
+        allowed.push((v, headers));
+    }
+    let other = cors_headers_of(&cors, None).await;
+    (cors, CorsHeaders::Listed { allowed, other })
 }
 
 /// A new request id: a UUID v4 from the thread's generator.
@@ -99,29 +186,150 @@ pub fn new_request_id() -> HeaderValue {
         .unwrap_or_else(|_| HeaderValue::from_static("-"))
 }
 
-impl App {
-    /// `router`: the routes with their state. Needs a tokio runtime (start-up work runs once).
-    pub async fn new(router: Router, timeout: Duration, base_from_request: bool) -> App {
-        let cors = CorsLayer::permissive();
-        let cors_headers = cors_headers_of(&cors).await;
-        App {
-            inner: Arc::new(Inner {
-                router,
-                compression: CompressionLayer::new()
-                    .gzip(true)
-                    .compress_when(DefaultPredicate::new().and(NotReshaped)),
-                cors,
-                cors_headers,
-                timeout,
-                base_from_request,
-            }),
+/// Counts a request in flight until dropped (also when its future is dropped).
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether a read-API answer to this path is the same for the whole of a generation (it gets
+/// an `ETag` and `Cache-Control`). `/status` is not: it reports more than the generation.
+fn cacheable_path(path: &str) -> bool {
+    path.strip_prefix(READ_BASE)
+        .is_some_and(|below| below != "/status")
+}
+
+/// The weak entity tag of a read-API answer: the generation and a hash of everything the
+/// answer depends on besides the data (method, target, the media type asked for, the host its
+/// links are built from, credentials that show sensitive values). Also whether credentials
+/// were sent (the answer is then private).
+fn entity_tag(generation: u64, req: &Request, with_host: bool) -> (HeaderValue, bool) {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    req.method().as_str().hash(&mut h);
+    req.uri()
+        .path_and_query()
+        .map_or("", |pq| pq.as_str())
+        .hash(&mut h);
+    let headers = req.headers();
+    let hash_all = |name: &HeaderName, h: &mut std::collections::hash_map::DefaultHasher| {
+        for v in headers.get_all(name) {
+            name.as_str().hash(h);
+            v.as_bytes().hash(h);
+        }
+    };
+    hash_all(&header::ACCEPT, &mut h);
+    hash_all(&media::SUFFIX_FORMAT, &mut h);
+    if with_host {
+        hash_all(&header::HOST, &mut h);
+    }
+    let private =
+        headers.contains_key(header::AUTHORIZATION) || headers.contains_key(header::COOKIE);
+    if private {
+        hash_all(&header::AUTHORIZATION, &mut h);
+        hash_all(&header::COOKIE, &mut h);
+    }
+    let mut buf = [0u8; 64];
+    let mut w = std::io::Cursor::new(&mut buf[..]);
+    let _ = std::io::Write::write_fmt(
+        &mut w,
+        format_args!("W/\"g{generation}-{:016x}\"", h.finish()),
+    );
+    let n = w.position() as usize;
+    let tag =
+        HeaderValue::from_bytes(&buf[..n]).unwrap_or_else(|_| HeaderValue::from_static("W/\"-\""));
+    (tag, private)
+}
+
+/// Whether `If-None-Match` names `tag` (weak comparison), and whether it is `*`.
+fn none_match(headers: &HeaderMap, tag: &HeaderValue) -> (bool, bool) {
+    let opaque = |t: &[u8]| -> Vec<u8> { t.strip_prefix(b"W/").unwrap_or(t).to_vec() };
+    let ours = opaque(tag.as_bytes());
+    let mut star = false;
+    for v in headers.get_all(header::IF_NONE_MATCH) {
+        for item in v.as_bytes().split(|&b| b == b',') {
+            let item = item.trim_ascii();
+            if item == b"*" {
+                star = true;
+            } else if opaque(item) == ours {
+                return (true, star);
+            }
         }
     }
+    (false, star)
+}
 
-    /// Answer one request.
-    pub async fn handle(&self, mut req: Request) -> Response {
+impl App {
+    /// `router`: the routes with their state; `state`: the configuration and the generation
+    /// store (for entity tags and metrics). Needs a tokio runtime (start-up work runs once;
+    /// the metrics upkeep runs on it).
+    pub async fn new(router: Router, state: &AppState) -> App {
+        let config = &state.config;
+        let ops = config.ops.clone();
+        let (cors, cors_headers) = cors_of(&ops.cors_origins).await;
+        let metrics = ops.metrics.then(|| {
+            Arc::new(Metrics::new(metrics::Sources {
+                store: Some(state.store.clone()),
+                writer: state.writer.clone(),
+            }))
+        });
+        let limiter = NonZeroU32::new(ops.rate_limit).map(|rate| {
+            let burst = NonZeroU32::new(ops.rate_burst).unwrap_or(rate);
+            Arc::new(DefaultKeyedRateLimiter::keyed(
+                Quota::per_second(rate).allow_burst(burst),
+            ))
+        });
+        let cache = |scope: &str| {
+            let text = match ops.cache_max_age {
+                0 => format!("{scope}, no-cache"),
+                n => format!("{scope}, max-age={n}"),
+            };
+            HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static("no-cache"))
+        };
+        let inner = Arc::new(Inner {
+            router,
+            compression: CompressionLayer::new()
+                .gzip(true)
+                .br(true)
+                .zstd(true)
+                .compress_when(DefaultPredicate::new().and(NotReshaped)),
+            cors,
+            cors_headers,
+            timeout: config.request_timeout,
+            base_from_request: config.base_from_request,
+            store: state.store.clone(),
+            cache_public: cache("public"),
+            cache_private: cache("private"),
+            retry_after: HeaderValue::from(ops.retry_after.max(1)),
+            server: HeaderValue::from_static(SERVER),
+            ops,
+            metrics,
+            in_flight: AtomicUsize::new(0),
+            limiter,
+        });
+        if inner.metrics.is_some() || inner.limiter.is_some() {
+            upkeep(Arc::downgrade(&inner));
+        }
+        App { inner }
+    }
+
+    /// Answer one request (from an unknown peer: see [`App::handle_from`]).
+    pub async fn handle(&self, req: Request) -> Response {
+        self.handle_from(req, None).await
+    }
+
+    /// Answer one request from `peer` (the rate limit's key when the request has no `X-Client`).
+    pub async fn handle_from(&self, mut req: Request, peer: Option<IpAddr>) -> Response {
         let started = tokio::time::Instant::now();
+        let inner = &*self.inner;
+        let log = inner
+            .ops
+            .access_log
+            .then(|| (req.method().clone(), req.uri().clone()));
         super::rewrite_suffix_in_place(&mut req);
+        let route = metrics::route_of(req.uri().path());
         let id = match req.headers().get(&X_REQUEST_ID) {
             Some(v) => v.clone(),
             None => {
@@ -134,60 +342,128 @@ impl App {
         let span = tracing::info_span!("request", method = %req.method(), uri = %req.uri(),
             request_id = %id.to_str().unwrap_or("-"));
         let mut response = if span.is_disabled() {
-            self.serve(req, started).await
+            self.serve(req, started, peer).await
         } else {
-            self.serve(req, started).instrument(span).await
+            self.serve(req, started, peer).instrument(span).await
         };
-        if !response.headers().contains_key(&X_REQUEST_ID) {
-            response.headers_mut().insert(X_REQUEST_ID, id);
+        let headers = response.headers_mut();
+        if !headers.contains_key(&X_REQUEST_ID) {
+            headers.insert(X_REQUEST_ID, id.clone());
+        }
+        headers.insert(header::SERVER, inner.server.clone());
+        let latency = started.elapsed();
+        let status = response.status();
+        if let Some(m) = &inner.metrics {
+            m.request(route, status.as_u16(), latency);
+        }
+        if let Some((method, uri)) = log {
+            if tracing::enabled!(target: ACCESS_LOG_TARGET, tracing::Level::INFO) {
+                let line = AccessLine {
+                    method,
+                    uri,
+                    status,
+                    latency,
+                    id,
+                };
+                match response.body().size_hint().exact() {
+                    Some(bytes) => line.emit(bytes),
+                    // streamed or compressed: logged when the body ends
+                    None => {
+                        return response.map(|b| {
+                            Body::new(Logged {
+                                inner: b,
+                                bytes: 0,
+                                line: Some(line),
+                            })
+                        })
+                    }
+                }
+            }
         }
         response
     }
 
-    async fn serve(&self, req: Request, started: tokio::time::Instant) -> Response {
+    /// The refusal of a request: shed (503) or rate-limited (429), with `Retry-After`.
+    fn refuse(
+        &self,
+        write: Option<super::write::Format>,
+        status: StatusCode,
+        wait: Option<Duration>,
+    ) -> Response {
+        let message = if status == StatusCode::TOO_MANY_REQUESTS {
+            "For mange forespørsler fra denne klienten; prøv igjen senere".to_string()
+        } else {
+            "Tjenesten er overbelastet; prøv igjen senere".to_string()
+        };
+        let mut r = guard::shaped(write, status, message);
+        let retry = match wait {
+            Some(w) => HeaderValue::from(w.as_secs().max(1)),
+            None => self.inner.retry_after.clone(),
+        };
+        r.headers_mut().insert(header::RETRY_AFTER, retry);
+        r
+    }
+
+    async fn serve(
+        &self,
+        req: Request,
+        started: tokio::time::Instant,
+        peer: Option<IpAddr>,
+    ) -> Response {
         tracing::debug!("started processing request");
+        let inner = &*self.inner;
+        let path = req.uri().path();
+        if path == METRICS_PATH && (req.method() == Method::GET || req.method() == Method::HEAD) {
+            if let Some(m) = &inner.metrics {
+                let text = m.render(inner.in_flight.load(Ordering::Relaxed));
+                let mut r = Response::new(Body::from(text));
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(METRICS_CONTENT_TYPE),
+                );
+                r.headers_mut()
+                    .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                return r;
+            }
+        }
+        let monitoring = MONITORING_PATHS.contains(&path);
+        let now_in_flight = inner.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        let _in_flight = InFlight(&inner.in_flight);
+        let origin = req.headers().get(header::ORIGIN).cloned();
         if req.method() == Method::OPTIONS {
             // A preflight: the CORS layer answers it without calling the routes.
-            let inner = tower::service_fn(|_req: Request| async {
+            let svc = tower::service_fn(|_req: Request| async {
                 Ok::<_, std::convert::Infallible>(Response::new(Body::empty()))
             });
-            return match self.inner.cors.layer(inner).oneshot(req).await {
+            return match inner.cors.layer(svc).oneshot(req).await {
                 Ok(r) => r,
                 Err(never) => match never {},
             };
         }
         let mut response = match guard::precheck(&req) {
             Err(r) => *r,
-            Ok(write) => {
-                let base = if self.inner.base_from_request {
-                    request_base::base_arc_of(&req)
-                } else {
-                    None
-                };
-                let svc: Compression<Router, Compress> =
-                    self.inner.compression.layer(self.inner.router.clone());
-                let call = svc.oneshot(req);
-                let deadline = started + self.inner.timeout;
-                let answered = match base {
-                    Some(base) => lazy_timeout(deadline, request_base::in_scope(base, call)).await,
-                    None => lazy_timeout(deadline, call).await,
-                };
-                match answered {
-                    Some(Ok(r)) => {
-                        let r = r.map(Body::new);
-                        if guard::needs_reshape(r.status(), r.headers()) {
-                            guard::reshape(write, r).await
-                        } else {
-                            r
-                        }
-                    }
-                    Some(Err(never)) => match never {},
-                    None => guard::timed_out(write),
+            Ok(write)
+                if !monitoring
+                    && inner.ops.max_in_flight > 0
+                    && now_in_flight > inner.ops.max_in_flight =>
+            {
+                if let Some(m) = &inner.metrics {
+                    m.shed();
                 }
+                self.refuse(write, StatusCode::SERVICE_UNAVAILABLE, None)
             }
+            Ok(write) => match self.rate_limited(&req, peer, monitoring) {
+                Some(wait) => {
+                    if let Some(m) = &inner.metrics {
+                        m.rate_limited();
+                    }
+                    self.refuse(write, StatusCode::TOO_MANY_REQUESTS, Some(wait))
+                }
+                None => self.call(req, write, started).await,
+            },
         };
         let headers = response.headers_mut();
-        for (name, value) in &self.inner.cors_headers {
+        for (name, value) in inner.cors_headers.for_origin(origin.as_ref()) {
             if name == header::VARY {
                 headers.append(name.clone(), value.clone());
             } else {
@@ -201,6 +477,210 @@ impl App {
             tracing::debug!(status = status.as_u16(), latency = ?started.elapsed(), "finished processing request");
         }
         response
+    }
+
+    /// How long a client over its rate must wait (None: go on).
+    fn rate_limited(
+        &self,
+        req: &Request,
+        peer: Option<IpAddr>,
+        monitoring: bool,
+    ) -> Option<Duration> {
+        let limiter = self.inner.limiter.as_ref()?;
+        if monitoring {
+            return None;
+        }
+        let key = match req.headers().get(X_CLIENT) {
+            Some(c) if !c.is_empty() => ClientKey::Client(c.as_bytes().into()),
+            _ => peer.map_or(ClientKey::Unknown, ClientKey::Ip),
+        };
+        match limiter.check_key(&key) {
+            Ok(()) => None,
+            Err(not_until) => Some(not_until.wait_time_from(DefaultClock::default().now())),
+        }
+    }
+
+    /// The routes, with the entity tag checked before and added after.
+    async fn call(
+        &self,
+        req: Request,
+        write: Option<super::write::Format>,
+        started: tokio::time::Instant,
+    ) -> Response {
+        let inner = &*self.inner;
+        let tag = (inner.ops.http_cache
+            && write.is_none()
+            && (req.method() == Method::GET || req.method() == Method::HEAD)
+            && cacheable_path(req.uri().path()))
+        .then(|| entity_tag(inner.store.current_id(), &req, inner.base_from_request));
+        let mut star = false;
+        if let Some((tag, private)) = &tag {
+            let (matched, any) = none_match(req.headers(), tag);
+            star = any;
+            if matched {
+                return self.not_modified(tag.clone(), *private);
+            }
+        }
+        let base = if inner.base_from_request {
+            request_base::base_arc_of(&req)
+        } else {
+            None
+        };
+        let svc: Compression<Router, Compress> = inner.compression.layer(inner.router.clone());
+        let call = svc.oneshot(req);
+        let deadline = started + inner.timeout;
+        let answered = match base {
+            Some(base) => lazy_timeout(deadline, request_base::in_scope(base, call)).await,
+            None => lazy_timeout(deadline, call).await,
+        };
+        let mut r = match answered {
+            Some(Ok(r)) => {
+                let r = r.map(Body::new);
+                if guard::needs_reshape(r.status(), r.headers()) {
+                    return guard::reshape(write, r).await;
+                }
+                r
+            }
+            Some(Err(never)) => match never {},
+            None => return guard::timed_out(write),
+        };
+        if let (Some((tag, private)), StatusCode::OK) = (tag, r.status()) {
+            if star {
+                return self.not_modified(tag, private);
+            }
+            let headers = r.headers_mut();
+            headers.insert(header::ETAG, tag);
+            headers.insert(header::CACHE_CONTROL, self.cache_control(private));
+            headers.append(header::VARY, HeaderValue::from_static("accept"));
+        }
+        r
+    }
+
+    fn cache_control(&self, private: bool) -> HeaderValue {
+        if private {
+            self.inner.cache_private.clone()
+        } else {
+            self.inner.cache_public.clone()
+        }
+    }
+
+    /// 304 with the validators a 200 would carry, without running the handler.
+    fn not_modified(&self, tag: HeaderValue, private: bool) -> Response {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        let headers = r.headers_mut();
+        headers.insert(header::ETAG, tag);
+        headers.insert(header::CACHE_CONTROL, self.cache_control(private));
+        headers.append(header::VARY, HeaderValue::from_static("accept"));
+        r
+    }
+
+    /// The metrics registry (None when `--metrics false`).
+    pub fn metrics(&self) -> Option<&Metrics> {
+        self.inner.metrics.as_deref()
+    }
+}
+
+/// Every 5 s while the app lives: fold histogram samples into buckets and forget idle
+/// rate-limit keys (off the request path, on the runtime's blocking pool).
+fn upkeep(inner: std::sync::Weak<Inner>) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    rt.spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(5));
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let Some(inner) = inner.upgrade() else {
+                return;
+            };
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Some(m) = &inner.metrics {
+                    m.upkeep();
+                }
+                if let Some(l) = &inner.limiter {
+                    l.retain_recent();
+                    l.shrink_to_fit();
+                }
+            })
+            .await;
+        }
+    });
+}
+
+/// The fields of one access-log line.
+struct AccessLine {
+    method: Method,
+    uri: Uri,
+    status: StatusCode,
+    latency: Duration,
+    id: HeaderValue,
+}
+
+impl AccessLine {
+    fn emit(&self, bytes: u64) {
+        tracing::info!(
+            target: ACCESS_LOG_TARGET,
+            method = %self.method,
+            path = %self.uri,
+            status = self.status.as_u16(),
+            bytes,
+            latency_us = self.latency.as_micros() as u64,
+            request_id = %self.id.to_str().unwrap_or("-"),
+            "request"
+        );
+    }
+}
+
+/// A response body that counts its bytes and writes the access-log line when it ends (or is
+/// dropped: the client went away).
+struct Logged {
+    inner: Body,
+    bytes: u64,
+    line: Option<AccessLine>,
+}
+
+impl Drop for Logged {
+    fn drop(&mut self) {
+        if let Some(line) = self.line.take() {
+            line.emit(self.bytes);
+        }
+    }
+}
+
+impl HttpBody for Logged {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(d) = frame.data_ref() {
+                    this.bytes += d.len() as u64;
+                }
+            }
+            Poll::Ready(None) => {
+                if let Some(line) = this.line.take() {
+                    line.emit(this.bytes);
+                }
+            }
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }
 

@@ -7,6 +7,7 @@ mod bin_server;
 mod clients_java;
 mod clients_ltglahn;
 mod edges;
+mod ops;
 mod read_catalog;
 mod read_network;
 mod read_objects;
