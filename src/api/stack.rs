@@ -1,6 +1,8 @@
 //! The request stack around the routes, as one hand-written function (issue 11): request ids,
 //! tracing, CORS, the API's head limits and error reshaping (`guard`), the request timeout, the
-//! request base (`request_base`) and gzip. It does what the tower-http layers it replaced did,
+//! request base (`request_base`) and compression (gzip, br, zstd); and the operations layers
+//! of issue 14 (`ApiConfig::ops`): `/metrics` (`crate::metrics`), the access log, entity tags
+//! and 304s, load shedding, the per-client rate limit, configured CORS origins, `Server`. It does what the tower-http layers it replaced did,
 //! without their per-request costs: a tower layer on an axum `Router` boxes the service and its
 //! future (two allocations per layer and request), `MakeRequestUuid` read the OS random source
 //! (a `getrandom` system call per request), `CorsLayer` built a `HeaderMap` per request, and
@@ -23,9 +25,19 @@
 //!   `Accept-Encoding`; bodies are compressed only when asked). Errors that the guard reshapes
 //!   are left uncompressed so that their text can be read.
 //! - request base: built from `Host` once per thread and host, then shared.
+//! - metrics: the route label from the path (string compares), then a counter add and a
+//!   histogram sample through handles resolved once per (route, status) (`crate::metrics`).
+//! - in flight / shedding: one atomic add and one subtract.
+//! - rate limit (off by default): the key (`X-Client` copied, else the IP address) and one
+//!   `governor` check in its sharded map.
+//! - entity tag (read API): the generation id (no reference count taken), a SipHash over the
+//!   method, target and a few headers, and one header value; a matching `If-None-Match` is
+//!   answered before the routes.
+//! - access log: the method and URI are kept (reference counts, no copy) and one `info` event
+//!   is emitted when the level is enabled; a body of unknown size is wrapped (one allocation)
+//!   so that its bytes are counted.
 
 use std::future::Future;
-use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::pin::Pin;
@@ -36,7 +48,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::response::Response;
 use axum::Router;
 use governor::clock::{Clock, DefaultClock};
@@ -154,12 +166,27 @@ async fn cors_headers_of(cors: &CorsLayer, origin: Option<&HeaderValue>) -> Head
     }
 }
 
+/// `headers` with `accept` added to its `Vary` (answers are negotiated by `Accept`, and their
+/// entity tags depend on it): one header value for both.
+fn with_vary_accept(mut headers: Headers) -> Headers {
+    match headers.iter_mut().find(|(n, _)| n == header::VARY) {
+        Some((_, v)) => {
+            let text = format!("{}, accept", v.to_str().unwrap_or(""));
+            if let Ok(joined) = HeaderValue::from_str(text.trim_start_matches(", ")) {
+                *v = joined;
+            }
+        }
+        None => headers.push((header::VARY, HeaderValue::from_static("accept"))),
+    }
+    headers
+}
+
 /// The CORS layer for `origins` (empty: any origin) and the fixed headers of its ordinary
-/// answers.
+/// answers (with `Vary: accept`).
 async fn cors_of(origins: &[String]) -> (CorsLayer, CorsHeaders) {
     if origins.is_empty() || origins.iter().any(|o| o == "*") {
         let cors = CorsLayer::permissive();
-        let headers = cors_headers_of(&cors, None).await;
+        let headers = with_vary_accept(cors_headers_of(&cors, None).await);
         return (cors, CorsHeaders::Any(headers));
     }
     let values: Vec<HeaderValue> = origins
@@ -169,10 +196,10 @@ async fn cors_of(origins: &[String]) -> (CorsLayer, CorsHeaders) {
     let cors = CorsLayer::permissive().allow_origin(AllowOrigin::list(values.clone()));
     let mut allowed = Vec::new();
     for v in values {
-        let headers = cors_headers_of(&cors, Some(&v)).await;
+        let headers = with_vary_accept(cors_headers_of(&cors, Some(&v)).await);
         allowed.push((v, headers));
     }
-    let other = cors_headers_of(&cors, None).await;
+    let other = with_vary_accept(cors_headers_of(&cors, None).await);
     (cors, CorsHeaders::Listed { allowed, other })
 }
 
@@ -205,55 +232,100 @@ fn cacheable_path(path: &str) -> bool {
 /// The weak entity tag of a read-API answer: the generation and a hash of everything the
 /// answer depends on besides the data (method, target, the media type asked for, the host its
 /// links are built from, credentials that show sensitive values). Also whether credentials
-/// were sent (the answer is then private).
+/// were sent (the answer is then private). One pass over the headers, no allocation but the
+/// header value's.
 fn entity_tag(generation: u64, req: &Request, with_host: bool) -> (HeaderValue, bool) {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    req.method().as_str().hash(&mut h);
-    req.uri()
-        .path_and_query()
-        .map_or("", |pq| pq.as_str())
-        .hash(&mut h);
-    let headers = req.headers();
-    let hash_all = |name: &HeaderName, h: &mut std::collections::hash_map::DefaultHasher| {
-        for v in headers.get_all(name) {
-            name.as_str().hash(h);
-            v.as_bytes().hash(h);
-        }
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = foldhash::fast::FixedState::with_seed(0x7665_6764_6265_7467).build_hasher();
+    // HEAD describes the GET answer: the same tag
+    let method = if req.method() == Method::HEAD {
+        &Method::GET
+    } else {
+        req.method()
     };
-    hash_all(&header::ACCEPT, &mut h);
-    hash_all(&media::SUFFIX_FORMAT, &mut h);
-    if with_host {
-        hash_all(&header::HOST, &mut h);
-    }
-    let private =
-        headers.contains_key(header::AUTHORIZATION) || headers.contains_key(header::COOKIE);
-    if private {
-        hash_all(&header::AUTHORIZATION, &mut h);
-        hash_all(&header::COOKIE, &mut h);
-    }
-    let mut buf = [0u8; 64];
-    let mut w = std::io::Cursor::new(&mut buf[..]);
-    let _ = std::io::Write::write_fmt(
-        &mut w,
-        format_args!("W/\"g{generation}-{:016x}\"", h.finish()),
+    h.write(method.as_str().as_bytes());
+    h.write_u8(0);
+    h.write(
+        req.uri()
+            .path_and_query()
+            .map_or("", |pq| pq.as_str())
+            .as_bytes(),
     );
-    let n = w.position() as usize;
-    let tag =
-        HeaderValue::from_bytes(&buf[..n]).unwrap_or_else(|_| HeaderValue::from_static("W/\"-\""));
-    (tag, private)
+    h.write_u8(0);
+    let mut private = false;
+    for (name, value) in req.headers() {
+        let include = if name == header::ACCEPT || name == media::SUFFIX_FORMAT {
+            true
+        } else if name == header::HOST {
+            with_host
+        } else if name == header::AUTHORIZATION || name == header::COOKIE {
+            private = true;
+            true
+        } else {
+            false
+        };
+        if include {
+            h.write(name.as_str().as_bytes());
+            h.write_u8(b':');
+            h.write(value.as_bytes());
+            h.write_u8(0);
+        }
+    }
+    (tag_value(generation, h.finish()), private)
+}
+
+/// `W/"g<generation>-<hash as 16 hex digits>"`.
+fn tag_value(generation: u64, hash: u64) -> HeaderValue {
+    let mut buf = [0u8; 48];
+    buf[..4].copy_from_slice(b"W/\"g");
+    let mut n = 4;
+    let mut digits = [0u8; 20];
+    let mut d = 0;
+    let mut g = generation;
+    loop {
+        digits[d] = b'0' + (g % 10) as u8;
+        d += 1;
+        g /= 10;
+        if g == 0 {
+            break;
+        }
+    }
+    for i in (0..d).rev() {
+        buf[n] = digits[i];
+        n += 1;
+    }
+    buf[n] = b'-';
+    n += 1;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for i in (0..16).rev() {
+        buf[n] = HEX[((hash >> (i * 4)) & 0xf) as usize];
+        n += 1;
+    }
+    buf[n] = b'"';
+    n += 1;
+    HeaderValue::from_bytes(&buf[..n]).unwrap_or_else(|_| HeaderValue::from_static("W/\"-\""))
 }
 
 /// Whether `If-None-Match` names `tag` (weak comparison), and whether it is `*`.
-fn none_match(headers: &HeaderMap, tag: &HeaderValue) -> (bool, bool) {
-    let opaque = |t: &[u8]| -> Vec<u8> { t.strip_prefix(b"W/").unwrap_or(t).to_vec() };
-    let ours = opaque(tag.as_bytes());
+fn none_match(
+    values: axum::http::header::GetAll<'_, HeaderValue>,
+    tag: &HeaderValue,
+) -> (bool, bool) {
+    let opaque = |t: &[u8]| -> usize {
+        if t.starts_with(b"W/") {
+            2
+        } else {
+            0
+        }
+    };
+    let ours = &tag.as_bytes()[opaque(tag.as_bytes())..];
     let mut star = false;
-    for v in headers.get_all(header::IF_NONE_MATCH) {
+    for v in values {
         for item in v.as_bytes().split(|&b| b == b',') {
             let item = item.trim_ascii();
             if item == b"*" {
                 star = true;
-            } else if opaque(item) == ours {
+            } else if &item[opaque(item)..] == ours {
                 return (true, star);
             }
         }
@@ -515,10 +587,12 @@ impl App {
         .then(|| entity_tag(inner.store.current_id(), &req, inner.base_from_request));
         let mut star = false;
         if let Some((tag, private)) = &tag {
-            let (matched, any) = none_match(req.headers(), tag);
-            star = any;
-            if matched {
-                return self.not_modified(tag.clone(), *private);
+            if req.headers().contains_key(header::IF_NONE_MATCH) {
+                let (matched, any) = none_match(req.headers().get_all(header::IF_NONE_MATCH), tag);
+                star = any;
+                if matched {
+                    return self.not_modified(tag.clone(), *private);
+                }
             }
         }
         let base = if inner.base_from_request {
@@ -548,10 +622,10 @@ impl App {
             if star {
                 return self.not_modified(tag, private);
             }
+            // (`Vary: Accept` is among the CORS headers every answer gets)
             let headers = r.headers_mut();
             headers.insert(header::ETAG, tag);
             headers.insert(header::CACHE_CONTROL, self.cache_control(private));
-            headers.append(header::VARY, HeaderValue::from_static("accept"));
         }
         r
     }
@@ -571,7 +645,6 @@ impl App {
         let headers = r.headers_mut();
         headers.insert(header::ETAG, tag);
         headers.insert(header::CACHE_CONTROL, self.cache_control(private));
-        headers.append(header::VARY, HeaderValue::from_static("accept"));
         r
     }
 
@@ -701,6 +774,7 @@ async fn lazy_timeout<F: Future>(deadline: tokio::time::Instant, fut: F) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderMap;
 
     #[test]
     fn request_ids_are_uuid_v4_and_differ() {
@@ -712,6 +786,28 @@ mod tests {
             assert_eq!(u.get_version_num(), 4);
             assert_eq!(v.len(), 36);
         }
+    }
+
+    #[test]
+    fn tags_are_written_and_matched_weakly() {
+        let tag = tag_value(42, 0x0123_4567_89ab_cdef);
+        assert_eq!(tag, "W/\"g42-0123456789abcdef\"");
+        assert_eq!(tag_value(0, 0), "W/\"g0-0000000000000000\"");
+        let mut h = HeaderMap::new();
+        let names = |h: &HeaderMap| none_match(h.get_all(header::IF_NONE_MATCH), &tag);
+        assert_eq!(names(&h), (false, false));
+        h.insert(
+            header::IF_NONE_MATCH,
+            HeaderValue::from_static("\"a\", \"g42-0123456789abcdef\""),
+        );
+        assert_eq!(names(&h), (true, false));
+        h.insert(
+            header::IF_NONE_MATCH,
+            HeaderValue::from_static("W/\"g41-0123456789abcdef\""),
+        );
+        assert_eq!(names(&h), (false, false));
+        h.insert(header::IF_NONE_MATCH, HeaderValue::from_static("*"));
+        assert_eq!(names(&h), (false, true));
     }
 
     #[tokio::test]

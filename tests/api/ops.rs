@@ -293,8 +293,16 @@ async fn etags_are_stable_per_generation_and_answer_304() {
     let tag = a.headers()["etag"].clone();
     assert!(tag.to_str().unwrap().starts_with("W/\""), "{tag:?}");
     assert_eq!(b.headers()["etag"], tag);
+    let head = client.head(&url).send().await.unwrap();
+    assert_eq!(head.status(), 200);
+    assert_eq!(head.headers()["etag"], tag);
     assert_eq!(a.headers()["cache-control"], "public, no-cache");
-    assert!(a.headers().get_all("vary").iter().any(|v| v == "accept"));
+    assert!(a
+        .headers()
+        .get_all("vary")
+        .iter()
+        .flat_map(|v| v.to_str().unwrap().split(',').map(|s| s.trim().to_string()))
+        .any(|v| v == "accept"));
     let body = a.text().await.unwrap();
     // a matching If-None-Match (also in a list, also strong) is 304 without a body
     for inm in [
@@ -506,6 +514,39 @@ async fn a_limit_of_one_sheds_while_a_slow_request_runs() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(app.handle(request(&posisjon())).await.status(), 200);
     assert_eq!(slow.await.unwrap().status(), 200);
+}
+
+/// A matching `If-None-Match` is answered before the handler runs: the slow route (400 ms)
+/// answers its 304 at once.
+#[tokio::test]
+async fn a_304_does_not_run_the_handler() {
+    let app = app_with_slow_route(OpsOptions::default()).await;
+    let t = std::time::Instant::now();
+    let r = app.handle(request("/nvdb/api/v2/slow")).await;
+    assert!(t.elapsed() >= Duration::from_millis(400));
+    assert_eq!(r.status(), 200);
+    let tag = r.headers()["etag"].clone();
+    let mut req = request("/nvdb/api/v2/slow");
+    req.headers_mut().insert("if-none-match", tag.clone());
+    let t = std::time::Instant::now();
+    let r = app.handle(req).await;
+    assert_eq!(r.status(), 304);
+    assert!(
+        t.elapsed() < Duration::from_millis(200),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(r.headers()["etag"], tag);
+    // `*` matches any current answer: the handler runs and its 200 becomes a 304
+    let mut req = request("/nvdb/api/v2/slow");
+    req.headers_mut()
+        .insert("if-none-match", "*".parse().unwrap());
+    let r = app.handle(req).await;
+    assert_eq!(r.status(), 304);
+    let mut req = request("/nvdb/api/v2/vegobjekttyper/999999");
+    req.headers_mut()
+        .insert("if-none-match", "*".parse().unwrap());
+    assert_eq!(app.handle(req).await.status(), 404);
 }
 
 #[tokio::test]
