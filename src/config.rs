@@ -79,6 +79,79 @@ pub struct ServeArgs {
     /// Worker threads serving requests (default: one per CPU).
     #[arg(long, env = "VEGDB_WORKERS")]
     pub workers: Option<usize>,
+    /// Operations layers of the request stack (issue 14).
+    #[command(flatten)]
+    pub ops: OpsArgs,
+}
+
+/// `vegdb serve` flags of the request stack's operations layers (issue 14): metrics, access
+/// log, HTTP caching, load shedding, rate limiting, CORS origins.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OpsArgs {
+    /// Serve Prometheus metrics at /metrics (at the server root, outside both APIs).
+    #[arg(long, env = "VEGDB_METRICS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub metrics: bool,
+    /// Log one line per request at info level (target vegdb::access: method, path, status,
+    /// bytes, latency, request id).
+    #[arg(long, env = "VEGDB_ACCESS_LOG", default_value_t = true, action = clap::ArgAction::Set)]
+    pub access_log: bool,
+    /// ETag and Cache-Control on read-API answers, and 304 Not Modified for a matching
+    /// If-None-Match (the data changes only with the generation).
+    #[arg(long, env = "VEGDB_HTTP_CACHE", default_value_t = true, action = clap::ArgAction::Set)]
+    pub http_cache: bool,
+    /// Seconds clients and proxies may reuse a read-API answer without asking again
+    /// (Cache-Control max-age); 0: no-cache, always revalidate with the ETag.
+    #[arg(long, env = "VEGDB_CACHE_MAX_AGE", default_value_t = 0)]
+    pub cache_max_age: u32,
+    /// Most requests answered at once; further ones are refused at once with 503 and
+    /// Retry-After (load shedding; /metrics, /health and /ready are exempt). 0: no limit.
+    #[arg(long, env = "VEGDB_MAX_IN_FLIGHT", default_value_t = crate::api::DEFAULT_MAX_IN_FLIGHT)]
+    pub max_in_flight: usize,
+    /// Retry-After seconds sent with a 503 of load shedding.
+    #[arg(long, env = "VEGDB_RETRY_AFTER", default_value_t = 1)]
+    pub retry_after: u32,
+    /// Requests per second allowed per client (X-Client, else the IP address); more are
+    /// refused with 429 and Retry-After. 0: no rate limit.
+    #[arg(long, env = "VEGDB_RATE_LIMIT", default_value_t = 0)]
+    pub rate_limit: u32,
+    /// Requests a client may send in a burst above --rate-limit (0: as many as the rate).
+    #[arg(long, env = "VEGDB_RATE_BURST", default_value_t = 0)]
+    pub rate_burst: u32,
+    /// Origins allowed to call the APIs from a browser (CORS), comma-separated, e.g.
+    /// https://kart.example.no; * allows any origin.
+    #[arg(
+        long,
+        env = "VEGDB_CORS_ORIGINS",
+        value_delimiter = ',',
+        default_value = "*"
+    )]
+    pub cors_origins: Vec<String>,
+}
+
+impl OpsArgs {
+    /// The request stack's options.
+    pub fn options(&self) -> crate::api::OpsOptions {
+        crate::api::OpsOptions {
+            metrics: self.metrics,
+            access_log: self.access_log,
+            http_cache: self.http_cache,
+            cache_max_age: self.cache_max_age,
+            max_in_flight: self.max_in_flight,
+            retry_after: self.retry_after,
+            rate_limit: self.rate_limit,
+            rate_burst: self.rate_burst,
+            // `*` anywhere in the list: any origin (an empty list)
+            cors_origins: if self.cors_origins.iter().any(|o| o.trim() == "*") {
+                Vec::new()
+            } else {
+                self.cors_origins
+                    .iter()
+                    .map(|o| o.trim().to_string())
+                    .filter(|o| !o.is_empty())
+                    .collect()
+            },
+        }
+    }
 }
 
 /// `vegdb serve --runtime`.

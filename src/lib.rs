@@ -22,6 +22,7 @@ pub mod demo;
 pub mod generate;
 pub mod generation;
 pub mod index;
+pub mod metrics;
 pub mod query;
 pub mod server;
 pub mod snapshot;

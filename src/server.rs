@@ -265,6 +265,7 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
         header_read_timeout: Duration::from_secs(args.header_timeout.max(1)),
         ..api::ConnectionLimits::default()
     };
+    config.ops = args.ops.options();
     config.query_budget = Duration::try_from_secs_f64(args.query_budget)
         .context("--query-budget must be a non-negative number of seconds")?
         .min(api::max_query_budget(config.request_timeout));
@@ -426,8 +427,11 @@ pub async fn serve_starting(
 ) -> anyhow::Result<()> {
     use hyper_util::rt::TokioIo;
 
+    // the configuration is not known yet: the defaults (any origin, no cache headers matter)
+    let starting_config = ApiConfig::new("http://localhost", timeout);
     let starting_app =
-        api::stack::App::new(api::health::starting_router(starting), timeout, false).await;
+        api::stack::App::without_data(api::health::starting_router(starting), &starting_config)
+            .await;
     let mut loading = std::pin::pin!(loading);
     let mut app: Option<api::stack::App> = None;
     let mut outcome = Ok(());
@@ -504,9 +508,9 @@ pub async fn serve_starting(
             p = permits.clone().acquire_owned() => p.context("connection limiter closed")?,
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
-                Ok((stream, _)) => stream,
+                Ok((stream, peer)) => (stream, peer.ip()),
                 Err(e) => {
                     // EMFILE/ENFILE/ECONNABORTED: the listener is fine, back off briefly.
                     tracing::warn!(error = %e, "accept failed");
@@ -526,7 +530,9 @@ pub async fn serve_starting(
                 let seen = seen.clone();
                 seen.request_started();
                 async move {
-                    let response = svc.handle(req.map(axum::body::Body::new)).await;
+                    let response = svc
+                        .handle_from(req.map(axum::body::Body::new), Some(peer))
+                        .await;
                     seen.request_answered();
                     Ok::<_, std::convert::Infallible>(response)
                 }

@@ -31,6 +31,8 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["api::error"],
     &["api"],
+    // the metrics registry: read by the request stack, reads the writer and the generation store
+    &["metrics"],
     // import and refresh build generations with the writer's working state (`changeset`)
     &["import"],
     &["changeset"],

@@ -36,7 +36,7 @@ fn is_write_path(path: &str) -> bool {
 }
 
 /// Status and message in the shape of the API the path belongs to (`write`: the fault format).
-fn shaped(write: Option<Format>, status: StatusCode, message: String) -> Response {
+pub fn shaped(write: Option<Format>, status: StatusCode, message: String) -> Response {
     if let Some(format) = write {
         Fault::new(status, message, format).into_response()
     } else {

@@ -61,6 +61,50 @@ pub struct ApiConfig {
     /// Stream list pages chunk by chunk as the client reads (`stream`); off renders each page
     /// whole (tests compare the two).
     pub stream_pages: bool,
+    /// The operations layers of the request stack (issue 14; see [`stack`]).
+    pub ops: OpsOptions,
+}
+
+/// The operations layers of the request stack (`stack`): metrics, access log, HTTP caching,
+/// load shedding, rate limiting, CORS origins.
+#[derive(Debug, Clone)]
+pub struct OpsOptions {
+    /// Serve Prometheus metrics at `/metrics` (and count requests for them).
+    pub metrics: bool,
+    /// One info line per request (target `vegdb::access`).
+    pub access_log: bool,
+    /// `ETag` and `Cache-Control` on read-API answers, 304 for a matching `If-None-Match`.
+    pub http_cache: bool,
+    /// `Cache-Control: max-age` of read-API answers in seconds (0: `no-cache`, revalidate).
+    pub cache_max_age: u32,
+    /// Requests answered at once; more are refused at once with 503 (0: no limit).
+    pub max_in_flight: usize,
+    /// `Retry-After` seconds of a refused (shed or rate-limited) request's answer.
+    pub retry_after: u32,
+    /// Requests per second per client (`X-Client`, else the peer's IP address); 0: no limit.
+    pub rate_limit: u32,
+    /// Requests a client may make at once above the rate (0: the rate).
+    pub rate_burst: u32,
+    /// Origins allowed by CORS; empty: any origin.
+    pub cors_origins: Vec<String>,
+}
+
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+
+impl Default for OpsOptions {
+    fn default() -> Self {
+        OpsOptions {
+            metrics: true,
+            access_log: true,
+            http_cache: true,
+            cache_max_age: 0,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            retry_after: 1,
+            rate_limit: 0,
+            rate_burst: 0,
+            cors_origins: Vec::new(),
+        }
+    }
 }
 
 /// Limits enforced per connection by the server loop (`server::serve`).
@@ -110,6 +154,7 @@ impl ApiConfig {
             query_budget: max_query_budget(request_timeout)
                 .min(crate::query::limits::DEFAULT_QUERY_BUDGET),
             stream_pages: true,
+            ops: OpsOptions::default(),
         }
     }
 }
@@ -270,7 +315,5 @@ pub fn routes(state: AppState) -> Router {
 /// The whole application: the routes inside the request stack (request ids, tracing, CORS,
 /// the guard's limits and error shapes, timeout, request base, gzip; see [`stack`]).
 pub async fn app(state: AppState) -> stack::App {
-    let timeout = state.config.request_timeout;
-    let base_from_request = state.config.base_from_request;
-    stack::App::new(routes(state), timeout, base_from_request).await
+    stack::App::new(routes(state.clone()), &state).await
 }

@@ -30,6 +30,29 @@ pub const INBOX_INTERVAL: Duration = Duration::from_millis(100);
 static RELOAD: AtomicBool = AtomicBool::new(false);
 static WATCH_MS: AtomicU64 = AtomicU64::new(DEFAULT_WATCH_INTERVAL_S * 1000);
 
+/// Hand-offs (from `generate`, `import`, `refresh`) published and served by this process.
+static HANDOFFS_ADOPTED: AtomicU64 = AtomicU64::new(0);
+/// Whether a hand-off is acknowledged and its build not yet ready (changesets wait meanwhile).
+static HANDOFF_WAITING: AtomicBool = AtomicBool::new(false);
+
+/// Progress of generations handed over by producers, for the metrics registry: (hand-offs
+/// published so far, whether one is being built now).
+pub fn handoff_progress() -> (u64, bool) {
+    (
+        HANDOFFS_ADOPTED.load(Ordering::Relaxed),
+        HANDOFF_WAITING.load(Ordering::Relaxed),
+    )
+}
+
+/// Clears `HANDOFF_WAITING` however a hand-off ends.
+struct Waiting;
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        HANDOFF_WAITING.store(false, Ordering::Relaxed);
+    }
+}
+
 /// Look at CURRENT (and the inbox) now: the server calls it on SIGHUP.
 pub fn request_reload() {
     RELOAD.store(true, Ordering::SeqCst);
@@ -100,6 +123,8 @@ impl Adopter {
     ) -> Result<()> {
         let base = store.current();
         request.acknowledge(Some(base.id))?;
+        HANDOFF_WAITING.store(true, Ordering::Relaxed);
+        let _waiting = Waiting;
         tracing::info!(request = %request.dir.display(), base = base.id, "a generation is being handed over; changesets wait for it");
         let waited = Instant::now();
         match request.wait_ready(BUILD_TIMEOUT) {
@@ -136,6 +161,7 @@ impl Adopter {
                 let made_by = g.manifest.made_by();
                 retired.push(store.current());
                 store.swap(g);
+                HANDOFFS_ADOPTED.fetch_add(1, Ordering::Relaxed);
                 request.answer(Ok(id))?;
                 tracing::info!(
                     generation = id,

@@ -157,6 +157,10 @@ impl Generation {
         };
         let objects: BTreeMap<u32, Arc<TypeData>> = typed.into_iter().collect();
         let next_object_id = next_free_id(&objects, &deleted);
+        LAST_LOAD_MS.store(
+            started.elapsed().as_millis() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         Ok((
             Generation {
                 id: manifest.generation,
@@ -198,6 +202,10 @@ fn next_free_id(objects: &BTreeMap<u32, Arc<TypeData>>, deleted: &DeletedTable) 
     live.max(gone) + 1
 }
 
+/// Milliseconds the last completed [`Generation::load`] of this process took (the metrics
+/// registry reads it; 0 before the first).
+pub static LAST_LOAD_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// The current generation, swapped atomically when a new one is published. Readers call
 /// `current()` once per request.
 pub struct GenerationStore {
@@ -212,6 +220,10 @@ impl GenerationStore {
     }
     pub fn current(&self) -> std::sync::Arc<Generation> {
         self.current.load_full()
+    }
+    /// The id of the current generation, without taking a reference to it.
+    pub fn current_id(&self) -> u64 {
+        self.current.load().id
     }
     pub fn swap(&self, g: Generation) {
         self.current.store(std::sync::Arc::new(g));

@@ -8,6 +8,7 @@ mod clients_java;
 mod clients_ltglahn;
 mod edges;
 mod health;
+mod ops;
 mod read_catalog;
 mod read_network;
 mod read_objects;

@@ -238,6 +238,17 @@ impl Journal {
         }
     }
 
+    /// How many changesets the journal holds in each state (every state, zeros included).
+    pub fn count_by_progress(&self) -> Vec<(Progress, usize)> {
+        let mut counts: Vec<(Progress, usize)> = Progress::ALL.iter().map(|&p| (p, 0)).collect();
+        for r in self.records.lock().expect("journal lock").values() {
+            if let Some(c) = counts.iter_mut().find(|(p, _)| *p == r.progress) {
+                c.1 += 1;
+            }
+        }
+        counts
+    }
+
     pub fn list(&self) -> Vec<Record> {
         self.records
             .lock()

@@ -28,6 +28,16 @@ pub enum Progress {
 }
 
 impl Progress {
+    /// Every state.
+    pub const ALL: [Progress; 7] = [
+        Progress::NotStarted,
+        Progress::Processing,
+        Progress::Waiting,
+        Progress::Cancelled,
+        Progress::Rejected,
+        Progress::Done,
+        Progress::DoneAndVisible,
+    ];
     pub fn api_name(self) -> &'static str {
         match self {
             Progress::NotStarted => "IKKE_STARTET",

@@ -77,6 +77,48 @@ pub struct Writer {
     owner_rights: Option<RightsSource>,
     /// The writer thread runs (cleared when it ends, also by a panic); `/ready` reads it.
     running: std::sync::atomic::AtomicBool,
+    /// Plain counters for the metrics registry (`crate::metrics` reads them).
+    pub stats: WriterStats,
+}
+
+/// What the writer tells the metrics registry: its queue and its publishing times.
+#[derive(Default)]
+pub struct WriterStats {
+    /// Changesets sent to the writer thread and not yet taken by it.
+    queued: std::sync::atomic::AtomicUsize,
+    /// Seconds each publish took since the last `take_publish_seconds` (at most
+    /// `MAX_KEPT_PUBLISH_TIMES`; later ones are dropped until taken).
+    publish_seconds: Mutex<Vec<f64>>,
+}
+
+const MAX_KEPT_PUBLISH_TIMES: usize = 65_536;
+
+impl WriterStats {
+    /// Changesets waiting for the writer thread to take them.
+    pub fn queue_len(&self) -> usize {
+        self.queued.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// The publish durations (seconds) recorded since the last call.
+    pub fn take_publish_seconds(&self) -> Vec<f64> {
+        std::mem::take(&mut *self.publish_seconds.lock().expect("stats lock"))
+    }
+    fn queued(&self) {
+        self.queued
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn taken(&self) {
+        let _ = self.queued.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |n| Some(n.saturating_sub(1)),
+        );
+    }
+    fn published(&self, seconds: f64) {
+        let mut times = self.publish_seconds.lock().expect("stats lock");
+        if times.len() < MAX_KEPT_PUBLISH_TIMES {
+            times.push(seconds);
+        }
+    }
 }
 
 impl Writer {
@@ -125,6 +167,7 @@ impl Writer {
             fail_next_publish: std::sync::atomic::AtomicBool::new(false),
             owner_rights,
             running: std::sync::atomic::AtomicBool::new(true),
+            stats: WriterStats::default(),
         });
         writer.recover()?;
         let w = writer.clone();
@@ -186,6 +229,7 @@ impl Writer {
 
     fn enqueue(&self, id: &str) {
         // the receiver lives as long as the writer thread, which lives as long as the process
+        self.stats.queued();
         let _ = self.queue.lock().expect("queue lock").send(id.to_string());
     }
 

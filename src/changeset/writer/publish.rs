@@ -102,6 +102,7 @@ impl Writer {
             .map(|(t, m)| (t, (m.table, m.changes)))
             .collect();
         let g = base.derive(final_dir, manifest, tables, deleted, parents);
+        self.stats.published(t0.elapsed().as_secs_f64());
         tracing::debug!(
             generation = id,
             written_ms,

@@ -72,14 +72,20 @@ impl Writer {
             });
             if ids.is_empty() {
                 match rx.recv_timeout(std::time::Duration::from_millis(50)) {
-                    Ok(id) => ids.push(id),
+                    Ok(id) => {
+                        self.stats.taken();
+                        ids.push(id)
+                    }
                     Err(mpsc::RecvTimeoutError::Timeout) => continue,
                     Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 }
             }
             while ids.len() < MAX_BATCH_CHANGESETS {
                 match rx.try_recv() {
-                    Ok(id) => ids.push(id),
+                    Ok(id) => {
+                        self.stats.taken();
+                        ids.push(id)
+                    }
                     Err(_) => break,
                 }
             }
