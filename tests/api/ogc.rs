@@ -219,7 +219,7 @@ async fn property_filters_bbox_and_crs() {
         .as_array()
         .expect("values")
         .iter()
-        .find(|v| v["verdi"] == 80)
+        .find(|v| v["verdi"].as_f64() == Some(80.0))
         .expect("80")["id"]
         .as_u64()
         .expect("id");
