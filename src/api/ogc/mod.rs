@@ -145,6 +145,9 @@ impl IntoResponse for OgcError {
 
 type OgcResult<T> = Result<T, OgcError>;
 
+/// Makes the features of a page of rows.
+type FeaturesOf = Box<dyn Fn(Vec<u32>) -> Features>;
+
 /// The query's parameters in order.
 struct Query(Vec<(String, String)>);
 
@@ -617,48 +620,47 @@ fn items_inner(
             .filter(|(k, _)| !ITEM_PARAMS.contains(&k.as_str()))
             .cloned()
             .collect();
-    let (rows, features_of): (roaring::RoaringBitmap, Box<dyn Fn(Vec<u32>) -> Features>) =
-        if id == NETWORK {
-            if let Some((k, _)) = filters.first() {
-                return Err(OgcError::bad(format!("unknown parameter '{k}'")));
-            }
-            let rows = g.select_segments(&NetworkAreaFilter {
-                any_of: Vec::new(),
-                roads: Vec::new(),
-                bbox,
-            });
-            let (s2, g2) = (s.clone(), g.clone());
-            (
-                rows,
-                Box::new(move |page| link_features(s2.clone(), g2.clone(), page, crs)),
-            )
-        } else {
-            let tid: u32 = id
-                .parse()
-                .map_err(|_| OgcError::not_found(format!("no collection '{id}'")))?;
-            let data = g
-                .objects
-                .get(&tid)
-                .cloned()
-                .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
-            let t = g
-                .catalog
-                .object_type(tid)
-                .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
-            let filter = ObjectFilter {
-                bbox,
-                egenskap: property_filter(t, &filters)?,
-                ..Default::default()
-            };
-            let rows = g.select_objects(&data, &filter);
-            let g2 = g.clone();
-            (
-                rows,
-                Box::new(move |page| {
-                    Features::objects(g2.clone(), Some(data.clone()), page, crs, false)
-                }),
-            )
+    let (rows, features_of): (roaring::RoaringBitmap, FeaturesOf) = if id == NETWORK {
+        if let Some((k, _)) = filters.first() {
+            return Err(OgcError::bad(format!("unknown parameter '{k}'")));
+        }
+        let rows = g.select_segments(&NetworkAreaFilter {
+            any_of: Vec::new(),
+            roads: Vec::new(),
+            bbox,
+        });
+        let (s2, g2) = (s.clone(), g.clone());
+        (
+            rows,
+            Box::new(move |page| link_features(s2.clone(), g2.clone(), page, crs)),
+        )
+    } else {
+        let tid: u32 = id
+            .parse()
+            .map_err(|_| OgcError::not_found(format!("no collection '{id}'")))?;
+        let data = g
+            .objects
+            .get(&tid)
+            .cloned()
+            .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
+        let t = g
+            .catalog
+            .object_type(tid)
+            .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
+        let filter = ObjectFilter {
+            bbox,
+            egenskap: property_filter(t, &filters)?,
+            ..Default::default()
         };
+        let rows = g.select_objects(&data, &filter);
+        let g2 = g.clone();
+        (
+            rows,
+            Box::new(move |page| {
+                Features::objects(g2.clone(), Some(data.clone()), page, crs, false)
+            }),
+        )
+    };
     let matched = rows.len();
     let end = (offset.saturating_add(limit as u64)).min(matched);
     let page: Vec<u32> = (offset.min(end)..end)
