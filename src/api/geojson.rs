@@ -69,20 +69,15 @@ pub fn output_srid(p: &Params) -> ApiResult<Srid> {
         .unwrap_or(Srid::Wgs84))
 }
 
+/// A coordinate number: `geo::wkt`'s fixed-point writer (as the WKT of the v2 answers), with
+/// `-0` written `0`.
 fn push_num(out: &mut String, v: f64, decimals: usize) {
     if !v.is_finite() {
         out.push_str("null");
         return;
     }
     let start = out.len();
-    let _ = write!(out, "{v:.decimals$}");
-    if out[start..].contains('.') {
-        let trimmed = out[start..]
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .len();
-        out.truncate(start + trimmed);
-    }
+    crate::geo::wkt::push_num(out, v, decimals);
     if &out[start..] == "-0" {
         out.truncate(start);
         out.push('0');

@@ -189,7 +189,10 @@ impl Generation {
                 self.located_geometry(&pieces)
             }
         };
-        let geometry = storage.map(|g| g.to_srid(opts.srid)).transpose()?;
+        let geometry = match storage {
+            Some(g) if !opts.srid.is_native() => Some(g.to_srid(opts.srid)?),
+            native => native,
+        };
         let properties = match self.catalog.object_type(object.type_id()) {
             Some(t) if !opts.geometry_only => properties(t, object, opts.sensitive),
             _ => Vec::new(),

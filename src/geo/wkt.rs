@@ -9,7 +9,8 @@ use super::srid::{from_storage, Srid};
 use super::Coord3;
 use crate::error::Result;
 
-fn push_num(out: &mut String, v: f64, decimals: usize) {
+/// `v` with at most `decimals` decimals, trailing zeros trimmed (also used by the GeoJSON writer).
+pub fn push_num(out: &mut String, v: f64, decimals: usize) {
     // Fixed point through integers (much cheaper than float formatting with a precision),
     // trailing zeros trimmed: 262000.000 -> 262000, 12.500 -> 12.5.
     let scale = 10i64.pow(decimals as u32);
