@@ -7,7 +7,8 @@ use super::srid::{from_storage, Srid};
 use super::Coord3;
 use crate::error::Result;
 
-fn push_num(out: &mut String, v: f64, decimals: usize) {
+/// `v` with at most `decimals` decimals, trailing zeros trimmed (also used by the GeoJSON writer).
+pub fn push_num(out: &mut String, v: f64, decimals: usize) {
     crate::util::push_fixed(out, v, decimals as u32);
 }
 

@@ -9,6 +9,8 @@ mod clients_ltglahn;
 mod edges;
 mod health;
 mod ops;
+mod geojson;
+mod ogc;
 mod read_catalog;
 mod read_network;
 mod read_objects;
