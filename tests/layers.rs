@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["api::stack"],
     &["api::openapi", "api::guard"],
-    &["api::read", "api::write"],
+    &["api::read", "api::write", "api::tiles"],
     &["api::object_json"],
     &["api::stream"],
     &["api::object_docs"],
@@ -35,7 +35,7 @@ const LAYERS: &[&[&str]] = &[
     &["changeset"],
     // users, roles and rights, used by both APIs and by the write path's checks
     &["auth"],
-    &["generate"],
+    &["generate", "tiles"],
     &["query"],
     &["generation"],
     &["index"],

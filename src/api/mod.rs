@@ -17,6 +17,7 @@ pub mod read;
 pub mod request_base;
 pub mod stack;
 pub mod stream;
+pub mod tiles;
 pub mod write;
 pub mod xml;
 
@@ -250,7 +251,8 @@ pub fn routes(state: AppState) -> Router {
         write::routes(openapi::write_routes()).layer(axum::extract::DefaultBodyLimit::disable());
     let mut router = Router::new()
         .nest(READ_BASE, read_routes())
-        .merge(write::login::routes());
+        .merge(write::login::routes())
+        .merge(tiles::routes());
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }

@@ -1,0 +1,194 @@
+//! Object layers: the objects of one type, each as one feature with its located geometry
+//! (`cache::Shape`: points, lines along the road for line-placed types, or its own polygon) and
+//! its id, type, version and property values (by property-type name, enumerations decoded;
+//! sensitive properties left out). Objects are selected through the type's R-tree of geometry
+//! boxes (`cache.rs`).
+//!
+//! Generalisation by zoom `z` (README "Map and tiles"): below zoom 10 points are left out and so
+//! is an object whose whole geometry spans less than a pixel of a 256-pixel tile (16 units) in
+//! both directions; at every zoom a feature whose clipped, simplified and rounded geometry
+//! collapses is left out.
+
+use rstar::AABB;
+
+use super::cache::{self, Shape};
+use super::clip::{self, Pt};
+use super::mercator::{storage_to_world, TileId};
+use super::mvt::{Geometry, Layer, LayerBuilder, Prop};
+use super::{project_line, simplify, simplify_parts, Style};
+use crate::catalog::ValueKind;
+use crate::error::Result;
+use crate::generation::rows::{ObjectRow, StoredValue};
+use crate::generation::Generation;
+
+/// Zoom from which point objects and sub-pixel objects are drawn.
+pub const DETAIL_ZOOM: u8 = 10;
+/// Units of one pixel of a 256-pixel tile.
+const PIXEL: f64 = 16.0;
+
+/// The properties of an object as tile properties: `id`, `type`, `versjon`, then each value
+/// property the object has, by name.
+pub fn properties(g: &Generation, row: ObjectRow<'_>) -> Vec<(String, Prop)> {
+    let mut props = vec![
+        ("id".to_string(), Prop::Int(row.id() as i64)),
+        ("type".to_string(), Prop::Int(row.type_id() as i64)),
+        ("versjon".to_string(), Prop::Int(row.version() as i64)),
+    ];
+    let Some(t) = g.catalog.object_type(row.type_id()) else {
+        return props;
+    };
+    for p in t.value_properties() {
+        if p.sensitivity > 0 {
+            continue;
+        }
+        let kind = p.storage();
+        if kind == ValueKind::Geometry {
+            continue;
+        }
+        let value = match row.value(p.id, kind) {
+            None => continue,
+            Some(StoredValue::Enum(v)) => match p.allowed_value(v) {
+                Some(a) => match a.number {
+                    Some(n) if n.fract() == 0.0 => Prop::Int(n as i64),
+                    Some(n) => Prop::Float(n),
+                    None => Prop::Text(a.name.clone()),
+                },
+                None => Prop::Int(v as i64),
+            },
+            Some(StoredValue::Integer(i)) => Prop::Int(i),
+            Some(StoredValue::Float(f)) => Prop::Float(f),
+            Some(StoredValue::Text(s)) => Prop::Text(s.to_string()),
+        };
+        props.push((p.name.clone(), value));
+    }
+    props
+}
+
+/// The layer of type `type_id` in one tile (empty when the generation has no such objects).
+pub fn layer(g: &Generation, type_id: u32, tile: TileId, style: &Style) -> Result<Layer> {
+    let mut b = LayerBuilder::new(&type_id.to_string(), style.extent);
+    let Some(data) = g.objects.get(&type_id) else {
+        return Ok(b.finish());
+    };
+    let index = cache::object_index(g, type_id);
+    let bb = tile.storage_bbox(style.buffer)?;
+    let env = AABB::from_corners([bb[0], bb[1]], [bb[2], bb[3]]);
+    let mut rows: Vec<u32> = index
+        .tree
+        .locate_in_envelope_intersecting(&env)
+        .map(|e| e.data)
+        .collect();
+    rows.sort_unstable();
+    let rect = style.rect();
+    let detail = tile.z >= DETAIL_ZOOM;
+    let mut projected: Vec<Pt> = Vec::new();
+    for row in rows {
+        let row = row as usize;
+        let shape = cache::shape(&g.network, data, row);
+        let drawn = match &shape {
+            Shape::Points(points) => {
+                if !detail {
+                    continue;
+                }
+                let mut out = Vec::new();
+                for p in points {
+                    let q = tile.to_tile(storage_to_world(p[0], p[1])?);
+                    if rect.contains(q) {
+                        out.push((q.0.round() as i32, q.1.round() as i32));
+                    }
+                }
+                (!out.is_empty()).then_some(Drawn::Points(out))
+            }
+            Shape::Lines(lines) => {
+                let mut parts = Vec::new();
+                let mut extent = Extent::default();
+                for line in lines {
+                    project_line(line, tile, &mut projected)?;
+                    extent.add(&projected);
+                    if let Some(p) = simplify_parts(&projected, &rect, style.tolerance) {
+                        parts.extend(p);
+                    }
+                }
+                if !detail && extent.below(PIXEL) {
+                    continue;
+                }
+                (!parts.is_empty()).then_some(Drawn::Lines(parts))
+            }
+            Shape::Polygons(polygons) => {
+                let mut rings = Vec::new();
+                let mut extent = Extent::default();
+                for polygon in polygons {
+                    for (i, ring) in polygon.iter().enumerate() {
+                        project_line(ring, tile, &mut projected)?;
+                        if projected.len() > 1 && projected.first() == projected.last() {
+                            projected.pop();
+                        }
+                        extent.add(&projected);
+                        let clipped = clip::clip_ring(&projected, &rect);
+                        let Some(mut r) = simplify::ring(&clipped, style.tolerance) else {
+                            if i == 0 {
+                                break; // no exterior: its holes go too
+                            }
+                            continue;
+                        };
+                        // exterior positive (clockwise on screen), holes negative
+                        let positive = simplify::ring_area2(&r) > 0;
+                        if positive != (i == 0) {
+                            r.reverse();
+                        }
+                        rings.push(r);
+                    }
+                }
+                if !detail && extent.below(PIXEL) {
+                    continue;
+                }
+                (!rings.is_empty()).then_some(Drawn::Rings(rings))
+            }
+        };
+        let Some(drawn) = drawn else {
+            continue;
+        };
+        let props = properties(g, ObjectRow::new(&data.table, row));
+        let props: Vec<(&str, Prop)> = props.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let id = Some(data.table.id[row]);
+        match &drawn {
+            Drawn::Points(p) => b.add(id, &props, Geometry::Points(p)),
+            Drawn::Lines(l) => b.add(id, &props, Geometry::Lines(l)),
+            Drawn::Rings(r) => b.add(id, &props, Geometry::Polygon(r)),
+        }
+    }
+    Ok(b.finish())
+}
+
+enum Drawn {
+    Points(Vec<(i32, i32)>),
+    Lines(Vec<Vec<(i32, i32)>>),
+    Rings(Vec<Vec<(i32, i32)>>),
+}
+
+/// Bounding box of projected points.
+struct Extent {
+    min: Pt,
+    max: Pt,
+}
+
+impl Default for Extent {
+    fn default() -> Self {
+        Extent {
+            min: (f64::INFINITY, f64::INFINITY),
+            max: (f64::NEG_INFINITY, f64::NEG_INFINITY),
+        }
+    }
+}
+
+impl Extent {
+    fn add(&mut self, pts: &[Pt]) {
+        for p in pts {
+            self.min = (self.min.0.min(p.0), self.min.1.min(p.1));
+            self.max = (self.max.0.max(p.0), self.max.1.max(p.1));
+        }
+    }
+    fn below(&self, size: f64) -> bool {
+        self.max.0 - self.min.0 < size && self.max.1 - self.min.1 < size
+    }
+}
