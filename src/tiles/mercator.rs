@@ -71,11 +71,19 @@ impl TileId {
     /// Bounding box in storage coordinates (UTM 33: min x, min y, max x, max y) covering the tile
     /// with `buffer` layer units around it: the buffered tile's edges are sampled and
     /// transformed, and the box widened by a margin for the curvature between samples. A superset
-    /// of what the tile shows; exact clipping is done in layer units.
-    pub fn storage_bbox(&self, buffer: f64) -> Result<[f64; 4]> {
+    /// of what the tile shows within `STORAGE_LONGITUDES` (where UTM 33 is defined well enough:
+    /// all Norwegian data lies there); exact clipping is done in layer units. None when the tile
+    /// lies outside those longitudes.
+    pub fn storage_bbox(&self, buffer: f64) -> Result<Option<[f64; 4]>> {
         const SAMPLES: usize = 16;
         let lo = -buffer;
         let hi = EXTENT as f64 + buffer;
+        let (west, _) = world_to_lon_lat(self.to_world((lo, lo)));
+        let (east, _) = world_to_lon_lat(self.to_world((hi, hi)));
+        let (min_lon, max_lon) = STORAGE_LONGITUDES;
+        if east < min_lon || west > max_lon {
+            return Ok(None);
+        }
         let mut b = [
             f64::INFINITY,
             f64::INFINITY,
@@ -86,7 +94,11 @@ impl TileId {
             let t = lo + (hi - lo) * i as f64 / SAMPLES as f64;
             for p in [(t, lo), (t, hi), (lo, t), (hi, t)] {
                 let (lon, lat) = world_to_lon_lat(self.to_world(p));
-                let (x, y) = to_storage(Srid::Wgs84, lon, lat.clamp(-89.9, 89.9))?;
+                let (x, y) = to_storage(
+                    Srid::Wgs84,
+                    lon.clamp(min_lon, max_lon),
+                    lat.clamp(-84.0, 84.0),
+                )?;
                 b[0] = b[0].min(x);
                 b[1] = b[1].min(y);
                 b[2] = b[2].max(x);
@@ -94,9 +106,18 @@ impl TileId {
             }
         }
         let margin = 0.02 * (b[2] - b[0]).max(b[3] - b[1]) + 1.0;
-        Ok([b[0] - margin, b[1] - margin, b[2] + margin, b[3] + margin])
+        Ok(Some([
+            b[0] - margin,
+            b[1] - margin,
+            b[2] + margin,
+            b[3] + margin,
+        ]))
     }
 }
+
+/// Longitudes (degrees) whose tiles are searched for data: around UTM zone 33's central
+/// meridian (15° E), covering Norway with Svalbard and Jan Mayen by a wide margin.
+pub const STORAGE_LONGITUDES: (f64, f64) = (-30.0, 60.0);
 
 /// Longitude, latitude (degrees) -> world coordinates (0..1 each, y to the south).
 pub fn lon_lat_to_world(lon: f64, lat: f64) -> (f64, f64) {
@@ -167,7 +188,7 @@ mod tests {
             prop_assert!((w.0 - w2.0).abs() < 1e-12 && (w.1 - w2.1).abs() < 1e-12);
             let s = (1u64 << z) as f64;
             let t = TileId::new(z as u32, (w.0 * s) as u64, (w.1 * s) as u64).unwrap();
-            let b = t.storage_bbox(0.0).unwrap();
+            let b = t.storage_bbox(0.0).unwrap().unwrap();
             prop_assert!(b[0] <= x && x <= b[2] && b[1] <= y && y <= b[3], "{:?} {} {}", b, x, y);
         }
     }

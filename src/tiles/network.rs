@@ -36,7 +36,9 @@ pub fn shown_at(g: &Generation, row: usize, z: u8) -> bool {
 /// Network rows whose R-tree pieces meet the storage box of the tile (a superset of the rows
 /// in the tile), ascending.
 pub fn candidate_rows(g: &Generation, tile: TileId, style: &Style) -> Result<Vec<u32>> {
-    let b = tile.storage_bbox(style.buffer)?;
+    let Some(b) = tile.storage_bbox(style.buffer)? else {
+        return Ok(Vec::new());
+    };
     let env = AABB::from_corners(geo::Point::new(b[0], b[1]), geo::Point::new(b[2], b[3]));
     let mut rows: Vec<u32> = g
         .network_index

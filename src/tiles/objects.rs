@@ -71,7 +71,9 @@ pub fn layer(g: &Generation, type_id: u32, tile: TileId, style: &Style) -> Resul
         return Ok(b.finish());
     };
     let index = cache::object_index(g, type_id);
-    let bb = tile.storage_bbox(style.buffer)?;
+    let Some(bb) = tile.storage_bbox(style.buffer)? else {
+        return Ok(b.finish());
+    };
     let env = AABB::from_corners([bb[0], bb[1]], [bb[2], bb[3]]);
     let mut rows: Vec<u32> = index
         .tree
