@@ -68,12 +68,18 @@ class Browser:
 
     def wait_for(self, expression: str, timeout: float = 60.0):
         deadline = time.monotonic() + timeout
+        last = None
         while True:
-            v = self.eval(expression)
-            if v:
-                return v
+            try:
+                v = self.eval(expression)
+                if v:
+                    return v
+            except AssertionError as e:  # e.g. the document is not there yet
+                last = e
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {expression}")
+                logs = [e for e in self.events if e.get("method") in
+                        ("Runtime.exceptionThrown", "Runtime.consoleAPICalled")]
+                raise AssertionError(f"timed out waiting for {expression} ({last}); {logs[-5:]}")
             time.sleep(0.2)
 
     def click(self, x: float, y: float):
