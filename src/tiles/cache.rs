@@ -9,83 +9,18 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use rstar::primitives::{GeomWithData, Rectangle};
 use rstar::RTree;
 
+use crate::generation::feature::Geometry;
 use crate::generation::{Generation, TypeData};
-use crate::geo::{surface, Coord3};
 use crate::snapshot::columns::RoadNetwork;
 
-/// The located geometry of an object in storage coordinates.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Shape {
-    Points(Vec<Coord3>),
-    Lines(Vec<Vec<Coord3>>),
-    /// Polygons, each a list of rings (exterior first), rings closed.
-    Polygons(Vec<Vec<Vec<Coord3>>>),
-}
-
-impl Shape {
-    fn bbox(&self) -> Option<[f64; 4]> {
-        let mut b = [
-            f64::INFINITY,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NEG_INFINITY,
-        ];
-        let mut add = |c: &Coord3| {
-            b[0] = b[0].min(c[0]);
-            b[1] = b[1].min(c[1]);
-            b[2] = b[2].max(c[0]);
-            b[3] = b[3].max(c[1]);
-        };
-        match self {
-            Shape::Points(p) => p.iter().for_each(&mut add),
-            Shape::Lines(l) => l.iter().flatten().for_each(&mut add),
-            Shape::Polygons(p) => p.iter().flatten().flatten().for_each(&mut add),
-        }
-        (b[0] <= b[2] && b[1] <= b[3]).then_some(b)
-    }
-}
-
-/// The geometry of object `row` of `data`: its own geometry when it has one (a point, a line
-/// or a surface), else where it lies on the network (points for point placements, the covered
-/// pieces of the link segments for stretches).
-pub fn shape(network: &RoadNetwork, data: &TypeData, row: usize) -> Shape {
+/// The geometry of object `row` of `data` in storage coordinates, as the shared feature view
+/// (`generation::feature`) defines it: its own geometry, else where it lies on the network.
+pub fn geometry(g: &Generation, data: &TypeData, row: usize) -> Option<Geometry> {
     let t = &data.table;
-    let own = t.own_geometry(row);
-    if surface::is_surface(own) {
-        return Shape::Polygons(surface::polygons(own));
-    }
-    match own.len() {
-        0 => {}
-        1 => return Shape::Points(own.to_vec()),
-        _ => return Shape::Lines(vec![own.to_vec()]),
-    }
-    let mut points = Vec::new();
-    let mut lines = Vec::new();
-    for p in t.placements(row) {
-        let (link, from, to) = (t.loc_link[p], t.loc_from[p], t.loc_to[p]);
-        for seg in network.rows_overlapping(link, from, to) {
-            let (rf, rt) = (network.from_pos[seg], network.to_pos[seg]);
-            let span = (rt - rf).max(1e-12);
-            let g = network.geometry(seg);
-            if from == to {
-                points.push(crate::geo::linref::point_at(g, (from - rf) / span));
-                break;
-            }
-            let (a, b) = (from.max(rf), to.min(rt));
-            if b > a {
-                lines.push(crate::geo::linref::sub_line(
-                    g,
-                    (a - rf) / span,
-                    (b - rf) / span,
-                ));
-            }
-        }
-    }
-    if lines.is_empty() {
-        Shape::Points(points)
-    } else {
-        Shape::Lines(lines)
-    }
+    Geometry::from_own(t.own_geometry(row)).or_else(|| {
+        let pieces = g.placement_pieces(t, row, |_| true);
+        g.located_geometry(&pieces)
+    })
 }
 
 pub type BoxEntry = GeomWithData<Rectangle<[f64; 2]>, u32>;
@@ -97,10 +32,10 @@ pub struct ObjectIndex {
 }
 
 impl ObjectIndex {
-    pub fn build(network: &RoadNetwork, data: &TypeData) -> ObjectIndex {
+    pub fn build(g: &Generation, data: &TypeData) -> ObjectIndex {
         let entries = (0..data.table.len())
             .filter_map(|row| {
-                let b = shape(network, data, row).bbox()?;
+                let b = geometry(g, data, row)?.bbox();
                 Some(GeomWithData::new(
                     Rectangle::from_corners([b[0], b[1]], [b[2], b[3]]),
                     row as u32,
@@ -150,7 +85,7 @@ pub fn object_index(g: &Generation, type_id: u32) -> Arc<ObjectIndex> {
             }
         }
     };
-    slot.get_or_init(|| Arc::new(ObjectIndex::build(&g.network, data)))
+    slot.get_or_init(|| Arc::new(ObjectIndex::build(g, data)))
         .clone()
 }
 

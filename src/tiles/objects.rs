@@ -1,7 +1,7 @@
 //! Object layers: the objects of one type, each as one feature with its located geometry
-//! (`cache::Shape`: points, lines along the road for line-placed types, or its own polygon) and
-//! its id, type, version and property values (by property-type name, enumerations decoded;
-//! sensitive properties left out). Objects are selected through the type's R-tree of geometry
+//! (the shared feature view, `generation::feature`: its own point, line or polygon, else a point
+//! or the lines along the road where it is placed) and its id, type, version and property values
+//! (by property-type name, enumerations decoded; sensitive properties left out). Objects are selected through the type's R-tree of geometry
 //! boxes (`cache.rs`).
 //!
 //! Generalisation by zoom `z` (README "Map and tiles"): below zoom 10 points are left out and so
@@ -11,15 +11,16 @@
 
 use rstar::AABB;
 
-use super::cache::{self, Shape};
+use super::cache;
 use super::clip::{self, Pt};
 use super::mercator::{storage_to_world, TileId};
 use super::mvt::{Geometry, Layer, LayerBuilder, Prop};
 use super::{project_line, simplify, simplify_parts, Style};
-use crate::catalog::ValueKind;
 use crate::error::Result;
-use crate::generation::rows::{ObjectRow, StoredValue};
+use crate::generation::feature::{FeatureOptions, Geometry as Shape, PropertyValue};
+use crate::generation::rows::ObjectRow;
 use crate::generation::Generation;
+use crate::geo::Coord3;
 
 /// Zoom from which point objects and sub-pixel objects are drawn.
 pub const DETAIL_ZOOM: u8 = 10;
@@ -27,41 +28,31 @@ pub const DETAIL_ZOOM: u8 = 10;
 const PIXEL: f64 = 16.0;
 
 /// The properties of an object as tile properties: `id`, `type`, `versjon`, then each value
-/// property the object has, by name.
-pub fn properties(g: &Generation, row: ObjectRow<'_>) -> Vec<(String, Prop)> {
+/// the feature view gives (by property name; enumerations decoded to their number for numeric
+/// ones, else their name; sensitive values left out).
+pub fn properties(g: &Generation, row: ObjectRow<'_>) -> Result<Vec<(String, Prop)>> {
+    let f = g.feature(row, &FeatureOptions::default())?;
     let mut props = vec![
-        ("id".to_string(), Prop::Int(row.id() as i64)),
-        ("type".to_string(), Prop::Int(row.type_id() as i64)),
-        ("versjon".to_string(), Prop::Int(row.version() as i64)),
+        ("id".to_string(), Prop::Int(f.id as i64)),
+        ("type".to_string(), Prop::Int(f.type_id as i64)),
+        ("versjon".to_string(), Prop::Int(f.version as i64)),
     ];
-    let Some(t) = g.catalog.object_type(row.type_id()) else {
-        return props;
-    };
-    for p in t.value_properties() {
-        if p.sensitivity > 0 {
-            continue;
-        }
-        let kind = p.storage();
-        if kind == ValueKind::Geometry {
-            continue;
-        }
-        let value = match row.value(p.id, kind) {
-            None => continue,
-            Some(StoredValue::Enum(v)) => match p.allowed_value(v) {
-                Some(a) => match a.number {
-                    Some(n) if n.fract() == 0.0 => Prop::Int(n as i64),
-                    Some(n) => Prop::Float(n),
-                    None => Prop::Text(a.name.clone()),
-                },
-                None => Prop::Int(v as i64),
-            },
-            Some(StoredValue::Integer(i)) => Prop::Int(i),
-            Some(StoredValue::Float(f)) => Prop::Float(f),
-            Some(StoredValue::Text(s)) => Prop::Text(s.to_string()),
+    for p in &f.properties {
+        let value = match p.value {
+            PropertyValue::Enum {
+                number: Some(n), ..
+            } if n.fract() == 0.0 && n.abs() < 9e15 => Prop::Int(n as i64),
+            PropertyValue::Enum {
+                number: Some(n), ..
+            } => Prop::Float(n),
+            PropertyValue::Enum { name, .. } => Prop::Text(name.to_string()),
+            PropertyValue::Integer(i) => Prop::Int(i),
+            PropertyValue::Float(x) => Prop::Float(x),
+            PropertyValue::Text(t) => Prop::Text(t.to_string()),
         };
-        props.push((p.name.clone(), value));
+        props.push((p.name.to_string(), value));
     }
-    props
+    Ok(props)
 }
 
 /// The layer of type `type_id` in one tile (empty when the generation has no such objects).
@@ -86,9 +77,12 @@ pub fn layer(g: &Generation, type_id: u32, tile: TileId, style: &Style) -> Resul
     let mut projected: Vec<Pt> = Vec::new();
     for row in rows {
         let row = row as usize;
-        let shape = cache::shape(&g.network, data, row);
+        let Some(shape) = cache::geometry(g, data, row) else {
+            continue;
+        };
         let drawn = match &shape {
-            Shape::Points(points) => {
+            Shape::Point(point) => {
+                let points = std::slice::from_ref(point);
                 if !detail {
                     continue;
                 }
@@ -101,7 +95,12 @@ pub fn layer(g: &Generation, type_id: u32, tile: TileId, style: &Style) -> Resul
                 }
                 (!out.is_empty()).then_some(Drawn::Points(out))
             }
-            Shape::Lines(lines) => {
+            Shape::LineString(_) | Shape::MultiLineString(_) => {
+                let lines: Vec<&[Coord3]> = match &shape {
+                    Shape::LineString(l) => vec![l.as_slice()],
+                    Shape::MultiLineString(ls) => ls.iter().map(Vec::as_slice).collect(),
+                    _ => Vec::new(),
+                };
                 let mut parts = Vec::new();
                 let mut extent = Extent::default();
                 for line in lines {
@@ -116,7 +115,7 @@ pub fn layer(g: &Generation, type_id: u32, tile: TileId, style: &Style) -> Resul
                 }
                 (!parts.is_empty()).then_some(Drawn::Lines(parts))
             }
-            Shape::Polygons(polygons) => {
+            Shape::MultiPolygon(polygons) => {
                 let mut rings = Vec::new();
                 let mut extent = Extent::default();
                 for polygon in polygons {
@@ -150,7 +149,7 @@ pub fn layer(g: &Generation, type_id: u32, tile: TileId, style: &Style) -> Resul
         let Some(drawn) = drawn else {
             continue;
         };
-        let props = properties(g, ObjectRow::new(&data.table, row));
+        let props = properties(g, ObjectRow::new(&data.table, row))?;
         let props: Vec<(&str, Prop)> = props.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         let id = Some(data.table.id[row]);
         match &drawn {
