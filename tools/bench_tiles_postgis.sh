@@ -14,7 +14,8 @@
 # `vegnett` layer draws below zoom 14 — with a GiST index), loaded once per data directory exactly
 # as tools/bench_postgis_posisjon.sh does. The query per tile is the standard ST_AsMVT recipe:
 # links whose box meets the tile envelope (plus the 64-unit buffer) transformed to 25833,
-# ST_AsMVTGeom(ST_Transform(geom, 3857), envelope, 4096, 64, true), with the link id as the only
+# ST_AsMVTGeom(ST_Transform(ST_Force2D(geom), 3857), envelope, 4096, 64, true) (2D: ST_AsMVTGeom
+# refuses some 3D lines with "mixed dimension geometries"), with the link id as the only
 # attribute (vegdb's tiles carry nine). pgbench (C client, `-M prepared`, one connection) picks a
 # tile at random per transaction and logs each one; the script prints the median and p90 latency.
 # vegdb: the release server (`--read-only`) on the same data, the same tile paths through
@@ -38,7 +39,7 @@ VENV=${VEGDB_BENCH_VENV:-$HOME/.cache/vegdb-bench/venv}
 [ "${NO_BUILD:-0}" = 1 ] || cargo build --release --bins --locked -q
 BIN=${CARGO_TARGET_DIR:-target}/release
 W=$(mktemp -d)
-chmod 755 "$W"
+chmod 1777 "$W"  # pgbench (user postgres) writes its per-transaction log here
 VPID=
 cleanup() {
   [ -n "$VPID" ] && kill "$VPID" 2>/dev/null || true
@@ -69,15 +70,15 @@ if [ "$loaded" != "$source_tag" ]; then
 fi
 psql_ -t -A -c "SELECT pg_prewarm('links'), pg_prewarm('links_gist')" >/dev/null
 
-psql_ -c "DROP TABLE IF EXISTS qtiles; CREATE TABLE qtiles(i int primary key, z int, x int, y int)"
-awk '{print NR "," $1 "," $2 "," $3}' "$TILES" | psql_ -c "COPY qtiles FROM STDIN WITH (FORMAT csv)"
-N=$(psql_ -t -A -c "SELECT count(*) FROM qtiles")
+psql_ -c "DROP TABLE IF EXISTS tiles_z12_list; CREATE TABLE tiles_z12_list(i int primary key, z int, x int, y int)"
+awk '{print NR "," $1 "," $2 "," $3}' "$TILES" | psql_ -c "COPY tiles_z12_list FROM STDIN WITH (FORMAT csv)"
+N=$(psql_ -t -A -c "SELECT count(*) FROM tiles_z12_list")
 cat >"$W/mvt.sql" <<SQL
 \set i random(1, $N)
 SELECT length(ST_AsMVT(m.*, 'vegnett', 4096, 'geom')) FROM (
-  SELECT l.id AS veglenke, ST_AsMVTGeom(ST_Transform(l.geom, 3857), t.env, 4096, 64, true) AS geom
+  SELECT l.id AS veglenke, ST_AsMVTGeom(ST_Transform(ST_Force2D(l.geom), 3857), t.env, 4096, 64, true) AS geom
   FROM (SELECT ST_TileEnvelope(z, x, y) AS env, ST_TileEnvelope(z, x, y, margin => 64.0 / 4096) AS benv
-        FROM qtiles WHERE i = :i) t
+        FROM tiles_z12_list WHERE i = :i) t
   JOIN links l ON l.geom && ST_Transform(t.benv, 25833)
 ) m WHERE m.geom IS NOT NULL;
 SQL
