@@ -26,6 +26,7 @@ pub mod metrics;
 pub mod query;
 pub mod server;
 pub mod snapshot;
+pub mod tiles;
 /// The users file lives in `auth`; `vegdb::users` stays as its path for existing callers.
 pub use auth::users;
 pub mod util;

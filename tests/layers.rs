@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["api::stack"],
     &["api::openapi", "api::guard", "api::health"],
     &["api::ogc"],
-    &["api::read", "api::write"],
+    &["api::read", "api::write", "api::tiles"],
     &["api::geojson"],
     &["api::object_json"],
     &["api::stream"],
@@ -40,7 +40,7 @@ const LAYERS: &[&[&str]] = &[
     &["changeset"],
     // users, roles and rights, used by both APIs and by the write path's checks
     &["auth"],
-    &["generate"],
+    &["generate", "tiles"],
     &["query"],
     &["generation"],
     &["index"],

@@ -20,6 +20,7 @@ pub mod read;
 pub mod request_base;
 pub mod stack;
 pub mod stream;
+pub mod tiles;
 pub mod write;
 pub mod xml;
 
@@ -322,7 +323,8 @@ pub fn routes(state: AppState) -> Router {
         .nest(READ_BASE, read_routes())
         .merge(ogc::routes())
         .merge(write::login::routes())
-        .merge(health::routes());
+        .merge(health::routes())
+        .merge(tiles::routes());
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }

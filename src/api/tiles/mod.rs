@@ -1,0 +1,298 @@
+//! Vector tiles and the map page, outside the v2 prefix:
+//! - `GET /tiles`: the layers (road network and every object type the generation has), each
+//!   with its TileJSON URL;
+//! - `GET /tiles/{layer}.json`: TileJSON 3.0.0 of a layer;
+//! - `GET /tiles/{layer}/{z}/{x}/{y}.mvt`: one Mapbox Vector Tile (engine: `crate::tiles`),
+//!   `application/vnd.mapbox-vector-tile`, 204 without a body when the tile has no feature,
+//!   ETag by generation (`If-None-Match` → 304), gzip by the request stack when asked;
+//! - `/kart`: the map page (`kart.rs`).
+//!
+//! `layer` is `vegnett`, an object type id (`105`) or a type name (`Fartsgrense`, any case).
+//! Bad layers, zooms, columns or rows are 400 in the read API's error shape.
+
+pub mod kart;
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::AppState;
+use crate::error::EngineError;
+use crate::generation::Generation;
+use crate::tiles::mercator::{world_to_lon_lat, TileId, MAX_ZOOM};
+use crate::tiles::{cache, network, LayerId};
+
+pub const MVT_TYPE: &str = "application/vnd.mapbox-vector-tile";
+/// How long clients and caches may keep a tile or TileJSON without asking again.
+pub const CACHE_CONTROL: &str = "public, max-age=60";
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/tiles", get(list_layers))
+        .route("/tiles/{file}", get(tilejson))
+        .route("/tiles/{layer}/{z}/{x}/{y}", get(tile))
+        .merge(kart::routes())
+}
+
+fn bad(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, 4005, message)
+}
+
+/// Engine input errors are the caller's: 400 here (the tile URLs are paths, not parameters).
+fn bad_input(e: EngineError) -> ApiError {
+    let mut a = ApiError::from(e);
+    if a.status == StatusCode::UNPROCESSABLE_ENTITY {
+        a.status = StatusCode::BAD_REQUEST;
+    }
+    a
+}
+
+fn layer_of(text: &str, state: &AppState) -> ApiResult<LayerId> {
+    LayerId::parse(text, state.catalog()).map_err(bad_input)
+}
+
+fn number<T: std::str::FromStr>(what: &str, text: &str) -> ApiResult<T> {
+    text.parse().map_err(|_| {
+        bad(format!(
+            "Ugyldig {what} '{text}': må være et ikke-negativt heltall"
+        ))
+    })
+}
+
+/// Root of absolute URLs (the read API's base without its path).
+fn root(state: &AppState) -> String {
+    state.public_url().to_string()
+}
+
+#[derive(Serialize)]
+struct LayerEntry {
+    id: String,
+    navn: String,
+    /// Number of features (segment rows or objects) in the generation.
+    antall: usize,
+    tilejson: String,
+}
+
+async fn list_layers(State(state): State<AppState>) -> Response {
+    let g = state.store.current();
+    let base = root(&state);
+    let mut lag = vec![LayerEntry {
+        id: network::LAYER.to_string(),
+        navn: "Vegnett".to_string(),
+        antall: g.segment_count(),
+        tilejson: format!("{base}/tiles/{}.json", network::LAYER),
+    }];
+    for (t, d) in &g.objects {
+        let navn = g
+            .catalog
+            .object_type(*t)
+            .map(|o| o.name.clone())
+            .unwrap_or_default();
+        lag.push(LayerEntry {
+            id: t.to_string(),
+            navn,
+            antall: d.table.len(),
+            tilejson: format!("{base}/tiles/{t}.json"),
+        });
+    }
+    cached(Json(json!({ "lag": lag })).into_response(), &g)
+}
+
+fn cached(mut r: Response, g: &Generation) -> Response {
+    let h = r.headers_mut();
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(CACHE_CONTROL),
+    );
+    if let Ok(v) = HeaderValue::from_str(&format!("\"g{}\"", g.id)) {
+        h.insert(header::ETAG, v);
+    }
+    r
+}
+
+/// Longitude/latitude bounds of a storage box.
+fn lon_lat_bounds(b: [f64; 4]) -> Option<[f64; 4]> {
+    let mut out = [180.0f64, 90.0f64, -180.0f64, -90.0f64];
+    for (x, y) in [(b[0], b[1]), (b[0], b[3]), (b[2], b[1]), (b[2], b[3])] {
+        let w = crate::tiles::mercator::storage_to_world(x, y).ok()?;
+        let (lon, lat) = world_to_lon_lat(w);
+        out = [
+            out[0].min(lon),
+            out[1].min(lat),
+            out[2].max(lon),
+            out[3].max(lat),
+        ];
+    }
+    Some(out.map(|v| (v * 1e6).round() / 1e6))
+}
+
+/// The fields of a layer for TileJSON's `vector_layers`.
+fn fields(g: &Generation, layer: LayerId) -> serde_json::Map<String, serde_json::Value> {
+    let mut f = serde_json::Map::new();
+    let mut put = |k: &str, v: &str| {
+        f.insert(k.to_string(), json!(v));
+    };
+    match layer {
+        LayerId::Network => {
+            put("veglenke", "Number: veglenke id");
+            put("fra", "Number: start position on the link (0..1)");
+            put("til", "Number: end position on the link (0..1)");
+            put("vegkategori", "String: E, R, F, K or P");
+            put("fase", "String: road status letter (V, A, P, F, G ...)");
+            put("vegnummer", "Number");
+            put("vegreferanse", "String: short road reference with metres");
+            put("kommune", "Number: municipality number");
+            put("topologinivå", "Number: 0 road, 1 carriageway, 2 lane");
+        }
+        LayerId::Objects(t) => {
+            put("id", "Number: object id");
+            put("type", "Number: object type id");
+            put("versjon", "Number");
+            if let Some(o) = g.catalog.object_type(t) {
+                for p in o.value_properties() {
+                    if p.sensitivity > 0 || p.is_geometry() {
+                        continue;
+                    }
+                    let kind = match p.storage() {
+                        crate::catalog::ValueKind::Integer | crate::catalog::ValueKind::Float => {
+                            "Number"
+                        }
+                        crate::catalog::ValueKind::Enum
+                            if p.allowed_values
+                                .as_ref()
+                                .is_some_and(|v| v.iter().all(|a| a.number.is_some())) =>
+                        {
+                            "Number"
+                        }
+                        _ => "String",
+                    };
+                    put(&p.name, kind);
+                }
+            }
+        }
+    }
+    f
+}
+
+async fn tilejson(State(state): State<AppState>, Path(file): Path<String>) -> ApiResult<Response> {
+    let Some(name) = file.strip_suffix(".json") else {
+        return Err(bad(format!(
+            "Ukjent ressurs /tiles/{file}: TileJSON er /tiles/{{lag}}.json"
+        )));
+    };
+    let layer = layer_of(name, &state)?;
+    let g = state.store.current();
+    let (title, bbox) = match layer {
+        LayerId::Network => {
+            let e = g.network_index.tree.root().envelope();
+            let (lo, hi) = (e.lower(), e.upper());
+            ("Vegnett".to_string(), [lo.x(), lo.y(), hi.x(), hi.y()])
+        }
+        LayerId::Objects(t) => {
+            let gc = g.clone();
+            let index = tokio::task::spawn_blocking(move || cache::object_index(&gc, t))
+                .await
+                .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))?;
+            let e = index.tree.root().envelope();
+            let name = g
+                .catalog
+                .object_type(t)
+                .map(|o| o.name.clone())
+                .unwrap_or_default();
+            (
+                name,
+                [e.lower()[0], e.lower()[1], e.upper()[0], e.upper()[1]],
+            )
+        }
+    };
+    let bounds = lon_lat_bounds(bbox).filter(|b| b[0] <= b[2] && b[1] <= b[3]);
+    let id = layer.name();
+    let base = root(&state);
+    let mut doc = json!({
+        "tilejson": "3.0.0",
+        "name": title,
+        "description": format!("vegdb: {title} (generation {})", g.id),
+        "version": "1.0.0",
+        "scheme": "xyz",
+        "tiles": [format!("{base}/tiles/{id}/{{z}}/{{x}}/{{y}}.mvt")],
+        "minzoom": 0,
+        "maxzoom": MAX_ZOOM,
+        "vector_layers": [{
+            "id": id,
+            "description": title,
+            "minzoom": 0,
+            "maxzoom": MAX_ZOOM,
+            "fields": fields(&g, layer),
+        }],
+    });
+    if let Some(b) = bounds {
+        doc["bounds"] = json!(b);
+        doc["center"] = json!([(b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0, 10]);
+    }
+    Ok(cached(Json(doc).into_response(), &g))
+}
+
+async fn tile(
+    State(state): State<AppState>,
+    Path((layer, z, x, y)): Path<(String, String, String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let Some(y) = y.strip_suffix(".mvt") else {
+        return Err(bad(format!(
+            "Ugyldig flis '{y}': adressen er /tiles/{{lag}}/{{z}}/{{x}}/{{y}}.mvt"
+        )));
+    };
+    let layer = layer_of(&layer, &state)?;
+    let tile = TileId::new(number("zoomnivå", &z)?, number("x", &x)?, number("y", y)?)
+        .map_err(bad_input)?;
+    let g: Arc<Generation> = state.store.current();
+    let etag = format!(
+        "\"g{}-{}-{}-{}-{}\"",
+        g.id,
+        layer.name(),
+        tile.z,
+        tile.x,
+        tile.y
+    );
+    let matches = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let etag_value = HeaderValue::from_str(&etag).ok();
+    if matches {
+        let mut r = StatusCode::NOT_MODIFIED.into_response();
+        if let Some(v) = etag_value {
+            r.headers_mut().insert(header::ETAG, v);
+        }
+        return Ok(r);
+    }
+    let bytes = tokio::task::spawn_blocking(move || crate::tiles::render(&g, layer, tile))
+        .await
+        .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))?
+        .map_err(bad_input)?;
+    let mut r = if bytes.is_empty() {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        let mut r = Response::new(Body::from(bytes));
+        r.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(MVT_TYPE));
+        r
+    };
+    let h = r.headers_mut();
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(CACHE_CONTROL),
+    );
+    if let Some(v) = etag_value {
+        h.insert(header::ETAG, v);
+    }
+    Ok(r)
+}
