@@ -30,56 +30,33 @@ fn fixture_generation(name: &str) -> PathBuf {
     fixture(name).join("gen-000001")
 }
 
-/// Rewrite the fixtures (the committed ones were made by the writer as it was before the
-/// tables were declared with `columns!`, so they also pin that the refactor kept the bytes;
-/// run by hand after an intended format change, then review and commit):
+/// Make the fixture of today's format (`v3-open`: `vegdb generate --scale tiny --seed 21` as
+/// it is, manifest `format_version: 3` with the fixed `created` time above). Run by hand after
+/// an intended format change, as a NEW version's directory (the older ones, `v1-single-file`
+/// and `v2-chunked`, were written by older writers and stay as they are: they pin that old
+/// generations still load), then review and commit:
 /// `cargo test --test formats -- --ignored regenerate_format_fixtures`.
-/// - `v1-single-file`: the tiny dataset (seed 21) with one `objects/type-<id>.parquet` per type
-///   (the first layout), manifest `format_version: 1`;
-/// - `v2-chunked`: `vegdb generate --scale tiny --seed 21` as it is (chunk files
-///   `objects/type-<id>-<first id>.parquet`), manifest `format_version: 2`.
-///
-/// Both manifests get the fixed `created` time above.
 #[test]
 #[ignore]
 fn regenerate_format_fixtures() {
-    use vegdb::snapshot::parquet_write::{write_deleted, write_network, write_objects};
     let tmp = tempfile::tempdir().unwrap();
     let generated = generate_into(Scale::Tiny, SEED, tmp.path()).unwrap();
     let manifest = Manifest::read(&generated).unwrap();
-
-    let v2 = fixture_generation("v2-chunked");
-    let _ = std::fs::remove_dir_all(fixture("v2-chunked"));
+    let name = "v3-open";
+    let to_dir = fixture_generation(name);
+    let _ = std::fs::remove_dir_all(fixture(name));
     for f in &manifest.files {
-        let to = v2.join(&f.path);
+        let to = to_dir.join(&f.path);
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::copy(generated.join(&f.path), to).unwrap();
     }
-    let m2 = Manifest {
-        format_version: 2,
+    let m = Manifest {
+        format_version: 3,
         created: CREATED.into(),
-        ..manifest.clone()
-    };
-    write_manifest(&v2, &m2);
-
-    let (g, _) = Generation::load(&generated, &|_| {}).unwrap();
-    let v1 = fixture_generation("v1-single-file");
-    let _ = std::fs::remove_dir_all(fixture("v1-single-file"));
-    let mut files: Vec<FileEntry> = vec![write_network(&v1, &g.network).unwrap()];
-    for d in g.objects.values() {
-        files.push(write_objects(&v1, &d.table).unwrap());
-    }
-    files.push(write_deleted(&v1, &g.deleted).unwrap());
-    let m1 = Manifest {
-        format_version: 1,
-        created: CREATED.into(),
-        files,
         ..manifest
     };
-    write_manifest(&v1, &m1);
-    for name in ["v1-single-file", "v2-chunked"] {
-        std::fs::write(fixture(name).join("CURRENT"), "1\n").unwrap();
-    }
+    write_manifest(&to_dir, &m);
+    std::fs::write(fixture(name).join("CURRENT"), "1\n").unwrap();
 }
 
 fn write_manifest(dir: &Path, m: &Manifest) {
@@ -144,7 +121,11 @@ fn each_format_version_loads_into_what_the_generator_makes() {
     let tmp = tempfile::tempdir().unwrap();
     let (_, want) = regenerated(tmp.path());
     assert!(want.object_count() > 1000 && want.network.len() > 1000);
-    for (name, version, chunked) in [("v1-single-file", 1, false), ("v2-chunked", 2, true)] {
+    for (name, version, chunked) in [
+        ("v1-single-file", 1, false),
+        ("v2-chunked", 2, true),
+        ("v3-open", 3, true),
+    ] {
         let dir = fixture_generation(name);
         let m = Manifest::read(&dir).unwrap();
         assert_eq!(m.format_version, version, "{name}");
@@ -158,10 +139,10 @@ fn each_format_version_loads_into_what_the_generator_makes() {
         );
         for f in &object_files {
             let t = f.type_id.unwrap();
-            let expected = if chunked {
-                format!("objects/type-{t}-{:015}.parquet", f.first_id.unwrap())
-            } else {
-                format!("objects/type-{t}.parquet")
+            let expected = match version {
+                3 => format!("objects/type={t}/part-{:015}.parquet", f.first_id.unwrap()),
+                2 => format!("objects/type-{t}-{:015}.parquet", f.first_id.unwrap()),
+                _ => format!("objects/type-{t}.parquet"),
             };
             assert_eq!(f.path, expected, "{name}");
         }
@@ -171,47 +152,38 @@ fn each_format_version_loads_into_what_the_generator_makes() {
     }
 }
 
-/// Today's writers reproduce the frozen files byte for byte (same columns, types, nullability,
-/// GeoParquet metadata, encoding), so generations written before and after read alike.
+/// Today's writer reproduces the frozen files of today's format (`v3-open`) byte for byte
+/// (same columns, types, row order, row groups, GeoParquet metadata, dictionary), so the
+/// format does not change unnoticed.
 #[test]
-fn todays_writers_reproduce_the_frozen_files() {
-    use vegdb::snapshot::parquet_write::{write_deleted, write_network, write_objects};
+fn todays_writer_reproduces_the_frozen_files() {
     let tmp = tempfile::tempdir().unwrap();
-    let (dir, g) = regenerated(tmp.path());
+    let (dir, _) = regenerated(tmp.path());
     let hashes = |files: &[FileEntry]| -> BTreeMap<String, (u64, u64, String)> {
         files
             .iter()
             .map(|f| (f.path.clone(), (f.rows, f.bytes, f.sha256.clone())))
             .collect()
     };
-    let frozen = Manifest::read(&fixture_generation("v2-chunked")).unwrap();
+    let frozen = Manifest::read(&fixture_generation("v3-open")).unwrap();
     let now = Manifest::read(&dir).unwrap();
-    assert_eq!(now.format_version, 2, "generate writes the chunked layout");
-    assert_eq!(hashes(&now.files), hashes(&frozen.files), "chunked layout");
-
-    let out = tmp.path().join("single");
-    let mut files = vec![write_network(&out, &g.network).unwrap()];
-    for d in g.objects.values() {
-        files.push(write_objects(&out, &d.table).unwrap());
-    }
-    files.push(write_deleted(&out, &g.deleted).unwrap());
-    let frozen = Manifest::read(&fixture_generation("v1-single-file")).unwrap();
-    assert_eq!(hashes(&files), hashes(&frozen.files), "single-file layout");
+    assert_eq!(now.format_version, 3, "generate writes the open layout");
+    assert_eq!(hashes(&now.files), hashes(&frozen.files), "open layout");
 }
 
 #[test]
 fn unknown_format_versions_are_refused_when_loading() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = fixture_generation("v2-chunked");
+    let src = fixture_generation("v3-open");
     let text = std::fs::read_to_string(src.join("MANIFEST.json")).unwrap();
     let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
-    m["format_version"] = 3.into();
+    m["format_version"] = 4.into();
     std::fs::write(tmp.path().join("MANIFEST.json"), m.to_string()).unwrap();
     let e = Generation::load(tmp.path(), &|_| {})
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("format version 3 is newer than this build reads"),
+        e.contains("format version 4 is newer than this build reads"),
         "{e}"
     );
 }
@@ -390,4 +362,40 @@ fn hashes_by_path(m: &Manifest) -> BTreeMap<String, String> {
         .iter()
         .map(|f| (f.path.clone(), f.sha256.clone()))
         .collect()
+}
+
+/// A version 3 generation stays version 3 through the writer: only the touched chunk is
+/// rewritten (in the open layout), every other file, the network and the data dictionary are
+/// shared with the parent.
+#[test]
+fn an_open_generation_stays_open_through_the_writer() {
+    let (old, new) = first_write_keeps_untouched_rows(&fixture("v3-open"));
+    assert_eq!(old.format_version, 3);
+    assert_eq!(new.format_version, 3);
+    let old_files = hashes_by_path(&old);
+    let rewritten: Vec<&FileEntry> = new
+        .files
+        .iter()
+        .filter(|f| old_files.get(&f.path) != Some(&f.sha256))
+        .collect();
+    let paths: Vec<&str> = rewritten.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        rewritten.len(),
+        2,
+        "the touched chunk and changesets.json: {paths:?}"
+    );
+    assert!(paths.contains(&"changesets.json"), "{paths:?}");
+    let chunk = rewritten.iter().find(|f| f.type_id.is_some()).unwrap();
+    assert_eq!(chunk.type_id, Some(95));
+    assert!(
+        chunk.path.starts_with("objects/type=95/part-"),
+        "{}",
+        chunk.path
+    );
+    for f in ["dictionary.json", "DICTIONARY.md", "network/links.parquet"] {
+        assert!(
+            old_files.contains_key(f) && new.files.iter().any(|n| n.path == f),
+            "{f}"
+        );
+    }
 }
