@@ -108,7 +108,13 @@ pub struct Negotiated {
     /// The plain vendor type without a revision (revision 0 with the newer geometry).
     pub plain_vendor: bool,
     pub resource: Resource,
+    /// GeoJSON (`application/geo+json` or the `.geojson` suffix) was asked for; only endpoints
+    /// that negotiate with [`negotiate_geo`] (through `api::begin_geo`) ever see it set.
+    pub geojson: bool,
 }
+
+/// The GeoJSON media type (RFC 7946).
+pub const GEOJSON: &str = "application/geo+json";
 
 impl Negotiated {
     /// The newest revision in JSON (no Accept).
@@ -120,6 +126,7 @@ impl Negotiated {
             vendor: false,
             plain_vendor: false,
             resource: Resource::named(DEFAULT_ROOT, false),
+            geojson: false,
         }
     }
 
@@ -145,6 +152,9 @@ impl Negotiated {
 
     /// The `Content-Type` of a successful response.
     pub fn content_type(&self) -> HeaderValue {
+        if self.geojson {
+            return HeaderValue::from_static(GEOJSON);
+        }
         // the common types without building a string
         let known = match (self.format, self.vendor, self.plain_vendor, self.revision) {
             (Format::Json, _, true, _) => {
@@ -208,18 +218,27 @@ struct Range {
     /// None: plain vendor type; Some(r): with revision; generic types have `vendor` false.
     revision: Option<u8>,
     vendor: bool,
+    geojson: bool,
 }
 
-fn parse_range(mt: &str) -> Option<Range> {
+fn parse_range(mt: &str, geojson: bool) -> Option<Range> {
     let generic = |format, wildcard| {
         Some(Range {
             format,
             wildcard,
             revision: Some(NEWEST_REVISION),
             vendor: false,
+            geojson: false,
         })
     };
     match mt {
+        "application/geo+json" | "application/vnd.geo+json" if geojson => Some(Range {
+            format: Format::Json,
+            wildcard: false,
+            revision: Some(NEWEST_REVISION),
+            vendor: false,
+            geojson: true,
+        }),
         "" | "*/*" | "application/*" => generic(Format::Json, true),
         "application/json" | "text/json" => generic(Format::Json, false),
         "application/xml" | "text/xml" => generic(Format::Xml, false),
@@ -244,20 +263,39 @@ fn parse_range(mt: &str) -> Option<Range> {
                 wildcard: false,
                 revision,
                 vendor: true,
+                geojson: false,
             })
         }
     }
 }
 
 pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
+    negotiate_with(headers, pretty, false)
+}
+
+/// As [`negotiate`] for endpoints that also answer GeoJSON (`application/geo+json` in Accept,
+/// or the `.geojson` suffix, which wins like the other suffixes).
+pub fn negotiate_geo(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
+    negotiate_with(headers, pretty, true)
+}
+
+fn negotiate_with(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiResult<Negotiated> {
     let resource = headers
         .get(&RESOURCE_PATH)
         .and_then(|v| v.to_str().ok())
         .map(Resource::from_path)
         .unwrap_or(Resource::named(DEFAULT_ROOT, false));
     let suffix = match headers.get(&SUFFIX_FORMAT).map(|v| v.as_bytes()) {
-        Some(b"xml") => Some(Format::Xml),
-        Some(b"json") => Some(Format::Json),
+        Some(b"xml") => Some((Format::Xml, false)),
+        Some(b"json") => Some((Format::Json, false)),
+        Some(b"geojson") if geojson => Some((Format::Json, true)),
+        Some(b"geojson") => {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                4001,
+                "GeoJSON (.geojson) støttes ikke for denne ressursen",
+            ))
+        }
         _ => None,
     };
     // no Accept (or an unreadable one) is JSON
@@ -276,18 +314,20 @@ pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
                     .unwrap_or("")
                     .trim()
                     .to_ascii_lowercase(),
+                geojson,
             )
         })
         .collect();
     let chosen = match suffix {
-        Some(f) => ranges
+        Some((f, geo)) => ranges
             .into_iter()
-            .find(|r| r.format == f && !r.wildcard)
+            .find(|r| r.format == f && !r.wildcard && r.geojson == geo)
             .or(Some(Range {
                 format: f,
                 wildcard: false,
                 revision: Some(NEWEST_REVISION),
                 vendor: false,
+                geojson: geo,
             })),
         None => {
             // a wildcard (e.g. a browser's trailing `*/*`) must not hide a specific type
@@ -309,6 +349,7 @@ pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
         vendor: r.vendor,
         plain_vendor: r.vendor && r.revision.is_none(),
         resource,
+        geojson: r.geojson,
     })
 }
 
@@ -435,6 +476,30 @@ mod tests {
             neg(Some("image/png"), Some("json")).unwrap().format,
             Format::Json
         );
+    }
+
+    #[test]
+    fn geojson_only_where_negotiated_for() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/geo+json"),
+        );
+        assert_eq!(negotiate(&h, false).unwrap_err().code, 4001);
+        let n = negotiate_geo(&h, false).unwrap();
+        assert!(n.geojson && n.format == Format::Json);
+        assert_eq!(n.content_type(), GEOJSON);
+        let mut h = HeaderMap::new();
+        h.insert(SUFFIX_FORMAT, HeaderValue::from_static("geojson"));
+        assert!(negotiate_geo(&h, false).unwrap().geojson);
+        assert_eq!(negotiate(&h, false).unwrap_err().code, 4001);
+        // a v2 client's types never give GeoJSON
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/vnd.vegvesen.nvdb-v2+json, */*"),
+        );
+        assert!(!negotiate_geo(&h, false).unwrap().geojson);
     }
 
     #[test]

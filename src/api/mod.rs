@@ -6,10 +6,12 @@ pub mod catalog_docs;
 pub mod cursor;
 pub mod dto;
 pub mod error;
+pub mod geojson;
 pub mod guard;
 pub mod media;
 pub mod object_docs;
 pub mod object_json;
+pub mod ogc;
 pub mod openapi;
 pub mod paging;
 pub mod params;
@@ -168,6 +170,18 @@ pub fn begin<'q>(
     Ok((p, n))
 }
 
+/// As [`begin`] for the endpoints that also answer GeoJSON (`Negotiated::geojson`).
+pub fn begin_geo<'q>(
+    headers: &HeaderMap,
+    query: Option<&'q str>,
+    allowed: &[&str],
+) -> ApiResult<(Params<'q>, Negotiated)> {
+    let p = Params::parse(query, allowed)?;
+    let pretty = p.bool("pretty")?.unwrap_or(false);
+    let n = media::negotiate_geo(headers, pretty)?;
+    Ok((p, n))
+}
+
 async fn not_found() -> ApiError {
     ApiError::not_found("Ressursen finnes ikke")
 }
@@ -211,7 +225,9 @@ pub fn rewrite_suffix_in_place(req: &mut Request) {
     if below == "/openapi.json" {
         return;
     }
-    let (resource, format) = if let Some(p) = below.strip_suffix(".json") {
+    let (resource, format) = if let Some(p) = below.strip_suffix(".geojson") {
+        (p, Some("geojson"))
+    } else if let Some(p) = below.strip_suffix(".json") {
         (p, Some("json"))
     } else if let Some(p) = below.strip_suffix(".xml") {
         (p, Some("xml"))
@@ -250,6 +266,7 @@ pub fn routes(state: AppState) -> Router {
         write::routes(openapi::write_routes()).layer(axum::extract::DefaultBodyLimit::disable());
     let mut router = Router::new()
         .nest(READ_BASE, read_routes())
+        .merge(ogc::routes())
         .merge(write::login::routes());
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());

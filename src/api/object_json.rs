@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::error::ApiResult;
 use super::AppState;
 use crate::catalog::{datatype, ObjectType};
+use crate::generation::feature::{Geometry, Piece};
 use crate::generation::rows::{ObjectRow, StoredValue};
 use crate::generation::{Generation, TypeData};
 use crate::geo::srid::Srid;
@@ -164,33 +165,32 @@ impl<'a> Render<'a> {
         }
     }
 
-    /// Located geometry of the parts: a point, or lines (contiguous parts joined).
+    /// Located geometry of the parts: a point, or lines (contiguous parts joined), as
+    /// `Generation::located_geometry` builds it.
     fn located_wkt(&self, ps: &[Part]) -> ApiResult<Option<Wkt>> {
-        if ps.is_empty() {
-            return Ok(None);
-        }
-        if ps.iter().all(|p| p.from == p.to) {
-            let p = ps[0];
-            let c = self.g.segment(p.net_row as usize).point_at(p.from);
-            return Ok(Some(Wkt {
-                text: wkt::point_z(self.srid, &c, self.z_tag)?,
-                simplified: false,
-            }));
-        }
-        let mut lines: Vec<Vec<Coord3>> = Vec::new();
-        for p in ps.iter().filter(|p| p.to > p.from) {
-            let piece = self.g.segment(p.net_row as usize).sub_line(p.from, p.to);
-            match lines.last_mut() {
-                Some(l)
-                    if l.last().is_some_and(|e| {
-                        (e[0] - piece[0][0]).abs() < 1e-6 && (e[1] - piece[0][1]).abs() < 1e-6
-                    }) =>
-                {
-                    l.extend_from_slice(&piece[1..])
-                }
-                _ => lines.push(piece),
+        let pieces: Vec<Piece> = ps
+            .iter()
+            .map(|p| Piece {
+                net_row: p.net_row as usize,
+                link_id: p.link_id,
+                from: p.from,
+                to: p.to,
+                direction: p.direction,
+            })
+            .collect();
+        let lines = match self.g.located_geometry(&pieces) {
+            None => return Ok(None),
+            Some(Geometry::Point(c)) => {
+                return Ok(Some(Wkt {
+                    text: wkt::point_z(self.srid, &c, self.z_tag)?,
+                    simplified: false,
+                }))
             }
-        }
+            Some(Geometry::LineString(l)) => vec![l],
+            Some(Geometry::MultiLineString(ls)) => ls,
+            // never built from pieces; rings as lines keeps this total
+            Some(Geometry::MultiPolygon(ps)) => ps.into_iter().flatten().collect(),
+        };
         let mut simplified = false;
         let lines: Vec<Vec<Coord3>> = lines
             .into_iter()

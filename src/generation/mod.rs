@@ -4,6 +4,7 @@
 //! are its methods, defined one layer up. `check.rs` verifies a generation on disk.
 
 pub mod check;
+pub mod feature;
 pub mod rows;
 
 use std::collections::{BTreeMap, HashMap};

@@ -161,6 +161,10 @@ impl<'a> ObjectRow<'a> {
     pub fn row(&self) -> usize {
         self.row
     }
+    /// The table the row belongs to.
+    pub fn table(&self) -> &'a ObjectTable {
+        self.table
+    }
     pub fn type_id(&self) -> u32 {
         self.table.type_id
     }

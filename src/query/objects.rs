@@ -304,33 +304,17 @@ pub fn parts(
     f: Option<&ObjectFilter>,
 ) -> Vec<Part> {
     let n = &g.network;
-    let mut out = Vec::new();
-    for p in table.placements(row) {
-        let (from, to) = (table.loc_from[p], table.loc_to[p]);
-        for r in n.rows_overlapping(table.loc_link[p], from, to) {
-            if f.is_some_and(|f| !f.row_passes(g, r)) {
-                continue;
-            }
-            let (a, b) = (from.max(n.from_pos[r]), to.min(n.to_pos[r]));
-            // a point on a border between two rows belongs to the first
-            if from == to
-                && out
-                    .last()
-                    .is_some_and(|q: &Part| q.link_id == table.loc_link[p] && q.from == from)
-            {
-                continue;
-            }
-            out.push(Part {
-                net_row: r as u32,
-                link_id: table.loc_link[p],
-                from: a,
-                to: b,
-                direction: table.loc_direction[p],
-                length_m: part_length(n, r, from, to),
-            });
-        }
-    }
-    out
+    g.placement_pieces(table, row, |r| f.is_none_or(|f| f.row_passes(g, r)))
+        .into_iter()
+        .map(|p| Part {
+            net_row: p.net_row as u32,
+            link_id: p.link_id,
+            from: p.from,
+            to: p.to,
+            direction: p.direction,
+            length_m: part_length(n, p.net_row, p.from, p.to),
+        })
+        .collect()
 }
 
 /// Located length of the selected objects (statistikk.strekningslengde).

@@ -7,6 +7,8 @@ mod bin_server;
 mod clients_java;
 mod clients_ltglahn;
 mod edges;
+mod geojson;
+mod ogc;
 mod read_catalog;
 mod read_network;
 mod read_objects;

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::api::error::ApiResult;
 use crate::api::media::json as respond;
-use crate::api::{begin, AppState};
+use crate::api::{begin, begin_geo, AppState};
 use crate::area::{AreaKind, Areas};
 use crate::generation::Generation;
 use crate::geo::srid::{from_storage, Srid};
@@ -154,13 +154,17 @@ fn extras(
     headers: &HeaderMap,
     q: Option<&str>,
 ) -> ApiResult<(Extras, crate::api::media::Negotiated)> {
-    let (p, n) = begin(headers, q, &["inkluder", "srid"])?;
+    let (p, n) = begin_geo(headers, q, &["inkluder", "srid"])?;
     let words = p.words("inkluder", INKLUDER)?;
     let all = words.iter().any(|w| w == "alle");
-    let srid = p.srid()?;
+    // GeoJSON: the kartutsnitt is the geometry, WGS 84 unless srid is given
+    let srid = match n.geojson {
+        true => crate::api::geojson::output_srid(&p)?,
+        false => p.srid()?,
+    };
     Ok((
         Extras {
-            map_extent: all || words.iter().any(|w| w == "kartutsnitt"),
+            map_extent: all || n.geojson || words.iter().any(|w| w == "kartutsnitt"),
             centre: all || words.iter().any(|w| w == "senterpunkt"),
             object: all || words.iter().any(|w| w == "vegobjekt"),
             srid,
@@ -287,7 +291,12 @@ pub async fn list_regions(
             vegobjekt: area_object(&s, &g, &e, AreaKind::Region, r.number as u32),
         });
     }
-    Ok(respond(n, &list))
+    Ok(crate::api::geojson::respond_docs(
+        n,
+        &list,
+        "kartutsnitt",
+        e.srid,
+    ))
 }
 
 /// GET /omrader/fylker — the 15 counties.
@@ -312,7 +321,12 @@ pub async fn list_counties(
             vegobjekt: area_object(&s, &g, &e, AreaKind::County, c.number as u32),
         });
     }
-    Ok(respond(n, &list))
+    Ok(crate::api::geojson::respond_docs(
+        n,
+        &list,
+        "kartutsnitt",
+        e.srid,
+    ))
 }
 
 /// GET /omrader/vegavdelinger — road departments (one per county; Troms and Finnmark share one).
@@ -337,7 +351,12 @@ pub async fn list_road_departments(
             vegobjekt: area_object(&s, &g, &e, AreaKind::RoadDepartment, d.number as u32),
         })
         .collect();
-    Ok(respond(n, &list))
+    Ok(crate::api::geojson::respond_docs(
+        n,
+        &list,
+        "kartutsnitt",
+        e.srid,
+    ))
 }
 
 /// GET /omrader/kommuner — the 357 municipalities.
@@ -364,7 +383,12 @@ pub async fn list_municipalities(
             vegobjekt: area_object(&s, &g, &e, AreaKind::Municipality, m.number as u32),
         });
     }
-    Ok(respond(n, &list))
+    Ok(crate::api::geojson::respond_docs(
+        n,
+        &list,
+        "kartutsnitt",
+        e.srid,
+    ))
 }
 
 /// GET /omrader/kontraktsomrader — contract areas.
@@ -389,7 +413,12 @@ pub async fn list_contract_areas(
             vegobjekt: area_object(&s, &g, &e, AreaKind::Contract, c.number),
         })
         .collect();
-    Ok(respond(n, &list))
+    Ok(crate::api::geojson::respond_docs(
+        n,
+        &list,
+        "kartutsnitt",
+        e.srid,
+    ))
 }
 
 /// GET /omrader/riksvegruter — national route segments.
@@ -416,5 +445,10 @@ pub async fn list_national_routes(
             vegobjekt: area_object(&s, &g, &e, AreaKind::Route, i as u32),
         })
         .collect();
-    Ok(respond(n, &list))
+    Ok(crate::api::geojson::respond_docs(
+        n,
+        &list,
+        "kartutsnitt",
+        e.srid,
+    ))
 }

@@ -8,7 +8,7 @@ use axum::Router;
 use crate::api::dto::position_result;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::respond;
-use crate::api::{begin, AppState};
+use crate::api::{begin_geo, AppState};
 use crate::geo::srid::{to_storage, Srid};
 use crate::query::network::{NearestFilter, NearestQuery};
 use crate::query::vegref::RoadRefFilter;
@@ -46,7 +46,7 @@ fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {
     responses((status = 200, description = "Position results with integer avstand, nearest first", body = [crate::api::dto::PositionResult]),
                (status = 422, description = "Missing or conflicting coordinates, bad values")))]
 pub async fn get_nearest(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
-    let (p, n) = begin(
+    let (p, n) = begin_geo(
         req.headers(),
         req.uri().query(),
         &[
@@ -116,6 +116,9 @@ pub async fn get_nearest(State(s): State<AppState>, req: Request) -> ApiResult<R
         filter,
     };
     let found = g.nearest(&q);
+    if n.geojson {
+        return crate::api::geojson::positions(&found, &p, n.wkt_z_tag());
+    }
     let out = found
         .iter()
         .map(|pos| position_result(pos, srid, true, n.wkt_z_tag()))

@@ -11,15 +11,18 @@ use axum::routing::get;
 use axum::Router;
 use roaring::RoaringBitmap;
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::api::dto::{date, road_ref_stretch};
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::geojson;
 use crate::api::media::json as respond;
-use crate::api::paging::{next_start, page_size, start, streamed_envelope};
+use crate::api::paging::{next_href, next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
 use crate::api::stream::{respond_page, PageItems};
-use crate::api::{begin, AppState};
+use crate::api::{begin, begin_geo, AppState};
 use crate::area::AreaKind;
+use crate::generation::feature::Geometry;
 use crate::generation::Generation;
 use crate::geo::srid::{to_storage, Srid};
 use crate::geo::wkt;
@@ -312,7 +315,7 @@ pub async fn list_links(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, n) = begin(&headers, q.as_deref(), LIST_PARAMS)?;
+    let (p, n) = begin_geo(&headers, q.as_deref(), LIST_PARAMS)?;
     let srid = p.srid()?;
     let antall = page_size(&p, MAX_PAGE)?;
     let from = start(&p)?;
@@ -335,6 +338,15 @@ pub async fn list_links(
         last.map(|r| (g.segment(r).link_id().get(), g.segment(r).from_pos())),
     )?;
     let total = Some(rows.len());
+    if n.geojson {
+        let out = geojson::Crs::new(geojson::output_srid(&p)?);
+        let more =
+            page.len() == antall && rows.max().is_some_and(|m| Some(m) > page.last().copied());
+        let next =
+            more.then(|| next_href(&s, "/vegnett/lenker.geojson", q.as_deref(), antall, &next));
+        let features = link_features(s.clone(), g.clone(), page, out);
+        return Ok(geojson::v2_collection(features, out.srid, next, total));
+    }
     let metadata = streamed_envelope(
         &s,
         "/vegnett/lenker",
@@ -355,6 +367,27 @@ pub async fn list_links(
         rows: page,
     };
     Ok(respond_page(n, links, metadata, s.config.stream_pages))
+}
+
+/// Network rows as GeoJSON features: the link document's members (without `geometri`) as
+/// properties, `kortform` (unique per row) as id.
+pub fn link_features(
+    s: AppState,
+    g: std::sync::Arc<Generation>,
+    rows: Vec<u32>,
+    crs: geojson::Crs,
+) -> geojson::Features {
+    geojson::Features::new(rows.len(), move |i, out| {
+        let row = rows[i] as usize;
+        let doc = link_json(&s, &g, row, crs.srid, true)?;
+        let id = Value::String(doc.kortform.clone());
+        let doc = serde_json::to_value(&doc)
+            .map_err(|e| crate::error::EngineError::Internal(e.to_string()))?;
+        let geometry =
+            Geometry::LineString(g.segment(row).geometry().to_vec()).to_srid(crs.srid)?;
+        geojson::push_doc_feature(out, Some(&id), Some(&geometry), doc, "geometri", crs);
+        Ok(())
+    })
 }
 
 /// A page of links, rendered link by link as the page is written (streamed, `stream`).

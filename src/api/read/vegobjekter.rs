@@ -14,15 +14,16 @@ use std::time::{Duration, Instant};
 use utoipa::ToSchema;
 
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::geojson;
 use crate::api::media::json as respond;
 use crate::api::object_json::{
     whole_meters, Include, Render, RenderOwned, StreamedObjects, INKLUDER, INKLUDERGEOMETRI,
 };
-use crate::api::paging::{next_start, page_size, start, streamed_envelope};
+use crate::api::paging::{next_href, next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
 use crate::api::read::vegnett::parse_map_extent;
 use crate::api::stream::{respond_page, PageItems};
-use crate::api::{begin, AppState};
+use crate::api::{begin, begin_geo, AppState};
 use crate::area::AreaKind;
 use crate::generation::{Generation, TypeData};
 use crate::geo::srid::Srid;
@@ -389,7 +390,7 @@ pub async fn list_objects(
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let allowed: Vec<&str> = FILTERS.iter().chain(LIST_ONLY).copied().collect();
-    let (p, n) = begin(&headers, q.as_deref(), &allowed)?;
+    let (p, n) = begin_geo(&headers, q.as_deref(), &allowed)?;
     let tid = type_id(&tid)?;
     let g = s.store.current();
     let empty = empty_type(tid);
@@ -431,6 +432,24 @@ pub async fn list_objects(
         .collect();
     let last = page.last().map(|&r| r as usize);
     let next = next_start(&p, g.id, last.map(|r| (data.id_at(r).get(), 0.0)))?;
+    if n.geojson {
+        let out = geojson::Crs::new(geojson::output_srid(&p)?);
+        let path = format!("/vegobjekter/{tid}.geojson");
+        let next = (end < rows.len()).then(|| next_href(&s, &path, q.as_deref(), antall, &next));
+        let features = geojson::Features::objects(
+            g.clone(),
+            g.objects.get(&tid).cloned(),
+            page,
+            out,
+            sensitive,
+        );
+        return Ok(geojson::v2_collection(
+            features,
+            out.srid,
+            next,
+            Some(rows.len()),
+        ));
+    }
     let path = format!("/vegobjekter/{tid}");
     let returned = page.len();
     let metadata = streamed_envelope(
@@ -584,7 +603,7 @@ pub async fn get_object(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, n) = begin(
+    let (p, n) = begin_geo(
         &headers,
         q.as_deref(),
         &[
@@ -625,8 +644,24 @@ pub async fn get_object(
         z_tag: n.wkt_z_tag(),
         sensitive: sees_sensitive(&s, &headers),
     };
+    let geo = match n.geojson {
+        true => Some(geojson::Crs::new(geojson::output_srid(&p)?)),
+        false => None,
+    };
+    let feature = |d: &TypeData, r: usize, crs: geojson::Crs| -> ApiResult<String> {
+        let mut out = String::new();
+        geojson::push_object(&mut out, &g, d, r, crs, render.sensitive)?;
+        Ok(out)
+    };
     let depth = match p.one("dybde")? {
-        None => return Ok(respond(n, &render.object(data, row)?)),
+        None => {
+            return Ok(match geo {
+                Some(crs) => {
+                    geojson::feature_response(feature(data, row, crs)?, crate::api::media::GEOJSON)
+                }
+                None => respond(n, &render.object(data, row)?),
+            })
+        }
         Some(d) if d.eq_ignore_ascii_case("full") => usize::MAX,
         Some(d) => match d.parse::<usize>() {
             Ok(v) if v >= 1 => v,
@@ -638,6 +673,14 @@ pub async fn get_object(
             }
         },
     };
+    if let Some(crs) = geo {
+        let mut items = vec![feature(data, row, crs)?];
+        for (d, r) in g.descendants(data, row, depth) {
+            items.push(feature(d, r, crs)?);
+        }
+        let features = geojson::Features::prerendered(items);
+        return Ok(geojson::v2_collection(features, crs.srid, None, None));
+    }
     // breadth first: level 1 is the object itself
     let mut out = vec![render.object(data, row)?];
     for (d, r) in g.descendants(data, row, depth) {
