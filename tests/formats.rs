@@ -399,3 +399,235 @@ fn an_open_generation_stays_open_through_the_writer() {
         );
     }
 }
+
+/// The coordinates of an ISO WKB Point/LineString/MultiLineString Z (a test-side decoder).
+fn wkb_coords(b: &[u8]) -> Vec<[f64; 3]> {
+    let kind = u32::from_le_bytes(b[1..5].try_into().unwrap());
+    let mut out = Vec::new();
+    if kind == 1005 {
+        let n = u32::from_le_bytes(b[5..9].try_into().unwrap()) as usize;
+        let mut at = 9;
+        for _ in 0..n {
+            let k = vegdb::geo::wkb::decode_into(&b[at..], &mut out).unwrap();
+            at += 9 + 24 * k;
+        }
+    } else {
+        vegdb::geo::wkb::decode_into(b, &mut out).unwrap();
+    }
+    out
+}
+
+/// Every object row of a version 3 generation's files, by type: (id, located?, WKB, length_m,
+/// municipalities) in file order, and each file's row groups as (rows, bbox from the Parquet
+/// column statistics).
+type FileRows = Vec<(u64, bool, Option<Vec<u8>>, f64, Vec<(i32, f64)>)>;
+fn open_rows(dir: &Path) -> BTreeMap<u32, (FileRows, Vec<(usize, [f64; 4])>)> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+    use arrow_array::Array;
+    let m = Manifest::read(dir).unwrap();
+    let mut out: BTreeMap<u32, (FileRows, Vec<(usize, [f64; 4])>)> = BTreeMap::new();
+    for f in m.files.iter().filter(|f| f.type_id.is_some()) {
+        let path = dir.join(&f.path);
+        let entry = out.entry(f.type_id.unwrap()).or_default();
+        for b in vegdb::snapshot::parquet_read::read_batches(&path).unwrap() {
+            let ids = b["id"].as_primitive::<Int64Type>();
+            let located = b["geometry_located"].as_boolean();
+            let geom = b["geometry"].as_binary::<i32>();
+            let length = b["length_m"].as_primitive::<Float64Type>();
+            let munis = b["municipalities"].as_list::<i32>();
+            for r in 0..b.num_rows() {
+                let ms = munis.value(r);
+                let ms = ms.as_struct();
+                let k = ms.column(0).as_primitive::<Int32Type>();
+                let l = ms.column(1).as_primitive::<Float64Type>();
+                entry.0.push((
+                    ids.value(r) as u64,
+                    located.value(r),
+                    (!geom.is_null(r)).then(|| geom.value(r).to_vec()),
+                    length.value(r),
+                    (0..k.len()).map(|i| (k.value(i), l.value(i))).collect(),
+                ));
+            }
+        }
+        let reader =
+            parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&path).unwrap())
+                .unwrap();
+        use parquet::file::reader::FileReader;
+        for rg in reader.metadata().row_groups() {
+            let stat = |name: &str, min: bool| -> f64 {
+                let c = rg
+                    .columns()
+                    .iter()
+                    .find(|c| c.column_path().string() == name)
+                    .unwrap();
+                match c.statistics().unwrap() {
+                    parquet::file::statistics::Statistics::Double(s) => {
+                        if min {
+                            *s.min_opt().unwrap()
+                        } else {
+                            *s.max_opt().unwrap()
+                        }
+                    }
+                    other => panic!("{name}: {other:?}"),
+                }
+            };
+            entry.1.push((
+                rg.num_rows() as usize,
+                [
+                    stat("bbox.xmin", true),
+                    stat("bbox.ymin", true),
+                    stat("bbox.xmax", false),
+                    stat("bbox.ymax", false),
+                ],
+            ));
+        }
+    }
+    out
+}
+
+/// The version 3 files carry, per object, what the API serves: the located geometry equals
+/// `Generation::feature`'s (engineer geo's feature view, the API's `geometri`) coordinate for
+/// coordinate, own geometries are marked as such, `length_m` is the engine's located length,
+/// and `municipalities` lists exactly the municipalities whose bitmap (what `/statistikk
+/// ?kommune=` counts) holds the object, with lengths summing to `length_m`.
+#[test]
+fn open_files_carry_the_api_geometry_and_the_statistics_inputs() {
+    use vegdb::area::AreaKind;
+    use vegdb::generation::feature::FeatureOptions;
+    use vegdb::generation::rows::ObjectRow;
+    let dir = fixture_generation("v3-open");
+    let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+    let files = open_rows(&dir);
+    let mut located_lines = 0;
+    for (t, (rows, _)) in &files {
+        let d = &g.objects[t];
+        assert_eq!(rows.len(), d.table.len(), "type {t}");
+        for (id, located, wkb, length, munis) in rows {
+            let row = d.table.row_of(*id).unwrap();
+            let f = g
+                .feature(ObjectRow::new(&d.table, row), &FeatureOptions::default())
+                .unwrap();
+            assert_eq!(*located, !f.own_geometry, "type {t} object {id}");
+            assert_eq!(wkb.is_some(), f.geometry.is_some(), "type {t} object {id}");
+            if *located {
+                if let (Some(w), Some(geom)) = (wkb, &f.geometry) {
+                    let want: Vec<[f64; 3]> = geom.coords().copied().collect();
+                    assert_eq!(wkb_coords(w), want, "type {t} object {id}");
+                    located_lines += usize::from(want.len() > 1);
+                }
+            }
+            assert!(
+                (length - d.index.length_m[row]).abs() < 1e-6,
+                "type {t} object {id}: {length} vs {}",
+                d.index.length_m[row]
+            );
+            let sum: f64 = munis.iter().map(|m| m.1).sum();
+            assert!((sum - length).abs() < 1e-6);
+            let in_bitmaps: Vec<i32> = d
+                .index
+                .areas
+                .iter()
+                .filter(|((kind, _), rows)| {
+                    *kind == AreaKind::Municipality && rows.contains(row as u32)
+                })
+                .map(|((_, k), _)| *k as i32)
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let listed: Vec<i32> = munis.iter().map(|m| m.0).collect();
+            assert_eq!(listed, in_bitmaps, "type {t} object {id}");
+        }
+    }
+    assert!(
+        located_lines > 1000,
+        "line-placed objects have lines: {located_lines}"
+    );
+    // Fartsgrense (105) is line-placed: every object has a line
+    assert!(files[&105].0.iter().all(|r| r.1 && r.2.is_some()));
+}
+
+/// Rows in spatial order make row groups a bbox read can skip: over windows around every
+/// 50th object of the types with at least three row groups, the row groups whose bbox
+/// statistics meet the window are at most 3/4 of all (a reader skips the rest), no more than
+/// the same rows would give in id order (groups of the same sizes; the generator's ids are
+/// already laid out along roads, so id order is a strong baseline), and never miss a row
+/// whose box meets the window.
+#[test]
+fn spatial_row_order_lets_bbox_reads_skip_row_groups() {
+    let dir = fixture_generation("v3-open");
+    let files = open_rows(&dir);
+    let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+    let (mut spatial, mut by_id, mut windows, mut total) = (0usize, 0usize, 0usize, 0usize);
+    for (t, (rows, groups)) in files.iter().filter(|(_, (_, groups))| groups.len() >= 3) {
+        // each row's box, in file order and in id order
+        let boxes: Vec<[f64; 4]> = rows
+            .iter()
+            .map(|r| {
+                let c = wkb_coords(r.2.as_ref().unwrap());
+                c.iter()
+                    .fold([f64::MAX, f64::MAX, f64::MIN, f64::MIN], |b, p| {
+                        [
+                            b[0].min(p[0]),
+                            b[1].min(p[1]),
+                            b[2].max(p[0]),
+                            b[3].max(p[1]),
+                        ]
+                    })
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by_key(|&i| rows[i].0);
+        let meets = |a: &[f64; 4], b: &[f64; 4]| {
+            a[0] <= b[2] && b[0] <= a[2] && a[1] <= b[3] && b[1] <= a[3]
+        };
+        let union = |idx: &mut dyn Iterator<Item = usize>| {
+            idx.fold([f64::MAX, f64::MAX, f64::MIN, f64::MIN], |b, i| {
+                let p = boxes[i];
+                [
+                    b[0].min(p[0]),
+                    b[1].min(p[1]),
+                    b[2].max(p[2]),
+                    b[3].max(p[3]),
+                ]
+            })
+        };
+        let mut id_groups = Vec::new();
+        let mut at = 0;
+        for (n, _) in groups {
+            id_groups.push(union(&mut order[at..at + n].iter().copied()));
+            at += n;
+        }
+        for i in (0..rows.len()).step_by(50) {
+            let c = boxes[i];
+            let w = [c[0] - 500.0, c[1] - 500.0, c[2] + 500.0, c[3] + 500.0];
+            let mut at = 0;
+            for (n, stats) in groups {
+                let hit = meets(stats, &w);
+                spatial += usize::from(hit);
+                // statistics are sound: no row meeting the window is in a skipped group
+                assert!(
+                    hit || !(at..at + n).any(|r| meets(&boxes[r], &w)),
+                    "type {t}"
+                );
+                at += n;
+            }
+            by_id += id_groups.iter().filter(|b| meets(b, &w)).count();
+            total += groups.len();
+            windows += 1;
+        }
+        assert_eq!(g.objects[t].table.len(), rows.len());
+    }
+    assert!(windows > 20, "{windows} windows");
+    eprintln!(
+        "row groups read: {spatial} in spatial order, {by_id} in id order, of {total} ({windows} windows)"
+    );
+    assert!(
+        spatial * 4 <= total * 3,
+        "spatial order reads {spatial} of {total} row groups"
+    );
+    assert!(
+        spatial <= by_id,
+        "spatial order reads {spatial} row groups, id order {by_id}"
+    );
+}

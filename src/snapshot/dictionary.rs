@@ -31,7 +31,7 @@ const OBJECT_COLUMNS: &[(&str, &str, &str)] = &[
     ("last_modified", "timestamp[s, UTC]", "last modified (sist_modifisert)"),
     ("placements", "list<struct<link_id int64, from_pos float64, to_pos float64, direction uint8>>", "placements on road links (stedfestinger): positions 0..1 along the link; direction 0 = with, 1 = against the link's digitising direction"),
     ("children", "list<struct<type_id int32, id int64>>", "child objects (relasjoner.barn)"),
-    ("geometry", "WKB (GeoParquet 1.1, EPSG:32633)", "the object's own geometry when it has one, else the geometry located from its placements: MultiLineString Z for ranges, Point Z / MultiPoint Z for points"),
+    ("geometry", "WKB (GeoParquet 1.1, EPSG:32633)", "the object's own geometry when it has one, else the geometry located from its placements: for ranges the road network under them, LineString Z (MultiLineString Z when the pieces do not join), for points Point Z (the first placement): the geometry the API returns as geometri"),
     ("geometry_located", "bool", "true when `geometry` was located from the placements (the object has no own geometry)"),
     ("bbox", "struct<xmin, ymin, xmax, ymax float64>", "bounding box of `geometry` (GeoParquet 1.1 covering column), null without a geometry"),
     ("length_m", "float64", "located length in meters: the placed share of each road link segment's length, summed (what /statistikk calls strekningslengde); 0 for points"),

@@ -37,32 +37,58 @@ pub fn part_length(network: &RoadNetwork, seg: usize, from: f64, to: f64) -> f64
     }
 }
 
-/// The pieces of network geometry an object's placements cover: lines for ranges, points for
-/// point placements (a point on the border of two rows belongs to the first).
-pub fn placement_pieces(network: &RoadNetwork, t: &ObjectTable, row: usize) -> Vec<Vec<Coord3>> {
-    let mut out: Vec<Vec<Coord3>> = Vec::new();
+/// The located geometry of an object without an own one, in storage coordinates, by the
+/// rule of `generation::feature` (`Generation::located_geometry`, what the API writes as
+/// `geometri`): the placements' pieces on the network rows they overlap (a point placement on
+/// the border of two rows belongs to the first); a point when every piece is a point (the
+/// first), else the pieces' sub-lines with consecutive ones that touch (within 1 µm) joined.
+/// Returns the lines, or one point as a one-coordinate line. `tests/formats.rs` checks the
+/// two agree on every object.
+pub fn located_lines(network: &RoadNetwork, t: &ObjectTable, row: usize) -> Vec<Vec<Coord3>> {
+    // (network row, from, to) per piece
+    let mut pieces: Vec<(usize, u64, f64, f64)> = Vec::new();
     for p in t.placements(row) {
-        let (from, to) = (t.loc_from[p], t.loc_to[p]);
-        for seg in network.rows_overlapping(t.loc_link[p], from, to) {
-            let (rf, rt) = (network.from_pos[seg], network.to_pos[seg]);
-            let coords = network.geometry(seg);
-            let span = rt - rf;
-            let frac = |x: f64| if span > 0.0 { (x - rf) / span } else { 0.0 };
-            if from == to {
-                out.push(vec![linref::point_at(coords, frac(from))]);
-                break;
+        let (link, from, to) = (t.loc_link[p], t.loc_from[p], t.loc_to[p]);
+        for r in network.rows_overlapping(link, from, to) {
+            if from == to && pieces.last().is_some_and(|q| q.1 == link && q.2 == from) {
+                continue;
             }
-            let (a, b) = (from.max(rf), to.min(rt));
-            if b <= a {
-                continue; // touches the row only at its end
-            }
-            let line = linref::sub_line(coords, frac(a), frac(b));
-            if line.len() >= 2 {
-                out.push(line);
-            }
+            pieces.push((
+                r,
+                link,
+                from.max(network.from_pos[r]),
+                to.min(network.to_pos[r]),
+            ));
         }
     }
-    out
+    let fraction = |r: usize, pos: f64| {
+        let span = (network.to_pos[r] - network.from_pos[r]).max(1e-12);
+        (pos - network.from_pos[r]) / span
+    };
+    let Some(&(r0, _, f0, _)) = pieces.first() else {
+        return Vec::new();
+    };
+    if pieces.iter().all(|p| p.2 == p.3) {
+        return vec![vec![linref::point_at(
+            network.geometry(r0),
+            fraction(r0, f0),
+        )]];
+    }
+    let mut lines: Vec<Vec<Coord3>> = Vec::new();
+    for &(r, _, from, to) in pieces.iter().filter(|p| p.3 > p.2) {
+        let piece = linref::sub_line(network.geometry(r), fraction(r, from), fraction(r, to));
+        match lines.last_mut() {
+            Some(l)
+                if l.last().is_some_and(|e| {
+                    (e[0] - piece[0][0]).abs() < 1e-6 && (e[1] - piece[0][1]).abs() < 1e-6
+                }) =>
+            {
+                l.extend_from_slice(&piece[1..])
+            }
+            _ => lines.push(piece),
+        }
+    }
+    lines
 }
 
 /// Locate object `row` of `t` on `network`.
@@ -90,21 +116,17 @@ pub fn locate(network: &RoadNetwork, t: &ObjectTable, row: usize) -> Located {
         out.bbox = bbox(own.iter().filter(|c| !c[0].is_nan()));
         return out;
     }
-    let pieces = placement_pieces(network, t, row);
-    out.bbox = bbox(pieces.iter().flatten());
+    let lines = located_lines(network, t, row);
+    out.bbox = bbox(lines.iter().flatten());
     out.from_placements = true;
-    let lines: Vec<&Vec<Coord3>> = pieces.iter().filter(|p| p.len() >= 2).collect();
-    out.geometry = if !lines.is_empty() {
-        Some(("MultiLineString Z", multilinestring_z(&lines)))
-    } else {
-        match pieces.as_slice() {
-            [] => None,
-            [p] => Some(("Point Z", wkb::point_z(&p[0]))),
-            points => Some((
-                "MultiPoint Z",
-                multipoint_z(&points.iter().map(|p| p[0]).collect::<Vec<_>>()),
-            )),
-        }
+    out.geometry = match lines.as_slice() {
+        [] => None,
+        [p] if p.len() == 1 => Some(("Point Z", wkb::point_z(&p[0]))),
+        [l] => Some(("LineString Z", wkb::linestring_z(l))),
+        ls => Some((
+            "MultiLineString Z",
+            multilinestring_z(&ls.iter().collect::<Vec<_>>()),
+        )),
     };
     out
 }
@@ -129,18 +151,6 @@ pub fn multilinestring_z(lines: &[&Vec<Coord3>]) -> Vec<u8> {
     b.extend_from_slice(&(lines.len() as u32).to_le_bytes());
     for l in lines {
         b.extend_from_slice(&wkb::linestring_z(l));
-    }
-    b
-}
-
-/// ISO WKB MultiPoint Z (type 1004), little endian.
-pub fn multipoint_z(points: &[Coord3]) -> Vec<u8> {
-    let mut b = Vec::with_capacity(9 + 29 * points.len());
-    b.push(1);
-    b.extend_from_slice(&1004u32.to_le_bytes());
-    b.extend_from_slice(&(points.len() as u32).to_le_bytes());
-    for p in points {
-        b.extend_from_slice(&wkb::point_z(p));
     }
     b
 }
@@ -234,7 +244,5 @@ mod tests {
         let m = multilinestring_z(&[&a, &a]);
         assert_eq!(&m[..9], &[1, 0xed, 3, 0, 0, 2, 0, 0, 0]);
         assert_eq!(m.len(), 9 + 2 * (9 + 48));
-        let p = multipoint_z(&a);
-        assert_eq!(p.len(), 9 + 2 * 29);
     }
 }
