@@ -17,6 +17,7 @@ pub use error::{EngineError, Result};
 pub mod api;
 pub mod cli;
 pub mod config;
+pub mod export;
 pub mod generate;
 pub mod generation;
 pub mod index;

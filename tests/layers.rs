@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 /// (A layer without a module is harmless.)
 const LAYERS: &[&[&str]] = &[
     &["cli"],
+    // `vegdb export` writes the API's GeoJSON features (api::geojson)
+    &["export"],
     &["server"],
     &["config"],
     &["api::stack"],
