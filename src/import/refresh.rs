@@ -714,7 +714,7 @@ fn publish(
     );
     let (dictionary, _) = crate::snapshot::dictionary::write(
         &staging.dir,
-        &base.catalog,
+        base.catalog,
         crate::area::Areas::embedded(),
         &types,
         &base.manifest.files,

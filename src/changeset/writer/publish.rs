@@ -58,7 +58,7 @@ impl Writer {
         );
         let (dictionary, _) = crate::snapshot::dictionary::write(
             &staging.dir,
-            &base.catalog,
+            base.catalog,
             crate::area::Areas::embedded(),
             &types,
             &base.manifest.files,
