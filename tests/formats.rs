@@ -421,12 +421,13 @@ fn wkb_coords(b: &[u8]) -> Vec<[f64; 3]> {
 /// municipalities) in file order, and each file's row groups as (rows, bbox from the Parquet
 /// column statistics).
 type FileRows = Vec<(u64, bool, Option<Vec<u8>>, f64, Vec<(i32, f64)>)>;
-fn open_rows(dir: &Path) -> BTreeMap<u32, (FileRows, Vec<(usize, [f64; 4])>)> {
+type TypeFiles = BTreeMap<u32, (FileRows, Vec<(usize, [f64; 4])>)>;
+fn open_rows(dir: &Path) -> TypeFiles {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Float64Type, Int32Type, Int64Type};
     use arrow_array::Array;
     let m = Manifest::read(dir).unwrap();
-    let mut out: BTreeMap<u32, (FileRows, Vec<(usize, [f64; 4])>)> = BTreeMap::new();
+    let mut out: TypeFiles = BTreeMap::new();
     for f in m.files.iter().filter(|f| f.type_id.is_some()) {
         let path = dir.join(&f.path);
         let entry = out.entry(f.type_id.unwrap()).or_default();
