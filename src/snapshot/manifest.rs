@@ -28,6 +28,11 @@ pub const FORMAT_OPEN: u32 = 3;
 pub const FORMAT_VERSION: u32 = FORMAT_OPEN;
 pub const MANIFEST_FILE: &str = "MANIFEST.json";
 
+/// Whether a file path is a format-version-3 chunk (`objects/type=<id>/part-<first>.parquet`).
+pub fn is_open_chunk(path: &str) -> bool {
+    path.starts_with("objects/type=")
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FileEntry {
     /// Path relative to the generation directory.
@@ -132,11 +137,11 @@ impl Manifest {
         let m: Manifest = serde_json::from_value(value)
             .map_err(|e| EngineError::corrupt(path, format!("bad manifest: {e}")))?;
         if m.format_version == FORMAT_OPEN {
-            if let Some(f) = m.files.iter().find(|f| {
-                f.type_id.is_some()
-                    && (f.first_id.is_none()
-                        || !crate::snapshot::parquet_write::is_open_chunk(&f.path))
-            }) {
+            if let Some(f) = m
+                .files
+                .iter()
+                .find(|f| f.type_id.is_some() && (f.first_id.is_none() || !is_open_chunk(&f.path)))
+            {
                 return Err(EngineError::corrupt(
                     path,
                     format!(
@@ -190,9 +195,7 @@ impl Manifest {
     /// files, so the generation keeps the older number until every chunk has been rewritten.
     pub fn version_for(files: &[FileEntry]) -> u32 {
         let objects = || files.iter().filter(|f| f.type_id.is_some());
-        if objects()
-            .all(|f| f.first_id.is_some() && crate::snapshot::parquet_write::is_open_chunk(&f.path))
-        {
+        if objects().all(|f| f.first_id.is_some() && is_open_chunk(&f.path)) {
             FORMAT_OPEN
         } else if objects().all(|f| f.first_id.is_some()) {
             FORMAT_CHUNKED

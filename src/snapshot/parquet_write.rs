@@ -183,10 +183,7 @@ pub fn chunk_file(type_id: u32, first_id: u64) -> String {
     format!("objects/type={type_id}/part-{first_id:015}.parquet")
 }
 
-/// Whether a file path is a format-version-3 chunk (`objects/type=<id>/part-<first>.parquet`).
-pub fn is_open_chunk(path: &str) -> bool {
-    path.starts_with("objects/type=")
-}
+pub use super::manifest::is_open_chunk;
 
 /// Rows per row group of an object chunk of `rows` rows: an eighth of the chunk (so a
 /// spatially ordered chunk has eight boxes a bbox read can skip), at least 512, at most 4,096.
