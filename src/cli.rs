@@ -95,6 +95,26 @@ pub enum Command {
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
     },
+    /// Export one object type of the current generation as a GIS file: FlatGeobuf, GeoJSON or
+    /// GeoParquet, with located geometry and property names and decoded values.
+    Export {
+        /// Object type id, e.g. 105 (Fartsgrense).
+        #[arg(long = "type")]
+        type_id: u32,
+        #[arg(long, value_enum)]
+        format: crate::export::Format,
+        /// Coordinate system (default: 4326 for GeoJSON, else 32633).
+        #[arg(long)]
+        srid: Option<String>,
+        /// Only objects in these municipalities (comma-separated kommune numbers).
+        #[arg(long, value_delimiter = ',')]
+        kommune: Vec<u16>,
+        /// Output file (default: type-<id>.<fgb|geojson|parquet> in the current directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+    },
     /// Inspect, verify, load or roll back snapshot generations.
     Snapshot {
         #[command(subcommand)]
@@ -698,5 +718,52 @@ pub fn run_probe(
     let body = response.text().unwrap_or_default();
     println!("{url}: {status} {}", body.trim());
     anyhow::ensure!(status.as_u16() == 200, "{url} answered {status}");
+    Ok(())
+}
+
+/// `vegdb export`: reads the current generation (read-only, pinned) and writes one type.
+pub fn run_export(
+    type_id: u32,
+    format: crate::export::Format,
+    srid: Option<&str>,
+    kommune: Vec<u16>,
+    out: Option<PathBuf>,
+    data: &Path,
+) -> anyhow::Result<()> {
+    use crate::export::{export, ExportOptions, Format};
+    let srid = match srid {
+        Some(s) => crate::geo::srid::Srid::parse(s).map_err(|_| {
+            anyhow::anyhow!("unknown --srid {s} (32633, 25833, 5973, 6173, 4326, 25832, 25835)")
+        })?,
+        None => format.default_srid(),
+    };
+    let ext = match format {
+        Format::Fgb => "fgb",
+        Format::Geojson => "geojson",
+        Format::Geoparquet => "parquet",
+    };
+    let out = out.unwrap_or_else(|| PathBuf::from(format!("type-{type_id}.{ext}")));
+    let data = DataDir::read_only(data);
+    let pinned = data.pin_current_or(None)?;
+    let started = std::time::Instant::now();
+    let (g, _) = Generation::load(&pinned.dir, &|_| {})?;
+    let loaded = started.elapsed();
+    let opts = ExportOptions {
+        type_id,
+        format,
+        srid,
+        municipalities: kommune,
+    };
+    let r = export(&g, &opts, &out)?;
+    println!(
+        "exported {} features of type {type_id} (generation {}) to {} ({} bytes, srid {}) in {:.2} s (+ {:.2} s loading)",
+        r.features,
+        g.id,
+        out.display(),
+        r.bytes,
+        srid.code(),
+        (started.elapsed() - loaded).as_secs_f64(),
+        loaded.as_secs_f64()
+    );
     Ok(())
 }

@@ -19,6 +19,7 @@ pub mod cli;
 pub mod config;
 pub mod config_file;
 pub mod demo;
+pub mod export;
 pub mod generate;
 pub mod generation;
 pub mod index;

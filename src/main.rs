@@ -36,6 +36,14 @@ fn main() -> anyhow::Result<()> {
             concurrency,
         }) => cli::run_import(&source, download_dir, &data, &types, concurrency),
         Some(Command::Refresh { source, data }) => cli::run_refresh(&source, &data),
+        Some(Command::Export {
+            type_id,
+            format,
+            srid,
+            kommune,
+            out,
+            data,
+        }) => cli::run_export(type_id, format, srid.as_deref(), kommune, out, &data),
         Some(Command::Snapshot { action }) => match action {
             SnapshotAction::Inspect { data, generation } => cli::run_inspect(&data, generation),
             SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),

@@ -30,56 +30,33 @@ fn fixture_generation(name: &str) -> PathBuf {
     fixture(name).join("gen-000001")
 }
 
-/// Rewrite the fixtures (the committed ones were made by the writer as it was before the
-/// tables were declared with `columns!`, so they also pin that the refactor kept the bytes;
-/// run by hand after an intended format change, then review and commit):
+/// Make the fixture of today's format (`v3-open`: `vegdb generate --scale tiny --seed 21` as
+/// it is, manifest `format_version: 3` with the fixed `created` time above). Run by hand after
+/// an intended format change, as a NEW version's directory (the older ones, `v1-single-file`
+/// and `v2-chunked`, were written by older writers and stay as they are: they pin that old
+/// generations still load), then review and commit:
 /// `cargo test --test formats -- --ignored regenerate_format_fixtures`.
-/// - `v1-single-file`: the tiny dataset (seed 21) with one `objects/type-<id>.parquet` per type
-///   (the first layout), manifest `format_version: 1`;
-/// - `v2-chunked`: `vegdb generate --scale tiny --seed 21` as it is (chunk files
-///   `objects/type-<id>-<first id>.parquet`), manifest `format_version: 2`.
-///
-/// Both manifests get the fixed `created` time above.
 #[test]
 #[ignore]
 fn regenerate_format_fixtures() {
-    use vegdb::snapshot::parquet_write::{write_deleted, write_network, write_objects};
     let tmp = tempfile::tempdir().unwrap();
     let generated = generate_into(Scale::Tiny, SEED, tmp.path()).unwrap();
     let manifest = Manifest::read(&generated).unwrap();
-
-    let v2 = fixture_generation("v2-chunked");
-    let _ = std::fs::remove_dir_all(fixture("v2-chunked"));
+    let name = "v3-open";
+    let to_dir = fixture_generation(name);
+    let _ = std::fs::remove_dir_all(fixture(name));
     for f in &manifest.files {
-        let to = v2.join(&f.path);
+        let to = to_dir.join(&f.path);
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::copy(generated.join(&f.path), to).unwrap();
     }
-    let m2 = Manifest {
-        format_version: 2,
+    let m = Manifest {
+        format_version: 3,
         created: CREATED.into(),
-        ..manifest.clone()
-    };
-    write_manifest(&v2, &m2);
-
-    let (g, _) = Generation::load(&generated, &|_| {}).unwrap();
-    let v1 = fixture_generation("v1-single-file");
-    let _ = std::fs::remove_dir_all(fixture("v1-single-file"));
-    let mut files: Vec<FileEntry> = vec![write_network(&v1, &g.network).unwrap()];
-    for d in g.objects.values() {
-        files.push(write_objects(&v1, &d.table).unwrap());
-    }
-    files.push(write_deleted(&v1, &g.deleted).unwrap());
-    let m1 = Manifest {
-        format_version: 1,
-        created: CREATED.into(),
-        files,
         ..manifest
     };
-    write_manifest(&v1, &m1);
-    for name in ["v1-single-file", "v2-chunked"] {
-        std::fs::write(fixture(name).join("CURRENT"), "1\n").unwrap();
-    }
+    write_manifest(&to_dir, &m);
+    std::fs::write(fixture(name).join("CURRENT"), "1\n").unwrap();
 }
 
 fn write_manifest(dir: &Path, m: &Manifest) {
@@ -144,7 +121,11 @@ fn each_format_version_loads_into_what_the_generator_makes() {
     let tmp = tempfile::tempdir().unwrap();
     let (_, want) = regenerated(tmp.path());
     assert!(want.object_count() > 1000 && want.network.len() > 1000);
-    for (name, version, chunked) in [("v1-single-file", 1, false), ("v2-chunked", 2, true)] {
+    for (name, version, chunked) in [
+        ("v1-single-file", 1, false),
+        ("v2-chunked", 2, true),
+        ("v3-open", 3, true),
+    ] {
         let dir = fixture_generation(name);
         let m = Manifest::read(&dir).unwrap();
         assert_eq!(m.format_version, version, "{name}");
@@ -158,10 +139,10 @@ fn each_format_version_loads_into_what_the_generator_makes() {
         );
         for f in &object_files {
             let t = f.type_id.unwrap();
-            let expected = if chunked {
-                format!("objects/type-{t}-{:015}.parquet", f.first_id.unwrap())
-            } else {
-                format!("objects/type-{t}.parquet")
+            let expected = match version {
+                3 => format!("objects/type={t}/part-{:015}.parquet", f.first_id.unwrap()),
+                2 => format!("objects/type-{t}-{:015}.parquet", f.first_id.unwrap()),
+                _ => format!("objects/type-{t}.parquet"),
             };
             assert_eq!(f.path, expected, "{name}");
         }
@@ -171,47 +152,38 @@ fn each_format_version_loads_into_what_the_generator_makes() {
     }
 }
 
-/// Today's writers reproduce the frozen files byte for byte (same columns, types, nullability,
-/// GeoParquet metadata, encoding), so generations written before and after read alike.
+/// Today's writer reproduces the frozen files of today's format (`v3-open`) byte for byte
+/// (same columns, types, row order, row groups, GeoParquet metadata, dictionary), so the
+/// format does not change unnoticed.
 #[test]
-fn todays_writers_reproduce_the_frozen_files() {
-    use vegdb::snapshot::parquet_write::{write_deleted, write_network, write_objects};
+fn todays_writer_reproduces_the_frozen_files() {
     let tmp = tempfile::tempdir().unwrap();
-    let (dir, g) = regenerated(tmp.path());
+    let (dir, _) = regenerated(tmp.path());
     let hashes = |files: &[FileEntry]| -> BTreeMap<String, (u64, u64, String)> {
         files
             .iter()
             .map(|f| (f.path.clone(), (f.rows, f.bytes, f.sha256.clone())))
             .collect()
     };
-    let frozen = Manifest::read(&fixture_generation("v2-chunked")).unwrap();
+    let frozen = Manifest::read(&fixture_generation("v3-open")).unwrap();
     let now = Manifest::read(&dir).unwrap();
-    assert_eq!(now.format_version, 2, "generate writes the chunked layout");
-    assert_eq!(hashes(&now.files), hashes(&frozen.files), "chunked layout");
-
-    let out = tmp.path().join("single");
-    let mut files = vec![write_network(&out, &g.network).unwrap()];
-    for d in g.objects.values() {
-        files.push(write_objects(&out, &d.table).unwrap());
-    }
-    files.push(write_deleted(&out, &g.deleted).unwrap());
-    let frozen = Manifest::read(&fixture_generation("v1-single-file")).unwrap();
-    assert_eq!(hashes(&files), hashes(&frozen.files), "single-file layout");
+    assert_eq!(now.format_version, 3, "generate writes the open layout");
+    assert_eq!(hashes(&now.files), hashes(&frozen.files), "open layout");
 }
 
 #[test]
 fn unknown_format_versions_are_refused_when_loading() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = fixture_generation("v2-chunked");
+    let src = fixture_generation("v3-open");
     let text = std::fs::read_to_string(src.join("MANIFEST.json")).unwrap();
     let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
-    m["format_version"] = 3.into();
+    m["format_version"] = 4.into();
     std::fs::write(tmp.path().join("MANIFEST.json"), m.to_string()).unwrap();
     let e = Generation::load(tmp.path(), &|_| {})
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("format version 3 is newer than this build reads"),
+        e.contains("format version 4 is newer than this build reads"),
         "{e}"
     );
 }
@@ -390,4 +362,273 @@ fn hashes_by_path(m: &Manifest) -> BTreeMap<String, String> {
         .iter()
         .map(|f| (f.path.clone(), f.sha256.clone()))
         .collect()
+}
+
+/// A version 3 generation stays version 3 through the writer: only the touched chunk is
+/// rewritten (in the open layout), every other file, the network and the data dictionary are
+/// shared with the parent.
+#[test]
+fn an_open_generation_stays_open_through_the_writer() {
+    let (old, new) = first_write_keeps_untouched_rows(&fixture("v3-open"));
+    assert_eq!(old.format_version, 3);
+    assert_eq!(new.format_version, 3);
+    let old_files = hashes_by_path(&old);
+    let rewritten: Vec<&FileEntry> = new
+        .files
+        .iter()
+        .filter(|f| old_files.get(&f.path) != Some(&f.sha256))
+        .collect();
+    let paths: Vec<&str> = rewritten.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        rewritten.len(),
+        2,
+        "the touched chunk and changesets.json: {paths:?}"
+    );
+    assert!(paths.contains(&"changesets.json"), "{paths:?}");
+    let chunk = rewritten.iter().find(|f| f.type_id.is_some()).unwrap();
+    assert_eq!(chunk.type_id, Some(95));
+    assert!(
+        chunk.path.starts_with("objects/type=95/part-"),
+        "{}",
+        chunk.path
+    );
+    for f in ["dictionary.json", "DICTIONARY.md", "network/links.parquet"] {
+        assert!(
+            old_files.contains_key(f) && new.files.iter().any(|n| n.path == f),
+            "{f}"
+        );
+    }
+}
+
+/// The coordinates of an ISO WKB Point/LineString/MultiLineString Z (a test-side decoder).
+fn wkb_coords(b: &[u8]) -> Vec<[f64; 3]> {
+    let kind = u32::from_le_bytes(b[1..5].try_into().unwrap());
+    let mut out = Vec::new();
+    if kind == 1005 {
+        let n = u32::from_le_bytes(b[5..9].try_into().unwrap()) as usize;
+        let mut at = 9;
+        for _ in 0..n {
+            let k = vegdb::geo::wkb::decode_into(&b[at..], &mut out).unwrap();
+            at += 9 + 24 * k;
+        }
+    } else {
+        vegdb::geo::wkb::decode_into(b, &mut out).unwrap();
+    }
+    out
+}
+
+/// Every object row of a version 3 generation's files, by type: (id, located?, WKB, length_m,
+/// municipalities) in file order, and each file's row groups as (rows, bbox from the Parquet
+/// column statistics).
+type FileRows = Vec<(u64, bool, Option<Vec<u8>>, f64, Vec<(i32, f64)>)>;
+type TypeFiles = BTreeMap<u32, (FileRows, Vec<(usize, [f64; 4])>)>;
+fn open_rows(dir: &Path) -> TypeFiles {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+    use arrow_array::Array;
+    let m = Manifest::read(dir).unwrap();
+    let mut out: TypeFiles = BTreeMap::new();
+    for f in m.files.iter().filter(|f| f.type_id.is_some()) {
+        let path = dir.join(&f.path);
+        let entry = out.entry(f.type_id.unwrap()).or_default();
+        for b in vegdb::snapshot::parquet_read::read_batches(&path).unwrap() {
+            let ids = b["id"].as_primitive::<Int64Type>();
+            let located = b["geometry_located"].as_boolean();
+            let geom = b["geometry"].as_binary::<i32>();
+            let length = b["length_m"].as_primitive::<Float64Type>();
+            let munis = b["municipalities"].as_list::<i32>();
+            for r in 0..b.num_rows() {
+                let ms = munis.value(r);
+                let ms = ms.as_struct();
+                let k = ms.column(0).as_primitive::<Int32Type>();
+                let l = ms.column(1).as_primitive::<Float64Type>();
+                entry.0.push((
+                    ids.value(r) as u64,
+                    located.value(r),
+                    (!geom.is_null(r)).then(|| geom.value(r).to_vec()),
+                    length.value(r),
+                    (0..k.len()).map(|i| (k.value(i), l.value(i))).collect(),
+                ));
+            }
+        }
+        let reader =
+            parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&path).unwrap())
+                .unwrap();
+        use parquet::file::reader::FileReader;
+        for rg in reader.metadata().row_groups() {
+            let stat = |name: &str, min: bool| -> f64 {
+                let c = rg
+                    .columns()
+                    .iter()
+                    .find(|c| c.column_path().string() == name)
+                    .unwrap();
+                match c.statistics().unwrap() {
+                    parquet::file::statistics::Statistics::Double(s) => {
+                        if min {
+                            *s.min_opt().unwrap()
+                        } else {
+                            *s.max_opt().unwrap()
+                        }
+                    }
+                    other => panic!("{name}: {other:?}"),
+                }
+            };
+            entry.1.push((
+                rg.num_rows() as usize,
+                [
+                    stat("bbox.xmin", true),
+                    stat("bbox.ymin", true),
+                    stat("bbox.xmax", false),
+                    stat("bbox.ymax", false),
+                ],
+            ));
+        }
+    }
+    out
+}
+
+/// The version 3 files carry, per object, what the API serves: the located geometry equals
+/// `Generation::feature`'s (engineer geo's feature view, the API's `geometri`) coordinate for
+/// coordinate, own geometries are marked as such, `length_m` is the engine's located length,
+/// and `municipalities` lists exactly the municipalities whose bitmap (what `/statistikk
+/// ?kommune=` counts) holds the object, with lengths summing to `length_m`.
+#[test]
+fn open_files_carry_the_api_geometry_and_the_statistics_inputs() {
+    use vegdb::area::AreaKind;
+    use vegdb::generation::feature::FeatureOptions;
+    use vegdb::generation::rows::ObjectRow;
+    let dir = fixture_generation("v3-open");
+    let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+    let files = open_rows(&dir);
+    let mut located_lines = 0;
+    for (t, (rows, _)) in &files {
+        let d = &g.objects[t];
+        assert_eq!(rows.len(), d.table.len(), "type {t}");
+        for (id, located, wkb, length, munis) in rows {
+            let row = d.table.row_of(*id).unwrap();
+            let f = g
+                .feature(ObjectRow::new(&d.table, row), &FeatureOptions::default())
+                .unwrap();
+            assert_eq!(*located, !f.own_geometry, "type {t} object {id}");
+            assert_eq!(wkb.is_some(), f.geometry.is_some(), "type {t} object {id}");
+            if *located {
+                if let (Some(w), Some(geom)) = (wkb, &f.geometry) {
+                    let want: Vec<[f64; 3]> = geom.coords().copied().collect();
+                    assert_eq!(wkb_coords(w), want, "type {t} object {id}");
+                    located_lines += usize::from(want.len() > 1);
+                }
+            }
+            assert!(
+                (length - d.index.length_m[row]).abs() < 1e-6,
+                "type {t} object {id}: {length} vs {}",
+                d.index.length_m[row]
+            );
+            let sum: f64 = munis.iter().map(|m| m.1).sum();
+            assert!((sum - length).abs() < 1e-6);
+            let in_bitmaps: Vec<i32> = d
+                .index
+                .areas
+                .iter()
+                .filter(|((kind, _), rows)| {
+                    *kind == AreaKind::Municipality && rows.contains(row as u32)
+                })
+                .map(|((_, k), _)| *k as i32)
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let listed: Vec<i32> = munis.iter().map(|m| m.0).collect();
+            assert_eq!(listed, in_bitmaps, "type {t} object {id}");
+        }
+    }
+    assert!(
+        located_lines > 1000,
+        "line-placed objects have lines: {located_lines}"
+    );
+    // Fartsgrense (105) is line-placed: every object has a line
+    assert!(files[&105].0.iter().all(|r| r.1 && r.2.is_some()));
+}
+
+/// Rows in spatial order make row groups a bbox read can skip: over windows around every
+/// 50th object of the types with at least three row groups, the row groups whose bbox
+/// statistics meet the window are at most 3/4 of all (a reader skips the rest), no more than
+/// the same rows would give in id order (groups of the same sizes; the generator's ids are
+/// already laid out along roads, so id order is a strong baseline), and never miss a row
+/// whose box meets the window.
+#[test]
+fn spatial_row_order_lets_bbox_reads_skip_row_groups() {
+    let dir = fixture_generation("v3-open");
+    let files = open_rows(&dir);
+    let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+    let (mut spatial, mut by_id, mut windows, mut total) = (0usize, 0usize, 0usize, 0usize);
+    for (t, (rows, groups)) in files.iter().filter(|(_, (_, groups))| groups.len() >= 3) {
+        // each row's box, in file order and in id order
+        let boxes: Vec<[f64; 4]> = rows
+            .iter()
+            .map(|r| {
+                let c = wkb_coords(r.2.as_ref().unwrap());
+                c.iter()
+                    .fold([f64::MAX, f64::MAX, f64::MIN, f64::MIN], |b, p| {
+                        [
+                            b[0].min(p[0]),
+                            b[1].min(p[1]),
+                            b[2].max(p[0]),
+                            b[3].max(p[1]),
+                        ]
+                    })
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by_key(|&i| rows[i].0);
+        let meets = |a: &[f64; 4], b: &[f64; 4]| {
+            a[0] <= b[2] && b[0] <= a[2] && a[1] <= b[3] && b[1] <= a[3]
+        };
+        let union = |idx: &mut dyn Iterator<Item = usize>| {
+            idx.fold([f64::MAX, f64::MAX, f64::MIN, f64::MIN], |b, i| {
+                let p = boxes[i];
+                [
+                    b[0].min(p[0]),
+                    b[1].min(p[1]),
+                    b[2].max(p[2]),
+                    b[3].max(p[3]),
+                ]
+            })
+        };
+        let mut id_groups = Vec::new();
+        let mut at = 0;
+        for (n, _) in groups {
+            id_groups.push(union(&mut order[at..at + n].iter().copied()));
+            at += n;
+        }
+        for i in (0..rows.len()).step_by(50) {
+            let c = boxes[i];
+            let w = [c[0] - 500.0, c[1] - 500.0, c[2] + 500.0, c[3] + 500.0];
+            let mut at = 0;
+            for (n, stats) in groups {
+                let hit = meets(stats, &w);
+                spatial += usize::from(hit);
+                // statistics are sound: no row meeting the window is in a skipped group
+                assert!(
+                    hit || !(at..at + n).any(|r| meets(&boxes[r], &w)),
+                    "type {t}"
+                );
+                at += n;
+            }
+            by_id += id_groups.iter().filter(|b| meets(b, &w)).count();
+            total += groups.len();
+            windows += 1;
+        }
+        assert_eq!(g.objects[t].table.len(), rows.len());
+    }
+    assert!(windows > 20, "{windows} windows");
+    eprintln!(
+        "row groups read: {spatial} in spatial order, {by_id} in id order, of {total} ({windows} windows)"
+    );
+    assert!(
+        spatial * 4 <= total * 3,
+        "spatial order reads {spatial} of {total} row groups"
+    );
+    assert!(
+        spatial <= by_id,
+        "spatial order reads {spatial} row groups, id order {by_id}"
+    );
 }

@@ -246,7 +246,7 @@ fn same_seed_gives_identical_files_and_another_seed_does_not() {
 #[test]
 fn parquet_round_trip_keeps_every_column() {
     use vegdb::snapshot::parquet_read::{read_network, read_objects};
-    use vegdb::snapshot::parquet_write::{object_file, write_network, write_objects, NETWORK_FILE};
+    use vegdb::snapshot::parquet_write::{write_network, write_objects_at, NETWORK_FILE};
     let (_t, dir) = tiny(23);
     let g = load(&dir);
     let out = tempfile::tempdir().unwrap();
@@ -257,13 +257,16 @@ fn parquet_round_trip_keeps_every_column() {
     assert_eq!(back.lanes, g.network.lanes);
     assert_eq!(back.road_category, g.network.road_category);
     let t = &g.objects[&95].table;
-    write_objects(out.path(), t).unwrap();
-    let tb = read_objects(&out.path().join(object_file(95)), 95).unwrap();
+    // written in spatial order with located geometry, read back in id order without it
+    write_objects_at(out.path(), t, &g.network, "t95.parquet").unwrap();
+    let tb = read_objects(&out.path().join("t95.parquet"), 95).unwrap();
     assert_eq!(tb.id, t.id);
     assert_eq!(tb.loc_link, t.loc_link);
     assert_eq!(tb.loc_from, t.loc_from);
     assert_eq!(tb.child_id, t.child_id);
     assert_eq!(tb.geom_coords, t.geom_coords);
+    assert_eq!(tb.geom_offsets, t.geom_offsets);
+    assert_eq!(tb.child_offsets, t.child_offsets);
     assert_eq!(tb.end_date, t.end_date);
     assert_eq!(tb.properties.len(), t.properties.len());
     for (a, b) in tb.properties.iter().zip(&t.properties) {
@@ -293,7 +296,18 @@ fn geoparquet_metadata_is_present() {
     let v: serde_json::Value = serde_json::from_str(&geo).unwrap();
     assert_eq!(v["version"], "1.1.0");
     assert_eq!(v["columns"]["geometry"]["encoding"], "WKB");
-    assert_eq!(v["columns"]["geometry"]["crs"]["id"]["code"], 25833);
+    assert_eq!(v["columns"]["geometry"]["crs"]["id"]["code"], 32633);
+    assert_eq!(
+        v["columns"]["geometry"]["covering"]["bbox"]["xmin"],
+        serde_json::json!(["bbox", "xmin"])
+    );
+    // the same metadata in the Arrow schema
+    let schema = parquet::arrow::parquet_to_arrow_schema(
+        reader.metadata().file_metadata().schema_descr(),
+        Some(kv),
+    )
+    .unwrap();
+    assert_eq!(schema.metadata().get("geo"), Some(&geo));
 }
 
 /// Abort the generator at each publishing step: a restart sees exactly the old or the new

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["config_file"],
     &["cli"],
+    // `vegdb export` writes the API's GeoJSON features (api::geojson)
+    &["export"],
     &["server"],
     &["config"],
     &["api::stack"],

@@ -136,13 +136,16 @@ pub fn generate(
         || {
             tables
                 .par_iter()
-                .map(|(_, t)| write_type(&dir, t))
+                .map(|(_, t)| write_type(&dir, t, &net.network))
                 .collect::<Result<Vec<_>>>()
         },
     );
     staging.files.push(net_entry?);
     staging.files.extend(object_entries?.into_iter().flatten());
     staging.files.push(write_deleted(&dir, &deleted)?);
+    let types: Vec<u32> = tables.keys().copied().collect();
+    let (dictionary, _) = crate::snapshot::dictionary::write(&dir, catalog, areas, &types, &[])?;
+    staging.files.extend(dictionary);
     progress("written");
     let manifest = Manifest {
         format_version: FORMAT_VERSION,

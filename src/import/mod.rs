@@ -242,11 +242,20 @@ pub fn import_dir(
     let dir = staging.dir.clone();
     staging.files.push(write_network(&dir, &net)?);
     for t in tables.values() {
-        staging.files.extend(write_type(&dir, t)?);
+        staging.files.extend(write_type(&dir, t, &net)?);
     }
     staging
         .files
         .push(write_deleted(&dir, &DeletedTable::default())?);
+    let types: Vec<u32> = tables.keys().copied().collect();
+    let (dictionary, _) = crate::snapshot::dictionary::write(
+        &dir,
+        catalog,
+        crate::area::Areas::embedded(),
+        &types,
+        &[],
+    )?;
+    staging.files.extend(dictionary);
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         generation: id,

@@ -707,6 +707,26 @@ fn publish(
     if network.is_some() {
         replaced.push(NETWORK_FILE);
     }
+    // the data dictionary: shared with the parent unless the set of types changed
+    let types = crate::snapshot::dictionary::types_after(
+        &base.manifest.files,
+        tables.iter().map(|(&t, m)| (t, !m.table.is_empty())),
+    );
+    let (dictionary, _) = crate::snapshot::dictionary::write(
+        &staging.dir,
+        base.catalog,
+        crate::area::Areas::embedded(),
+        &types,
+        &base.manifest.files,
+    )?;
+    for f in &dictionary {
+        replaced.push(if f.path == crate::snapshot::dictionary::DICTIONARY_JSON {
+            crate::snapshot::dictionary::DICTIONARY_JSON
+        } else {
+            crate::snapshot::dictionary::DICTIONARY_MD
+        });
+    }
+    staging.files.extend(dictionary);
     let layout = plan(&base.manifest.files, &touched, &replaced);
     for entry in layout.shared {
         staging.share_from(&base.dir, entry)?;
@@ -716,7 +736,10 @@ fn publish(
     let dir = staging.dir.clone();
     let written: Vec<Vec<FileEntry>> = rewrite
         .par_iter()
-        .map(|(t, rows)| write_chunks(&dir, &tables[t].table, rows.clone(), CHUNK_ROWS))
+        .map(|(t, rows)| {
+            let n = network.unwrap_or(&base.network);
+            write_chunks(&dir, n, &tables[t].table, rows.clone(), CHUNK_ROWS)
+        })
         .collect::<Result<_>>()?;
     let written: Vec<FileEntry> = written.into_iter().flatten().collect();
     summary.files_written += written.len();

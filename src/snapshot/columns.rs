@@ -299,6 +299,28 @@ impl ObjectTable {
         t
     }
 
+    /// The rows `order` (row numbers, each at most once) as a table of their own, in that
+    /// order.
+    pub fn take(&self, order: &[usize]) -> Result<ObjectTable, TableError> {
+        let mut t = ObjectTable::new(self.type_id);
+        t.append_taken(self, order);
+        let idx = arrow_array::UInt32Array::from_iter_values(order.iter().map(|&r| r as u32));
+        for c in &self.properties {
+            let values = arrow_select::take::take(c.values.as_ref(), &idx, None).map_err(|e| {
+                TableError::PropertyConcat {
+                    type_id: self.type_id,
+                    property_id: c.property_id,
+                    reason: e.to_string(),
+                }
+            })?;
+            t.properties.push(PropertyColumn {
+                property_id: c.property_id,
+                values,
+            });
+        }
+        Ok(t)
+    }
+
     /// Tables of one type in id order as one table. A property missing from some parts is
     /// null there.
     pub fn concat(type_id: u32, parts: Vec<ObjectTable>) -> Result<ObjectTable, TableError> {

@@ -17,10 +17,21 @@ pub const FORMAT_SINGLE_FILE: u32 = 1;
 /// Layout 2: every object type in chunk files by id range,
 /// `objects/type-<id>-<first id:015>.parquet`, each manifest entry with its `first_id`.
 pub const FORMAT_CHUNKED: u32 = 2;
-/// The layout this build writes (`generate`, `import`; the writer once no single file is
-/// left, see `Manifest::version_for`).
-pub const FORMAT_VERSION: u32 = FORMAT_CHUNKED;
+/// Layout 3, the open-data files: chunks in one hive-style directory per type,
+/// `objects/type=<id>/part-<first id:015>.parquet`, each with its located geometry (lines for
+/// line-placed types), the GeoParquet `bbox` covering column, rows in spatial order, the
+/// derived `length_m` and `municipalities`; `dictionary.json` and `DICTIONARY.md` beside the
+/// manifest. Columns read by the loader are those of layouts 1 and 2.
+pub const FORMAT_OPEN: u32 = 3;
+/// The layout this build writes (`generate`, `import`; the writer once every object file is
+/// a version 3 chunk, see `Manifest::version_for`).
+pub const FORMAT_VERSION: u32 = FORMAT_OPEN;
 pub const MANIFEST_FILE: &str = "MANIFEST.json";
+
+/// Whether a file path is a format-version-3 chunk (`objects/type=<id>/part-<first>.parquet`).
+pub fn is_open_chunk(path: &str) -> bool {
+    path.starts_with("objects/type=")
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FileEntry {
@@ -125,6 +136,21 @@ impl Manifest {
         check_version(version).map_err(|e| EngineError::corrupt(path, e))?;
         let m: Manifest = serde_json::from_value(value)
             .map_err(|e| EngineError::corrupt(path, format!("bad manifest: {e}")))?;
+        if m.format_version == FORMAT_OPEN {
+            if let Some(f) = m
+                .files
+                .iter()
+                .find(|f| f.type_id.is_some() && (f.first_id.is_none() || !is_open_chunk(&f.path)))
+            {
+                return Err(EngineError::corrupt(
+                    path,
+                    format!(
+                        "format version {FORMAT_OPEN} lists {} which is not an objects/type=<id>/ chunk",
+                        f.path
+                    ),
+                ));
+            }
+        }
         if m.format_version == FORMAT_CHUNKED {
             if let Some(f) = m
                 .files
@@ -163,23 +189,25 @@ impl Manifest {
         }
     }
 
-    /// The format version of a generation holding `files`: chunked when every object file
-    /// is a chunk, else single-file (version 1, read per file).
+    /// The format version of a generation holding `files`: 3 when every object file is a
+    /// version 3 chunk, else chunked when every object file is a chunk, else single-file
+    /// (version 1, read per file). A changeset on an older generation shares its untouched
+    /// files, so the generation keeps the older number until every chunk has been rewritten.
     pub fn version_for(files: &[FileEntry]) -> u32 {
-        if files
-            .iter()
-            .all(|f| f.type_id.is_none() || f.first_id.is_some())
-        {
+        let objects = || files.iter().filter(|f| f.type_id.is_some());
+        if objects().all(|f| f.first_id.is_some() && is_open_chunk(&f.path)) {
+            FORMAT_OPEN
+        } else if objects().all(|f| f.first_id.is_some()) {
             FORMAT_CHUNKED
         } else {
             FORMAT_SINGLE_FILE
         }
     }
 
-    /// Whether every object file is a chunk (a version 2 generation, or a version 1 one
-    /// written in chunks).
+    /// Whether every object file is a chunk (a version 2 or 3 generation, or a version 1
+    /// one written in chunks).
     pub fn is_chunked(&self) -> bool {
-        Manifest::version_for(&self.files) == FORMAT_CHUNKED
+        Manifest::version_for(&self.files) != FORMAT_SINGLE_FILE
     }
 
     pub fn total_rows(&self, prefix: &str) -> u64 {
@@ -191,10 +219,10 @@ impl Manifest {
     }
 }
 
-/// Versions this build reads: 1 and 2. Newer ones come from a newer vegdb.
+/// Versions this build reads: 1, 2 and 3. Newer ones come from a newer vegdb.
 fn check_version(version: u64) -> std::result::Result<(), VersionError> {
     match version {
-        v if v == FORMAT_SINGLE_FILE as u64 || v == FORMAT_CHUNKED as u64 => Ok(()),
+        v if (FORMAT_SINGLE_FILE as u64..=FORMAT_OPEN as u64).contains(&v) => Ok(()),
         v if v > FORMAT_VERSION as u64 => Err(VersionError::Newer { version: v }),
         v => Err(VersionError::Unknown { version: v }),
     }
@@ -205,11 +233,11 @@ fn check_version(version: u64) -> std::result::Result<(), VersionError> {
 pub enum VersionError {
     #[error(
         "format version {version} is newer than this build reads \
-         ({FORMAT_SINGLE_FILE} and {FORMAT_CHUNKED}): open it with a newer vegdb"
+         ({FORMAT_SINGLE_FILE} to {FORMAT_OPEN}): open it with a newer vegdb"
     )]
     Newer { version: u64 },
     #[error(
-        "unknown format version {version} (this build reads {FORMAT_SINGLE_FILE} and {FORMAT_CHUNKED})"
+        "unknown format version {version} (this build reads {FORMAT_SINGLE_FILE} to {FORMAT_OPEN})"
     )]
     Unknown { version: u64 },
 }
@@ -296,10 +324,10 @@ mod tests {
     #[test]
     fn unknown_versions_are_refused_before_the_rest_is_read() {
         // a future manifest may not even have today's fields
-        let future = r#"{"format_version": 3, "tables": {}}"#;
+        let future = r#"{"format_version": 4, "tables": {}}"#;
         let e = parse(future).unwrap_err().to_string();
         assert!(
-            e.contains("format version 3 is newer than this build reads (1 and 2)"),
+            e.contains("format version 4 is newer than this build reads (1 to 3)"),
             "{e}"
         );
         let e = parse(&manifest(0, serde_json::json!([])))
@@ -319,6 +347,19 @@ mod tests {
             Manifest::version_for(&files(serde_json::json!([chunk(3, 1), results]))),
             FORMAT_CHUNKED
         );
+        let open = serde_json::json!({"path": "objects/type=3/part-000000000000001.parquet",
+            "rows": 1, "bytes": 1, "sha256": "00", "type_id": 3, "first_id": 1});
+        assert_eq!(
+            Manifest::version_for(&files(serde_json::json!([open.clone(), results.clone()]))),
+            FORMAT_OPEN
+        );
+        // an older chunk shared beside a new one keeps the older number
+        assert_eq!(
+            Manifest::version_for(&files(serde_json::json!([open.clone(), chunk(4, 1)]))),
+            FORMAT_CHUNKED
+        );
+        let e = parse(&manifest(3, serde_json::json!([open, chunk(4, 1)]))).unwrap_err();
+        assert!(e.to_string().contains("objects/type-4-"), "{e}");
         assert_eq!(
             Manifest::version_for(&files(serde_json::json!([chunk(3, 1), single(4)]))),
             FORMAT_SINGLE_FILE

@@ -2,7 +2,9 @@
 //! loaded into columnar memory with indexes.
 
 pub mod columns;
+pub mod dictionary;
 pub mod handoff;
+pub mod located;
 pub mod manifest;
 pub mod owner;
 pub mod parquet_read;

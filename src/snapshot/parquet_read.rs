@@ -10,10 +10,13 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
 use rayon::prelude::*;
 
 use super::columns::{DeletedTable, ObjectTable, PropertyColumn, RoadNetwork};
-use super::parquet_write::property_of_column;
+use super::parquet_write::{
+    property_of_column, DERIVED_NETWORK_COLUMNS, DERIVED_OBJECT_COLUMNS, GEOMETRY_LOCATED,
+};
 use super::schema::SchemaError;
 use crate::error::{EngineError, Result};
 
@@ -21,9 +24,29 @@ const BATCH_ROWS: usize = 65_536;
 
 /// Decode all row groups of a file, in parallel, in file order.
 pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>> {
+    read_batches_without(path, &[])
+}
+
+/// Decode all row groups of a file, in parallel, in file order, leaving out the top-level
+/// columns named in `skip` (derived columns the loader does not need).
+pub fn read_batches_without(path: &Path, skip: &[&str]) -> Result<Vec<RecordBatch>> {
     let open = || -> Result<ParquetRecordBatchReaderBuilder<File>> {
         let file = File::open(path).map_err(|e| EngineError::io(path, e))?;
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| EngineError::parquet(path, e))
+        let b = ParquetRecordBatchReaderBuilder::try_new(file)
+            .map_err(|e| EngineError::parquet(path, e))?;
+        let keep: Vec<usize> = b
+            .schema()
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !skip.contains(&f.name().as_str()))
+            .map(|(i, _)| i)
+            .collect();
+        if keep.len() == b.schema().fields().len() {
+            return Ok(b);
+        }
+        let mask = ProjectionMask::roots(b.parquet_schema(), keep);
+        Ok(b.with_projection(mask))
     };
     let groups = open()?.metadata().num_row_groups();
     let parts: Vec<Result<Vec<RecordBatch>>> = (0..groups)
@@ -47,7 +70,7 @@ pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>> {
 }
 
 pub fn read_network(path: &Path) -> Result<RoadNetwork> {
-    let batches = read_batches(path)?;
+    let batches = read_batches_without(path, &DERIVED_NETWORK_COLUMNS)?;
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
     let mut n = RoadNetwork {
         geom_offsets: Vec::with_capacity(rows + 1),
@@ -67,12 +90,16 @@ pub fn read_network(path: &Path) -> Result<RoadNetwork> {
     Ok(n)
 }
 
+/// Read an object file of any format version. Version 3 files hold rows in spatial order and
+/// a located geometry where an object has no own one: the located geometries are dropped
+/// (`geometry_located`) and the rows put back in id order.
 pub fn read_objects(path: &Path, type_id: u32) -> Result<ObjectTable> {
-    let batches = read_batches(path)?;
+    let batches = read_batches_without(path, &DERIVED_OBJECT_COLUMNS)?;
     let mut t = ObjectTable::new(type_id);
     let mut props: Vec<(u32, Vec<ArrayRef>)> = Vec::new();
     for b in &batches {
-        t.append_batch(b)
+        let own = own_geometry_only(b).map_err(|e| EngineError::corrupt(path, e))?;
+        t.append_batch(own.as_ref().unwrap_or(b))
             .map_err(|e| EngineError::corrupt(path, e))?;
         // the columns after the declared ones: properties, `p<id>`
         for (field, array) in b.schema().fields().iter().zip(b.columns()) {
@@ -97,9 +124,39 @@ pub fn read_objects(path: &Path, type_id: u32) -> Result<ObjectTable> {
             values,
         });
     }
+    if !t.id.windows(2).all(|w| w[0] < w[1]) {
+        let mut order: Vec<usize> = (0..t.len()).collect();
+        order.sort_unstable_by_key(|&r| t.id[r]);
+        t = t.take(&order).map_err(|e| EngineError::corrupt(path, e))?;
+    }
     t.check_lengths()
         .map_err(|e| EngineError::corrupt(path, e))?;
     Ok(t)
+}
+
+/// A batch of a version 3 object file with `geometry` null where it was located from the
+/// placements (None: the batch has no such rows to drop).
+fn own_geometry_only(b: &RecordBatch) -> Result<Option<RecordBatch>, String> {
+    let Some(located) = b.column_by_name(GEOMETRY_LOCATED) else {
+        return Ok(None);
+    };
+    let located = located
+        .as_boolean_opt()
+        .ok_or_else(|| format!("{GEOMETRY_LOCATED} is not boolean"))?;
+    if located.true_count() == 0 {
+        return Ok(None);
+    }
+    let at = b
+        .schema()
+        .index_of("geometry")
+        .map_err(|_| "missing column geometry".to_string())?;
+    let geometry =
+        arrow_select::nullif::nullif(b.column(at).as_ref(), located).map_err(|e| e.to_string())?;
+    let mut columns = b.columns().to_vec();
+    columns[at] = geometry;
+    RecordBatch::try_new(b.schema(), columns)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// Concatenate arrays of one type (Int64, Float64 or Utf8) without arrow-select.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
 
-use super::columns::ObjectTable;
+use super::columns::{ObjectTable, RoadNetwork};
 use super::manifest::FileEntry;
 use super::parquet_write::{chunk_file, write_objects_at};
 use crate::error::Result;
@@ -90,10 +90,11 @@ fn plan_type<'p>(t: u32, parts: &[&'p FileEntry], table: &Touched, out: &mut Chu
     }
 }
 
-/// Write rows `rows` of a table as chunk files: one file, or pieces of `chunk_rows` when the
-/// range has grown past twice that.
+/// Write rows `rows` of a table as chunk files (located on `network`): one file, or pieces of
+/// `chunk_rows` when the range has grown past twice that.
 pub fn write_chunks(
     dir: &Path,
+    network: &RoadNetwork,
     table: &ObjectTable,
     rows: Range<usize>,
     chunk_rows: usize,
@@ -102,7 +103,7 @@ pub fn write_chunks(
     for piece in cut(rows, chunk_rows) {
         let part = table.slice(piece.clone());
         let path = chunk_file(table.type_id, table.id[piece.start]);
-        out.push(write_objects_at(dir, &part, &path)?);
+        out.push(write_objects_at(dir, &part, network, &path)?);
     }
     Ok(out)
 }

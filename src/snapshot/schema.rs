@@ -658,6 +658,27 @@ macro_rules! columns {
                 )?
             }
 
+            /// Append the rows of `other` in the order `order` (row numbers of `other`).
+            pub fn append_taken(&mut self, other: &Self, order: &[usize]) {
+                $( self.$col.extend(order.iter().map(|&r| other.$col[r].clone())); )+
+                $(
+                    $crate::snapshot::schema::start_offsets(&mut self.$loff);
+                    for &r in order {
+                        let items = $crate::snapshot::schema::item_range(&other.$loff, r, r + 1);
+                        $( self.$item.extend_from_slice(&other.$item[items.clone()]); )+
+                        self.$loff.push(self.$loff.last().copied().unwrap_or(0) + items.len() as u32);
+                    }
+                )*
+                $(
+                    $crate::snapshot::schema::start_offsets(&mut self.$goff);
+                    for &r in order {
+                        let items = $crate::snapshot::schema::item_range(&other.$goff, r, r + 1);
+                        self.$gcoords.extend_from_slice(&other.$gcoords[items.clone()]);
+                        self.$goff.push(self.$goff.last().copied().unwrap_or(0) + items.len() as u32);
+                    }
+                )?
+            }
+
             /// Every stored column has one entry per row and every group's items match its
             /// offsets.
             pub fn check_stored_lengths(

@@ -51,6 +51,26 @@ impl Writer {
         if deleted.is_some() {
             replaced.push(DELETED_FILE);
         }
+        // the data dictionary: shared with the parent unless the set of types changed
+        let types = crate::snapshot::dictionary::types_after(
+            &base.manifest.files,
+            tables.iter().map(|(&t, m)| (t, !m.table.is_empty())),
+        );
+        let (dictionary, _) = crate::snapshot::dictionary::write(
+            &staging.dir,
+            base.catalog,
+            crate::area::Areas::embedded(),
+            &types,
+            &base.manifest.files,
+        )?;
+        replaced.extend(dictionary.iter().map(|f| {
+            if f.path == crate::snapshot::dictionary::DICTIONARY_JSON {
+                crate::snapshot::dictionary::DICTIONARY_JSON
+            } else {
+                crate::snapshot::dictionary::DICTIONARY_MD
+            }
+        }));
+        staging.files.extend(dictionary);
         let layout = plan(&base.manifest.files, &touched, &replaced);
         for entry in layout.shared {
             staging.share_from(&base.dir, entry)?;
@@ -59,7 +79,15 @@ impl Writer {
         let dir = staging.dir.clone();
         let written: Vec<Vec<FileEntry>> = rewrite
             .par_iter()
-            .map(|(t, rows)| write_chunks(&dir, &tables[t].table, rows.clone(), self.chunk_rows))
+            .map(|(t, rows)| {
+                write_chunks(
+                    &dir,
+                    &base.network,
+                    &tables[t].table,
+                    rows.clone(),
+                    self.chunk_rows,
+                )
+            })
             .collect::<Result<_>>()?;
         staging.files.extend(written.into_iter().flatten());
         if let Some(d) = &deleted {
