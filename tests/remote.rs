@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sha2::Digest;
 use vegdb::generate::{generate_into, Scale};
-use vegdb::remote::push::{pull, push, upload_generation, PushError};
+use vegdb::remote::push::{pull, push, PushError};
 use vegdb::remote::{publisher, Remote};
 use vegdb::snapshot::manifest::{FileEntry, Manifest};
 use vegdb::snapshot::store::DataDir;
@@ -511,6 +511,7 @@ fn wait_store_current(remote: &Remote, data: &Path) -> u64 {
     }
 }
 
+#[cfg(feature = "failpoints")]
 /// The changesets the generations of the store's CURRENT chain applied (as far as the store
 /// still has them) — with `changesets.json` results in the generation itself.
 fn stored_changesets(remote: &Remote) -> Vec<String> {
@@ -605,6 +606,7 @@ fn the_writer_publishes_each_generation_to_the_store() {
 }
 
 /// Wait until the server aborted at its fail point.
+#[cfg(feature = "failpoints")]
 fn wait_exit(mut s: Server, point: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while s.child.try_wait().unwrap().is_none() {
@@ -715,7 +717,7 @@ fn killing_the_writer_during_an_upload_loses_nothing() {
     let data = DataDir::read_only(tmp.path());
     let pinned = data.pin_current_or(None).unwrap();
     let again = rt()
-        .block_on(upload_generation(
+        .block_on(vegdb::remote::push::upload_generation(
             &remote,
             &pinned.dir,
             current,
