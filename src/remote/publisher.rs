@@ -36,6 +36,8 @@ use crate::snapshot::store::{generation_id, DataDir};
 pub const DEFAULT_KEEP: usize = 5;
 /// Look at the local CURRENT at least this often.
 pub const POLL: Duration = Duration::from_secs(1);
+/// How long `serve` waits at start for the store to confirm this writer owns it.
+pub const START_CHECK: Duration = Duration::from_secs(15);
 /// The record of the last generation published to a store.
 pub const PUBLISHED_FILE: &str = "PUBLISHED.json";
 
@@ -85,14 +87,27 @@ impl Publisher {
             wake: (Mutex::new(false), Condvar::new()),
         });
         let rt = super::runtime()?;
-        match rt.block_on(async {
-            let current = p.remote.current().await?;
-            p.check_owner(current.as_ref()).await
-        }) {
-            Ok(()) => {}
-            Err(PushError::Conflict(m)) => return Err(EngineError::input(m)),
-            Err(PushError::Engine(e)) => {
+        // bounded: an unreachable store must not hold the server's start (its client retries
+        // for minutes)
+        let checked = rt.block_on(async {
+            tokio::time::timeout(START_CHECK, async {
+                let current = p.remote.current().await?;
+                p.check_owner(current.as_ref()).await
+            })
+            .await
+        });
+        match checked {
+            Ok(Ok(())) => {}
+            Ok(Err(PushError::Conflict(m))) => return Err(EngineError::input(m)),
+            Ok(Err(PushError::Engine(e))) => {
                 tracing::warn!(store = p.remote.url(), error = %e, "the store is not reachable now; publishing when it is")
+            }
+            Err(_) => {
+                tracing::warn!(
+                    store = p.remote.url(),
+                    "the store did not answer within {} s; publishing when it does",
+                    START_CHECK.as_secs()
+                )
             }
         }
         let q = p.clone();
