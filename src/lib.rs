@@ -25,6 +25,7 @@ pub mod generation;
 pub mod index;
 pub mod metrics;
 pub mod query;
+pub mod remote;
 pub mod server;
 pub mod snapshot;
 pub mod tiles;

@@ -241,11 +241,25 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
         crate::changeset::adopt::watch(data.clone(), store.clone())?;
         None
     } else {
-        Some(Writer::start_with_rights(
-            data.clone(),
-            store.clone(),
-            users.rights_source(),
-        )?)
+        let publisher = match &args.publish_to {
+            Some(url) => {
+                let remote = crate::remote::Remote::open(url)?;
+                let p = crate::remote::publisher::Publisher::start(
+                    data.clone(),
+                    remote,
+                    args.store_keep,
+                )
+                .with_context(|| format!("publishing to {url}"))?;
+                crate::changeset::journal::hold_until_published(p.published_watermark());
+                Some(p)
+            }
+            None => None,
+        };
+        let writer = Writer::start_with_rights(data.clone(), store.clone(), users.rights_source())?;
+        if let Some(p) = publisher {
+            writer.publish_to(p);
+        }
+        Some(writer)
     };
     let mut config = ApiConfig::new(public_url, Duration::from_secs(args.request_timeout));
     config.base_from_request = args.public_url.is_none();

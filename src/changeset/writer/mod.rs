@@ -79,6 +79,8 @@ pub struct Writer {
     running: std::sync::atomic::AtomicBool,
     /// Plain counters for the metrics registry (`crate::metrics` reads them).
     pub stats: WriterStats,
+    /// The store each published generation is uploaded to (`serve --publish-to`).
+    publisher: std::sync::OnceLock<Arc<crate::remote::publisher::Publisher>>,
 }
 
 /// What the writer tells the metrics registry: its queue and its publishing times.
@@ -168,6 +170,7 @@ impl Writer {
             owner_rights,
             running: std::sync::atomic::AtomicBool::new(true),
             stats: WriterStats::default(),
+            publisher: std::sync::OnceLock::new(),
         });
         writer.recover()?;
         let w = writer.clone();
@@ -275,6 +278,13 @@ impl Writer {
         let r = settle(r)?;
         self.enqueue(id);
         Ok(r)
+    }
+
+    /// Upload every generation this writer publishes to `publisher`'s store (woken after
+    /// each publish; see `remote::publisher`).
+    pub fn publish_to(&self, publisher: Arc<crate::remote::publisher::Publisher>) {
+        publisher.notify();
+        let _ = self.publisher.set(publisher);
     }
 
     #[cfg(any(test, feature = "failpoints"))]
