@@ -21,6 +21,7 @@ pub mod generate;
 pub mod generation;
 pub mod index;
 pub mod query;
+pub mod replica;
 pub mod server;
 pub mod snapshot;
 /// The users file lives in `auth`; `vegdb::users` stays as its path for existing callers.

@@ -30,6 +30,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["api::error"],
     &["api"],
+    &["replica"],
     // import and refresh build generations with the writer's working state (`changeset`)
     &["import"],
     &["changeset"],

@@ -6,6 +6,7 @@ pub mod catalog_docs;
 pub mod cursor;
 pub mod dto;
 pub mod error;
+pub mod forward;
 pub mod guard;
 pub mod media;
 pub mod object_docs;
@@ -60,6 +61,12 @@ pub struct ApiConfig {
     /// Stream list pages chunk by chunk as the client reads (`stream`); off renders each page
     /// whole (tests compare the two).
     pub stream_pages: bool,
+    /// A read replica's standing against its store (`serve --read-only --follow`), shown by
+    /// `/status`.
+    pub replica: Option<Arc<crate::replica::FollowStatus>>,
+    /// Where write requests go on a server without a writer of its own (`--writer-url`):
+    /// forwarded or redirected to the writer (`forward`); None: answered here.
+    pub write_route: Option<forward::WriteRoute>,
 }
 
 /// Limits enforced per connection by the server loop (`server::serve`).
@@ -109,6 +116,8 @@ impl ApiConfig {
             query_budget: max_query_budget(request_timeout)
                 .min(crate::query::limits::DEFAULT_QUERY_BUDGET),
             stream_pages: true,
+            replica: None,
+            write_route: None,
         }
     }
 }
@@ -254,7 +263,16 @@ pub fn routes(state: AppState) -> Router {
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }
-    router.fallback(not_found).with_state(state)
+    let router = router.fallback(not_found);
+    // a server without a writer of its own: write requests forwarded, redirected or refused
+    let router = match state.config.write_route {
+        Some(_) => router.layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            forward::route_writes,
+        )),
+        None => router,
+    };
+    router.with_state(state)
 }
 
 /// The whole application: the routes inside the request stack (request ids, tracing, CORS,

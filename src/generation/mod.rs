@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod rows;
+pub mod successor;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,317 @@
+//! Read replicas (issue 16): a replica follows the generations a writer publishes to a store,
+//! downloading only the files whose content it does not hold and loading each generation as a
+//! successor of the served one; write requests reaching it go to the writer; cursors page on
+//! across replicas and generation swaps.
+//!
+//! In-process tests check the engine parts against oracles (a successor load equals a full
+//! load of the same directory; downloads equal the files whose content is new in the
+//! manifest). The process test runs a real writer and two real replicas against a store.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use vegdb::changeset::journal::{Progress, Record};
+use vegdb::changeset::working::ObjectState;
+use vegdb::changeset::writer::Writer;
+use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::{Generation, GenerationStore};
+use vegdb::replica::source::DirSource;
+use vegdb::replica::{FollowConfig, Follower};
+use vegdb::snapshot::manifest::Manifest;
+use vegdb::snapshot::store::DataDir;
+
+mod replica_support;
+use replica_support::*;
+
+/// Two generations hold the same data and indexes.
+fn assert_same_generation(a: &Generation, b: &Generation) {
+    assert_eq!(a.id, b.id);
+    assert_eq!(
+        a.objects.keys().collect::<Vec<_>>(),
+        b.objects.keys().collect::<Vec<_>>()
+    );
+    for (t, da) in &a.objects {
+        let db = &b.objects[t];
+        assert_eq!(da.table.len(), db.table.len(), "type {t}");
+        for r in 0..da.table.len() {
+            // compared as text: ring separators in surfaces are NaN coordinates
+            let (x, y) = (
+                format!("{:?}", ObjectState::from_row(&da.table, r)),
+                format!("{:?}", ObjectState::from_row(&db.table, r)),
+            );
+            assert!(x == y, "type {t} row {r} differs");
+        }
+        fn norm<K: std::fmt::Debug>(
+            m: &HashMap<K, roaring::RoaringBitmap>,
+        ) -> Vec<(String, roaring::RoaringBitmap)> {
+            let mut v: Vec<_> = m
+                .iter()
+                .filter(|(_, b)| !b.is_empty())
+                .map(|(k, b)| (format!("{k:?}"), b.clone()))
+                .collect();
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+            v
+        }
+        assert_eq!(norm(&da.index.areas), norm(&db.index.areas), "areas {t}");
+        assert_eq!(norm(&da.index.enums), norm(&db.index.enums), "enums {t}");
+        assert_eq!(da.index.length_m.len(), db.index.length_m.len());
+        for (x, y) in da.index.length_m.iter().zip(&db.index.length_m) {
+            assert!((x - y).abs() < 1e-6, "type {t}: {x} vs {y}");
+        }
+        assert!((da.index.total_length_m - db.index.total_length_m).abs() < 1e-3);
+    }
+    assert_eq!(a.deleted.id, b.deleted.id);
+    assert_eq!(*a.parents, *b.parents);
+    assert_eq!(a.network.link_id, b.network.link_id);
+}
+
+/// A writer in this process over a tiny dataset with 64-row chunks, so a type spans many
+/// chunk files and a small changeset touches one of them.
+struct LocalWriter {
+    _tmp: tempfile::TempDir,
+    data: DataDir,
+    store: Arc<GenerationStore>,
+    writer: Arc<Writer>,
+}
+
+impl LocalWriter {
+    fn new(seed: u64) -> LocalWriter {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = generate_into(Scale::Tiny, seed, tmp.path()).unwrap();
+        let data = DataDir::open(tmp.path()).unwrap();
+        let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+        let store = Arc::new(GenerationStore::new(g));
+        let writer = Writer::start_with(data.clone(), store.clone(), 64).unwrap();
+        LocalWriter {
+            _tmp: tmp,
+            data,
+            store,
+            writer,
+        }
+    }
+
+    /// Apply a changeset and wait until its generation is served.
+    fn run(&self, cs: Value) {
+        let cs = serde_json::from_value(cs).unwrap();
+        let r = self
+            .writer
+            .journal
+            .register(
+                cs,
+                Record::new(uuid::Uuid::new_v4().to_string(), "t".into(), None, 1),
+            )
+            .unwrap();
+        self.writer.start_changeset(&r.id).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let p = self.writer.journal.get(&r.id).unwrap().progress;
+            if p.is_final() {
+                assert_eq!(p, Progress::DoneAndVisible);
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn version_of(&self, id: u64) -> u32 {
+        let g = self.store.current();
+        let t = &g.objects[&95].table;
+        t.version[t.row_of(id).unwrap()]
+    }
+
+    fn ids(&self, type_id: u32) -> Vec<u64> {
+        self.store.current().objects[&type_id].table.id.clone()
+    }
+
+    fn link(&self) -> u64 {
+        let g = self.store.current();
+        let n = &g.network;
+        let link = n.plain_link_rows().next().map(|r| n.link_id[r]).unwrap();
+        link
+    }
+}
+
+fn update_95(id: u64, version: u32, text: &str) -> Value {
+    json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38", "delvisOppdater": {"vegObjekter": [
+        {"typeId": 95, "nvdbId": id, "versjon": version,
+         "egenskaper": [{"typeId": 10854, "verdi": [text], "operasjon": "oppdater"}]}]}})
+}
+
+fn register_95(link: u64, n: usize) -> Value {
+    let objects: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"typeId": 95, "tempId": format!("n{i}"),
+                "egenskaper": [{"typeId": 1876, "enum": [2868]}],
+                "lokasjon": {"punkt": [{"lenkeId": link, "posisjon": (i as f64 + 0.5) / (n as f64 + 1.0)}]}})
+        })
+        .collect();
+    json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38",
+        "registrer": {"vegObjekter": objects}})
+}
+
+fn delete_95(id: u64, version: u32) -> Value {
+    json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38", "slett": {"vegObjekter": [
+        {"typeId": 95, "nvdbId": id, "versjon": version, "kaskadeSletting": "nei"}]}})
+}
+
+/// A successor load (what replicas and `--read-only` followers do) equals a full load of the
+/// same directory after an in-place update, an append and a removal, reads only the chunks
+/// whose content changed, and shares the untouched types' data.
+#[test]
+fn successor_loads_equal_full_loads_and_read_only_changed_chunks() {
+    let w = LocalWriter::new(4);
+    let ids = w.ids(95);
+    // the first write splits 95 into 64-row chunks (every chunk of 95 is new)
+    w.run(update_95(ids[0], w.version_of(ids[0]), "første"));
+    let mid = ids[ids.len() / 2];
+    let cases = [
+        ("update in place", update_95(mid, w.version_of(mid), "endret")),
+        ("append", register_95(w.link(), 3)),
+        ("removal", delete_95(ids[70], w.version_of(ids[70]))),
+    ];
+    for (what, cs) in cases {
+        let before = w.store.current();
+        let (old, _) = Generation::load(&before.dir, &|_| {}).unwrap();
+        w.run(cs);
+        let after = w.store.current();
+        let (full, _) = Generation::load(&after.dir, &|_| {}).unwrap();
+        let (next, stats) = old.load_successor(&after.dir).unwrap();
+        assert_same_generation(&next, &full);
+        assert!(!stats.full_load, "{what}");
+        // oracle for what had to be read: object files whose content is new
+        let old_shas: HashSet<&str> = old
+            .manifest
+            .files
+            .iter()
+            .map(|f| f.sha256.as_str())
+            .collect();
+        let new_chunks = full
+            .manifest
+            .files
+            .iter()
+            .filter(|f| f.type_id.is_some() && !old_shas.contains(f.sha256.as_str()))
+            .count();
+        assert_eq!(new_chunks, 1, "{what}: one chunk rewritten");
+        assert_eq!(stats.chunks_read, new_chunks, "{what}: {stats:?}");
+        assert_eq!(stats.types_rebuilt, 1, "{what}: {stats:?}");
+        assert_eq!(stats.types_shared, old.objects.len() - 1, "{what}: {stats:?}");
+        assert_eq!(
+            stats.types_updated_incrementally,
+            usize::from(what != "removal"),
+            "{what}: an index is updated in place unless rows moved"
+        );
+        for (t, d) in &next.objects {
+            if *t != 95 {
+                assert!(Arc::ptr_eq(d, &old.objects[t]), "type {t} shared");
+            }
+        }
+        assert!(Arc::ptr_eq(&next.network, &old.network));
+    }
+}
+
+/// A replica following a store downloads only the files whose content it does not hold:
+/// after a one-object changeset, the changed chunk and the generation's results file (the
+/// oracle: files of the new manifest whose SHA-256 the previous one lacks), and serves what
+/// the writer serves.
+#[test]
+fn a_small_changeset_costs_a_replica_one_chunk_download() {
+    let w = LocalWriter::new(5);
+    let ids = w.ids(95);
+    w.run(update_95(ids[0], w.version_of(ids[0]), "første"));
+    let cache = tempfile::tempdir().unwrap();
+    let config = FollowConfig {
+        location: w.data.root.display().to_string(),
+        cache_dir: cache.path().to_path_buf(),
+        cache_max_bytes: 1 << 30,
+        interval: Duration::from_secs(1),
+    };
+    let mut follower =
+        Follower::with_source(Box::new(DirSource::new(&w.data.root)), &config).unwrap();
+    let g = follower.load_current().unwrap();
+    let served = Arc::new(GenerationStore::new(g));
+    let start = follower.status.lag(served.current().id);
+    let files = served.current().manifest.files.len() as u64;
+    assert_eq!(start.downloads, files, "the first load downloads every file");
+    let mut retired = Vec::new();
+    // nothing new: nothing downloaded
+    assert_eq!(follower.look(&served, &mut retired).unwrap(), None);
+    for (i, n) in [1usize, 10].into_iter().enumerate() {
+        let before = follower.status.lag(served.current().id);
+        let old_manifest = served.current().manifest.clone();
+        // n objects within one 64-row chunk (the third: rows 128..192)
+        assert!(ids.len() > 192);
+        let first = 128 + 20 * i;
+        let objects: Vec<Value> = ids[first..first + n]
+            .iter()
+            .map(|&id| {
+                json!({"typeId": 95, "nvdbId": id, "versjon": w.version_of(id),
+                    "egenskaper": [{"typeId": 10854, "verdi": [format!("runde {i}")], "operasjon": "oppdater"}]})
+            })
+            .collect();
+        w.run(json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38",
+            "delvisOppdater": {"vegObjekter": objects}}));
+        let want = w.store.current();
+        assert_eq!(
+            follower.look(&served, &mut retired).unwrap(),
+            Some(want.id)
+        );
+        let after = follower.status.lag(served.current().id);
+        let old_shas: HashSet<&str> = old_manifest
+            .files
+            .iter()
+            .map(|f| f.sha256.as_str())
+            .collect();
+        let new_files: Vec<_> = want
+            .manifest
+            .files
+            .iter()
+            .filter(|f| !old_shas.contains(f.sha256.as_str()))
+            .collect();
+        let chunks = new_files.iter().filter(|f| f.type_id.is_some()).count();
+        assert_eq!(chunks, 1, "{n} objects in one chunk: {new_files:?}");
+        assert_eq!(
+            after.downloads - before.downloads,
+            new_files.len() as u64,
+            "{n} objects: only new content downloaded"
+        );
+        assert_eq!(
+            after.downloaded_bytes - before.downloaded_bytes,
+            new_files.iter().map(|f| f.bytes).sum::<u64>()
+        );
+        assert_eq!(after.generations_behind, 0);
+        assert_eq!(after.seconds_behind, 0.0);
+        let (full, _) = Generation::load(&want.dir, &|_| {}).unwrap();
+        assert_same_generation(&served.current(), &full);
+    }
+    // the cache bound: a bound below the held files evicts only what no generation uses
+    drop(follower);
+    let small = FollowConfig {
+        cache_max_bytes: 1,
+        ..config
+    };
+    let mut follower =
+        Follower::with_source(Box::new(DirSource::new(&w.data.root)), &small).unwrap();
+    let held_before = follower.status.lag(0).cache_bytes;
+    let g = follower.load_current().unwrap();
+    assert_eq!(follower.status.lag(g.id).downloads, 0, "all held already");
+    let served = Arc::new(GenerationStore::new(g));
+    w.run(update_95(ids[3], w.version_of(ids[3]), "liten"));
+    follower.look(&served, &mut retired).unwrap();
+    let current = served.current();
+    let in_use: u64 = current
+        .manifest
+        .files
+        .iter()
+        .map(|f| (f.sha256.as_str(), f.bytes))
+        .collect::<BTreeMap<&str, u64>>()
+        .values()
+        .sum();
+    let held = follower.status.lag(served.current().id).cache_bytes;
+    assert!(held < held_before, "unused chunks were evicted");
+    assert!(held >= in_use, "the served generation's files stay");
+    let manifest = Manifest::read(&served.current().dir).unwrap();
+    assert_eq!(manifest.generation, w.store.current().id);
+}
