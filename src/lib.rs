@@ -21,6 +21,7 @@ pub mod generate;
 pub mod generation;
 pub mod index;
 pub mod query;
+pub mod remote;
 pub mod replica;
 pub mod server;
 pub mod snapshot;

@@ -38,6 +38,7 @@ const LAYERS: &[&[&str]] = &[
     &["auth"],
     &["generate"],
     &["query"],
+    &["remote"],
     &["generation"],
     &["index"],
     &["snapshot"],

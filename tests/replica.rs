@@ -315,3 +315,257 @@ fn a_small_changeset_costs_a_replica_one_chunk_download() {
     let manifest = Manifest::read(&served.current().dir).unwrap();
     assert_eq!(manifest.generation, w.store.current().id);
 }
+
+/// Where the writer publishes and the replicas follow.
+enum Store {
+    /// The writer's own data directory (a local/NFS store).
+    Dir(std::path::PathBuf),
+}
+
+impl Store {
+    fn location(&self) -> String {
+        match self {
+            Store::Dir(p) => p.display().to_string(),
+        }
+    }
+    fn env(&self) -> Vec<(&'static str, String)> {
+        match self {
+            Store::Dir(_) => Vec::new(),
+        }
+    }
+    /// Extra `serve` arguments of the writer.
+    fn writer_args(&self) -> Vec<String> {
+        match self {
+            Store::Dir(_) => Vec::new(),
+        }
+    }
+}
+
+fn env_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+fn spawn_writer(data: &std::path::Path, store: &Store) -> Server {
+    let mut args: Vec<String> = vec![
+        "--data".into(),
+        data.display().to_string(),
+        "--writer-priority".into(),
+        "normal".into(),
+    ];
+    args.extend(store.writer_args());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    spawn(&args, &env_refs(&store.env()))
+}
+
+fn spawn_replica(store: &Store, dir: &std::path::Path, extra: &[&str]) -> Server {
+    let cache = dir.join("cache");
+    let data = dir.join("data");
+    let location = store.location();
+    let mut args = vec![
+        "--read-only",
+        "--follow",
+        &location,
+        "--watch-interval",
+        "1",
+        "--cache",
+        cache.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    spawn(&args, &env_refs(&store.env()))
+}
+
+/// A write request with the client's headers, through `base` (writer or replica).
+fn write_request(
+    base: &str,
+    method: reqwest::Method,
+    path: &str,
+    token: &str,
+    body: Option<&Value>,
+) -> reqwest::blocking::Response {
+    let mut r = client()
+        .request(method, format!("{base}{WRITE}{path}"))
+        .header("X-Client", "replica-test")
+        .header("Authorization", format!("Bearer {token}"));
+    if let Some(b) = body {
+        r = r
+            .header("Content-Type", "application/json")
+            .body(b.to_string());
+    }
+    r.send().expect("answered")
+}
+
+/// Register, start and wait for a changeset through `base`; its status document.
+fn apply_through(base: &str, token: &str, cs: &Value) -> Value {
+    let r = write_request(base, reqwest::Method::POST, "/endringssett", token, Some(cs));
+    assert_eq!(r.status(), 201);
+    let location = r.headers()["location"].to_str().unwrap().to_string();
+    let links: Vec<Value> = r.json().unwrap();
+    let src = links[0]["src"].as_str().unwrap().to_string();
+    // links point at the address the client used, also when a replica forwarded the request
+    assert!(location.starts_with(base), "{location} (asked {base})");
+    assert!(src.starts_with(base), "{src} (asked {base})");
+    let id = src.rsplit('/').next().unwrap().to_string();
+    let r = write_request(
+        base,
+        reqwest::Method::POST,
+        &format!("/endringssett/{id}/start"),
+        token,
+        None,
+    );
+    assert_eq!(r.status(), 200);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let r = write_request(
+            base,
+            reqwest::Method::GET,
+            &format!("/endringssett/{id}/status"),
+            token,
+            None,
+        );
+        assert_eq!(r.status(), 200);
+        let st: Value = r.json().unwrap();
+        if st["fremdrift"] != "BEHANDLES" {
+            assert_eq!(st["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET", "{st}");
+            return st;
+        }
+        assert!(std::time::Instant::now() < deadline, "{st}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Ids of one page of type 95 and the next `start` (None at the end).
+fn page(base: &str, start: Option<&str>, antall: usize) -> (Vec<u64>, Option<String>) {
+    let mut q = format!("/vegobjekter/95?antall={antall}");
+    if let Some(s) = start {
+        q.push_str(&format!("&start={s}"));
+    }
+    let v = get(base, &q);
+    let ids: Vec<u64> = v["objekter"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_u64().unwrap())
+        .collect();
+    let next = v["metadata"]["neste"]["start"].as_str().map(str::to_string);
+    if v["metadata"]["returnert"] == 0 {
+        return (ids, None);
+    }
+    (ids, next)
+}
+
+/// Every id of type 95 from one server in one walk.
+fn all_ids(base: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut start: Option<String> = None;
+    loop {
+        let (ids, next) = page(base, start.as_deref(), 1000);
+        out.extend(ids);
+        match next {
+            Some(n) => start = Some(n),
+            None => return out,
+        }
+    }
+}
+
+/// Seconds a replica may take to serve a change once the writer reports it done: one
+/// `--watch-interval` (1 s) plus download and load (milliseconds on the tiny dataset), with
+/// room for a busy machine.
+const CATCH_UP_LIMIT: Duration = Duration::from_secs(10);
+
+fn writer_and_two_replicas(store_kind: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let wdata = tmp.path().join("writer");
+    generate_into(Scale::Tiny, 7, &wdata).unwrap();
+    let token = user(&wdata.join("users.json"));
+    let store = match store_kind {
+        "dir" => Store::Dir(wdata.clone()),
+        other => panic!("unknown store {other}"),
+    };
+    let writer = spawn_writer(&wdata, &store);
+    let a = spawn_replica(&store, &tmp.path().join("a"), &["--writer-url", &writer.base]);
+    let b = spawn_replica(&store, &tmp.path().join("b"), &["--writer-url", &writer.base]);
+    let first = served_generation(&writer.base);
+    for r in [&a, &b] {
+        assert_eq!(served_generation(&r.base), first);
+        let st = status(&r.base);
+        assert_eq!(st["replika"]["kilde"], store.location(), "{st}");
+        assert_eq!(st["replika"]["generasjoner_bak"], 0, "{st}");
+    }
+    let link = {
+        let dir = wdata.join(format!("gen-{first:06}"));
+        let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+        let n = &g.network;
+        let link = n.plain_link_rows().next().map(|r| n.link_id[r]).unwrap();
+        link
+    };
+
+    // changesets registered through either replica (forwarded) or the writer; each change is
+    // served by both replicas within the limit
+    let mut worst = Duration::ZERO;
+    for (round, via) in [&a.base, &b.base, &writer.base].into_iter().enumerate() {
+        let cs = register_95(link, 1);
+        let st = apply_through(via, &token, &cs);
+        let id = st["resultat"]["vegObjekter"][0]["nvdbId"].as_u64().unwrap();
+        let generation = served_generation(&writer.base);
+        for r in [&a, &b] {
+            let took = wait_for_generation(&r.base, generation, CATCH_UP_LIMIT);
+            worst = worst.max(took);
+            let o = get(&r.base, &format!("/vegobjekter/95/{id}"));
+            assert_eq!(o["id"], id, "round {round}");
+        }
+    }
+    eprintln!("replicas served each change within {worst:?} of the writer");
+
+    // a paging client switching replicas on every page, while changesets land mid-list:
+    // every object exactly once, in id order
+    let before = all_ids(&writer.base);
+    let antall = before.len() / 6 + 1;
+    let (mut seen, mut start) = page(&a.base, None, antall);
+    let mut turn = 1;
+    let mut added = Vec::new();
+    while let Some(s) = start.clone() {
+        if turn == 2 {
+            // one object on a page already read changes, one not yet read changes, one is new
+            let (done, ahead) = (seen[1], before[before.len() - 2]);
+            let version = |id: u64| {
+                get(&writer.base, &format!("/vegobjekter/95/{id}"))["metadata"]["versjon"]
+                    .as_u64()
+                    .unwrap() as u32
+            };
+            let cs = json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38",
+                "delvisOppdater": {"vegObjekter": [
+                    {"typeId": 95, "nvdbId": done, "versjon": version(done),
+                     "egenskaper": [{"typeId": 10854, "verdi": ["sett"], "operasjon": "oppdater"}]},
+                    {"typeId": 95, "nvdbId": ahead, "versjon": version(ahead),
+                     "egenskaper": [{"typeId": 10854, "verdi": ["ikke sett"], "operasjon": "oppdater"}]}]}});
+            apply_through(&writer.base, &token, &cs);
+            let st = apply_through(&writer.base, &token, &register_95(link, 1));
+            added.push(st["resultat"]["vegObjekter"][0]["nvdbId"].as_u64().unwrap());
+            let generation = served_generation(&writer.base);
+            // the cursors handed out so far were made on the previous generation
+            for r in [&a, &b] {
+                wait_for_generation(&r.base, generation, CATCH_UP_LIMIT);
+            }
+        }
+        let via = if turn % 2 == 0 { &a.base } else { &b.base };
+        let (ids, next) = page(via, Some(&s), antall);
+        seen.extend(ids);
+        start = next;
+        turn += 1;
+    }
+    assert!(turn > 4, "several pages, several switches");
+    let mut sorted = seen.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted, seen, "ascending without repeats");
+    let after = all_ids(&writer.base);
+    assert_eq!(seen, after, "nothing skipped: the writer's list now");
+    assert!(seen.contains(&added[0]));
+}
+
+#[test]
+fn a_writer_and_two_replicas_following_a_directory() {
+    writer_and_two_replicas("dir");
+}

@@ -181,9 +181,11 @@ impl ChunkCache {
 
     /// Download `entry` with `fetch` (writing the file it is given) and keep it after checking
     /// its size and SHA-256. Safe to call from several threads for different contents.
+    /// `verified`: `fetch` checked the SHA-256 already.
     pub fn download(
         root: &Path,
         entry: &FileEntry,
+        verified: bool,
         fetch: impl FnOnce(&Path) -> Result<()>,
     ) -> Result<()> {
         let tmp = root.join(format!(".tmp-{}", entry.sha256));
@@ -196,7 +198,11 @@ impl ChunkCache {
                     format!("downloaded {len} bytes, the manifest says {}", entry.bytes),
                 ));
             }
-            let sha = file_sha256(&tmp)?;
+            let sha = if verified {
+                entry.sha256.clone()
+            } else {
+                file_sha256(&tmp)?
+            };
             if sha != entry.sha256 {
                 return Err(EngineError::corrupt(
                     &entry.path,
@@ -293,7 +299,7 @@ mod tests {
 
     fn put(cache: &mut ChunkCache, content: &[u8], path: &str) -> FileEntry {
         let e = entry(content, path);
-        ChunkCache::download(&cache.root, &e, |dst| {
+        ChunkCache::download(&cache.root, &e, false, |dst| {
             fs::write(dst, content).map_err(|x| EngineError::io(dst, x))
         })
         .unwrap();
@@ -311,7 +317,7 @@ mod tests {
         assert_eq!(cache.bytes(), 20);
         // a wrong content is refused and leaves nothing behind
         let bad = entry(b"cccccccccc", "c");
-        let err = ChunkCache::download(&cache.root, &bad, |dst| {
+        let err = ChunkCache::download(&cache.root, &bad, false, |dst| {
             fs::write(dst, b"xxxxxxxxxx").map_err(|x| EngineError::io(dst, x))
         })
         .unwrap_err();

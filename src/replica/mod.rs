@@ -16,6 +16,7 @@
 //! `FollowStatus` tells `/status` (and `/ready`) how far behind the store the replica is.
 
 pub mod cache;
+pub mod remote_source;
 pub mod source;
 
 use std::collections::HashSet;
@@ -317,7 +318,9 @@ impl Follower {
             .map_err(|e| EngineError::Internal(format!("download threads: {e}")))?;
         pool.install(|| {
             missing.par_iter().try_for_each(|f| {
-                ChunkCache::download(&root, f, |dst| source.fetch(id, f, dst))?;
+                ChunkCache::download(&root, f, source.verifies(), |dst| {
+                    source.fetch(id, f, dst)
+                })?;
                 status.downloads.fetch_add(1, Ordering::Relaxed);
                 status
                     .downloaded_bytes

@@ -19,6 +19,11 @@ pub trait Source: Send + Sync {
     fn manifest(&self, id: u64) -> Result<Manifest>;
     /// Copy the file `entry` of generation `id` to `dest` (a new file).
     fn fetch(&self, id: u64, entry: &FileEntry, dest: &Path) -> Result<()>;
+    /// Whether `fetch` itself checks size and SHA-256 against the entry (then the cache
+    /// does not hash the file a second time).
+    fn verifies(&self) -> bool {
+        false
+    }
 }
 
 /// A store in a directory of the file system (local or NFS), laid out as a data directory:
@@ -69,9 +74,12 @@ pub fn open(location: &str) -> Result<Box<dyn Source>> {
     if let Some(path) = location.strip_prefix("file://") {
         return Ok(Box::new(DirSource::new(path)));
     }
+    if crate::remote::is_store_url(location) {
+        return super::remote_source::open(location);
+    }
     if location.contains("://") {
         return Err(EngineError::input(format!(
-            "'{location}': following an object store needs the remote location module"
+            "--follow '{location}': not a directory or an object store URL (s3://, az://, gs://)"
         )));
     }
     Ok(Box::new(DirSource::new(location)))

@@ -115,7 +115,7 @@ impl Manifest {
         Manifest::parse(&path, &text)
     }
 
-    fn parse(path: &Path, text: &str) -> Result<Manifest> {
+    pub fn parse(path: &Path, text: &str) -> Result<Manifest> {
         let value: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| EngineError::corrupt(path, format!("bad manifest: {e}")))?;
         let version = value
