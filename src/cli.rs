@@ -182,6 +182,30 @@ pub enum SnapshotAction {
         #[arg(long, default_value_t = 7)]
         seed: u64,
     },
+    /// Upload a generation (default: CURRENT) to an object store and make it the store's
+    /// CURRENT (unless the store's is newer): only files the store does not hold yet are sent,
+    /// the manifest after them, CURRENT last and conditionally.
+    Push {
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        /// The store: `s3://bucket/prefix`, `az://container/prefix`, `gs://bucket/prefix`.
+        #[arg(long, value_name = "URL")]
+        to: String,
+        #[arg(long)]
+        generation: Option<u64>,
+    },
+    /// Download a generation (default: the store's CURRENT) into a data directory and make it
+    /// CURRENT there: only files no local generation has are downloaded, each checked against
+    /// the manifest's SHA-256.
+    Pull {
+        /// The store: `s3://bucket/prefix`, `az://container/prefix`, `gs://bucket/prefix`.
+        #[arg(long, value_name = "URL")]
+        from: String,
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        #[arg(long)]
+        generation: Option<u64>,
+    },
     /// Check checksums, row counts and that the generation loads with consistent references.
     Verify {
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
@@ -540,4 +564,60 @@ pub fn run_verify(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
             report.problems.len()
         )
     }
+}
+
+/// `vegdb snapshot push`.
+pub fn run_push(data: &Path, to: &str, generation: Option<u64>) -> anyhow::Result<()> {
+    let remote = crate::remote::Remote::open(to)?;
+    let data = DataDir::read_only(data);
+    let started = std::time::Instant::now();
+    let report = crate::remote::runtime()?
+        .block_on(crate::remote::push::push(&data, &remote, generation))?;
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "generation {} -> {to}: {} file(s) uploaded ({:.1} MB), {} copied in the store, {} already there; CURRENT {} ({:.1} s, {:.1} MB/s)",
+        report.generation,
+        report.uploaded,
+        report.uploaded_bytes as f64 / 1e6,
+        report.copied,
+        report.present,
+        if report.made_current { "moved" } else { "unchanged (the store's is as new or newer)" },
+        secs,
+        report.uploaded_bytes as f64 / 1e6 / secs.max(1e-9)
+    );
+    Ok(())
+}
+
+/// `vegdb snapshot pull`.
+pub fn run_pull(from: &str, data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let remote = crate::remote::Remote::open(from)?;
+    let dir = DataDir::open(data).with_context(|| {
+        format!(
+            "vegdb snapshot pull writes into {} and needs to own it",
+            data.display()
+        )
+    })?;
+    let started = std::time::Instant::now();
+    let report =
+        crate::remote::runtime()?.block_on(crate::remote::push::pull(&dir, &remote, generation))?;
+    let secs = started.elapsed().as_secs_f64();
+    if report.already_there {
+        println!(
+            "generation {} of {from} is already in {} (CURRENT)",
+            report.generation,
+            data.display()
+        );
+    } else {
+        println!(
+            "generation {} <- {from}: {} file(s) downloaded ({:.1} MB), {} taken from local generations ({:.1} s, {:.1} MB/s)",
+            report.generation,
+            report.downloaded,
+            report.downloaded_bytes as f64 / 1e6,
+            report.linked,
+            secs,
+            report.downloaded_bytes as f64 / 1e6 / secs.max(1e-9)
+        );
+    }
+    Ok(())
 }

@@ -76,6 +76,17 @@ pub struct ServeArgs {
     /// 0: only on SIGHUP.
     #[arg(long, env = "VEGDB_WATCH_INTERVAL", default_value_t = crate::changeset::adopt::DEFAULT_WATCH_INTERVAL_S)]
     pub watch_interval: u64,
+    /// Object store to publish every generation to (`s3://bucket/prefix`, `az://…`, `gs://…`;
+    /// credentials and endpoint from the environment, see README "Generations on object
+    /// storage"). The local data directory stays the writer's own; the journal keeps each
+    /// changeset until its generation is in the store.
+    #[arg(long, env = "VEGDB_PUBLISH_TO", value_name = "URL")]
+    pub publish_to: Option<String>,
+    /// Generations kept in the store (`--publish-to`): older ones are removed once this many
+    /// newer ones are complete there, so a replica loading a generation has that many
+    /// publishes to finish.
+    #[arg(long, env = "VEGDB_STORE_KEEP", default_value_t = crate::remote::publisher::DEFAULT_KEEP)]
+    pub store_keep: usize,
     /// How requests are scheduled: `per-core` runs one single-threaded runtime per worker,
     /// each serving the connections given to it round robin (no cross-thread wake-ups; a long
     /// request delays the other requests of its worker); `shared` is tokio's work-stealing
@@ -106,7 +117,12 @@ pub struct ServeArgs {
     pub writer_url: Option<String>,
     /// `forward`: pass write requests to `--writer-url` and stream the answer back;
     /// `redirect`: answer 307 with the same path on the writer.
-    #[arg(long, env = "VEGDB_WRITE_FORWARDING", value_enum, default_value = "forward")]
+    #[arg(
+        long,
+        env = "VEGDB_WRITE_FORWARDING",
+        value_enum,
+        default_value = "forward"
+    )]
     pub write_forwarding: crate::api::forward::Forwarding,
 }
 

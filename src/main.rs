@@ -25,6 +25,16 @@ fn main() -> anyhow::Result<()> {
             SnapshotAction::Inspect { data, generation } => cli::run_inspect(&data, generation),
             SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),
             SnapshotAction::Load { data, generation } => cli::run_load(&data, generation),
+            SnapshotAction::Push {
+                data,
+                to,
+                generation,
+            } => cli::run_push(&data, &to, generation),
+            SnapshotAction::Pull {
+                from,
+                data,
+                generation,
+            } => cli::run_pull(&from, &data, generation),
             SnapshotAction::Queries {
                 data,
                 kind,

@@ -86,8 +86,8 @@ fn open_replica(
         cache_max_bytes: args.cache_max_bytes,
         interval: Duration::from_secs(args.watch_interval),
     };
-    let mut follower = crate::replica::Follower::open(&config)
-        .with_context(|| format!("following {location}"))?;
+    let mut follower =
+        crate::replica::Follower::open(&config).with_context(|| format!("following {location}"))?;
     let g = follower
         .load_current()
         .with_context(|| format!("loading the current generation of {location}"))?;
@@ -145,11 +145,29 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
         // no writer to follow CURRENT between batches: a thread of its own
         crate::changeset::adopt::watch(data.clone(), state.store.clone())?;
     } else {
-        state.writer = Some(Writer::start_with_rights(
+        let publisher = match &args.publish_to {
+            Some(url) => {
+                let remote = crate::remote::Remote::open(url)?;
+                let p = crate::remote::publisher::Publisher::start(
+                    data.clone(),
+                    remote,
+                    args.store_keep,
+                )
+                .with_context(|| format!("publishing to {url}"))?;
+                crate::changeset::journal::hold_until_published(p.published_watermark());
+                Some(p)
+            }
+            None => None,
+        };
+        let writer = Writer::start_with_rights(
             data.clone(),
             state.store.clone(),
             state.users.rights_source(),
-        )?);
+        )?;
+        if let Some(p) = publisher {
+            writer.publish_to(p);
+        }
+        state.writer = Some(writer);
     }
     if let (Some(url), true) = (&args.writer_url, args.read_only) {
         Arc::make_mut(&mut state.config).write_route = Some(

@@ -34,11 +34,12 @@ const LAYERS: &[&[&str]] = &[
     // import and refresh build generations with the writer's working state (`changeset`)
     &["import"],
     &["changeset"],
+    // generations on object storage (the writer's publisher uses it; it uses the data directory)
+    &["remote"],
     // users, roles and rights, used by both APIs and by the write path's checks
     &["auth"],
     &["generate"],
     &["query"],
-    &["remote"],
     &["generation"],
     &["index"],
     &["snapshot"],

@@ -23,6 +23,8 @@ use vegdb::snapshot::manifest::Manifest;
 use vegdb::snapshot::store::DataDir;
 
 mod replica_support;
+#[path = "s3/mod.rs"]
+mod s3;
 use replica_support::*;
 
 /// Two generations hold the same data and indexes.
@@ -168,7 +170,10 @@ fn successor_loads_equal_full_loads_and_read_only_changed_chunks() {
     w.run(update_95(ids[0], w.version_of(ids[0]), "første"));
     let mid = ids[ids.len() / 2];
     let cases = [
-        ("update in place", update_95(mid, w.version_of(mid), "endret")),
+        (
+            "update in place",
+            update_95(mid, w.version_of(mid), "endret"),
+        ),
         ("append", register_95(w.link(), 3)),
         ("removal", delete_95(ids[70], w.version_of(ids[70]))),
     ];
@@ -197,7 +202,11 @@ fn successor_loads_equal_full_loads_and_read_only_changed_chunks() {
         assert_eq!(new_chunks, 1, "{what}: one chunk rewritten");
         assert_eq!(stats.chunks_read, new_chunks, "{what}: {stats:?}");
         assert_eq!(stats.types_rebuilt, 1, "{what}: {stats:?}");
-        assert_eq!(stats.types_shared, old.objects.len() - 1, "{what}: {stats:?}");
+        assert_eq!(
+            stats.types_shared,
+            old.objects.len() - 1,
+            "{what}: {stats:?}"
+        );
         assert_eq!(
             stats.types_updated_incrementally,
             usize::from(what != "removal"),
@@ -234,7 +243,10 @@ fn a_small_changeset_costs_a_replica_one_chunk_download() {
     let served = Arc::new(GenerationStore::new(g));
     let start = follower.status.lag(served.current().id);
     let files = served.current().manifest.files.len() as u64;
-    assert_eq!(start.downloads, files, "the first load downloads every file");
+    assert_eq!(
+        start.downloads, files,
+        "the first load downloads every file"
+    );
     let mut retired = Vec::new();
     // nothing new: nothing downloaded
     assert_eq!(follower.look(&served, &mut retired).unwrap(), None);
@@ -251,13 +263,12 @@ fn a_small_changeset_costs_a_replica_one_chunk_download() {
                     "egenskaper": [{"typeId": 10854, "verdi": [format!("runde {i}")], "operasjon": "oppdater"}]})
             })
             .collect();
-        w.run(json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38",
-            "delvisOppdater": {"vegObjekter": objects}}));
-        let want = w.store.current();
-        assert_eq!(
-            follower.look(&served, &mut retired).unwrap(),
-            Some(want.id)
+        w.run(
+            json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38",
+            "delvisOppdater": {"vegObjekter": objects}}),
         );
+        let want = w.store.current();
+        assert_eq!(follower.look(&served, &mut retired).unwrap(), Some(want.id));
         let after = follower.status.lag(served.current().id);
         let old_shas: HashSet<&str> = old_manifest
             .files
@@ -320,23 +331,29 @@ fn a_small_changeset_costs_a_replica_one_chunk_download() {
 enum Store {
     /// The writer's own data directory (a local/NFS store).
     Dir(std::path::PathBuf),
+    /// A real S3-protocol server (moto_server, `tests/s3`): the writer publishes with
+    /// `--publish-to`, replicas follow the bucket's prefix.
+    S3(s3::S3Server),
 }
 
 impl Store {
     fn location(&self) -> String {
         match self {
             Store::Dir(p) => p.display().to_string(),
+            Store::S3(s) => s.url("vegdb"),
         }
     }
     fn env(&self) -> Vec<(&'static str, String)> {
         match self {
             Store::Dir(_) => Vec::new(),
+            Store::S3(s) => s.env(),
         }
     }
     /// Extra `serve` arguments of the writer.
     fn writer_args(&self) -> Vec<String> {
         match self {
             Store::Dir(_) => Vec::new(),
+            Store::S3(s) => vec!["--publish-to".into(), s.url("vegdb")],
         }
     }
 }
@@ -398,7 +415,13 @@ fn write_request(
 
 /// Register, start and wait for a changeset through `base`; its status document.
 fn apply_through(base: &str, token: &str, cs: &Value) -> Value {
-    let r = write_request(base, reqwest::Method::POST, "/endringssett", token, Some(cs));
+    let r = write_request(
+        base,
+        reqwest::Method::POST,
+        "/endringssett",
+        token,
+        Some(cs),
+    );
     assert_eq!(r.status(), 201);
     let location = r.headers()["location"].to_str().unwrap().to_string();
     let links: Vec<Value> = r.json().unwrap();
@@ -481,12 +504,38 @@ fn writer_and_two_replicas(store_kind: &str) {
     let token = user(&wdata.join("users.json"));
     let store = match store_kind {
         "dir" => Store::Dir(wdata.clone()),
+        "s3" => match s3::S3Server::start() {
+            Some(s) => Store::S3(s),
+            None => return,
+        },
         other => panic!("unknown store {other}"),
     };
     let writer = spawn_writer(&wdata, &store);
-    let a = spawn_replica(&store, &tmp.path().join("a"), &["--writer-url", &writer.base]);
-    let b = spawn_replica(&store, &tmp.path().join("b"), &["--writer-url", &writer.base]);
     let first = served_generation(&writer.base);
+    if let Store::S3(s) = &store {
+        // the writer publishes its generation at start: wait until CURRENT names it
+        let remote = s.remote("vegdb");
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while rt
+            .block_on(remote.current())
+            .unwrap()
+            .is_none_or(|c| c.generation != first)
+        {
+            assert!(std::time::Instant::now() < deadline, "never published");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let a = spawn_replica(
+        &store,
+        &tmp.path().join("a"),
+        &["--writer-url", &writer.base],
+    );
+    let b = spawn_replica(
+        &store,
+        &tmp.path().join("b"),
+        &["--writer-url", &writer.base],
+    );
     for r in [&a, &b] {
         assert_eq!(served_generation(&r.base), first);
         let st = status(&r.base);
@@ -568,4 +617,10 @@ fn writer_and_two_replicas(store_kind: &str) {
 #[test]
 fn a_writer_and_two_replicas_following_a_directory() {
     writer_and_two_replicas("dir");
+}
+
+/// The same against a real S3-protocol server (moto_server, started by the test).
+#[test]
+fn a_writer_and_two_replicas_following_an_s3_store() {
+    writer_and_two_replicas("s3");
 }

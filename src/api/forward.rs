@@ -263,7 +263,11 @@ mod tests {
         // without a writer, logins stay local; writes do not
         assert!(!is_write_request("/openam/json/authenticate", &none, false));
         assert!(!is_write_request("/", &login, false));
-        assert!(is_write_request("/nvdb/apiskriv/rest/v2/endringssett", &none, false));
+        assert!(is_write_request(
+            "/nvdb/apiskriv/rest/v2/endringssett",
+            &none,
+            false
+        ));
     }
 
     #[test]

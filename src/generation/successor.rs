@@ -190,9 +190,7 @@ impl Generation {
                 // old ids a prefix of the new ones: rows keep their numbers, so the index can
                 // be updated (rows read from files replaced or appended)
                 let changes = old_table
-                    .filter(|old| {
-                        old.len() <= table.len() && old.id[..] == table.id[..old.len()]
-                    })
+                    .filter(|old| old.len() <= table.len() && old.id[..] == table.id[..old.len()])
                     .map(|old| RowChanges {
                         replaced: read_rows
                             .iter()

@@ -161,28 +161,38 @@ fn store_error(what: impl std::fmt::Display, e: impl std::fmt::Display) -> Engin
 impl Remote {
     /// Open the store a URL names, configured from the environment (see the module doc).
     pub fn open(url: &str) -> Result<Remote> {
+        Remote::open_with_options(url, &[])
+    }
+
+    /// As `open`, with configuration keys of the `object_store` builders on top of the
+    /// environment's (e.g. `("aws_endpoint", "http://127.0.0.1:9000")`, `("aws_allow_http",
+    /// "true")`; tests and callers that must not depend on the process environment).
+    pub fn open_with_options(url: &str, options: &[(&str, &str)]) -> Result<Remote> {
         let parsed = url::Url::parse(url)
             .map_err(|e| EngineError::input(format!("'{url}' is not a store URL: {e}")))?;
         let scheme = parsed.scheme().to_ascii_lowercase();
         let store: Arc<dyn ObjectStore> = match scheme.as_str() {
-            "s3" | "s3a" => Arc::new(
-                object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(url)
-                    .build()
-                    .map_err(|e| store_error(url, e))?,
-            ),
-            "az" | "abfs" | "abfss" => Arc::new(
-                object_store::azure::MicrosoftAzureBuilder::from_env()
-                    .with_url(url)
-                    .build()
-                    .map_err(|e| store_error(url, e))?,
-            ),
-            "gs" => Arc::new(
-                object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                    .with_url(url)
-                    .build()
-                    .map_err(|e| store_error(url, e))?,
-            ),
+            "s3" | "s3a" => {
+                let mut b = object_store::aws::AmazonS3Builder::from_env().with_url(url);
+                for (k, v) in options {
+                    b = b.with_config(parse_key(k)?, *v);
+                }
+                Arc::new(b.build().map_err(|e| store_error(url, e))?)
+            }
+            "az" | "abfs" | "abfss" => {
+                let mut b = object_store::azure::MicrosoftAzureBuilder::from_env().with_url(url);
+                for (k, v) in options {
+                    b = b.with_config(parse_key(k)?, *v);
+                }
+                Arc::new(b.build().map_err(|e| store_error(url, e))?)
+            }
+            "gs" => {
+                let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(url);
+                for (k, v) in options {
+                    b = b.with_config(parse_key(k)?, *v);
+                }
+                Arc::new(b.build().map_err(|e| store_error(url, e))?)
+            }
             "memory" => Arc::new(object_store::memory::InMemory::new()),
             other => {
                 return Err(EngineError::input(format!(
@@ -562,6 +572,11 @@ impl Remote {
         }
         Ok(())
     }
+}
+
+fn parse_key<K: std::str::FromStr>(key: &str) -> Result<K> {
+    key.parse()
+        .map_err(|_| EngineError::input(format!("unknown object store option '{key}'")))
 }
 
 fn check_sha(path: &Path, bytes: &[u8], expected: &str) -> Result<()> {

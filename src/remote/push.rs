@@ -69,9 +69,19 @@ pub fn writer_id(data: &Path) -> Result<String> {
         Err(e) => return Err(EngineError::io(&path, e)),
     }
     let id = uuid::Uuid::new_v4().to_string();
-    crate::durable::write_renamed(&path, format!("{id}\n").as_bytes())?;
-    crate::durable::fsync_dir(data)?;
-    Ok(id)
+    let stored = crate::durable::write_renamed(&path, format!("{id}\n").as_bytes())
+        .and_then(|_| crate::durable::fsync_dir(data));
+    match stored {
+        Ok(()) => Ok(id),
+        // a directory this process may not write (a read-only copy being pushed): an id of
+        // its path, the same for every push of it
+        Err(_) => {
+            use sha2::Digest;
+            let path = std::fs::canonicalize(data).unwrap_or_else(|_| data.to_path_buf());
+            let digest = sha2::Sha256::digest(path.to_string_lossy().as_bytes());
+            Ok(format!("path-{}", &crate::util::hex(&digest)[..32]))
+        }
+    }
 }
 
 /// Where each file content (by SHA-256) already lies in the store: (generation, path), from

@@ -191,9 +191,7 @@ impl Follower {
     pub fn with_source(source: Box<dyn Source>, config: &FollowConfig) -> Result<Follower> {
         let cache = ChunkCache::open(&config.cache_dir, config.cache_max_bytes)?;
         let status = Arc::new(FollowStatus::new(source.describe()));
-        status
-            .cache_bytes
-            .store(cache.bytes(), Ordering::Relaxed);
+        status.cache_bytes.store(cache.bytes(), Ordering::Relaxed);
         Ok(Follower {
             source,
             cache,
@@ -294,12 +292,7 @@ impl Follower {
                 ),
             ));
         }
-        let missing: Vec<_> = self
-            .cache
-            .missing(&manifest)
-            .into_iter()
-            .cloned()
-            .collect();
+        let missing: Vec<_> = self.cache.missing(&manifest).into_iter().cloned().collect();
         let incoming: u64 = missing.iter().map(|f| f.bytes).sum();
         let keep: HashSet<&str> = manifest
             .files
@@ -318,9 +311,7 @@ impl Follower {
             .map_err(|e| EngineError::Internal(format!("download threads: {e}")))?;
         pool.install(|| {
             missing.par_iter().try_for_each(|f| {
-                ChunkCache::download(&root, f, source.verifies(), |dst| {
-                    source.fetch(id, f, dst)
-                })?;
+                ChunkCache::download(&root, f, source.verifies(), |dst| source.fetch(id, f, dst))?;
                 status.downloads.fetch_add(1, Ordering::Relaxed);
                 status
                     .downloaded_bytes

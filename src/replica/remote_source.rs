@@ -46,12 +46,14 @@ impl Source for RemoteSource {
     }
 
     fn manifest(&self, id: u64) -> Result<Manifest> {
-        self.runtime.block_on(self.remote.manifest(id))?.ok_or_else(|| {
-            EngineError::NotFound(format!(
-                "generation {id} has no manifest in {}",
-                self.remote.url()
-            ))
-        })
+        self.runtime
+            .block_on(self.remote.manifest(id))?
+            .ok_or_else(|| {
+                EngineError::NotFound(format!(
+                    "generation {id} has no manifest in {}",
+                    self.remote.url()
+                ))
+            })
     }
 
     fn fetch(&self, id: u64, entry: &FileEntry, dest: &Path) -> Result<()> {

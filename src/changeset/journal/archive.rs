@@ -213,7 +213,7 @@ impl Journal {
             }
             let expired = seg.newest_received_ms < cutoff;
             let surplus = total - seg.ids.len() >= self.retention.keep_entries;
-            if !(expired || surplus) {
+            if !(expired || surplus) || !self.in_store(seg) {
                 break;
             }
             total -= seg.ids.len();
@@ -234,6 +234,22 @@ impl Journal {
             fsync_dir(&self.dir)?;
         }
         Ok(())
+    }
+
+    /// Whether every changeset of a segment is in the store's generations (always, without a
+    /// store): only then may retention drop it.
+    fn in_store(&self, seg: &Segment) -> bool {
+        let Some(published) = &self.published else {
+            return true;
+        };
+        let published = published.load(std::sync::atomic::Ordering::SeqCst);
+        let records = self.records.lock().expect("journal lock");
+        seg.ids.iter().all(|id| {
+            records
+                .get(id)
+                .and_then(|r| r.generation)
+                .is_none_or(|g| g <= published)
+        })
     }
 
     /// Compact when enough finished changesets are loose (called after state changes; never

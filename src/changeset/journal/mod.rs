@@ -32,7 +32,8 @@ pub use record::{Progress, Record, RejectionReason, WaitingReason, RESULTS_KEPT_
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 
 use super::model::Changeset;
 use crate::durable::{write_atomically, write_renamed};
@@ -97,6 +98,18 @@ pub struct Journal {
     retention: Retention,
     /// Highest start sequence number ever seen (also of changesets dropped by retention).
     max_start_seq: u64,
+    /// With a store to publish to (`remote::publisher`): the newest generation in the store.
+    /// Retention keeps every changeset whose generation is newer.
+    published: Option<Arc<AtomicU64>>,
+}
+
+static STORE_WATERMARK: std::sync::OnceLock<Arc<AtomicU64>> = std::sync::OnceLock::new();
+
+/// Journals opened from now on keep each changeset until its generation is in the store:
+/// `published` is the newest generation there (`remote::publisher`; the server sets it before
+/// the writer opens its journal; the first call wins).
+pub fn hold_until_published(published: Arc<AtomicU64>) {
+    let _ = STORE_WATERMARK.set(published);
 }
 
 impl Journal {
@@ -107,6 +120,16 @@ impl Journal {
 
     /// As `open`, with a retention policy.
     pub fn open_with(dir: impl Into<PathBuf>, retention: Retention) -> Result<Journal> {
+        Self::open_holding(dir, retention, STORE_WATERMARK.get().cloned())
+    }
+
+    /// As `open_with`, keeping each changeset until `published` (the newest generation in the
+    /// store, when there is one) reaches its generation.
+    pub fn open_holding(
+        dir: impl Into<PathBuf>,
+        retention: Retention,
+        published: Option<Arc<AtomicU64>>,
+    ) -> Result<Journal> {
         let dir = dir.into();
         fs::create_dir_all(&dir).map_err(|e| EngineError::io(&dir, e))?;
         let mut records = BTreeMap::new();
@@ -172,6 +195,7 @@ impl Journal {
             loose_finished: Mutex::new(loose_finished),
             retention,
             max_start_seq,
+            published,
         };
         journal.compact()?;
         Ok(journal)

@@ -251,3 +251,40 @@ fn retention_drops_whole_old_segments_only() {
     );
     assert!(j.last_start_seq() == 0);
 }
+
+#[test]
+fn retention_keeps_changesets_whose_generation_is_not_in_the_store() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = Retention {
+        keep_days: 30,
+        keep_entries: 0,
+        compact_after: usize::MAX,
+        segment_entries: 10,
+    };
+    let published = Arc::new(AtomicU64::new(0));
+    let j = Journal::open_holding(tmp.path(), policy, Some(published.clone())).unwrap();
+    for i in 0..25u64 {
+        let id = format!("r{i:03}");
+        j.register(changeset(), Record::new(id.clone(), "kari".into(), None, 1))
+            .unwrap();
+        finish(&j, &id, Progress::DoneAndVisible);
+        // changeset i went into generation i + 1
+        j.transition(&id, |_| true, |r| r.generation = Some(i + 1))
+            .unwrap();
+    }
+    let count = |j: &Journal| j.list().len();
+    j.compact().unwrap();
+    // past the retention (keep_entries 0), but no generation is in the store yet
+    assert_eq!(count(&j), 25);
+    // generation 15 is in the store: the first segment (generations 1-10) may go, the second
+    // (11-20) not yet
+    published.store(15, Ordering::SeqCst);
+    j.compact().unwrap();
+    assert_eq!(count(&j), 15);
+    assert!(j.get("r009").is_none() && j.get("r010").is_some());
+    published.store(25, Ordering::SeqCst);
+    j.compact().unwrap();
+    // the open (last) segment always stays
+    assert_eq!(count(&j), 5);
+}

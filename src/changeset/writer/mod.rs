@@ -75,6 +75,8 @@ pub struct Writer {
     /// Current rights of a changeset's owner; without it (library use) the rights recorded at
     /// registration apply.
     owner_rights: Option<RightsSource>,
+    /// The store each published generation is uploaded to (`serve --publish-to`).
+    publisher: std::sync::OnceLock<Arc<crate::remote::publisher::Publisher>>,
 }
 
 impl Writer {
@@ -122,6 +124,7 @@ impl Writer {
             #[cfg(any(test, feature = "failpoints"))]
             fail_next_publish: std::sync::atomic::AtomicBool::new(false),
             owner_rights,
+            publisher: std::sync::OnceLock::new(),
         });
         writer.recover()?;
         let w = writer.clone();
@@ -210,6 +213,13 @@ impl Writer {
         let r = settle(r)?;
         self.enqueue(id);
         Ok(r)
+    }
+
+    /// Upload every generation this writer publishes to `publisher`'s store (woken after
+    /// each publish; see `remote::publisher`).
+    pub fn publish_to(&self, publisher: Arc<crate::remote::publisher::Publisher>) {
+        publisher.notify();
+        let _ = self.publisher.set(publisher);
     }
 
     #[cfg(any(test, feature = "failpoints"))]

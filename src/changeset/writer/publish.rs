@@ -95,6 +95,9 @@ impl Writer {
         };
         let written_ms = t0.elapsed().as_millis() as u64;
         let final_dir: PathBuf = self.data.publish(staging, manifest)?;
+        if let Some(p) = self.publisher.get() {
+            p.notify(); // upload it to the store (the changesets are accepted already)
+        }
         let published_ms = t0.elapsed().as_millis() as u64;
         let manifest = Manifest::read(&final_dir)?;
         let tables = tables
