@@ -624,3 +624,42 @@ fn a_writer_and_two_replicas_following_a_directory() {
 fn a_writer_and_two_replicas_following_an_s3_store() {
     writer_and_two_replicas("s3");
 }
+
+/// Catch-up time of a replica (download + successor load + swap) after a 10-object and a
+/// 10,000-object changeset, for BENCHMARKS.md: `cargo test --release --test replica
+/// catch_up_times -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn catch_up_times() {
+    let w = LocalWriter::new(8);
+    // the first write splits type 95 into chunks: not measured
+    let ids = w.ids(95);
+    w.run(update_95(ids[0], w.version_of(ids[0]), "første"));
+    let cache = tempfile::tempdir().unwrap();
+    let config = FollowConfig {
+        location: w.data.root.display().to_string(),
+        cache_dir: cache.path().to_path_buf(),
+        cache_max_bytes: 1 << 34,
+        interval: Duration::from_secs(1),
+    };
+    let mut follower =
+        Follower::with_source(Box::new(DirSource::new(&w.data.root)), &config).unwrap();
+    let started = std::time::Instant::now();
+    let g = follower.load_current().unwrap();
+    eprintln!("start: {:?} ({} objects)", started.elapsed(), g.object_count());
+    let served = Arc::new(GenerationStore::new(g));
+    let mut retired = Vec::new();
+    for n in [10usize, 10_000] {
+        let before = follower.status.lag(0);
+        w.run(register_95(w.link(), n));
+        let started = std::time::Instant::now();
+        follower.look(&served, &mut retired).unwrap();
+        let after = follower.status.lag(0);
+        eprintln!(
+            "{n} objects: catch-up {:?}, {} files / {} bytes downloaded",
+            started.elapsed(),
+            after.downloads - before.downloads,
+            after.downloaded_bytes - before.downloaded_bytes
+        );
+    }
+}
