@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["api::stack"],
     &["api::openapi", "api::guard"],
+    &["api::forward"],
     &["api::read", "api::write"],
     &["api::object_json"],
     &["api::stream"],

@@ -646,7 +646,11 @@ fn catch_up_times() {
         Follower::with_source(Box::new(DirSource::new(&w.data.root)), &config).unwrap();
     let started = std::time::Instant::now();
     let g = follower.load_current().unwrap();
-    eprintln!("start: {:?} ({} objects)", started.elapsed(), g.object_count());
+    eprintln!(
+        "start: {:?} ({} objects)",
+        started.elapsed(),
+        g.object_count()
+    );
     let served = Arc::new(GenerationStore::new(g));
     let mut retired = Vec::new();
     for n in [10usize, 10_000] {

@@ -185,7 +185,7 @@ pub struct Follower {
 
 impl Follower {
     pub fn open(config: &FollowConfig) -> Result<Follower> {
-        Follower::with_source(source::open(&config.location)?, config)
+        Follower::with_source(open_source(&config.location)?, config)
     }
 
     pub fn with_source(source: Box<dyn Source>, config: &FollowConfig) -> Result<Follower> {
@@ -333,6 +333,23 @@ impl Follower {
         );
         self.cache.assemble(&manifest)
     }
+}
+
+/// The source a `--follow` value names: a directory path (or `file://` URL), or an object
+/// store URL.
+pub fn open_source(location: &str) -> Result<Box<dyn Source>> {
+    if let Some(path) = location.strip_prefix("file://") {
+        return Ok(Box::new(source::DirSource::new(path)));
+    }
+    if crate::remote::is_store_url(location) {
+        return remote_source::open(location);
+    }
+    if location.contains("://") {
+        return Err(EngineError::input(format!(
+            "--follow '{location}': not a directory or an object store URL (s3://, az://, gs://)"
+        )));
+    }
+    Ok(Box::new(source::DirSource::new(location)))
 }
 
 fn check_id(g: &Generation, id: u64) -> Result<()> {

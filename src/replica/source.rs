@@ -67,20 +67,3 @@ impl Source for DirSource {
         Ok(())
     }
 }
-
-/// The source a `--follow` value names: a directory path (or `file://` URL), or an object
-/// store URL.
-pub fn open(location: &str) -> Result<Box<dyn Source>> {
-    if let Some(path) = location.strip_prefix("file://") {
-        return Ok(Box::new(DirSource::new(path)));
-    }
-    if crate::remote::is_store_url(location) {
-        return super::remote_source::open(location);
-    }
-    if location.contains("://") {
-        return Err(EngineError::input(format!(
-            "--follow '{location}': not a directory or an object store URL (s3://, az://, gs://)"
-        )));
-    }
-    Ok(Box::new(DirSource::new(location)))
-}
