@@ -612,6 +612,47 @@ fn writer_and_two_replicas(store_kind: &str) {
     let after = all_ids(&writer.base);
     assert_eq!(seen, after, "nothing skipped: the writer's list now");
     assert!(seen.contains(&added[0]));
+
+    // the other answers to writes: a redirect to the writer, or a fault naming the store
+    if let Store::Dir(_) = store {
+        let c = spawn_replica(
+            &store,
+            &tmp.path().join("c"),
+            &[
+                "--writer-url",
+                &writer.base,
+                "--write-forwarding",
+                "redirect",
+            ],
+        );
+        let r = write_request(
+            &c.base,
+            reqwest::Method::GET,
+            "/endringssett?max=1",
+            &token,
+            None,
+        );
+        assert_eq!(r.status(), 307);
+        assert_eq!(
+            r.headers()["location"],
+            format!("{}{WRITE}/endringssett?max=1", writer.base).as_str()
+        );
+        let d = spawn_replica(&store, &tmp.path().join("d"), &[]);
+        let r = write_request(
+            &d.base,
+            reqwest::Method::POST,
+            "/endringssett",
+            &token,
+            Some(&register_95(link, 1)),
+        );
+        assert_eq!(r.status(), 503);
+        let fault: Value = r.json().unwrap();
+        let message = fault["message"].as_str().unwrap();
+        assert!(message.contains(&store.location()), "{message}");
+        // reads are served by both
+        assert_eq!(served_generation(&c.base), served_generation(&writer.base));
+        assert_eq!(served_generation(&d.base), served_generation(&writer.base));
+    }
 }
 
 #[test]
