@@ -93,6 +93,34 @@ pub struct ServeArgs {
     /// Operations layers of the request stack (issue 14).
     #[command(flatten)]
     pub ops: OpsArgs,
+    // --- read replicas (README "Scaling out") ---
+    /// Serve the generations a writer publishes to a store, as a read replica: a directory
+    /// (local or NFS) or an object store URL (`s3://bucket/prefix`). Needs `--read-only`;
+    /// CURRENT is looked at every `--watch-interval` seconds and on SIGHUP.
+    #[arg(long, env = "VEGDB_FOLLOW", requires = "read_only")]
+    pub follow: Option<String>,
+    /// Cache directory of a replica: the chunk files downloaded from the store (default
+    /// `<data>/replica-cache`).
+    #[arg(long, env = "VEGDB_CACHE", requires = "follow")]
+    pub cache: Option<PathBuf>,
+    /// Size bound of the replica's cache in bytes: files that neither the served nor the
+    /// loading generation uses are removed, least recently used first, to stay below it.
+    #[arg(long, env = "VEGDB_CACHE_MAX_BYTES", default_value_t = crate::replica::DEFAULT_CACHE_MAX_BYTES)]
+    pub cache_max_bytes: u64,
+    /// The writer's base URL (`http://host:port`): write requests (the write API, OpenAM
+    /// login) reaching this read-only server go there (see `--write-forwarding`). Without
+    /// it a replica answers them 503.
+    #[arg(long, env = "VEGDB_WRITER_URL", requires = "read_only")]
+    pub writer_url: Option<String>,
+    /// `forward`: pass write requests to `--writer-url` and stream the answer back;
+    /// `redirect`: answer 307 with the same path on the writer.
+    #[arg(
+        long,
+        env = "VEGDB_WRITE_FORWARDING",
+        value_enum,
+        default_value = "forward"
+    )]
+    pub write_forwarding: crate::api::forward::Forwarding,
 }
 
 /// `vegdb serve` flags of the request stack's operations layers (issue 14): metrics, access

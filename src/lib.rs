@@ -26,6 +26,7 @@ pub mod index;
 pub mod metrics;
 pub mod query;
 pub mod remote;
+pub mod replica;
 pub mod server;
 pub mod snapshot;
 pub mod tiles;

@@ -170,6 +170,29 @@ fn demo_dir(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
     Ok(dir.to_path_buf())
 }
 
+/// A read replica's start (`--follow`): its follower, and the store's current generation
+/// downloaded into its cache and loaded.
+fn open_replica(
+    args: &ServeArgs,
+    location: &str,
+) -> anyhow::Result<(crate::replica::Follower, Generation)> {
+    let config = crate::replica::FollowConfig {
+        location: location.to_string(),
+        cache_dir: args
+            .cache
+            .clone()
+            .unwrap_or_else(|| args.data.join("replica-cache")),
+        cache_max_bytes: args.cache_max_bytes,
+        interval: Duration::from_secs(args.watch_interval),
+    };
+    let mut follower =
+        crate::replica::Follower::open(&config).with_context(|| format!("following {location}"))?;
+    let g = follower
+        .load_current()
+        .with_context(|| format!("loading the current generation of {location}"))?;
+    Ok((follower, g))
+}
+
 pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
     load_state_with(args, &Starting::default())
 }
@@ -180,6 +203,30 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
         "opening the data directory {}",
         args.data.display()
     ));
+    if let Some(location) = &args.follow {
+        let (follower, g) = open_replica(args, location)?;
+        let status = follower.status.clone();
+        let mut state = state_for(args, g, &DataDir::read_only(&args.data))?;
+        crate::replica::follow(
+            follower,
+            state.store.clone(),
+            Duration::from_secs(args.watch_interval),
+        )?;
+        let config = Arc::make_mut(&mut state.config);
+        config.replica = Some(status.clone());
+        config.write_route = Some(match &args.writer_url {
+            Some(url) => api::forward::WriteRoute::to_writer(url, args.write_forwarding)
+                .map_err(|e| anyhow::anyhow!(e))?,
+            None => api::forward::WriteRoute::Refuse {
+                message: format!(
+                    "Denne tjenesten er en lesereplika av {}; skriveforespørsler må sendes til \
+                     skrivetjenesten (ingen --writer-url er satt)",
+                    status.source
+                ),
+            },
+        });
+        return Ok(state);
+    }
     let (data, current) = open_data(args)?;
     starting.set(format!(
         "loading generation {current} from {}",
@@ -213,6 +260,47 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
         "generation loaded"
     );
     drop(pinned);
+    starting.set(format!("generation {current} loaded; starting the writer"));
+    let mut state = state_for(args, g, &data)?;
+    if args.read_only {
+        // no writer to follow CURRENT between batches: a thread of its own
+        crate::changeset::adopt::watch(data.clone(), state.store.clone())?;
+    } else {
+        let publisher = match &args.publish_to {
+            Some(url) => {
+                let remote = crate::remote::Remote::open(url)?;
+                let p = crate::remote::publisher::Publisher::start(
+                    data.clone(),
+                    remote,
+                    args.store_keep,
+                )
+                .with_context(|| format!("publishing to {url}"))?;
+                crate::changeset::journal::hold_until_published(p.published_watermark());
+                Some(p)
+            }
+            None => None,
+        };
+        let writer = Writer::start_with_rights(
+            data.clone(),
+            state.store.clone(),
+            state.users.rights_source(),
+        )?;
+        if let Some(p) = publisher {
+            writer.publish_to(p);
+        }
+        state.writer = Some(writer);
+    }
+    if let (Some(url), true) = (&args.writer_url, args.read_only) {
+        Arc::make_mut(&mut state.config).write_route = Some(
+            api::forward::WriteRoute::to_writer(url, args.write_forwarding)
+                .map_err(|e| anyhow::anyhow!(e))?,
+        );
+    }
+    Ok(state)
+}
+
+/// The application state around a loaded generation (no writer yet).
+fn state_for(args: &ServeArgs, g: Generation, data: &DataDir) -> anyhow::Result<AppState> {
     let public_url = args
         .public_url
         .clone()
@@ -235,32 +323,6 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
             .with_context(|| format!("reading users from {}", users_path.display()))?,
     );
     crate::changeset::adopt::set_watch_interval(Duration::from_secs(args.watch_interval));
-    starting.set(format!("generation {current} loaded; starting the writer"));
-    let writer = if args.read_only {
-        // no writer to follow CURRENT between batches: a thread of its own
-        crate::changeset::adopt::watch(data.clone(), store.clone())?;
-        None
-    } else {
-        let publisher = match &args.publish_to {
-            Some(url) => {
-                let remote = crate::remote::Remote::open(url)?;
-                let p = crate::remote::publisher::Publisher::start(
-                    data.clone(),
-                    remote,
-                    args.store_keep,
-                )
-                .with_context(|| format!("publishing to {url}"))?;
-                crate::changeset::journal::hold_until_published(p.published_watermark());
-                Some(p)
-            }
-            None => None,
-        };
-        let writer = Writer::start_with_rights(data.clone(), store.clone(), users.rights_source())?;
-        if let Some(p) = publisher {
-            writer.publish_to(p);
-        }
-        Some(writer)
-    };
     let mut config = ApiConfig::new(public_url, Duration::from_secs(args.request_timeout));
     config.base_from_request = args.public_url.is_none();
     config.max_changeset_bytes = args.max_changeset_bytes;
@@ -286,7 +348,7 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
     Ok(AppState {
         store,
         config: Arc::new(config),
-        writer,
+        writer: None,
         users,
         request_base: Default::default(),
     })

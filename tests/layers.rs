@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["api::stack"],
     &["api::openapi", "api::guard", "api::health"],
     &["api::ogc"],
+    &["api::forward"],
     &["api::read", "api::write", "api::tiles"],
     &["api::geojson"],
     &["api::object_json"],
@@ -37,6 +38,7 @@ const LAYERS: &[&[&str]] = &[
     &["api"],
     // the metrics registry: read by the request stack, reads the writer and the generation store
     &["metrics"],
+    &["replica"],
     // import and refresh build generations with the writer's working state (`changeset`)
     &["import"],
     &["changeset"],

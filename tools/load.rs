@@ -5,6 +5,10 @@
 //! time. The run stops after --seconds or --max-requests, whichever comes first. Prints
 //! requests/s, latency percentiles and error counts. Only loopback addresses are accepted.
 //!
+//! `--also http://127.0.0.1:8081/nvdb/api/v2` (repeatable) adds targets: connections are dealt
+//! to `--base` and each `--also` round robin (e.g. two replicas behind one load generator), and
+//! the report adds requests per target.
+//!
 //! With `--write-changeset FILE --token T`, one more connection meanwhile registers the
 //! changeset, starts it and polls fremdrift (every 20 ms) until UTFØRT_OG_ETTERBEHANDLET, again
 //! and again (pausing --write-pause-ms between), and reports start-to-visible times.
@@ -27,6 +31,9 @@ struct Args {
     /// returns 0 items; report pages and objects per second (one connection).
     #[arg(long)]
     follow: Option<String>,
+    /// More targets like --base (same path prefix rule); connections are dealt round robin.
+    #[arg(long)]
+    also: Vec<String>,
     #[arg(long, default_value_t = 4)]
     connections: usize,
     #[arg(long, default_value_t = 10)]
@@ -270,10 +277,9 @@ async fn follow(hostport: &str, prefix: &str, first: &str) -> anyhow::Result<()>
     Ok(())
 }
 
-fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    let rest = args
-        .base
+/// `http://host:port/prefix` → (host:port, /prefix); loopback only.
+fn target(base: &str) -> anyhow::Result<(String, String)> {
+    let rest = base
         .strip_prefix("http://")
         .ok_or_else(|| anyhow::anyhow!("--base must start with http://"))?;
     let (hostport, prefix) = rest
@@ -283,6 +289,16 @@ fn main() -> anyhow::Result<()> {
     let host = hostport.split(':').next().unwrap_or("");
     if !(host == "localhost" || host == "[::1]" || host.starts_with("127.")) {
         anyhow::bail!("refusing to load {host}: only loopback addresses are allowed");
+    }
+    Ok((hostport, prefix))
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let (hostport, prefix) = target(&args.base)?;
+    let mut targets = vec![(hostport.clone(), prefix.clone())];
+    for t in &args.also {
+        targets.push(target(t)?);
     }
     if let Some(first) = &args.follow {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -325,9 +341,10 @@ fn main() -> anyhow::Result<()> {
         });
         let mut tasks = Vec::new();
         for c in 0..args.connections {
+            let (hostport, prefix) = targets[c % targets.len()].clone();
             tasks.push(tokio::spawn(worker(
-                hostport.clone(),
-                prefix.clone(),
+                hostport,
+                prefix,
                 paths.clone(),
                 c * 7919,
                 until,
@@ -352,9 +369,11 @@ fn main() -> anyhow::Result<()> {
         .max(1e-9);
     let mut lat = Vec::new();
     let (mut errors, mut bytes, mut failed) = (0, 0, 0);
-    for r in results {
+    let mut per_target = vec![0usize; targets.len()];
+    for (c, r) in results.into_iter().enumerate() {
         match r {
             Ok(Ok(s)) => {
+                per_target[c % targets.len()] += s.latencies_us.len();
                 lat.extend(s.latencies_us);
                 errors += s.errors;
                 bytes += s.bytes;
@@ -379,6 +398,11 @@ fn main() -> anyhow::Result<()> {
         failed,
         bytes as f64 / 1e6
     );
+    if targets.len() > 1 {
+        for ((hostport, _), n) in targets.iter().zip(&per_target) {
+            println!("  {hostport}: {:.0} requests/s", *n as f64 / elapsed);
+        }
+    }
     if let Some(w) = writes {
         let mut times = w??;
         times.sort_by(f64::total_cmp);

@@ -7,6 +7,7 @@ pub mod cursor;
 pub mod dto;
 pub mod error;
 pub mod geojson;
+pub mod forward;
 pub mod guard;
 pub mod health;
 pub mod media;
@@ -66,6 +67,12 @@ pub struct ApiConfig {
     pub stream_pages: bool,
     /// The operations layers of the request stack (issue 14; see [`stack`]).
     pub ops: OpsOptions,
+    /// A read replica's standing against its store (`serve --read-only --follow`), shown by
+    /// `/status`.
+    pub replica: Option<Arc<crate::replica::FollowStatus>>,
+    /// Where write requests go on a server without a writer of its own (`--writer-url`):
+    /// forwarded or redirected to the writer (`forward`); None: answered here.
+    pub write_route: Option<forward::WriteRoute>,
 }
 
 /// The operations layers of the request stack (`stack`): metrics, access log, HTTP caching,
@@ -158,6 +165,8 @@ impl ApiConfig {
                 .min(crate::query::limits::DEFAULT_QUERY_BUDGET),
             stream_pages: true,
             ops: OpsOptions::default(),
+            replica: None,
+            write_route: None,
         }
     }
 }
@@ -328,7 +337,16 @@ pub fn routes(state: AppState) -> Router {
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }
-    router.fallback(not_found).with_state(state)
+    let router = router.fallback(not_found);
+    // a server without a writer of its own: write requests forwarded, redirected or refused
+    let router = match state.config.write_route {
+        Some(_) => router.layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            forward::route_writes,
+        )),
+        None => router,
+    };
+    router.with_state(state)
 }
 
 /// The whole application: the routes inside the request stack (request ids, tracing, CORS,

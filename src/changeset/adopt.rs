@@ -58,6 +58,11 @@ pub fn request_reload() {
     RELOAD.store(true, Ordering::SeqCst);
 }
 
+/// Take a pending SIGHUP request (a follower without an `Adopter`: `replica::follow`).
+pub fn take_reload_request() -> bool {
+    RELOAD.swap(false, Ordering::SeqCst)
+}
+
 /// How often CURRENT is compared with the served generation (zero: only on SIGHUP).
 pub fn set_watch_interval(every: Duration) {
     WATCH_MS.store(every.as_millis() as u64, Ordering::SeqCst);
@@ -205,9 +210,10 @@ impl Adopter {
             }
         };
         let started = Instant::now();
-        let (g, _) = Generation::load(&self.data.generation_dir(id), &|_| {})?;
-        drop(pinned);
         let previous = store.current();
+        // only what changed is read and re-indexed (unchanged files keep their loaded data)
+        let (g, _) = previous.load_successor(&self.data.generation_dir(id))?;
+        drop(pinned);
         if g.id != id {
             return Err(EngineError::corrupt(
                 self.data.generation_dir(id),

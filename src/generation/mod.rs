@@ -6,6 +6,7 @@
 pub mod check;
 pub mod feature;
 pub mod rows;
+pub mod successor;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

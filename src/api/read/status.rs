@@ -32,6 +32,10 @@ pub struct Status<'a> {
     pub datakatalog: CatalogVersionDoc<'a>,
     /// The software serving this (vegdb addition, after the v2 keys).
     pub tjeneste: ServiceInfo,
+    /// A read replica's standing against the store it follows (vegdb addition; only on
+    /// `serve --read-only --follow`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replika: Option<ReplicaInfo>,
 }
 
 /// `tjeneste`: which server and version answers.
@@ -41,6 +45,58 @@ pub struct ServiceInfo {
     pub navn: &'static str,
     /// The vegdb version (Cargo package version), e.g. `0.1.0`.
     pub versjon: &'static str,
+}
+
+/// How far a read replica is behind its store.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplicaInfo {
+    /// The followed store (`--follow`).
+    pub kilde: String,
+    /// The generation the store's CURRENT named at the last look (null: none yet).
+    pub lager_generasjon: Option<u64>,
+    /// The generation served.
+    pub generasjon: u64,
+    /// Store generation minus served generation.
+    pub generasjoner_bak: u64,
+    /// Seconds since a look first saw a generation not yet served (0: up to date).
+    pub sekunder_bak: f64,
+    /// Time of the last successful look at CURRENT, RFC 3339 UTC.
+    pub sist_sett: Option<String>,
+    /// The last failure since the last catch-up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feil: Option<String>,
+    /// Files downloaded since start, and their bytes.
+    pub nedlastinger: u64,
+    pub nedlastet_bytes: u64,
+    /// Bytes in the cache directory.
+    pub hurtiglager_bytes: u64,
+    /// Generations swapped in since start.
+    pub bytter: u64,
+    /// Milliseconds the last catch-up took (download, load, swap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub siste_innhenting_ms: Option<u64>,
+}
+
+/// What /status says about a replica serving generation `served`.
+pub fn replica_info(status: &crate::replica::FollowStatus, served: u64) -> ReplicaInfo {
+    let lag = status.lag(served);
+    ReplicaInfo {
+        kilde: lag.source,
+        lager_generasjon: lag.store_generation,
+        generasjon: lag.served_generation,
+        generasjoner_bak: lag.generations_behind,
+        sekunder_bak: (lag.seconds_behind * 1000.0).round() / 1000.0,
+        sist_sett: lag.last_look.map(|t| {
+            chrono::DateTime::<chrono::Utc>::from(t)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        }),
+        feil: lag.last_error,
+        nedlastinger: lag.downloads,
+        nedlastet_bytes: lag.downloaded_bytes,
+        hurtiglager_bytes: lag.cache_bytes,
+        bytter: lag.swaps,
+        siste_innhenting_ms: lag.last_catch_up_ms,
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -138,6 +194,7 @@ pub async fn get_status(
                 navn: "vegdb",
                 versjon: env!("CARGO_PKG_VERSION"),
             },
+            replika: s.config.replica.as_deref().map(|r| replica_info(r, g.id)),
         },
     ))
 }
