@@ -4,6 +4,7 @@
 
 pub mod catalog_docs;
 pub mod cursor;
+pub mod docs;
 pub mod dto;
 pub mod error;
 pub mod guard;
@@ -25,9 +26,9 @@ use std::time::Duration;
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue};
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
 use crate::area::Areas;
 use crate::catalog::Catalog;
@@ -172,18 +173,60 @@ async fn not_found() -> ApiError {
     ApiError::not_found("Ressursen finnes ikke")
 }
 
-async fn openapi_json() -> Response {
-    let mut r = openapi::document_json().into_response();
-    r.headers_mut().insert(
-        axum::http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
+/// `utoipa_axum::routes!` for the read API: the handler's documented path (below
+/// [`READ_BASE`], as the served document lists it) registered with its full path, so the read
+/// router needs no `Router::nest` (whose prefix strip builds a new URI per request, issue 11).
+/// The served document takes the prefix off again (its `servers` URL is `READ_BASE`).
+#[macro_export]
+macro_rules! read_route {
+    ($($handler:path),+ $(,)?) => {
+        $crate::api::full_path($crate::api::READ_BASE, utoipa_axum::routes!($($handler),+))
+    };
 }
 
-/// The read API routes (relative to READ_BASE).
-pub fn read_routes() -> Router<AppState> {
-    Router::new()
+/// A further path answering like `documented` (a trailing-slash form or an old name): mounted
+/// with the same handler and kept out of the served document, where it would be a duplicate
+/// operation. `alias("/vegobjekttyper/", read_route!(list_object_types))`.
+pub fn alias(
+    alias: &str,
+    (schemas, mut paths, router): UtoipaMethodRouter<AppState>,
+) -> UtoipaMethodRouter<AppState> {
+    let full = |p: &str| {
+        if p.starts_with(READ_BASE) {
+            p.to_string()
+        } else {
+            format!("{READ_BASE}{p}")
+        }
+    };
+    paths.paths = std::mem::take(&mut paths.paths)
+        .into_iter()
+        .map(|(documented, mut item)| {
+            let mut ext = utoipa::openapi::extensions::Extensions::default();
+            ext.insert(openapi::ALIAS_OF.into(), documented.clone().into());
+            item.extensions = Some(ext);
+            (full(alias), item)
+        })
+        .collect();
+    (schemas, paths, router)
+}
+
+/// Prefix every path of a `routes!` result with `base` (see [`read_route!`]).
+pub fn full_path(
+    base: &str,
+    (schemas, mut paths, router): UtoipaMethodRouter<AppState>,
+) -> UtoipaMethodRouter<AppState> {
+    paths.paths = std::mem::take(&mut paths.paths)
+        .into_iter()
+        .map(|(path, item)| (format!("{base}{path}"), item))
+        .collect();
+    (schemas, paths, router)
+}
+
+/// The read API: every route with its full path, each registered through utoipa-axum with the
+/// handler's `#[utoipa::path]`, so the returned router's document lists exactly what is mounted
+/// (aliases marked, see [`alias`]).
+pub fn read_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .merge(read::catalog::routes())
         .merge(read::omrader::routes())
         .merge(read::status::routes())
@@ -192,7 +235,6 @@ pub fn read_routes() -> Router<AppState> {
         .merge(read::vegnett::routes())
         .merge(read::vegobjekter::routes())
         .merge(read::endringer::routes())
-        .route("/openapi.json", get(openapi_json))
 }
 
 /// Format suffixes of the read API (v2 `retningslinjer.md`): `/vegobjekttyper.json` is
@@ -245,12 +287,18 @@ fn rewrite_format(req: &mut Request, format: Option<&'static str>) {
 }
 
 /// The routes with their state and no middleware (the request stack is [`stack::App`]).
+/// Read routes are registered with their full paths (no `nest`); the write routes, under
+/// their base and two aliases, are nested. Each API's document is built here from the routes
+/// its router mounted, and served beside them with its docs page ([`docs`]).
 pub fn routes(state: AppState) -> Router {
-    let write =
-        write::routes(openapi::write_routes()).layer(axum::extract::DefaultBodyLimit::disable());
+    let (read, read_doc) = read_routes().split_for_parts();
+    let read = read.merge(docs::routes(READ_BASE, openapi::served_read_json(read_doc)));
+    let write = write::routes(|doc| docs::routes("", openapi::served_write_json(doc)))
+        .layer(axum::extract::DefaultBodyLimit::disable());
     let mut router = Router::new()
-        .nest(READ_BASE, read_routes())
-        .merge(write::login::routes());
+        .merge(read)
+        .merge(write::login::routes())
+        .route("/", get(docs::root));
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }

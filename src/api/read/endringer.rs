@@ -4,8 +4,7 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::get;
-use axum::Router;
+use utoipa_axum::router::OpenApiRouter;
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, TimeZone};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -21,8 +20,13 @@ use std::sync::Arc;
 
 pub const MAX_PAGE: usize = 10_000;
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/vegobjekter/{type}/endringer", get(list_changes))
+/// Query parameters of `GET /vegobjekter/{type}/endringer`.
+const CHANGES_PARAMS: &[&str] = &["type", "etter", "antall", "start", "srid"];
+crate::query_params!(ChangesQuery = [CHANGES_PARAMS]);
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(crate::read_route!(list_changes))
 }
 
 /// One change: `{"type": "ENDRET", "vegobjekt": {…the object…}}` or
@@ -81,9 +85,7 @@ pub fn parse_time(text: &str) -> ApiResult<i64> {
 
 /// GET /vegobjekter/{type}/endringer
 #[utoipa::path(get, path = "/vegobjekter/{type}/endringer", tag = "vegobjekter",
-    params(("type" = u32, Path), ("type" = String, Query, description = "endret or slettet (required)"),
-           ("etter" = String, Query, description = "time (required): ISO 8601 with offset, 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM' or 'YYYY-MM-DD' (+02:00)"),
-           ("antall" = Option<usize>, Query), ("start" = Option<String>, Query)),
+    params(("type" = u32, Path, description = "road object type id"), ChangesQuery),
     responses((status = 200, description = "{objekter: [{type: ENDRET|SLETTET, vegobjekt}], metadata}")))]
 pub async fn list_changes(
     State(s): State<AppState>,
@@ -91,11 +93,7 @@ pub async fn list_changes(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, n) = begin(
-        &headers,
-        q.as_deref(),
-        &["type", "etter", "antall", "start", "srid"],
-    )?;
+    let (p, n) = begin(&headers, q.as_deref(), CHANGES_PARAMS)?;
     let tid: u32 = tid
         .parse()
         .map_err(|_| ApiError::bad(4002, format!("Ugyldig vegobjekttype-id: '{tid}'")))?;

@@ -5,8 +5,7 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
+use utoipa_axum::router::OpenApiRouter;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -35,7 +34,8 @@ use crate::query::vegref::{LinkRef, RoadRefFilter};
 /// Largest page of road objects.
 pub const MAX_PAGE: usize = 10_000;
 
-const FILTERS: &[&str] = &[
+/// The filters of `/vegobjekter/{type}/` and its `statistikk`.
+pub(crate) const FILTERS: &[&str] = &[
     "region",
     "fylke",
     "vegavdeling",
@@ -57,25 +57,42 @@ const LIST_ONLY: &[&str] = &[
     "antall",
     "start",
 ];
+crate::query_params!(ListQuery = [FILTERS, LIST_ONLY], inkluder = INKLUDER);
+crate::query_params!(StatisticsQuery = [FILTERS]);
+/// Query parameters of one object (`inkluder` without the list-only `minimum`).
+const OBJECT_PARAMS: &[&str] = &[
+    "dybde",
+    "inkluder",
+    "inkludergeometri",
+    "srid",
+    "geometritoleranse",
+];
+/// `inkluder` of one object.
+const OBJECT_INKLUDER: &[&str] = &[
+    "metadata",
+    "egenskaper",
+    "relasjoner",
+    "lokasjon",
+    "vegsegmenter",
+    "geometri",
+    "alle",
+];
+crate::query_params!(ObjectQuery = [OBJECT_PARAMS], inkluder = OBJECT_INKLUDER);
+const FIND_PARAMS: &[&str] = &["id"];
+crate::query_params!(FindQuery = [FIND_PARAMS]);
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/vegobjekter", get(list_object_kinds))
-        .route("/vegobjekter/", get(list_object_kinds))
-        .route("/vegobjekter/{type}", get(list_objects))
-        .route("/vegobjekter/{type}/", get(list_objects))
-        .route("/vegobjekter/{type}/statistikk", get(get_statistics))
-        .route("/vegobjekter/{type}/statistikk/", get(get_statistics))
-        .route("/vegobjekter/{type}/{id}", get(get_object))
-        .route(
-            "/vegobjekter/{type}/{id}/egenskaper",
-            get(list_object_properties),
-        )
-        .route(
-            "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}",
-            get(get_object_property),
-        )
-        .route("/vegobjekt", get(find_object))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(crate::read_route!(list_object_kinds))
+        .routes(crate::api::alias("/vegobjekter/", crate::read_route!(list_object_kinds)))
+        .routes(crate::read_route!(list_objects))
+        .routes(crate::api::alias("/vegobjekter/{type}/", crate::read_route!(list_objects)))
+        .routes(crate::read_route!(get_statistics))
+        .routes(crate::api::alias("/vegobjekter/{type}/statistikk/", crate::read_route!(get_statistics)))
+        .routes(crate::read_route!(get_object))
+        .routes(crate::read_route!(list_object_properties))
+        .routes(crate::read_route!(get_object_property))
+        .routes(crate::read_route!(find_object))
 }
 
 fn type_id(raw: &str) -> ApiResult<u32> {
@@ -347,7 +364,7 @@ fn tolerance(p: &Params) -> ApiResult<Option<f64>> {
 }
 
 /// GET /vegobjekter — one entry per object type.
-#[utoipa::path(get, path = "/vegobjekter", tag = "vegobjekter", responses((status = 200, description = "Array of {id, navn, href}")))]
+#[utoipa::path(get, path = "/vegobjekter", tag = "vegobjekter", params(crate::api::openapi::NoQuery), responses((status = 200, description = "Array of {id, navn, href}")))]
 pub async fn list_object_kinds(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -369,17 +386,7 @@ pub async fn list_object_kinds(
 
 /// GET /vegobjekter/{type}/ — filtered objects of one type, paginated by id.
 #[utoipa::path(get, path = "/vegobjekter/{type}", tag = "vegobjekter",
-    params(("type" = u32, Path),
-           ("inkluder" = Option<String>, Query, description = "metadata, egenskaper, relasjoner, lokasjon, vegsegmenter, geometri, alle, minimum; absent = id and href"),
-           ("inkludergeometri" = Option<String>, Query, description = "egenskap, utledet, lokasjon, ingen"),
-           ("geometritoleranse" = Option<i64>, Query, description = "simplification tolerance in meters (10, 20, 30)"),
-           ("segmentering" = Option<bool>, Query, description = "default true: stretches cut to the area filter"),
-           ("region" = Option<String>, Query), ("fylke" = Option<String>, Query), ("vegavdeling" = Option<String>, Query), ("kommune" = Option<String>, Query),
-           ("kontraktsomrade" = Option<String>, Query), ("riksvegrute" = Option<String>, Query), ("vegreferanse" = Option<String>, Query),
-           ("kartutsnitt" = Option<String>, Query), ("veglenke" = Option<String>, Query),
-           ("egenskap" = Option<String>, Query, description = "property filter, e.g. 2021=2738 or egenskap(2021) in [2738,2741]"),
-           ("overlapp" = Option<String>, Query, description = "typeId or typeId(filter); repeatable, AND-ed"),
-           ("srid" = Option<String>, Query), ("antall" = Option<usize>, Query, description = "default 1000, at most 10000"), ("start" = Option<String>, Query)),
+    params(("type" = u32, Path, description = "road object type id"), ListQuery),
     responses((status = 200, description = "{objekter, metadata: {returnert, neste}}"), (status = 404, description = "Unknown type (4012)"),
               (status = 422, description = "Bad or too large filter (4003, 4005, 4006, …)"), (status = 503, description = "Selection ran out of its time budget (5003)")))]
 pub async fn list_objects(
@@ -498,7 +505,7 @@ impl PageItems for ObjectPage {
 /// GET /vegobjekter/{type}/statistikk/ — `{antall, strekningslengde}` for the same filters.
 /// Paging and content parameters are refused (422/4013), as in v2.
 #[utoipa::path(get, path = "/vegobjekter/{type}/statistikk", tag = "vegobjekter",
-    params(("type" = u32, Path), ("segmentering" = Option<bool>, Query), ("kommune" = Option<String>, Query), ("egenskap" = Option<String>, Query), ("overlapp" = Option<String>, Query)),
+    params(("type" = u32, Path, description = "road object type id"), StatisticsQuery),
     responses((status = 200, description = "{antall, strekningslengde}"),
               (status = 422, description = "Bad or too large filter (4003, 4005, 4006, …)"), (status = 503, description = "Selection ran out of its time budget (5003)")))]
 pub async fn get_statistics(
@@ -574,9 +581,7 @@ fn locate<'g>(
 
 /// GET /vegobjekter/{type}/{id} — one object; with `dybde` a list of it and its descendants.
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}", tag = "vegobjekter",
-    params(("type" = u32, Path), ("id" = u64, Path),
-           ("dybde" = Option<String>, Query, description = "1, 2, ..., n or full; when given the answer is a list"),
-           ("inkluder" = Option<String>, Query, description = "default alle except vegsegmenter"), ("srid" = Option<String>, Query)),
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ObjectQuery),
     responses((status = 200, description = "The object (or a list with dybde)"), (status = 404, description = "Unknown object (4012)")))]
 pub async fn get_object(
     State(s): State<AppState>,
@@ -584,32 +589,11 @@ pub async fn get_object(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, n) = begin(
-        &headers,
-        q.as_deref(),
-        &[
-            "dybde",
-            "inkluder",
-            "inkludergeometri",
-            "srid",
-            "geometritoleranse",
-        ],
-    )?;
+    let (p, n) = begin(&headers, q.as_deref(), OBJECT_PARAMS)?;
     let g = s.store.current();
     let empty = empty_type(0);
     let (data, row) = locate(&g, &tid, &id, &empty)?;
-    let words = p.words(
-        "inkluder",
-        &[
-            "metadata",
-            "egenskaper",
-            "relasjoner",
-            "lokasjon",
-            "vegsegmenter",
-            "geometri",
-            "alle",
-        ],
-    )?;
+    let words = p.words("inkluder", OBJECT_INKLUDER)?;
     let render = Render {
         s: &s,
         g: &g,
@@ -673,7 +657,7 @@ fn property_list<'a>(
 
 /// GET /vegobjekter/{type}/{id}/egenskaper
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper", tag = "vegobjekter",
-    params(("type" = u32, Path), ("id" = u64, Path)), responses((status = 200, description = "Array of property values")))]
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), crate::api::openapi::NoQuery), responses((status = 200, description = "Array of property values")))]
 pub async fn list_object_properties(
     State(s): State<AppState>,
     Path((tid, id)): Path<(String, String)>,
@@ -692,7 +676,7 @@ pub async fn list_object_properties(
 
 /// GET /vegobjekter/{type}/{id}/egenskaper/{egenskapstype}
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}", tag = "vegobjekter",
-    params(("type" = u32, Path), ("id" = u64, Path), ("egenskapstype" = u32, Path)),
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ("egenskapstype" = u32, Path, description = "property type id"), crate::api::openapi::NoQuery),
     responses((status = 200, description = "One property value"), (status = 404, description = "No such value (4012)")))]
 pub async fn get_object_property(
     State(s): State<AppState>,
@@ -720,13 +704,13 @@ pub async fn get_object_property(
 
 /// GET /vegobjekt?id= — redirects (302, Location) to the object's URL.
 #[utoipa::path(get, path = "/vegobjekt", tag = "vegobjekter",
-    params(("id" = u64, Query)), responses((status = 302, description = "Location: the object's URL"), (status = 404, description = "Unknown id (4012)")))]
+    params(FindQuery), responses((status = 302, description = "Location: the object's URL"), (status = 404, description = "Unknown id (4012)")))]
 pub async fn find_object(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, _) = begin(&headers, q.as_deref(), &["id"])?;
+    let (p, _) = begin(&headers, q.as_deref(), FIND_PARAMS)?;
     let id = p
         .int("id")?
         .ok_or_else(|| ApiError::bad(4004, "Parameteren id mangler"))?;

@@ -11,8 +11,7 @@ use axum::body::Body;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::Router;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -20,10 +19,10 @@ use super::xml::DOMAIN_NS;
 use super::{caller, read_body, writer, Fault};
 use crate::api::AppState;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/binaer", post(post_binary))
-        .route("/binaer/{id}", get(get_binary))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(post_binary))
+        .routes(routes!(get_binary))
 }
 
 /// The answer to an upload: `{"ressursId", "href"}` / `<binaer ressursId="…" href="…"/>`.

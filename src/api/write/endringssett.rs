@@ -4,8 +4,7 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::Router;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use serde_json::{Map, Value};
 
 use super::xml::DOMAIN_NS;
@@ -22,16 +21,16 @@ pub use super::documents::{
     ObjectResultDoc, OverviewItem, ResultDoc, StatusDoc,
 };
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/endringssett/validator", post(post_validate))
-        .route("/endringssett", post(post_register).get(list_changesets))
-        .route("/endringssett/{id}", get(get_content))
-        .route("/endringssett/{id}/start", post(post_start))
-        .route("/endringssett/{id}/kanseller", post(post_cancel))
-        .route("/endringssett/{id}/restart", post(post_restart))
-        .route("/endringssett/{id}/fremdrift", get(get_progress))
-        .route("/endringssett/{id}/status", get(get_status))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(post_validate))
+        .routes(routes!(post_register, list_changesets))
+        .routes(routes!(get_content))
+        .routes(routes!(post_start))
+        .routes(routes!(post_cancel))
+        .routes(routes!(post_restart))
+        .routes(routes!(get_progress))
+        .routes(routes!(get_status))
 }
 
 /// Parse and shape-check a changeset body; check the caller may send its operations and types.

@@ -5,8 +5,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::post;
-use axum::Router;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::endringssett::{changeset_response, ChangesetDoc};
 use super::{caller, read_body, Fault, Format};
@@ -14,10 +13,10 @@ use crate::api::AppState;
 use crate::changeset::convert::{decode_sosi, from_sosi, from_sosi_geojson};
 use crate::changeset::model::Changeset;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/konverter/sosiGeoJson", post(post_sosi_geojson))
-        .route("/konverter/sosi", post(post_sosi))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(post_sosi_geojson))
+        .routes(routes!(post_sosi))
 }
 
 fn today() -> String {
