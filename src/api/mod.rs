@@ -291,6 +291,11 @@ fn rewrite_format(req: &mut Request, format: Option<&'static str>) {
 /// their base and two aliases, are nested. Each API's document is built here from the routes
 /// its router mounted, and served beside them with its docs page ([`docs`]).
 pub fn routes(state: AppState) -> Router {
+    router().with_state(state)
+}
+
+/// [`routes`] before the state is given.
+pub fn router() -> Router<AppState> {
     let (read, read_doc) = read_routes().split_for_parts();
     let read = read.merge(docs::routes(READ_BASE, openapi::served_read_json(read_doc)));
     let write = write::routes(|doc| docs::routes("", openapi::served_write_json(doc)))
@@ -302,7 +307,7 @@ pub fn routes(state: AppState) -> Router {
     for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
         router = router.nest(base, write.clone());
     }
-    router.fallback(not_found).with_state(state)
+    router.fallback(not_found)
 }
 
 /// The whole application: the routes inside the request stack (request ids, tracing, CORS,
@@ -311,4 +316,78 @@ pub async fn app(state: AppState) -> stack::App {
     let timeout = state.config.request_timeout;
     let base_from_request = state.config.base_from_request;
     stack::App::new(routes(state), timeout, base_from_request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every path the assembled router matches, read from its `Debug` form (axum lists its
+    /// routes there: `paths: {RouteId(n): "/…"}`), i.e. what is really mounted.
+    fn mounted_paths() -> Vec<String> {
+        let text = format!("{:?}", router());
+        let mut paths: Vec<String> = text
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|s| s.starts_with('/'))
+            .map(str::to_string)
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    #[test]
+    fn every_mounted_route_of_both_apis_is_documented_and_every_documented_one_mounted() {
+        let mounted = mounted_paths();
+        assert!(mounted.len() > 40, "{mounted:?}");
+        let (read, write) = openapi::router_documents();
+        let read_served = openapi::served_value(read.clone(), openapi::Api::Read).unwrap();
+        let write_served = openapi::served_value(write, openapi::Api::Write).unwrap();
+        let read_paths = read_served["paths"].as_object().unwrap();
+        let write_paths = write_served["paths"].as_object().unwrap();
+        // aliases: mounted, marked in the router's document, pointing at a documented path
+        let aliases: Vec<(String, String)> = read
+            .paths
+            .paths
+            .iter()
+            .filter_map(|(path, item)| {
+                let target = item.extensions.as_ref()?.get(openapi::ALIAS_OF)?;
+                Some((path.clone(), target.as_str()?.to_string()))
+            })
+            .collect();
+        assert!(aliases.len() >= 5, "{aliases:?}");
+        for (alias, target) in &aliases {
+            let target = target.strip_prefix(READ_BASE).unwrap_or(target);
+            assert!(read_paths.contains_key(target), "{alias} → {target}");
+        }
+        let write_bases: Vec<&str> = std::iter::once(write::WRITE_BASE)
+            .chain(write::WRITE_ALIASES)
+            .collect();
+        let mut checked = 0;
+        for path in &mounted {
+            let (below, documented) = if let Some(below) = path.strip_prefix(READ_BASE) {
+                (below, read_paths.contains_key(below) || aliases.iter().any(|(a, _)| a == path))
+            } else if let Some(below) = write_bases.iter().find_map(|b| path.strip_prefix(b)) {
+                (below, write_paths.contains_key(below))
+            } else {
+                continue; // outside both APIs (login, landing page, other services)
+            };
+            checked += 1;
+            assert!(
+                documented || openapi::META_PATHS.contains(&below),
+                "{path} is mounted but not in its API's OpenAPI document"
+            );
+        }
+        assert!(checked > 30 + 3 * 12, "{checked}");
+        for (docs, bases) in [(read_paths, vec![READ_BASE]), (write_paths, write_bases)] {
+            for path in docs.keys() {
+                for base in &bases {
+                    let full = format!("{base}{path}");
+                    assert!(mounted.contains(&full), "{full} documented but not mounted");
+                }
+            }
+        }
+    }
 }

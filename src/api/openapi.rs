@@ -372,6 +372,11 @@ fn refine(v: &mut Value, api: Api) {
             let Some(op) = op.as_object_mut() else {
                 continue;
             };
+            if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+                for p in params.iter_mut() {
+                    bound_integer(p, api);
+                }
+            }
             if api == Api::Write {
                 let params = op.entry("parameters").or_insert_with(|| json!([]));
                 if let Some(params) = params.as_array_mut() {
@@ -396,6 +401,31 @@ fn refine(v: &mut Value, api: Api) {
                 add_xml(r);
             }
         }
+    }
+}
+
+/// A parameter's type without `null`. Integers the handlers parse into 32- or 64-bit types get that bound (a larger number is a
+/// 4xx, not a valid request); the write API's query numbers are unsigned 32-bit.
+fn bound_integer(p: &mut Value, api: Api) {
+    // `Option<T>` is `[T, "null"]`; a parameter is absent rather than null
+    if let Some(types) = p["schema"]["type"].as_array() {
+        let types: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        if let [one] = types.as_slice() {
+            p["schema"]["type"] = one.clone();
+        }
+    }
+    let query = p["in"] == "query";
+    let s = &mut p["schema"];
+    if s["type"] != "integer" || !s["maximum"].is_null() {
+        return;
+    }
+    if api == Api::Write && query {
+        s["minimum"] = json!(0);
+        s["maximum"] = json!(u32::MAX);
+    } else if s["format"] == "int32" {
+        s["maximum"] = json!(i32::MAX);
+    } else {
+        s["maximum"] = json!(i64::MAX);
     }
 }
 

@@ -24,6 +24,13 @@ pub const MAX_PAGE: usize = 10_000;
 const CHANGES_PARAMS: &[&str] = &["type", "etter", "antall", "start", "srid"];
 crate::query_params!(ChangesQuery = [CHANGES_PARAMS]);
 
+/// A page of changes (the schema only: pages are streamed by `api::stream`).
+#[derive(ToSchema)]
+pub struct ChangePage<'a> {
+    pub objekter: Vec<Change<'a>>,
+    pub metadata: crate::api::paging::PageMetadata,
+}
+
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(crate::read_route!(list_changes))
@@ -36,7 +43,8 @@ pub struct Change<'a> {
     /// ENDRET or SLETTET
     #[serde(rename = "type")]
     pub kind: &'static str,
-    #[schema(value_type = Object)]
+    /// the object (ENDRET) or its id (SLETTET)
+    #[schema(value_type = Value)]
     pub vegobjekt: ChangedObject<'a>,
 }
 
@@ -86,7 +94,7 @@ pub fn parse_time(text: &str) -> ApiResult<i64> {
 /// GET /vegobjekter/{type}/endringer
 #[utoipa::path(get, path = "/vegobjekter/{type}/endringer", tag = "vegobjekter",
     params(("type" = u32, Path, description = "road object type id"), ChangesQuery),
-    responses((status = 200, description = "{objekter: [{type: ENDRET|SLETTET, vegobjekt}], metadata}")))]
+    responses((status = 200, description = "{objekter: [{type: ENDRET|SLETTET, vegobjekt}], metadata}", body = ChangePage)))]
 pub async fn list_changes(
     State(s): State<AppState>,
     Path(tid): Path<String>,

@@ -17,6 +17,11 @@ use crate::query::vegref::{LinkRef, RoadRefFilter};
 /// Most positions in one /veg/batch request.
 pub const MAX_BATCH: usize = 1000;
 
+/// A value of the `/veg/batch` answer: the position, or null where there is none (the schema
+/// only).
+#[derive(utoipa::ToSchema)]
+pub struct MaybePosition(pub Option<crate::api::dto::PositionResult>);
+
 /// Query parameters of `GET /veg` and `GET /veg/batch`.
 const POSITION_PARAMS: &[&str] = &["vegreferanse", "veglenke", "srid"];
 const POSITIONS_PARAMS: &[&str] = &["vegreferanser", "veglenker", "srid"];
@@ -93,7 +98,7 @@ pub async fn get_position(State(s): State<AppState>, req: Request) -> ApiResult<
 /// network. At most 1000 values.
 #[utoipa::path(get, path = "/veg/batch", tag = "vegnett",
     params(PositionsQuery),
-    responses((status = 200, description = "Object keyed by submitted value: position result or null"),
+    responses((status = 200, description = "Object keyed by submitted value: position result or null", body = std::collections::HashMap<String, MaybePosition>),
                (status = 422, description = "Neither or both lists, more than 1000 values, or a malformed value")))]
 pub async fn get_positions(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
     let (p, n) = begin(req.headers(), req.uri().query(), POSITIONS_PARAMS)?;

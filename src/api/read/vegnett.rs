@@ -45,6 +45,13 @@ crate::query_params!(LinksQuery = [LIST_PARAMS]);
 const LINK_PARAMS: &[&str] = &["srid"];
 crate::query_params!(LinkQuery = [LINK_PARAMS]);
 
+/// A page of `GET /vegnett/lenker` (the schema only: pages are streamed by `api::stream`).
+#[derive(utoipa::ToSchema)]
+pub struct LinkPageDoc {
+    pub objekter: Vec<LinkDoc>,
+    pub metadata: crate::api::paging::PageMetadata,
+}
+
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(crate::read_route!(list_network_resources))
@@ -304,7 +311,7 @@ fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult<RoaringBit
 /// GET /vegnett/lenker — road link segments, filtered and paginated.
 #[utoipa::path(get, path = "/vegnett/lenker", tag = "vegnett",
     params(LinksQuery),
-    responses((status = 200, description = "{objekter: [road links (LinkDoc)], metadata: {returnert, neste}}")))]
+    responses((status = 200, description = "{objekter: [road links (LinkDoc)], metadata: {returnert, neste}}", body = LinkPageDoc)))]
 pub async fn list_links(
     State(s): State<AppState>,
     headers: HeaderMap,

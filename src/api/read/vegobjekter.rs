@@ -364,7 +364,7 @@ fn tolerance(p: &Params) -> ApiResult<Option<f64>> {
 }
 
 /// GET /vegobjekter — one entry per object type.
-#[utoipa::path(get, path = "/vegobjekter", tag = "vegobjekter", params(crate::api::openapi::NoQuery), responses((status = 200, description = "Array of {id, navn, href}")))]
+#[utoipa::path(get, path = "/vegobjekter", tag = "vegobjekter", params(crate::api::openapi::NoQuery), responses((status = 200, description = "Array of {id, navn, href}", body = [ObjectKind])))]
 pub async fn list_object_kinds(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -387,7 +387,7 @@ pub async fn list_object_kinds(
 /// GET /vegobjekter/{type}/ — filtered objects of one type, paginated by id.
 #[utoipa::path(get, path = "/vegobjekter/{type}", tag = "vegobjekter",
     params(("type" = u32, Path, description = "road object type id"), ListQuery),
-    responses((status = 200, description = "{objekter, metadata: {returnert, neste}}"), (status = 404, description = "Unknown type (4012)"),
+    responses((status = 200, description = "{objekter, metadata: {returnert, neste}}; metadata.antall (the total) with the plain `application/vnd.vegvesen.nvdb-v2+json` (revision 0)", body = ObjectPageDoc), (status = 404, description = "Unknown type (4012)"),
               (status = 422, description = "Bad or too large filter (4003, 4005, 4006, …)"), (status = 503, description = "Selection ran out of its time budget (5003)")))]
 pub async fn list_objects(
     State(s): State<AppState>,
@@ -506,7 +506,7 @@ impl PageItems for ObjectPage {
 /// Paging and content parameters are refused (422/4013), as in v2.
 #[utoipa::path(get, path = "/vegobjekter/{type}/statistikk", tag = "vegobjekter",
     params(("type" = u32, Path, description = "road object type id"), StatisticsQuery),
-    responses((status = 200, description = "{antall, strekningslengde}"),
+    responses((status = 200, description = "{antall, strekningslengde}", body = Statistics),
               (status = 422, description = "Bad or too large filter (4003, 4005, 4006, …)"), (status = 503, description = "Selection ran out of its time budget (5003)")))]
 pub async fn get_statistics(
     State(s): State<AppState>,
@@ -552,6 +552,22 @@ pub struct ObjectKind<'a> {
     pub href: String,
 }
 
+/// A page of `GET /vegobjekter/{type}/` (the schema only: pages are streamed by `api::stream`).
+#[derive(ToSchema)]
+pub struct ObjectPageDoc<'a> {
+    pub objekter: Vec<crate::api::object_docs::ObjectDoc<'a>>,
+    pub metadata: crate::api::paging::PageMetadata,
+}
+
+/// `GET /vegobjekter/{type}/{id}`: the object, or with `dybde` a list of it and its
+/// descendants (the schema only).
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ObjectOrList<'a> {
+    Object(crate::api::object_docs::ObjectDoc<'a>),
+    List(Vec<crate::api::object_docs::ObjectDoc<'a>>),
+}
+
 /// `GET /vegobjekter/{type}/statistikk`.
 #[derive(Serialize, ToSchema)]
 pub struct Statistics {
@@ -582,7 +598,7 @@ fn locate<'g>(
 /// GET /vegobjekter/{type}/{id} — one object; with `dybde` a list of it and its descendants.
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}", tag = "vegobjekter",
     params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ObjectQuery),
-    responses((status = 200, description = "The object (or a list with dybde)"), (status = 404, description = "Unknown object (4012)")))]
+    responses((status = 200, description = "The object (or a list with dybde)", body = ObjectOrList), (status = 404, description = "Unknown object (4012)")))]
 pub async fn get_object(
     State(s): State<AppState>,
     Path((tid, id)): Path<(String, String)>,
@@ -657,7 +673,7 @@ fn property_list<'a>(
 
 /// GET /vegobjekter/{type}/{id}/egenskaper
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper", tag = "vegobjekter",
-    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), crate::api::openapi::NoQuery), responses((status = 200, description = "Array of property values")))]
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), crate::api::openapi::NoQuery), responses((status = 200, description = "Array of property values", body = [crate::api::object_docs::PropertyDoc])))]
 pub async fn list_object_properties(
     State(s): State<AppState>,
     Path((tid, id)): Path<(String, String)>,
@@ -677,7 +693,7 @@ pub async fn list_object_properties(
 /// GET /vegobjekter/{type}/{id}/egenskaper/{egenskapstype}
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}", tag = "vegobjekter",
     params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ("egenskapstype" = u32, Path, description = "property type id"), crate::api::openapi::NoQuery),
-    responses((status = 200, description = "One property value"), (status = 404, description = "No such value (4012)")))]
+    responses((status = 200, description = "One property value", body = crate::api::object_docs::PropertyDoc), (status = 404, description = "No such value (4012)")))]
 pub async fn get_object_property(
     State(s): State<AppState>,
     Path((tid, id, pid)): Path<(String, String, String)>,

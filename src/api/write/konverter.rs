@@ -27,7 +27,7 @@ fn respond(c: &Changeset, f: Format) -> Result<Response, Fault> {
     Ok(changeset_response(&ChangesetDoc::new(c, None), f))
 }
 
-#[utoipa::path(post, path = "/konverter/sosiGeoJson", tag = "konverter", responses((status = 200, description = "changeset (registrer, no lokasjon)"), (status = 400, description = "fault naming the feature")))]
+#[utoipa::path(post, path = "/konverter/sosiGeoJson", tag = "konverter", request_body(content((Object = "application/json")), description = "a SOSI-GeoJSON FeatureCollection"), responses((status = 200, description = "changeset (registrer, no lokasjon)", body = ChangesetDoc), (status = 400, description = "fault naming the feature")))]
 pub async fn post_sosi_geojson(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -42,7 +42,7 @@ pub async fn post_sosi_geojson(
     respond(&cs, f)
 }
 
-#[utoipa::path(post, path = "/konverter/sosi", tag = "konverter", responses((status = 200, description = "changeset (registrer, no lokasjon)"), (status = 400, description = "fault naming the line")))]
+#[utoipa::path(post, path = "/konverter/sosi", tag = "konverter", request_body(content((String = "text/plain")), description = "a SOSI file"), responses((status = 200, description = "changeset (registrer, no lokasjon)", body = ChangesetDoc), (status = 400, description = "fault naming the line")))]
 pub async fn post_sosi(
     State(state): State<AppState>,
     headers: HeaderMap,
