@@ -18,6 +18,8 @@ use super::AppState;
 const SWAGGER_JS: &[u8] = include_bytes!("../../assets/swagger-ui/swagger-ui-bundle.js");
 const SWAGGER_CSS: &[u8] = include_bytes!("../../assets/swagger-ui/swagger-ui.css");
 const SWAGGER_LICENSE: &[u8] = include_bytes!("../../assets/swagger-ui/LICENSE");
+/// The changeset XSD of NVDB API SKRIV v2 (`assets/xsd/SOURCE.md`), named by the write document.
+const CHANGESET_XSD: &[u8] = include_bytes!("../../assets/xsd/endringssett.xsd");
 /// Starts Swagger UI on `openapi.json` beside the page (relative: works under every base).
 const INIT_JS: &str = r##"window.addEventListener("load", function () {
   window.ui = SwaggerUIBundle({
@@ -116,6 +118,7 @@ async fn asset(Path(name): Path<String>) -> Response {
         "swagger-ui.css" => (SWAGGER_CSS, "text/css;charset=UTF-8"),
         "init.js" => (INIT_JS.as_bytes(), "text/javascript;charset=UTF-8"),
         "LICENSE" => (SWAGGER_LICENSE, "text/plain;charset=UTF-8"),
+        "endringssett.xsd" => (CHANGESET_XSD, "application/xml;charset=UTF-8"),
         _ => return super::error::ApiError::not_found("Ressursen finnes ikke").into_response(),
     };
     (

@@ -25,6 +25,10 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(get_binary))
 }
 
+/// Raw bytes in a body (the schema only: `string`, `format: binary`, at least one byte).
+#[derive(ToSchema)]
+pub struct RawBytes(#[schema(value_type = String, format = Binary, min_length = 1)] pub Vec<u8>);
+
 /// The answer to an upload: `{"ressursId", "href"}` / `<binaer ressursId="…" href="…"/>`.
 #[derive(Serialize, ToSchema)]
 pub struct StoredBinary<'a> {
@@ -40,7 +44,7 @@ fn too_large(limit: usize) -> Fault {
     )
 }
 
-#[utoipa::path(post, path = "/binaer", tag = "binaer", request_body(content((Vec<u8> = "application/octet-stream"), (Vec<u8> = "image/png"), (Vec<u8> = "image/jpeg"), (Vec<u8> = "application/pdf")), description = "the bytes, with their Content-Type (or one file in multipart/form-data)"), responses((status = 201, description = "ressursId (SHA-256 of the bytes) + Location; raw body or multipart/form-data", body = StoredBinary), (status = 413, description = "fault: larger than the limit")))]
+#[utoipa::path(post, path = "/binaer", tag = "binaer", request_body(content((RawBytes = "application/octet-stream"), (RawBytes = "image/png"), (RawBytes = "image/jpeg"), (RawBytes = "application/pdf")), description = "the bytes, with their Content-Type (or one file in multipart/form-data)"), responses((status = 201, description = "ressursId (SHA-256 of the bytes) + Location; raw body or multipart/form-data", body = StoredBinary), (status = 413, description = "fault: larger than the limit")))]
 pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<Response, Fault> {
     let headers = req.headers().clone();
     let c = caller(&state, &headers)?;
@@ -138,7 +142,7 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
     Ok(r)
 }
 
-#[utoipa::path(get, path = "/binaer/{id}", tag = "binaer", params(("id" = String, Path, description = "the ressursId of the upload")), responses((status = 200, description = "the bytes with their content type, X-Content-Type-Options nosniff, a sandboxing Content-Security-Policy, Content-Disposition attachment unless an image, PDF or plain text", content_type = "application/octet-stream", body = Vec<u8>), (status = 404, description = "fault: unknown, or not readable by the caller (uploader, users whose changesets refer to it, admins)")))]
+#[utoipa::path(get, path = "/binaer/{id}", tag = "binaer", params(("id" = String, Path, description = "the ressursId of the upload")), responses((status = 200, description = "the bytes with their content type, X-Content-Type-Options nosniff, a sandboxing Content-Security-Policy, Content-Disposition attachment unless an image, PDF or plain text", content_type = "application/octet-stream", body = RawBytes), (status = 404, description = "fault: unknown, or not readable by the caller (uploader, users whose changesets refer to it, admins)")))]
 pub async fn get_binary(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -132,7 +132,7 @@ fn flag(params: &Map<String, Value>, name: &str) -> Result<bool, Fault> {
     }
 }
 
-#[utoipa::path(post, path = "/endringssett/validator", tag = "endringssett", request_body(content((Changeset = "application/json"), (Changeset = "application/xml")), description = "the changeset (endringssett): JSON as below, or XML in the namespace http://nvdb.vegvesen.no/apiskriv/domain/v2 (apiskriv-v2-endringssett.xsd, `docs/apiskriv-v2-endringssett.xsd`)"), params(("skipLocation" = Option<bool>, Query, description = "skip the location checks"), ("skipAssociations" = Option<bool>, Query, description = "skip the association checks"), ("useObjectList" = Option<bool>, Query, description = "accepted; vegdb has no object lists")), responses((status = 200, description = "status document: fremdrift UTFØRT (valid) or AVVIST with resultat.feil", body = StatusDoc), (status = 400, description = "fault: malformed changeset"), (status = 401, description = "fault: no credentials"), (status = 403, description = "fault: no right")))]
+#[utoipa::path(post, path = "/endringssett/validator", tag = "endringssett", request_body(content((Changeset = "application/json"), (Changeset = "application/xml")), description = "the changeset (endringssett): JSON as below, or XML in the namespace http://nvdb.vegvesen.no/apiskriv/domain/v2 (the XSD is served at docs/endringssett.xsd below this API)"), params(("skipLocation" = Option<bool>, Query, description = "skip the location checks"), ("skipAssociations" = Option<bool>, Query, description = "skip the association checks"), ("useObjectList" = Option<bool>, Query, description = "accepted; vegdb has no object lists")), responses((status = 200, description = "status document: fremdrift UTFØRT (valid) or AVVIST with resultat.feil", body = StatusDoc), (status = 400, description = "fault: malformed changeset"), (status = 401, description = "fault: no credentials"), (status = 403, description = "fault: no right")))]
 pub async fn post_validate(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -186,7 +186,7 @@ pub async fn post_validate(
     Ok(status_response(&record, f))
 }
 
-#[utoipa::path(post, path = "/endringssett", tag = "endringssett", request_body(content((Changeset = "application/json"), (Changeset = "application/xml")), description = "the changeset (endringssett): JSON as below, or XML in the namespace http://nvdb.vegvesen.no/apiskriv/domain/v2 (apiskriv-v2-endringssett.xsd, `docs/apiskriv-v2-endringssett.xsd`)"), params(("X-NVDB-DryRun" = Option<bool>, Header, description = "validate and answer as a registration would, storing nothing"), ("X-NVDB-Delay" = Option<u32>, Header, description = "seconds (0-300) processing waits after start, to test polling", maximum = 300)), responses((status = 201, description = "Location + links self, start, kanseller, status, fremdrift (JSON: bare array; XML: ressurser)", body = [Link]), (status = 400, description = "fault, e.g. Må være unik: tempId"), (status = 413, description = "fault: body too large"), (status = 415, description = "fault: not JSON or XML"), (status = 507, description = "fault: no space left to store the changeset (nothing registered; retry later)")))]
+#[utoipa::path(post, path = "/endringssett", tag = "endringssett", request_body(content((Changeset = "application/json"), (Changeset = "application/xml")), description = "the changeset (endringssett): JSON as below, or XML in the namespace http://nvdb.vegvesen.no/apiskriv/domain/v2 (the XSD is served at docs/endringssett.xsd below this API)"), params(("X-NVDB-DryRun" = Option<bool>, Header, description = "validate and answer as a registration would, storing nothing"), ("X-NVDB-Delay" = Option<u32>, Header, description = "seconds (0-300) processing waits after start, to test polling", maximum = 300)), responses((status = 201, description = "Location + links self, start, kanseller, status, fremdrift (JSON: bare array; XML: ressurser)", body = [Link]), (status = 400, description = "fault, e.g. Må være unik: tempId"), (status = 413, description = "fault: body too large"), (status = 415, description = "fault: not JSON or XML"), (status = 507, description = "fault: no space left to store the changeset (nothing registered; retry later)")))]
 pub async fn post_register(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -382,7 +382,7 @@ pub async fn post_restart(
     .await
 }
 
-#[utoipa::path(get, path = "/endringssett/{id}/fremdrift", tag = "endringssett", params(("id" = String, Path, description = "the changeset id (UUID) from the registration's links")), responses((status = 200, description = "the progress as a bare JSON string (XML: fremdrift): IKKE_STARTET, BEHANDLES, VENTER, KANSELLERT, AVVIST, UTFØRT, UTFØRT_OG_ETTERBEHANDLET", body = String)))]
+#[utoipa::path(get, path = "/endringssett/{id}/fremdrift", tag = "endringssett", params(("id" = String, Path, description = "the changeset id (UUID) from the registration's links")), responses((status = 200, description = "the progress as a bare JSON string (XML: fremdrift): IKKE_STARTET, BEHANDLES, VENTER, KANSELLERT, AVVIST, UTFØRT, UTFØRT_OG_ETTERBEHANDLET", content_type = "application/json", body = String)))]
 pub async fn get_progress(
     State(state): State<AppState>,
     headers: HeaderMap,
