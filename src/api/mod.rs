@@ -368,7 +368,10 @@ mod tests {
         let mut checked = 0;
         for path in &mounted {
             let (below, documented) = if let Some(below) = path.strip_prefix(READ_BASE) {
-                (below, read_paths.contains_key(below) || aliases.iter().any(|(a, _)| a == path))
+                (
+                    below,
+                    read_paths.contains_key(below) || aliases.iter().any(|(a, _)| a == path),
+                )
             } else if let Some(below) = write_bases.iter().find_map(|b| path.strip_prefix(b)) {
                 (below, write_paths.contains_key(below))
             } else {

@@ -4,9 +4,9 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use utoipa_axum::router::OpenApiRouter;
 use serde::Serialize;
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::catalog_docs::{
     AllowedValueDoc, CatalogVersionDoc, CategoryDoc, DataTypeDoc, PlacementDoc, PropertyControlDoc,
@@ -35,13 +35,22 @@ crate::query_params!(OneTypeQuery = [ONE_TYPE_PARAMS], inkluder = PARTS);
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(crate::read_route!(list_object_types))
-        .routes(crate::api::alias("/vegobjekttyper/", crate::read_route!(list_object_types)))
+        .routes(crate::api::alias(
+            "/vegobjekttyper/",
+            crate::read_route!(list_object_types),
+        ))
         .routes(crate::read_route!(get_catalog_version))
         .routes(crate::read_route!(list_units))
         .routes(crate::read_route!(list_data_types))
         .routes(crate::read_route!(list_categories))
-        .routes(crate::api::alias("/datatyper", crate::read_route!(list_data_types)))
-        .routes(crate::api::alias("/kategorier", crate::read_route!(list_categories)))
+        .routes(crate::api::alias(
+            "/datatyper",
+            crate::read_route!(list_data_types),
+        ))
+        .routes(crate::api::alias(
+            "/kategorier",
+            crate::read_route!(list_categories),
+        ))
         .routes(crate::read_route!(get_property_type_by_id))
         .routes(crate::read_route!(get_object_type))
         .routes(crate::read_route!(get_property_type))

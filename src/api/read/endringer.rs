@@ -4,10 +4,10 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use utoipa_axum::router::OpenApiRouter;
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, TimeZone};
 use serde::Serialize;
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::respond;
@@ -32,8 +32,7 @@ pub struct ChangePage<'a> {
 }
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(crate::read_route!(list_changes))
+    OpenApiRouter::new().routes(crate::read_route!(list_changes))
 }
 
 /// One change: `{"type": "ENDRET", "vegobjekt": {…the object…}}` or

@@ -10,9 +10,9 @@
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use utoipa_axum::router::OpenApiRouter;
 use geo::{BoundingRect, MultiPolygon};
 use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::ApiResult;
 use crate::api::media::json as respond;

@@ -18,22 +18,21 @@ pub const MAX_COUNT: i64 = 1000;
 
 /// Query parameters of `GET /posisjon`.
 const NEAREST_PARAMS: &[&str] = &[
-            "nord",
-            "ost",
-            "lat",
-            "lon",
-            "maks_avstand",
-            "maks_antall",
-            "konnekteringslenker",
-            "detaljerte_lenker",
-            "vegreferanse",
-            "srid",
-        ];
+    "nord",
+    "ost",
+    "lat",
+    "lon",
+    "maks_avstand",
+    "maks_antall",
+    "konnekteringslenker",
+    "detaljerte_lenker",
+    "vegreferanse",
+    "srid",
+];
 crate::query_params!(PositionQuery = [NEAREST_PARAMS]);
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(crate::read_route!(get_nearest))
+    OpenApiRouter::new().routes(crate::read_route!(get_nearest))
 }
 
 fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {

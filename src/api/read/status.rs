@@ -7,9 +7,9 @@
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use utoipa_axum::router::OpenApiRouter;
 use serde::Serialize;
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::catalog_docs::CatalogVersionDoc;
 use crate::api::dto::oslo_date_time;
@@ -21,8 +21,7 @@ use crate::generation::Generation;
 use crate::snapshot::manifest::MadeBy;
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(crate::read_route!(get_status))
+    OpenApiRouter::new().routes(crate::read_route!(get_status))
 }
 
 /// `{datagrunnlag: {sist_oppdatert}, datakatalog: {id, versjon, dato}}`.

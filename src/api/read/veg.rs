@@ -3,8 +3,8 @@
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use utoipa_axum::router::OpenApiRouter;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::dto::{position_result, PositionResult};
 use crate::api::error::{ApiError, ApiResult};

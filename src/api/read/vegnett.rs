@@ -7,9 +7,9 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use utoipa_axum::router::OpenApiRouter;
 use roaring::RoaringBitmap;
 use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::dto::{date, road_ref_stretch};
 use crate::api::error::{ApiError, ApiResult};

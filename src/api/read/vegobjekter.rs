@@ -5,12 +5,12 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use utoipa_axum::router::OpenApiRouter;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::json as respond;
@@ -84,11 +84,20 @@ crate::query_params!(FindQuery = [FIND_PARAMS]);
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(crate::read_route!(list_object_kinds))
-        .routes(crate::api::alias("/vegobjekter/", crate::read_route!(list_object_kinds)))
+        .routes(crate::api::alias(
+            "/vegobjekter/",
+            crate::read_route!(list_object_kinds),
+        ))
         .routes(crate::read_route!(list_objects))
-        .routes(crate::api::alias("/vegobjekter/{type}/", crate::read_route!(list_objects)))
+        .routes(crate::api::alias(
+            "/vegobjekter/{type}/",
+            crate::read_route!(list_objects),
+        ))
         .routes(crate::read_route!(get_statistics))
-        .routes(crate::api::alias("/vegobjekter/{type}/statistikk/", crate::read_route!(get_statistics)))
+        .routes(crate::api::alias(
+            "/vegobjekter/{type}/statistikk/",
+            crate::read_route!(get_statistics),
+        ))
         .routes(crate::read_route!(get_object))
         .routes(crate::read_route!(list_object_properties))
         .routes(crate::read_route!(get_object_property))

@@ -11,9 +11,9 @@ use axum::body::Body;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use utoipa_axum::{router::OpenApiRouter, routes};
 use serde::Serialize;
 use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::xml::DOMAIN_NS;
 use super::{caller, read_body, writer, Fault};

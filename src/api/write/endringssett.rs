@@ -4,8 +4,8 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use serde_json::{Map, Value};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::xml::DOMAIN_NS;
 use super::{caller, read_body, writer, Caller, Fault, Format};
