@@ -161,7 +161,12 @@ const SRIDS: &[&str] = &[
 /// parser reads it. `inkluder`: the words of the handler's `inkluder`.
 pub fn query_parameter(name: &str, inkluder: &[&str]) -> Option<(Value, &'static str, bool)> {
     let number_list = json!({"type": "string", "pattern": "^([0-9]{1,9}(,[0-9]{1,9})*)?$"});
-    let words = |w: &[&str]| json!({"type": "array", "items": {"type": "string", "enum": w}});
+    // an empty item (`inkluder=`) is ignored by the parser, so it is a valid value too
+    let words = |w: &[&str]| {
+        let mut values: Vec<&str> = w.to_vec();
+        values.push("");
+        json!({"type": "array", "items": {"type": "string", "enum": values}})
+    };
     Some(match name {
         "pretty" => (
             json!({"type": "boolean", "default": false}),
@@ -359,6 +364,10 @@ fn refine(v: &mut Value, api: Api) {
             "sso": {"type": "apiKey", "in": "cookie", "name": "iPlanetDirectoryProOAM",
                 "description": "The OpenAM session cookie real v2 clients send"}});
         v["security"] = json!([{"bearer": []}, {"sso": []}]);
+        // an empty upload is refused (400): a body has at least one byte
+        if let Some(raw) = v["components"]["schemas"].get_mut("RawBytes") {
+            raw["minLength"] = json!(1);
+        }
     }
     let error = error_ref(api);
     let Some(paths) = v.get_mut("paths").and_then(Value::as_object_mut) else {
@@ -519,7 +528,7 @@ mod tests {
             .unwrap();
         let inkluder = p.iter().find(|p| p["name"] == "inkluder").unwrap();
         let words = inkluder["schema"]["items"]["enum"].as_array().unwrap();
-        assert_eq!(words.len(), super::super::read::omrader::INKLUDER.len());
+        assert_eq!(words.len(), super::super::read::omrader::INKLUDER.len() + 1);
         for w in words {
             let q = format!("inkluder={}", w.as_str().unwrap());
             let p = super::super::params::Params::parse(Some(&q), &["inkluder"]).unwrap();

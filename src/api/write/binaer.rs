@@ -25,9 +25,10 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(get_binary))
 }
 
-/// Raw bytes in a body (the schema only: `string`, `format: binary`, at least one byte).
+/// Raw bytes in a body (the schema only: `string`, `format: binary`).
 #[derive(ToSchema)]
-pub struct RawBytes(#[schema(value_type = String, format = Binary, min_length = 1)] pub Vec<u8>);
+#[schema(value_type = String, format = Binary)]
+pub struct RawBytes(pub Vec<u8>);
 
 /// The answer to an upload: `{"ressursId", "href"}` / `<binaer ressursId="…" href="…"/>`.
 #[derive(Serialize, ToSchema)]
