@@ -573,7 +573,7 @@ pub struct ObjectPageDoc<'a> {
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum ObjectOrList<'a> {
-    Object(crate::api::object_docs::ObjectDoc<'a>),
+    Object(Box<crate::api::object_docs::ObjectDoc<'a>>),
     List(Vec<crate::api::object_docs::ObjectDoc<'a>>),
 }
 
