@@ -14,6 +14,7 @@ pub mod object_json;
 pub mod openapi;
 pub mod paging;
 pub mod params;
+pub mod query_doc;
 pub mod read;
 pub mod request_base;
 pub mod stack;

@@ -14,7 +14,7 @@ use crate::api::catalog_docs::{
 };
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::{respond, respond_named, Negotiated};
-use crate::api::openapi::NoQuery;
+use crate::api::query_doc::NoQuery;
 use crate::api::{begin, AppState};
 use crate::catalog::{Catalog, ObjectType, PropertyType};
 

@@ -249,7 +249,7 @@ fn centre(shape: &MultiPolygon<f64>, e: &Extras) -> ApiResult<Option<AreaGeometr
 }
 
 /// GET /omrader — the area kinds with links.
-#[utoipa::path(get, path = "/omrader", tag = "områder", params(crate::api::openapi::NoQuery), responses((status = 200, description = "The area kinds", body = [AreaKindDoc])))]
+#[utoipa::path(get, path = "/omrader", tag = "områder", params(crate::api::query_doc::NoQuery), responses((status = 200, description = "The area kinds", body = [AreaKindDoc])))]
 pub async fn list_area_kinds(
     State(s): State<AppState>,
     headers: HeaderMap,

@@ -97,7 +97,7 @@ pub fn generation_info(g: &Generation) -> GenerationInfo {
 }
 
 /// GET /status
-#[utoipa::path(get, path = "/status", tag = "status", params(crate::api::openapi::NoQuery),
+#[utoipa::path(get, path = "/status", tag = "status", params(crate::api::query_doc::NoQuery),
     responses((status = 200, description = "Data and catalogue versions", body = Status)))]
 pub async fn get_status(
     State(s): State<AppState>,

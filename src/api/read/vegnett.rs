@@ -67,7 +67,7 @@ pub struct NetworkResourceDoc {
 }
 
 /// GET /vegnett
-#[utoipa::path(get, path = "/vegnett", tag = "vegnett", params(crate::api::openapi::NoQuery), responses((status = 200, description = "The network resources: the road links", body = [NetworkResourceDoc])))]
+#[utoipa::path(get, path = "/vegnett", tag = "vegnett", params(crate::api::query_doc::NoQuery), responses((status = 200, description = "The network resources: the road links", body = [NetworkResourceDoc])))]
 pub async fn list_network_resources(
     State(s): State<AppState>,
     headers: HeaderMap,

@@ -373,7 +373,7 @@ fn tolerance(p: &Params) -> ApiResult<Option<f64>> {
 }
 
 /// GET /vegobjekter — one entry per object type.
-#[utoipa::path(get, path = "/vegobjekter", tag = "vegobjekter", params(crate::api::openapi::NoQuery), responses((status = 200, description = "Array of {id, navn, href}", body = [ObjectKind])))]
+#[utoipa::path(get, path = "/vegobjekter", tag = "vegobjekter", params(crate::api::query_doc::NoQuery), responses((status = 200, description = "Array of {id, navn, href}", body = [ObjectKind])))]
 pub async fn list_object_kinds(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -682,7 +682,7 @@ fn property_list<'a>(
 
 /// GET /vegobjekter/{type}/{id}/egenskaper
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper", tag = "vegobjekter",
-    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), crate::api::openapi::NoQuery), responses((status = 200, description = "Array of property values", body = [crate::api::object_docs::PropertyDoc])))]
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), crate::api::query_doc::NoQuery), responses((status = 200, description = "Array of property values", body = [crate::api::object_docs::PropertyDoc])))]
 pub async fn list_object_properties(
     State(s): State<AppState>,
     Path((tid, id)): Path<(String, String)>,
@@ -701,7 +701,7 @@ pub async fn list_object_properties(
 
 /// GET /vegobjekter/{type}/{id}/egenskaper/{egenskapstype}
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}", tag = "vegobjekter",
-    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ("egenskapstype" = u32, Path, description = "property type id"), crate::api::openapi::NoQuery),
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ("egenskapstype" = u32, Path, description = "property type id"), crate::api::query_doc::NoQuery),
     responses((status = 200, description = "One property value", body = crate::api::object_docs::PropertyDoc), (status = 404, description = "No such value (4012)")))]
 pub async fn get_object_property(
     State(s): State<AppState>,
