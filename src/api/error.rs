@@ -16,8 +16,10 @@ pub struct ApiError {
     pub message: String,
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
+/// One entry of the error array (also the OpenAPI documents' error schema).
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorBody<'a> {
+    /// The v2 error code (4000–4999 the request's, 5000–5999 the service's)
     code: u32,
     message: &'a str,
     help_url: &'a str,

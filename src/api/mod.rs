@@ -4,6 +4,7 @@
 
 pub mod catalog_docs;
 pub mod cursor;
+pub mod docs;
 pub mod dto;
 pub mod error;
 pub mod geojson;
@@ -17,6 +18,7 @@ pub mod ogc;
 pub mod openapi;
 pub mod paging;
 pub mod params;
+pub mod query_doc;
 pub mod read;
 pub mod request_base;
 pub mod stack;
@@ -30,9 +32,9 @@ use std::time::Duration;
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue};
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
 use crate::area::Areas;
 use crate::catalog::Catalog;
@@ -242,18 +244,60 @@ async fn not_found() -> ApiError {
     ApiError::not_found("Ressursen finnes ikke")
 }
 
-async fn openapi_json() -> Response {
-    let mut r = openapi::document_json().into_response();
-    r.headers_mut().insert(
-        axum::http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
+/// `utoipa_axum::routes!` for the read API: the handler's documented path (below
+/// [`READ_BASE`], as the served document lists it) registered with its full path, so the read
+/// router needs no `Router::nest` (whose prefix strip builds a new URI per request, issue 11).
+/// The served document takes the prefix off again (its `servers` URL is `READ_BASE`).
+#[macro_export]
+macro_rules! read_route {
+    ($($handler:path),+ $(,)?) => {
+        $crate::api::full_path($crate::api::READ_BASE, utoipa_axum::routes!($($handler),+))
+    };
 }
 
-/// The read API routes (relative to READ_BASE).
-pub fn read_routes() -> Router<AppState> {
-    Router::new()
+/// A further path answering like `documented` (a trailing-slash form or an old name): mounted
+/// with the same handler and kept out of the served document, where it would be a duplicate
+/// operation. `alias("/vegobjekttyper/", read_route!(list_object_types))`.
+pub fn alias(
+    alias: &str,
+    (schemas, mut paths, router): UtoipaMethodRouter<AppState>,
+) -> UtoipaMethodRouter<AppState> {
+    let full = |p: &str| {
+        if p.starts_with(READ_BASE) {
+            p.to_string()
+        } else {
+            format!("{READ_BASE}{p}")
+        }
+    };
+    paths.paths = std::mem::take(&mut paths.paths)
+        .into_iter()
+        .map(|(documented, mut item)| {
+            let mut ext = utoipa::openapi::extensions::Extensions::default();
+            ext.insert(openapi::ALIAS_OF.into(), documented.clone().into());
+            item.extensions = Some(ext);
+            (full(alias), item)
+        })
+        .collect();
+    (schemas, paths, router)
+}
+
+/// Prefix every path of a `routes!` result with `base` (see [`read_route!`]).
+pub fn full_path(
+    base: &str,
+    (schemas, mut paths, router): UtoipaMethodRouter<AppState>,
+) -> UtoipaMethodRouter<AppState> {
+    paths.paths = std::mem::take(&mut paths.paths)
+        .into_iter()
+        .map(|(path, item)| (format!("{base}{path}"), item))
+        .collect();
+    (schemas, paths, router)
+}
+
+/// The read API: every route with its full path, each registered through utoipa-axum with the
+/// handler's `#[utoipa::path]`, so the returned router's document lists exactly what is mounted
+/// (aliases marked, see [`alias`]).
+pub fn read_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .merge(read::catalog::routes())
         .merge(read::omrader::routes())
         .merge(read::status::routes())
@@ -262,7 +306,6 @@ pub fn read_routes() -> Router<AppState> {
         .merge(read::vegnett::routes())
         .merge(read::vegobjekter::routes())
         .merge(read::endringer::routes())
-        .route("/openapi.json", get(openapi_json))
 }
 
 /// Format suffixes of the read API (v2 `retningslinjer.md`): `/vegobjekttyper.json` is
@@ -325,19 +368,11 @@ fn rewrite_format(req: &mut Request, format: Option<&'static str>) {
 }
 
 /// The routes with their state and no middleware (the request stack is [`stack::App`]).
+/// Read routes are registered with their full paths (no `nest`); the write routes, under
+/// their base and two aliases, are nested. Each API's document is built here from the routes
+/// its router mounted, and served beside them with its docs page ([`docs`]).
 pub fn routes(state: AppState) -> Router {
-    let write =
-        write::routes(openapi::write_routes()).layer(axum::extract::DefaultBodyLimit::disable());
-    let mut router = Router::new()
-        .nest(READ_BASE, read_routes())
-        .merge(ogc::routes())
-        .merge(write::login::routes())
-        .merge(health::routes())
-        .merge(tiles::routes());
-    for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
-        router = router.nest(base, write.clone());
-    }
-    let router = router.fallback(not_found);
+    let router = router();
     // a server without a writer of its own: write requests forwarded, redirected or refused
     let router = match state.config.write_route {
         Some(_) => router.layer(axum::middleware::from_fn_with_state(
@@ -349,8 +384,104 @@ pub fn routes(state: AppState) -> Router {
     router.with_state(state)
 }
 
+/// [`routes`] before the state is given.
+pub fn router() -> Router<AppState> {
+    let (read, read_doc) = read_routes().split_for_parts();
+    let read = read.merge(docs::routes(READ_BASE, openapi::served_read_json(read_doc)));
+    let write = write::routes(|doc| docs::routes("", openapi::served_write_json(doc)))
+        .layer(axum::extract::DefaultBodyLimit::disable());
+    let mut router = Router::new()
+        .merge(read)
+        .merge(ogc::routes())
+        .merge(write::login::routes())
+        .merge(health::routes())
+        .merge(tiles::routes())
+        .route("/", get(docs::root));
+    for base in std::iter::once(write::WRITE_BASE).chain(write::WRITE_ALIASES) {
+        router = router.nest(base, write.clone());
+    }
+    router.fallback(not_found)
+}
+
 /// The whole application: the routes inside the request stack (request ids, tracing, CORS,
 /// the guard's limits and error shapes, timeout, request base, gzip; see [`stack`]).
 pub async fn app(state: AppState) -> stack::App {
     stack::App::new(routes(state.clone()), &state).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every path the assembled router matches, read from its `Debug` form (axum lists its
+    /// routes there: `paths: {RouteId(n): "/…"}`), i.e. what is really mounted.
+    fn mounted_paths() -> Vec<String> {
+        let text = format!("{:?}", router());
+        let mut paths: Vec<String> = text
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|s| s.starts_with('/'))
+            .map(str::to_string)
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    #[test]
+    fn every_mounted_route_of_both_apis_is_documented_and_every_documented_one_mounted() {
+        let mounted = mounted_paths();
+        assert!(mounted.len() > 40, "{mounted:?}");
+        let (read, write) = openapi::router_documents();
+        let read_served = openapi::served_value(read.clone(), openapi::Api::Read).unwrap();
+        let write_served = openapi::served_value(write, openapi::Api::Write).unwrap();
+        let read_paths = read_served["paths"].as_object().unwrap();
+        let write_paths = write_served["paths"].as_object().unwrap();
+        // aliases: mounted, marked in the router's document, pointing at a documented path
+        let aliases: Vec<(String, String)> = read
+            .paths
+            .paths
+            .iter()
+            .filter_map(|(path, item)| {
+                let target = item.extensions.as_ref()?.get(openapi::ALIAS_OF)?;
+                Some((path.clone(), target.as_str()?.to_string()))
+            })
+            .collect();
+        assert!(aliases.len() >= 5, "{aliases:?}");
+        for (alias, target) in &aliases {
+            let target = target.strip_prefix(READ_BASE).unwrap_or(target);
+            assert!(read_paths.contains_key(target), "{alias} → {target}");
+        }
+        let write_bases: Vec<&str> = std::iter::once(write::WRITE_BASE)
+            .chain(write::WRITE_ALIASES)
+            .collect();
+        let mut checked = 0;
+        for path in &mounted {
+            let (below, documented) = if let Some(below) = path.strip_prefix(READ_BASE) {
+                (
+                    below,
+                    read_paths.contains_key(below) || aliases.iter().any(|(a, _)| a == path),
+                )
+            } else if let Some(below) = write_bases.iter().find_map(|b| path.strip_prefix(b)) {
+                (below, write_paths.contains_key(below))
+            } else {
+                continue; // outside both APIs (login, landing page, other services)
+            };
+            checked += 1;
+            assert!(
+                documented || openapi::META_PATHS.contains(&below),
+                "{path} is mounted but not in its API's OpenAPI document"
+            );
+        }
+        assert!(checked > 30 + 3 * 12, "{checked}");
+        for (docs, bases) in [(read_paths, vec![READ_BASE]), (write_paths, write_bases)] {
+            for path in docs.keys() {
+                for base in &bases {
+                    let full = format!("{base}{path}");
+                    assert!(mounted.contains(&full), "{full} documented but not mounted");
+                }
+            }
+        }
+    }
 }

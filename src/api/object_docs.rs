@@ -184,7 +184,7 @@ pub fn whole_meters(m: f64) -> u64 {
 /// `{wkt, srid, egengeometri?, forenklet?}`. `forenklet: true` marks a geometry that
 /// `geometritoleranse` simplified (vertices were removed); the Java V2 client reads it as
 /// `GeometryParser.parse`: `parseBooleanMember(obj, "forenklet")`.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct GeometryDoc {
     pub wkt: String,
     pub srid: u32,
@@ -194,20 +194,24 @@ pub struct GeometryDoc {
     pub forenklet: Option<bool>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = ObjectTypeRefDoc)]
 pub struct TypeRefDoc<'a> {
     pub id: u32,
     pub navn: &'a str,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct MetadataDoc<'a> {
     #[serde(rename = "type")]
     pub kind: TypeRefDoc<'a>,
     pub versjon: u32,
+    #[schema(value_type = String, format = Date)]
     pub startdato: DateText,
+    #[schema(value_type = String)]
     pub sist_modifisert: DateTimeText,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Date)]
     pub sluttdato: Option<DateText>,
 }
 
@@ -221,12 +225,13 @@ pub enum VerdiDoc<'a> {
     Owned(String),
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct PropertyDoc<'a> {
     pub id: u32,
     pub navn: &'a str,
     pub datatype: u16,
     pub datatype_tekst: &'a str,
+    #[schema(value_type = Value)]
     pub verdi: VerdiDoc<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enum_id: Option<u32>,
@@ -237,7 +242,7 @@ pub struct PropertyDoc<'a> {
 /// A road reference: `meter` on a point object, `fra_meter`/`til_meter` on a stretch
 /// (SPEC "Road reference": `meter` present on a point, `fra_meter, til_meter` instead when the
 /// reference covers a stretch).
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct RoadRefDoc {
     pub fylke: u8,
     pub kommune: u8,
@@ -251,6 +256,7 @@ pub struct RoadRefDoc {
     pub fra_meter: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub til_meter: Option<u32>,
+    #[schema(value_type = String)]
     pub kortform: RoadRefText,
 }
 
@@ -286,15 +292,20 @@ impl RoadRefDoc {
 /// `bomstasjoner_retninger.py` reads `lokasjon['stedfestinger'][0]['posisjon']` of toll
 /// stations (point objects). vegdb stores neither side position nor lanes, so `sideposisjon`
 /// and `felt` are left out.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = ObjectPlacementDoc)]
 pub struct PlacementDoc {
     pub veglenkeid: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<f64>)]
     pub posisjon: Option<Pos>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<f64>)]
     pub fra_posisjon: Option<Pos>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<f64>)]
     pub til_posisjon: Option<Pos>,
+    #[schema(value_type = String)]
     pub kortform: LinkPosText,
     pub retning: &'static str,
 }
@@ -321,20 +332,20 @@ impl PlacementDoc {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ContractDoc<'a> {
     pub nummer: u32,
     pub navn: &'a str,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct RouteDoc<'a> {
     pub nummer: &'a str,
     pub navn: &'a str,
     pub periode: &'a str,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct LocationDoc<'a> {
     pub kommuner: Vec<u16>,
     pub fylker: Vec<u8>,
@@ -351,14 +362,14 @@ pub struct LocationDoc<'a> {
     pub strekningslengde: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct RelatedDoc<'a> {
     #[serde(rename = "type")]
     pub kind: TypeRefDoc<'a>,
     pub vegobjekter: Vec<u64>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct RelationsDoc<'a> {
     pub foreldre: Vec<RelatedDoc<'a>>,
     pub barn: Vec<RelatedDoc<'a>>,
@@ -377,7 +388,7 @@ pub struct RelationsDoc<'a> {
 ///   the segment's keys.
 /// - pnvdb 0.4.0 `Objekt.vegsegmenter` (`pnvdb/models/objekt.py`): `data['vegsegmenter']` as a
 ///   list, from `Nvdb.hent` (`inkluder=alle`, `pnvdb/les.py`).
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct SegmentDoc {
     pub stedfesting: PlacementDoc,
     pub geometri: GeometryDoc,
@@ -391,9 +402,10 @@ pub struct SegmentDoc {
 }
 
 /// A road object, serialized directly (static keys, borrowed names).
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ObjectDoc<'a> {
     pub id: u64,
+    #[schema(value_type = String)]
     pub href: HrefText<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<MetadataDoc<'a>>,

@@ -7,8 +7,8 @@ use std::borrow::Cow;
 
 use super::error::{ApiError, ApiResult};
 
-/// Parameters accepted everywhere.
-const COMMON: &[&str] = &["pretty"];
+/// Parameters accepted everywhere (also documented on every operation, `api::openapi`).
+pub(crate) const COMMON: &[&str] = &["pretty"];
 
 /// The parameters of one request; names and values borrow from the query string unless they
 /// had to be decoded.

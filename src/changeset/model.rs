@@ -1,6 +1,7 @@
 //! The changeset (endringssett) of NVDB API SKRIV v2: English field names, the v2 JSON names as
 //! serde renames (the same names as the elements and attributes of the official XSD). This is
-//! also the journal format, so `GET /endringssett/{id}` returns exactly what was registered.
+//! also the journal format, so `GET /endringssett/{id}` returns exactly what was registered, and
+//! the schema of the write API's request bodies in its OpenAPI document (`utoipa::ToSchema`).
 //!
 //! Readers are lenient the way real clients need: numbers may arrive as strings (KLIENTEKSP
 //! sends `"lenkeId": "123"`), a single value may stand where a list is expected (XML with one
@@ -10,7 +11,7 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 
 /// A whole changeset as registered.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Changeset {
     /// Server-assigned id (UUID), filled in at registration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,7 +77,7 @@ impl Changeset {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Part {
     #[serde(rename = "vegObjekter", default, deserialize_with = "list")]
     pub objects: Vec<RoadObject>,
@@ -90,7 +91,7 @@ impl Part {
 
 /// A road object in any part; which fields are required depends on the operation (checked by
 /// `validate::check_shape`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct RoadObject {
     #[serde(rename = "typeId", deserialize_with = "number")]
     pub type_id: u32,
@@ -149,14 +150,14 @@ pub struct RoadObject {
 }
 
 /// `operasjon` of the partial operations.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PartialOp {
     Oppdater,
     Slett,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Property {
     #[serde(rename = "typeId", deserialize_with = "number")]
     pub type_id: u32,
@@ -199,7 +200,7 @@ impl Property {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Struct {
     #[serde(
         rename = "medlem",
@@ -210,7 +211,7 @@ pub struct Struct {
     pub members: Vec<StructMember>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct StructMember {
     #[serde(
         rename = "typeId",
@@ -235,7 +236,7 @@ pub struct StructMember {
     pub enum_id: Option<u32>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Binary {
     #[serde(
         rename = "ressursId",
@@ -262,7 +263,7 @@ pub struct Binary {
 
 /// A mother's daughters of one relation type (`typeId` is the relation type id, or the
 /// daughter type id, which vegdb also accepts).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Association {
     #[serde(rename = "typeId", deserialize_with = "number")]
     pub type_id: u32,
@@ -284,7 +285,7 @@ pub struct Association {
     pub op: Option<PartialOp>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub enum Direction {
     #[serde(rename = "MED")]
     With,
@@ -292,7 +293,7 @@ pub enum Direction {
     Against,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Location {
     #[serde(
         rename = "punkt",
@@ -325,7 +326,7 @@ impl Location {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct PointPlacement {
     #[serde(rename = "lenkeId", deserialize_with = "number")]
     pub link_id: u64,
@@ -349,7 +350,7 @@ pub struct PointPlacement {
     pub lanes: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct LinePlacement {
     #[serde(rename = "lenkeId", deserialize_with = "number")]
     pub link_id: u64,
@@ -375,7 +376,7 @@ pub struct LinePlacement {
     pub lanes: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct TurnPlacement {
     #[serde(rename = "nodeId", deserialize_with = "number")]
     pub node_id: u64,

@@ -2,7 +2,8 @@
 
 use crate::server::{store, TestServer};
 
-/// Every mounted GET route (with example parameters); the OpenAPI test checks coverage.
+/// An example request for every documented read operation (whether every mounted route is
+/// documented is checked on the router itself: `api::tests`).
 pub const ROUTES: &[(&str, &str)] = &[
     ("/vegobjekttyper", "/vegobjekttyper"),
     ("/vegobjekttyper/{id}", "/vegobjekttyper/105"),
@@ -61,27 +62,22 @@ pub const ROUTES: &[(&str, &str)] = &[
 ];
 
 #[tokio::test]
-async fn every_mounted_route_is_in_the_openapi_document_and_answers() {
+async fn every_documented_read_operation_answers_its_example() {
     let s = TestServer::start().await;
     let doc = s.get_json("/openapi.json", 200).await;
     let paths = doc["paths"].as_object().expect("paths");
     let first = s.get_json("/vegobjekter/105/?antall=1", 200).await;
     let id = first["objekter"][0]["id"].as_u64().unwrap().to_string();
-    for (template, example) in ROUTES {
+    assert!(paths.len() >= 30, "{:?}", paths.keys().collect::<Vec<_>>());
+    for template in paths.keys() {
+        let (_, example) = ROUTES
+            .iter()
+            .find(|(t, _)| t == template)
+            .unwrap_or_else(|| panic!("no example request for the documented {template}"));
         let example = &example.replace("100000000", &id);
-        assert!(
-            paths.contains_key(*template),
-            "{template} missing from openapi.json"
-        );
         let r = s.get(example).await;
         assert_eq!(r.status(), 200, "{example}");
     }
-    assert_eq!(
-        paths.len(),
-        ROUTES.len(),
-        "documented paths: {:?}",
-        paths.keys().collect::<Vec<_>>()
-    );
 }
 
 #[tokio::test]

@@ -4,10 +4,9 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::get;
-use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::catalog_docs::{
     AllowedValueDoc, CatalogVersionDoc, CategoryDoc, DataTypeDoc, PlacementDoc, PropertyControlDoc,
@@ -15,6 +14,7 @@ use crate::api::catalog_docs::{
 };
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::{respond, respond_named, Negotiated};
+use crate::api::query_doc::NoQuery;
 use crate::api::{begin, AppState};
 use crate::catalog::{Catalog, ObjectType, PropertyType};
 
@@ -26,25 +26,34 @@ pub(crate) const PARTS: &[&str] = &[
     "alle",
 ];
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/vegobjekttyper", get(list_object_types))
-        .route("/vegobjekttyper/", get(list_object_types))
-        .route("/vegobjekttyper/versjon", get(get_catalog_version))
-        .route("/vegobjekttyper/enheter", get(list_units))
-        .route("/vegobjekttyper/datatyper", get(list_data_types))
-        .route("/vegobjekttyper/kategorier", get(list_categories))
-        .route("/datatyper", get(list_data_types))
-        .route("/kategorier", get(list_categories))
-        .route(
-            "/vegobjekttyper/egenskapstyper/{egenskapstype}",
-            get(get_property_type_by_id),
-        )
-        .route("/vegobjekttyper/{id}", get(get_object_type))
-        .route(
-            "/vegobjekttyper/{id}/{egenskapstype}",
-            get(get_property_type),
-        )
+/// Query parameters of `GET /vegobjekttyper` and `GET /vegobjekttyper/{id}`.
+const LIST_TYPES_PARAMS: &[&str] = &["inkluder", "kategori"];
+const ONE_TYPE_PARAMS: &[&str] = &["inkluder"];
+crate::query_params!(ListTypesQuery = [LIST_TYPES_PARAMS], inkluder = PARTS);
+crate::query_params!(OneTypeQuery = [ONE_TYPE_PARAMS], inkluder = PARTS);
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(crate::read_route!(list_object_types))
+        .routes(crate::api::alias(
+            "/vegobjekttyper/",
+            crate::read_route!(list_object_types),
+        ))
+        .routes(crate::read_route!(get_catalog_version))
+        .routes(crate::read_route!(list_units))
+        .routes(crate::read_route!(list_data_types))
+        .routes(crate::read_route!(list_categories))
+        .routes(crate::api::alias(
+            "/datatyper",
+            crate::read_route!(list_data_types),
+        ))
+        .routes(crate::api::alias(
+            "/kategorier",
+            crate::read_route!(list_categories),
+        ))
+        .routes(crate::read_route!(get_property_type_by_id))
+        .routes(crate::read_route!(get_object_type))
+        .routes(crate::read_route!(get_property_type))
 }
 
 fn parse_id(raw: &str, what: &str) -> ApiResult<u32> {
@@ -207,15 +216,14 @@ fn type_doc<'a>(
 
 /// GET /vegobjekttyper — all types; `inkluder` adds parts, `kategori` filters by category ids.
 #[utoipa::path(get, path = "/vegobjekttyper", tag = "datakatalog",
-    params(("inkluder" = Option<String>, Query, description = "egenskapstyper, relasjonstyper, styringsparametere, alle (comma list)"),
-           ("kategori" = Option<String>, Query, description = "comma list of category ids")),
+    params(ListTypesQuery),
     responses((status = 200, description = "Array of road object types", body = [ObjectTypeDoc])))]
 pub async fn list_object_types(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, n) = begin(&headers, q.as_deref(), &["inkluder", "kategori"])?;
+    let (p, n) = begin(&headers, q.as_deref(), LIST_TYPES_PARAMS)?;
     let parts = p.words("inkluder", PARTS)?;
     let cats: Vec<u32> = p
         .int_list("kategori")?
@@ -234,8 +242,7 @@ pub async fn list_object_types(
 
 /// GET /vegobjekttyper/{id} — one type; no `inkluder` means everything.
 #[utoipa::path(get, path = "/vegobjekttyper/{id}", tag = "datakatalog",
-    params(("id" = u32, Path, description = "road object type id"),
-           ("inkluder" = Option<String>, Query, description = "egenskapstyper, relasjonstyper, styringsparametere, alle; absent = alle")),
+    params(("id" = u32, Path, description = "road object type id"), OneTypeQuery),
     responses((status = 200, description = "The object type", body = ObjectTypeDoc),
                (status = 404, description = "Unknown type (code 4012)")))]
 pub async fn get_object_type(
@@ -244,7 +251,7 @@ pub async fn get_object_type(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, n) = begin(&headers, q.as_deref(), &["inkluder"])?;
+    let (p, n) = begin(&headers, q.as_deref(), ONE_TYPE_PARAMS)?;
     let id = parse_id(&id, "vegobjekttype-id")?;
     let mut parts = p.words("inkluder", PARTS)?;
     if parts.is_empty() {
@@ -259,7 +266,7 @@ pub async fn get_object_type(
 
 /// GET /vegobjekttyper/{id}/{egenskapstype} — one complete property type.
 #[utoipa::path(get, path = "/vegobjekttyper/{id}/{egenskapstype}", tag = "datakatalog",
-    params(("id" = u32, Path), ("egenskapstype" = u32, Path)),
+    params(("id" = u32, Path, description = "road object type id"), ("egenskapstype" = u32, Path, description = "property type id"), NoQuery),
     responses((status = 200, description = "The property type", body = PropertyTypeDoc),
                (status = 404, description = "Unknown type or property type (code 4012)")))]
 pub async fn get_property_type(
@@ -291,7 +298,7 @@ pub async fn get_property_type(
 
 /// GET /vegobjekttyper/egenskapstyper/{egenskapstype} — a property type by its global id.
 #[utoipa::path(get, path = "/vegobjekttyper/egenskapstyper/{egenskapstype}", tag = "datakatalog",
-    params(("egenskapstype" = u32, Path)),
+    params(("egenskapstype" = u32, Path, description = "property type id"), NoQuery),
     responses((status = 200, description = "The property type", body = PropertyTypeDoc), (status = 404, description = "Unknown (4012)")))]
 pub async fn get_property_type_by_id(
     State(s): State<AppState>,
@@ -310,6 +317,7 @@ pub async fn get_property_type_by_id(
 
 /// GET /vegobjekttyper/enheter
 #[utoipa::path(get, path = "/vegobjekttyper/enheter", tag = "datakatalog",
+    params(NoQuery),
     responses((status = 200, description = "Units", body = [crate::api::catalog_docs::UnitDoc])))]
 pub async fn list_units(
     State(s): State<AppState>,
@@ -323,6 +331,7 @@ pub async fn list_units(
 
 /// GET /vegobjekttyper/datatyper (also /datatyper)
 #[utoipa::path(get, path = "/vegobjekttyper/datatyper", tag = "datakatalog",
+    params(NoQuery),
     responses((status = 200, description = "Data types", body = [crate::api::catalog_docs::DataTypeDoc])))]
 pub async fn list_data_types(
     State(s): State<AppState>,
@@ -336,6 +345,7 @@ pub async fn list_data_types(
 
 /// GET /vegobjekttyper/kategorier (also /kategorier)
 #[utoipa::path(get, path = "/vegobjekttyper/kategorier", tag = "datakatalog",
+    params(NoQuery),
     responses((status = 200, description = "Categories", body = [crate::api::catalog_docs::CategoryDoc])))]
 pub async fn list_categories(
     State(s): State<AppState>,
@@ -352,6 +362,7 @@ pub async fn list_categories(
 /// (`ClientFactory`, `DatakatalogVersionParser`: id, versjon, dato) and sends the version back
 /// as X-Datakatalog-Versjon.
 #[utoipa::path(get, path = "/vegobjekttyper/versjon", tag = "datakatalog",
+    params(NoQuery),
     responses((status = 200, description = "Catalogue version", body = crate::api::catalog_docs::CatalogVersionDoc)))]
 pub async fn get_catalog_version(
     State(s): State<AppState>,

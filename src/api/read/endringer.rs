@@ -4,11 +4,10 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::get;
-use axum::Router;
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, TimeZone};
 use serde::Serialize;
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::respond;
@@ -21,8 +20,19 @@ use std::sync::Arc;
 
 pub const MAX_PAGE: usize = 10_000;
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/vegobjekter/{type}/endringer", get(list_changes))
+/// Query parameters of `GET /vegobjekter/{type}/endringer`.
+const CHANGES_PARAMS: &[&str] = &["type", "etter", "antall", "start", "srid"];
+crate::query_params!(ChangesQuery = [CHANGES_PARAMS]);
+
+/// A page of changes (the schema only: pages are streamed by `api::stream`).
+#[derive(ToSchema)]
+pub struct ChangePage<'a> {
+    pub objekter: Vec<Change<'a>>,
+    pub metadata: crate::api::paging::PageMetadata,
+}
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(crate::read_route!(list_changes))
 }
 
 /// One change: `{"type": "ENDRET", "vegobjekt": {…the object…}}` or
@@ -32,7 +42,8 @@ pub struct Change<'a> {
     /// ENDRET or SLETTET
     #[serde(rename = "type")]
     pub kind: &'static str,
-    #[schema(value_type = Object)]
+    /// the object (ENDRET) or its id (SLETTET)
+    #[schema(value_type = Value)]
     pub vegobjekt: ChangedObject<'a>,
 }
 
@@ -81,21 +92,15 @@ pub fn parse_time(text: &str) -> ApiResult<i64> {
 
 /// GET /vegobjekter/{type}/endringer
 #[utoipa::path(get, path = "/vegobjekter/{type}/endringer", tag = "vegobjekter",
-    params(("type" = u32, Path), ("type" = String, Query, description = "endret or slettet (required)"),
-           ("etter" = String, Query, description = "time (required): ISO 8601 with offset, 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM' or 'YYYY-MM-DD' (+02:00)"),
-           ("antall" = Option<usize>, Query), ("start" = Option<String>, Query)),
-    responses((status = 200, description = "{objekter: [{type: ENDRET|SLETTET, vegobjekt}], metadata}")))]
+    params(("type" = u32, Path, description = "road object type id"), ChangesQuery),
+    responses((status = 200, description = "{objekter: [{type: ENDRET|SLETTET, vegobjekt}], metadata}", body = ChangePage)))]
 pub async fn list_changes(
     State(s): State<AppState>,
     Path(tid): Path<String>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, n) = begin(
-        &headers,
-        q.as_deref(),
-        &["type", "etter", "antall", "start", "srid"],
-    )?;
+    let (p, n) = begin(&headers, q.as_deref(), CHANGES_PARAMS)?;
     let tid: u32 = tid
         .parse()
         .map_err(|_| ApiError::bad(4002, format!("Ugyldig vegobjekttype-id: '{tid}'")))?;

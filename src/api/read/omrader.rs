@@ -10,10 +10,9 @@
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::get;
-use axum::Router;
 use geo::{BoundingRect, MultiPolygon};
 use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::ApiResult;
 use crate::api::media::json as respond;
@@ -24,6 +23,9 @@ use crate::geo::srid::{from_storage, Srid};
 use crate::geo::wkt;
 
 pub(crate) const INKLUDER: &[&str] = &["kartutsnitt", "senterpunkt", "vegobjekt", "alle"];
+/// Query parameters of every area list.
+const AREA_PARAMS: &[&str] = &["inkluder", "srid"];
+crate::query_params!(AreaQuery = [AREA_PARAMS], inkluder = INKLUDER);
 /// (path, name as in the v2 documentation's `GET /omrader` example)
 const KINDS: &[(&str, &str)] = &[
     ("regioner", "Regioner"),
@@ -34,15 +36,15 @@ const KINDS: &[(&str, &str)] = &[
     ("kontraktsomrader", "Kontraktsområder"),
 ];
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/omrader", get(list_area_kinds))
-        .route("/omrader/regioner", get(list_regions))
-        .route("/omrader/fylker", get(list_counties))
-        .route("/omrader/vegavdelinger", get(list_road_departments))
-        .route("/omrader/kommuner", get(list_municipalities))
-        .route("/omrader/kontraktsomrader", get(list_contract_areas))
-        .route("/omrader/riksvegruter", get(list_national_routes))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(crate::read_route!(list_area_kinds))
+        .routes(crate::read_route!(list_regions))
+        .routes(crate::read_route!(list_counties))
+        .routes(crate::read_route!(list_road_departments))
+        .routes(crate::read_route!(list_municipalities))
+        .routes(crate::read_route!(list_contract_areas))
+        .routes(crate::read_route!(list_national_routes))
 }
 
 /// An element of `GET /omrader`.
@@ -154,7 +156,7 @@ fn extras(
     headers: &HeaderMap,
     q: Option<&str>,
 ) -> ApiResult<(Extras, crate::api::media::Negotiated)> {
-    let (p, n) = begin_geo(headers, q, &["inkluder", "srid"])?;
+    let (p, n) = begin_geo(headers, q, AREA_PARAMS)?;
     let words = p.words("inkluder", INKLUDER)?;
     let all = words.iter().any(|w| w == "alle");
     // GeoJSON: the kartutsnitt is the geometry, WGS 84 unless srid is given
@@ -251,7 +253,7 @@ fn centre(shape: &MultiPolygon<f64>, e: &Extras) -> ApiResult<Option<AreaGeometr
 }
 
 /// GET /omrader — the area kinds with links.
-#[utoipa::path(get, path = "/omrader", tag = "områder", responses((status = 200, description = "The area kinds", body = [AreaKindDoc])))]
+#[utoipa::path(get, path = "/omrader", tag = "områder", params(crate::api::query_doc::NoQuery), responses((status = 200, description = "The area kinds", body = [AreaKindDoc])))]
 pub async fn list_area_kinds(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -270,7 +272,7 @@ pub async fn list_area_kinds(
 
 /// GET /omrader/regioner — the five regions.
 #[utoipa::path(get, path = "/omrader/regioner", tag = "områder",
-    params(("inkluder" = Option<String>, Query, description = "kartutsnitt, senterpunkt, vegobjekt, alle"), ("srid" = Option<String>, Query)),
+    params(AreaQuery),
     responses((status = 200, description = "The regions", body = [RegionDoc])))]
 pub async fn list_regions(
     State(s): State<AppState>,
@@ -301,7 +303,7 @@ pub async fn list_regions(
 
 /// GET /omrader/fylker — the 15 counties.
 #[utoipa::path(get, path = "/omrader/fylker", tag = "områder",
-    params(("inkluder" = Option<String>, Query), ("srid" = Option<String>, Query)),
+    params(AreaQuery),
     responses((status = 200, description = "The counties", body = [CountyDoc])))]
 pub async fn list_counties(
     State(s): State<AppState>,
@@ -331,7 +333,7 @@ pub async fn list_counties(
 
 /// GET /omrader/vegavdelinger — road departments (one per county; Troms and Finnmark share one).
 #[utoipa::path(get, path = "/omrader/vegavdelinger", tag = "områder",
-    params(("inkluder" = Option<String>, Query), ("srid" = Option<String>, Query)),
+    params(AreaQuery),
     responses((status = 200, description = "The road departments", body = [RoadDepartmentDoc])))]
 pub async fn list_road_departments(
     State(s): State<AppState>,
@@ -361,7 +363,7 @@ pub async fn list_road_departments(
 
 /// GET /omrader/kommuner — the 357 municipalities.
 #[utoipa::path(get, path = "/omrader/kommuner", tag = "områder",
-    params(("inkluder" = Option<String>, Query), ("srid" = Option<String>, Query)),
+    params(AreaQuery),
     responses((status = 200, description = "The municipalities", body = [MunicipalityDoc])))]
 pub async fn list_municipalities(
     State(s): State<AppState>,
@@ -393,7 +395,7 @@ pub async fn list_municipalities(
 
 /// GET /omrader/kontraktsomrader — contract areas.
 #[utoipa::path(get, path = "/omrader/kontraktsomrader", tag = "områder",
-    params(("inkluder" = Option<String>, Query), ("srid" = Option<String>, Query)),
+    params(AreaQuery),
     responses((status = 200, description = "The contract areas", body = [ContractAreaDoc])))]
 pub async fn list_contract_areas(
     State(s): State<AppState>,
@@ -423,7 +425,7 @@ pub async fn list_contract_areas(
 
 /// GET /omrader/riksvegruter — national route segments.
 #[utoipa::path(get, path = "/omrader/riksvegruter", tag = "områder",
-    params(("inkluder" = Option<String>, Query), ("srid" = Option<String>, Query)),
+    params(AreaQuery),
     responses((status = 200, description = "The national route segments", body = [NationalRouteDoc])))]
 pub async fn list_national_routes(
     State(s): State<AppState>,

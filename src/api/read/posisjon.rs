@@ -2,8 +2,7 @@
 
 use axum::extract::{Request, State};
 use axum::response::Response;
-use axum::routing::get;
-use axum::Router;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::dto::position_result;
 use crate::api::error::{ApiError, ApiResult};
@@ -17,8 +16,23 @@ use crate::query::vegref::RoadRefFilter;
 pub const MAX_DISTANCE_M: i64 = 100_000;
 pub const MAX_COUNT: i64 = 1000;
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/posisjon", get(get_nearest))
+/// Query parameters of `GET /posisjon`.
+const NEAREST_PARAMS: &[&str] = &[
+    "nord",
+    "ost",
+    "lat",
+    "lon",
+    "maks_avstand",
+    "maks_antall",
+    "konnekteringslenker",
+    "detaljerte_lenker",
+    "vegreferanse",
+    "srid",
+];
+crate::query_params!(PositionQuery = [NEAREST_PARAMS]);
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(crate::read_route!(get_nearest))
 }
 
 fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {
@@ -35,33 +49,11 @@ fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {
 
 /// GET /posisjon — nearest positions, ascending by distance; `[]` when none is within reach.
 #[utoipa::path(get, path = "/posisjon", tag = "vegnett",
-    params(("nord" = Option<f64>, Query, description = "northing in srid"), ("ost" = Option<f64>, Query, description = "easting in srid"),
-           ("lat" = Option<f64>, Query), ("lon" = Option<f64>, Query),
-           ("maks_avstand" = Option<i64>, Query, description = "meters, default 30, at most 100000"),
-           ("maks_antall" = Option<i64>, Query, description = "default 1, at most 1000"),
-           ("konnekteringslenker" = Option<bool>, Query, description = "default false"),
-           ("detaljerte_lenker" = Option<bool>, Query, description = "default false"),
-           ("vegreferanse" = Option<String>, Query, description = "restrict to these road references (filter form, comma list)"),
-           ("srid" = Option<String>, Query)),
+    params(PositionQuery),
     responses((status = 200, description = "Position results with integer avstand, nearest first", body = [crate::api::dto::PositionResult]),
                (status = 422, description = "Missing or conflicting coordinates, bad values")))]
 pub async fn get_nearest(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
-    let (p, n) = begin_geo(
-        req.headers(),
-        req.uri().query(),
-        &[
-            "nord",
-            "ost",
-            "lat",
-            "lon",
-            "maks_avstand",
-            "maks_antall",
-            "konnekteringslenker",
-            "detaljerte_lenker",
-            "vegreferanse",
-            "srid",
-        ],
-    )?;
+    let (p, n) = begin_geo(req.headers(), req.uri().query(), NEAREST_PARAMS)?;
     let srid = p.srid()?;
     let (x, y) = match (
         float(&p, "nord")?,

@@ -7,10 +7,9 @@
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::get;
-use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::catalog_docs::CatalogVersionDoc;
 use crate::api::dto::oslo_date_time;
@@ -21,8 +20,8 @@ use crate::error::EngineError;
 use crate::generation::Generation;
 use crate::snapshot::manifest::MadeBy;
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/status", get(get_status))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(crate::read_route!(get_status))
 }
 
 /// `{datagrunnlag: {sist_oppdatert}, datakatalog: {id, versjon, dato}}`.
@@ -165,7 +164,7 @@ pub fn generation_info(g: &Generation) -> GenerationInfo {
 }
 
 /// GET /status
-#[utoipa::path(get, path = "/status", tag = "status",
+#[utoipa::path(get, path = "/status", tag = "status", params(crate::api::query_doc::NoQuery),
     responses((status = 200, description = "Data and catalogue versions", body = Status)))]
 pub async fn get_status(
     State(s): State<AppState>,

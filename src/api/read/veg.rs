@@ -3,9 +3,8 @@
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::dto::{position_result, PositionResult};
 use crate::api::error::{ApiError, ApiResult};
@@ -18,10 +17,21 @@ use crate::query::vegref::{LinkRef, RoadRefFilter};
 /// Most positions in one /veg/batch request.
 pub const MAX_BATCH: usize = 1000;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/veg", get(get_position))
-        .route("/veg/batch", get(get_positions))
+/// A value of the `/veg/batch` answer: the position, or null where there is none (the schema
+/// only).
+#[derive(utoipa::ToSchema)]
+pub struct MaybePosition(pub Option<crate::api::dto::PositionResult>);
+
+/// Query parameters of `GET /veg` and `GET /veg/batch`.
+const POSITION_PARAMS: &[&str] = &["vegreferanse", "veglenke", "srid"];
+const POSITIONS_PARAMS: &[&str] = &["vegreferanser", "veglenker", "srid"];
+crate::query_params!(PositionQuery = [POSITION_PARAMS]);
+crate::query_params!(PositionsQuery = [POSITIONS_PARAMS]);
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(crate::read_route!(get_position))
+        .routes(crate::read_route!(get_positions))
 }
 
 fn lookup_road_ref(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>> {
@@ -50,18 +60,12 @@ fn echo_link_position(result: &mut PositionResult, sent: Option<&str>) {
 
 /// GET /veg — one position from `vegreferanse` or `veglenke`; 204 when it is not on the network.
 #[utoipa::path(get, path = "/veg", tag = "vegnett",
-    params(("vegreferanse" = Option<String>, Query, description = "fully qualified point, e.g. 5000Ev6hp1m2024"),
-           ("veglenke" = Option<String>, Query, description = "<posisjon>@<veglenkeid>"),
-           ("srid" = Option<String>, Query, description = "32633 (default), 25833, 5973, 6173, 4326, 25832, 25835, utm33, wgs84")),
+    params(PositionQuery),
     responses((status = 200, description = "Position result {vegreferanse, veglenke, geometri}", body = crate::api::dto::PositionResult),
                (status = 204, description = "No such point on the network"),
                (status = 422, description = "Neither or both parameters, or a malformed value")))]
 pub async fn get_position(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
-    let (p, n) = begin(
-        req.headers(),
-        req.uri().query(),
-        &["vegreferanse", "veglenke", "srid"],
-    )?;
+    let (p, n) = begin(req.headers(), req.uri().query(), POSITION_PARAMS)?;
     let srid = p.srid()?;
     let g = s.store.current();
     let found = match (p.one("vegreferanse")?, p.one("veglenke")?) {
@@ -93,17 +97,11 @@ pub async fn get_position(State(s): State<AppState>, req: Request) -> ApiResult<
 /// GET /veg/batch — many positions; an object keyed by each submitted value, null when off the
 /// network. At most 1000 values.
 #[utoipa::path(get, path = "/veg/batch", tag = "vegnett",
-    params(("vegreferanser" = Option<String>, Query, description = "comma list of road reference points"),
-           ("veglenker" = Option<String>, Query, description = "comma list of <posisjon>@<id>"),
-           ("srid" = Option<String>, Query)),
-    responses((status = 200, description = "Object keyed by submitted value: position result or null"),
+    params(PositionsQuery),
+    responses((status = 200, description = "Object keyed by submitted value: position result or null", body = std::collections::HashMap<String, MaybePosition>),
                (status = 422, description = "Neither or both lists, more than 1000 values, or a malformed value")))]
 pub async fn get_positions(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
-    let (p, n) = begin(
-        req.headers(),
-        req.uri().query(),
-        &["vegreferanser", "veglenker", "srid"],
-    )?;
+    let (p, n) = begin(req.headers(), req.uri().query(), POSITIONS_PARAMS)?;
     let srid = p.srid()?;
     let (values, by_ref) = match (p.has("vegreferanser"), p.has("veglenker")) {
         (true, false) => (p.list("vegreferanser"), true),

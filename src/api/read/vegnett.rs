@@ -7,11 +7,10 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::get;
-use axum::Router;
 use roaring::RoaringBitmap;
 use serde::Serialize;
 use serde_json::Value;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::dto::{date, road_ref_stretch};
 use crate::api::error::{ApiError, ApiResult};
@@ -45,12 +44,22 @@ const LIST_PARAMS: &[&str] = &[
     "antall",
     "start",
 ];
+crate::query_params!(LinksQuery = [LIST_PARAMS]);
+const LINK_PARAMS: &[&str] = &["srid"];
+crate::query_params!(LinkQuery = [LINK_PARAMS]);
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/vegnett", get(list_network_resources))
-        .route("/vegnett/lenker", get(list_links))
-        .route("/vegnett/lenker/{id}", get(get_link))
+/// A page of `GET /vegnett/lenker` (the schema only: pages are streamed by `api::stream`).
+#[derive(utoipa::ToSchema)]
+pub struct LinkPageDoc {
+    pub objekter: Vec<LinkDoc>,
+    pub metadata: crate::api::paging::PageMetadata,
+}
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(crate::read_route!(list_network_resources))
+        .routes(crate::read_route!(list_links))
+        .routes(crate::read_route!(get_link))
 }
 
 /// An element of `GET /vegnett`.
@@ -61,7 +70,7 @@ pub struct NetworkResourceDoc {
 }
 
 /// GET /vegnett
-#[utoipa::path(get, path = "/vegnett", tag = "vegnett", responses((status = 200, description = "The network resources: the road links", body = [NetworkResourceDoc])))]
+#[utoipa::path(get, path = "/vegnett", tag = "vegnett", params(crate::api::query_doc::NoQuery), responses((status = 200, description = "The network resources: the road links", body = [NetworkResourceDoc])))]
 pub async fn list_network_resources(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -304,12 +313,8 @@ fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult<RoaringBit
 
 /// GET /vegnett/lenker — road link segments, filtered and paginated.
 #[utoipa::path(get, path = "/vegnett/lenker", tag = "vegnett",
-    params(("region" = Option<String>, Query), ("fylke" = Option<String>, Query), ("vegavdeling" = Option<String>, Query),
-           ("kommune" = Option<String>, Query), ("vegreferanse" = Option<String>, Query), ("kartutsnitt" = Option<String>, Query, description = "xmin,ymin,xmax,ymax in srid"),
-           ("veglenke" = Option<String>, Query, description = "id, pos@id or from-to@id; not with other area filters"),
-           ("srid" = Option<String>, Query), ("antall" = Option<usize>, Query, description = "page size, default 1000, at most 10000"),
-           ("start" = Option<String>, Query, description = "cursor from metadata.neste.start")),
-    responses((status = 200, description = "{objekter: [road links (LinkDoc)], metadata: {returnert, neste}}")))]
+    params(LinksQuery),
+    responses((status = 200, description = "{objekter: [road links (LinkDoc)], metadata: {returnert, neste}}", body = LinkPageDoc)))]
 pub async fn list_links(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -422,7 +427,7 @@ impl PageItems for LinkPage {
 /// GET /vegnett/lenker/{id} — the segments of one link (an array; a link can carry several
 /// road references).
 #[utoipa::path(get, path = "/vegnett/lenker/{id}", tag = "vegnett",
-    params(("id" = u64, Path), ("srid" = Option<String>, Query)),
+    params(("id" = u64, Path, description = "road link id"), LinkQuery),
     responses((status = 200, description = "The link's segments", body = [LinkDoc]), (status = 404, description = "Unknown link (4012)")))]
 pub async fn get_link(
     State(s): State<AppState>,
@@ -430,7 +435,7 @@ pub async fn get_link(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, n) = begin(&headers, q.as_deref(), &["srid"])?;
+    let (p, n) = begin(&headers, q.as_deref(), LINK_PARAMS)?;
     let srid = p.srid()?;
     let id: u64 = id
         .parse()

@@ -5,13 +5,12 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
@@ -36,7 +35,8 @@ use crate::query::vegref::{LinkRef, RoadRefFilter};
 /// Largest page of road objects.
 pub const MAX_PAGE: usize = 10_000;
 
-const FILTERS: &[&str] = &[
+/// The filters of `/vegobjekter/{type}/` and its `statistikk`.
+pub(crate) const FILTERS: &[&str] = &[
     "region",
     "fylke",
     "vegavdeling",
@@ -58,25 +58,51 @@ const LIST_ONLY: &[&str] = &[
     "antall",
     "start",
 ];
+crate::query_params!(ListQuery = [FILTERS, LIST_ONLY], inkluder = INKLUDER);
+crate::query_params!(StatisticsQuery = [FILTERS]);
+/// Query parameters of one object (`inkluder` without the list-only `minimum`).
+const OBJECT_PARAMS: &[&str] = &[
+    "dybde",
+    "inkluder",
+    "inkludergeometri",
+    "srid",
+    "geometritoleranse",
+];
+/// `inkluder` of one object.
+const OBJECT_INKLUDER: &[&str] = &[
+    "metadata",
+    "egenskaper",
+    "relasjoner",
+    "lokasjon",
+    "vegsegmenter",
+    "geometri",
+    "alle",
+];
+crate::query_params!(ObjectQuery = [OBJECT_PARAMS], inkluder = OBJECT_INKLUDER);
+const FIND_PARAMS: &[&str] = &["id"];
+crate::query_params!(FindQuery = [FIND_PARAMS]);
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/vegobjekter", get(list_object_kinds))
-        .route("/vegobjekter/", get(list_object_kinds))
-        .route("/vegobjekter/{type}", get(list_objects))
-        .route("/vegobjekter/{type}/", get(list_objects))
-        .route("/vegobjekter/{type}/statistikk", get(get_statistics))
-        .route("/vegobjekter/{type}/statistikk/", get(get_statistics))
-        .route("/vegobjekter/{type}/{id}", get(get_object))
-        .route(
-            "/vegobjekter/{type}/{id}/egenskaper",
-            get(list_object_properties),
-        )
-        .route(
-            "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}",
-            get(get_object_property),
-        )
-        .route("/vegobjekt", get(find_object))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(crate::read_route!(list_object_kinds))
+        .routes(crate::api::alias(
+            "/vegobjekter/",
+            crate::read_route!(list_object_kinds),
+        ))
+        .routes(crate::read_route!(list_objects))
+        .routes(crate::api::alias(
+            "/vegobjekter/{type}/",
+            crate::read_route!(list_objects),
+        ))
+        .routes(crate::read_route!(get_statistics))
+        .routes(crate::api::alias(
+            "/vegobjekter/{type}/statistikk/",
+            crate::read_route!(get_statistics),
+        ))
+        .routes(crate::read_route!(get_object))
+        .routes(crate::read_route!(list_object_properties))
+        .routes(crate::read_route!(get_object_property))
+        .routes(crate::read_route!(find_object))
 }
 
 fn type_id(raw: &str) -> ApiResult<u32> {
@@ -348,7 +374,7 @@ fn tolerance(p: &Params) -> ApiResult<Option<f64>> {
 }
 
 /// GET /vegobjekter — one entry per object type.
-#[utoipa::path(get, path = "/vegobjekter", tag = "vegobjekter", responses((status = 200, description = "Array of {id, navn, href}")))]
+#[utoipa::path(get, path = "/vegobjekter", tag = "vegobjekter", params(crate::api::query_doc::NoQuery), responses((status = 200, description = "Array of {id, navn, href}", body = [ObjectKind])))]
 pub async fn list_object_kinds(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -370,18 +396,8 @@ pub async fn list_object_kinds(
 
 /// GET /vegobjekter/{type}/ — filtered objects of one type, paginated by id.
 #[utoipa::path(get, path = "/vegobjekter/{type}", tag = "vegobjekter",
-    params(("type" = u32, Path),
-           ("inkluder" = Option<String>, Query, description = "metadata, egenskaper, relasjoner, lokasjon, vegsegmenter, geometri, alle, minimum; absent = id and href"),
-           ("inkludergeometri" = Option<String>, Query, description = "egenskap, utledet, lokasjon, ingen"),
-           ("geometritoleranse" = Option<i64>, Query, description = "simplification tolerance in meters (10, 20, 30)"),
-           ("segmentering" = Option<bool>, Query, description = "default true: stretches cut to the area filter"),
-           ("region" = Option<String>, Query), ("fylke" = Option<String>, Query), ("vegavdeling" = Option<String>, Query), ("kommune" = Option<String>, Query),
-           ("kontraktsomrade" = Option<String>, Query), ("riksvegrute" = Option<String>, Query), ("vegreferanse" = Option<String>, Query),
-           ("kartutsnitt" = Option<String>, Query), ("veglenke" = Option<String>, Query),
-           ("egenskap" = Option<String>, Query, description = "property filter, e.g. 2021=2738 or egenskap(2021) in [2738,2741]"),
-           ("overlapp" = Option<String>, Query, description = "typeId or typeId(filter); repeatable, AND-ed"),
-           ("srid" = Option<String>, Query), ("antall" = Option<usize>, Query, description = "default 1000, at most 10000"), ("start" = Option<String>, Query)),
-    responses((status = 200, description = "{objekter, metadata: {returnert, neste}}"), (status = 404, description = "Unknown type (4012)"),
+    params(("type" = u32, Path, description = "road object type id"), ListQuery),
+    responses((status = 200, description = "{objekter, metadata: {returnert, neste}}; metadata.antall (the total) with the plain `application/vnd.vegvesen.nvdb-v2+json` (revision 0)", body = ObjectPageDoc), (status = 404, description = "Unknown type (4012)"),
               (status = 422, description = "Bad or too large filter (4003, 4005, 4006, …)"), (status = 503, description = "Selection ran out of its time budget (5003)")))]
 pub async fn list_objects(
     State(s): State<AppState>,
@@ -517,8 +533,8 @@ impl PageItems for ObjectPage {
 /// GET /vegobjekter/{type}/statistikk/ — `{antall, strekningslengde}` for the same filters.
 /// Paging and content parameters are refused (422/4013), as in v2.
 #[utoipa::path(get, path = "/vegobjekter/{type}/statistikk", tag = "vegobjekter",
-    params(("type" = u32, Path), ("segmentering" = Option<bool>, Query), ("kommune" = Option<String>, Query), ("egenskap" = Option<String>, Query), ("overlapp" = Option<String>, Query)),
-    responses((status = 200, description = "{antall, strekningslengde}"),
+    params(("type" = u32, Path, description = "road object type id"), StatisticsQuery),
+    responses((status = 200, description = "{antall, strekningslengde}", body = Statistics),
               (status = 422, description = "Bad or too large filter (4003, 4005, 4006, …)"), (status = 503, description = "Selection ran out of its time budget (5003)")))]
 pub async fn get_statistics(
     State(s): State<AppState>,
@@ -564,6 +580,22 @@ pub struct ObjectKind<'a> {
     pub href: String,
 }
 
+/// A page of `GET /vegobjekter/{type}/` (the schema only: pages are streamed by `api::stream`).
+#[derive(ToSchema)]
+pub struct ObjectPageDoc<'a> {
+    pub objekter: Vec<crate::api::object_docs::ObjectDoc<'a>>,
+    pub metadata: crate::api::paging::PageMetadata,
+}
+
+/// `GET /vegobjekter/{type}/{id}`: the object, or with `dybde` a list of it and its
+/// descendants (the schema only).
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ObjectOrList<'a> {
+    Object(Box<crate::api::object_docs::ObjectDoc<'a>>),
+    List(Vec<crate::api::object_docs::ObjectDoc<'a>>),
+}
+
 /// `GET /vegobjekter/{type}/statistikk`.
 #[derive(Serialize, ToSchema)]
 pub struct Statistics {
@@ -593,42 +625,19 @@ fn locate<'g>(
 
 /// GET /vegobjekter/{type}/{id} — one object; with `dybde` a list of it and its descendants.
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}", tag = "vegobjekter",
-    params(("type" = u32, Path), ("id" = u64, Path),
-           ("dybde" = Option<String>, Query, description = "1, 2, ..., n or full; when given the answer is a list"),
-           ("inkluder" = Option<String>, Query, description = "default alle except vegsegmenter"), ("srid" = Option<String>, Query)),
-    responses((status = 200, description = "The object (or a list with dybde)"), (status = 404, description = "Unknown object (4012)")))]
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ObjectQuery),
+    responses((status = 200, description = "The object (or a list with dybde)", body = ObjectOrList), (status = 404, description = "Unknown object (4012)")))]
 pub async fn get_object(
     State(s): State<AppState>,
     Path((tid, id)): Path<(String, String)>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, n) = begin_geo(
-        &headers,
-        q.as_deref(),
-        &[
-            "dybde",
-            "inkluder",
-            "inkludergeometri",
-            "srid",
-            "geometritoleranse",
-        ],
-    )?;
+    let (p, n) = begin_geo(&headers, q.as_deref(), OBJECT_PARAMS)?;
     let g = s.store.current();
     let empty = empty_type(0);
     let (data, row) = locate(&g, &tid, &id, &empty)?;
-    let words = p.words(
-        "inkluder",
-        &[
-            "metadata",
-            "egenskaper",
-            "relasjoner",
-            "lokasjon",
-            "vegsegmenter",
-            "geometri",
-            "alle",
-        ],
-    )?;
+    let words = p.words("inkluder", OBJECT_INKLUDER)?;
     let render = Render {
         s: &s,
         g: &g,
@@ -716,7 +725,7 @@ fn property_list<'a>(
 
 /// GET /vegobjekter/{type}/{id}/egenskaper
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper", tag = "vegobjekter",
-    params(("type" = u32, Path), ("id" = u64, Path)), responses((status = 200, description = "Array of property values")))]
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), crate::api::query_doc::NoQuery), responses((status = 200, description = "Array of property values", body = [crate::api::object_docs::PropertyDoc])))]
 pub async fn list_object_properties(
     State(s): State<AppState>,
     Path((tid, id)): Path<(String, String)>,
@@ -735,8 +744,8 @@ pub async fn list_object_properties(
 
 /// GET /vegobjekter/{type}/{id}/egenskaper/{egenskapstype}
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}", tag = "vegobjekter",
-    params(("type" = u32, Path), ("id" = u64, Path), ("egenskapstype" = u32, Path)),
-    responses((status = 200, description = "One property value"), (status = 404, description = "No such value (4012)")))]
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ("egenskapstype" = u32, Path, description = "property type id"), crate::api::query_doc::NoQuery),
+    responses((status = 200, description = "One property value", body = crate::api::object_docs::PropertyDoc), (status = 404, description = "No such value (4012)")))]
 pub async fn get_object_property(
     State(s): State<AppState>,
     Path((tid, id, pid)): Path<(String, String, String)>,
@@ -763,13 +772,13 @@ pub async fn get_object_property(
 
 /// GET /vegobjekt?id= — redirects (302, Location) to the object's URL.
 #[utoipa::path(get, path = "/vegobjekt", tag = "vegobjekter",
-    params(("id" = u64, Query)), responses((status = 302, description = "Location: the object's URL"), (status = 404, description = "Unknown id (4012)")))]
+    params(FindQuery), responses((status = 302, description = "Location: the object's URL"), (status = 404, description = "Unknown id (4012)")))]
 pub async fn find_object(
     State(s): State<AppState>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, _) = begin(&headers, q.as_deref(), &["id"])?;
+    let (p, _) = begin(&headers, q.as_deref(), FIND_PARAMS)?;
     let id = p
         .int("id")?
         .ok_or_else(|| ApiError::bad(4004, "Parameteren id mangler"))?;

@@ -11,20 +11,24 @@ use axum::body::Body;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::Router;
 use serde::Serialize;
 use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::xml::DOMAIN_NS;
 use super::{caller, read_body, writer, Fault};
 use crate::api::AppState;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/binaer", post(post_binary))
-        .route("/binaer/{id}", get(get_binary))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(post_binary))
+        .routes(routes!(get_binary))
 }
+
+/// Raw bytes in a body (the schema only: `string`, `format: binary`).
+#[derive(ToSchema)]
+#[schema(value_type = String, format = Binary)]
+pub struct RawBytes(pub Vec<u8>);
 
 /// The answer to an upload: `{"ressursId", "href"}` / `<binaer ressursId="…" href="…"/>`.
 #[derive(Serialize, ToSchema)]
@@ -41,7 +45,7 @@ fn too_large(limit: usize) -> Fault {
     )
 }
 
-#[utoipa::path(post, path = "/binaer", tag = "binaer", responses((status = 201, description = "ressursId (SHA-256 of the bytes) + Location; raw body or multipart/form-data"), (status = 413, description = "fault: larger than the limit")))]
+#[utoipa::path(post, path = "/binaer", tag = "binaer", request_body(content((RawBytes = "application/octet-stream"), (RawBytes = "image/png"), (RawBytes = "image/jpeg"), (RawBytes = "application/pdf")), description = "the bytes, with their Content-Type (or one file in multipart/form-data)"), responses((status = 201, description = "ressursId (SHA-256 of the bytes) + Location; raw body or multipart/form-data", body = StoredBinary), (status = 413, description = "fault: larger than the limit")))]
 pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<Response, Fault> {
     let headers = req.headers().clone();
     let c = caller(&state, &headers)?;
@@ -139,7 +143,7 @@ pub async fn post_binary(State(state): State<AppState>, req: Request) -> Result<
     Ok(r)
 }
 
-#[utoipa::path(get, path = "/binaer/{id}", tag = "binaer", params(("id" = String, Path)), responses((status = 200, description = "the bytes with their content type, X-Content-Type-Options nosniff, a sandboxing Content-Security-Policy, Content-Disposition attachment unless an image, PDF or plain text"), (status = 404, description = "fault: unknown, or not readable by the caller (uploader, users whose changesets refer to it, admins)")))]
+#[utoipa::path(get, path = "/binaer/{id}", tag = "binaer", params(("id" = String, Path, description = "the ressursId of the upload")), responses((status = 200, description = "the bytes with their content type, X-Content-Type-Options nosniff, a sandboxing Content-Security-Policy, Content-Disposition attachment unless an image, PDF or plain text", content_type = "application/octet-stream", body = RawBytes), (status = 404, description = "fault: unknown, or not readable by the caller (uploader, users whose changesets refer to it, admins)")))]
 pub async fn get_binary(
     State(state): State<AppState>,
     headers: HeaderMap,

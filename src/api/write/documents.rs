@@ -15,7 +15,7 @@ use crate::changeset::validate::{Issue, ObjectResult};
 
 /// The changeset document: the changeset as registered (or converted), and for a registered
 /// one its status and `etterbehandling` after the changeset's fields.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct ChangesetDoc<'a> {
     #[serde(flatten)]
     pub changeset: &'a Changeset,
@@ -160,7 +160,7 @@ impl<'a> StatusDoc<'a> {
 
 /// An overview item: id and href first, then the status without results
 /// (`<endringssett id="…" href="…">`).
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct OverviewItem<'a> {
     pub id: &'a str,
     pub href: String,

@@ -4,9 +4,8 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::Router;
 use serde_json::{Map, Value};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::xml::DOMAIN_NS;
 use super::{caller, read_body, writer, Caller, Fault, Format};
@@ -22,16 +21,16 @@ pub use super::documents::{
     ObjectResultDoc, OverviewItem, ResultDoc, StatusDoc,
 };
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/endringssett/validator", post(post_validate))
-        .route("/endringssett", post(post_register).get(list_changesets))
-        .route("/endringssett/{id}", get(get_content))
-        .route("/endringssett/{id}/start", post(post_start))
-        .route("/endringssett/{id}/kanseller", post(post_cancel))
-        .route("/endringssett/{id}/restart", post(post_restart))
-        .route("/endringssett/{id}/fremdrift", get(get_progress))
-        .route("/endringssett/{id}/status", get(get_status))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(post_validate))
+        .routes(routes!(post_register, list_changesets))
+        .routes(routes!(get_content))
+        .routes(routes!(post_start))
+        .routes(routes!(post_cancel))
+        .routes(routes!(post_restart))
+        .routes(routes!(get_progress))
+        .routes(routes!(get_status))
 }
 
 /// Parse and shape-check a changeset body; check the caller may send its operations and types.
@@ -133,7 +132,7 @@ fn flag(params: &Map<String, Value>, name: &str) -> Result<bool, Fault> {
     }
 }
 
-#[utoipa::path(post, path = "/endringssett/validator", tag = "endringssett", params(("skipLocation" = Option<bool>, Query), ("skipAssociations" = Option<bool>, Query), ("useObjectList" = Option<bool>, Query)), responses((status = 200, description = "status document: fremdrift UTFØRT (valid) or AVVIST with resultat.feil"), (status = 400, description = "fault: malformed changeset"), (status = 401, description = "fault: no credentials"), (status = 403, description = "fault: no right")))]
+#[utoipa::path(post, path = "/endringssett/validator", tag = "endringssett", request_body(content((Changeset = "application/json"), (Changeset = "application/xml")), description = "the changeset (endringssett): JSON as below, or XML in the namespace http://nvdb.vegvesen.no/apiskriv/domain/v2 (the XSD is served at docs/endringssett.xsd below this API)"), params(("skipLocation" = Option<bool>, Query, description = "skip the location checks"), ("skipAssociations" = Option<bool>, Query, description = "skip the association checks"), ("useObjectList" = Option<bool>, Query, description = "accepted; vegdb has no object lists")), responses((status = 200, description = "status document: fremdrift UTFØRT (valid) or AVVIST with resultat.feil", body = StatusDoc), (status = 400, description = "fault: malformed changeset"), (status = 401, description = "fault: no credentials"), (status = 403, description = "fault: no right")))]
 pub async fn post_validate(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -187,7 +186,7 @@ pub async fn post_validate(
     Ok(status_response(&record, f))
 }
 
-#[utoipa::path(post, path = "/endringssett", tag = "endringssett", params(("X-NVDB-DryRun" = Option<bool>, Header), ("X-NVDB-Delay" = Option<u32>, Header, description = "seconds (0-300) processing waits after start, to test polling")), responses((status = 201, description = "Location + links self, start, kanseller, status, fremdrift (JSON: bare array; XML: ressurser)"), (status = 400, description = "fault, e.g. Må være unik: tempId"), (status = 413, description = "fault: body too large"), (status = 415, description = "fault: not JSON or XML"), (status = 507, description = "fault: no space left to store the changeset (nothing registered; retry later)")))]
+#[utoipa::path(post, path = "/endringssett", tag = "endringssett", request_body(content((Changeset = "application/json"), (Changeset = "application/xml")), description = "the changeset (endringssett): JSON as below, or XML in the namespace http://nvdb.vegvesen.no/apiskriv/domain/v2 (the XSD is served at docs/endringssett.xsd below this API)"), params(("X-NVDB-DryRun" = Option<bool>, Header, description = "validate and answer as a registration would, storing nothing"), ("X-NVDB-Delay" = Option<u32>, Header, description = "seconds (0-300) processing waits after start, to test polling", maximum = 300)), responses((status = 201, description = "Location + links self, start, kanseller, status, fremdrift (JSON: bare array; XML: ressurser)", body = [Link]), (status = 400, description = "fault, e.g. Må være unik: tempId"), (status = 413, description = "fault: body too large"), (status = 415, description = "fault: not JSON or XML"), (status = 507, description = "fault: no space left to store the changeset (nothing registered; retry later)")))]
 pub async fn post_register(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -317,7 +316,7 @@ async fn transition(
     Ok(links_response(StatusCode::OK, &links(&state, &id, rels), f))
 }
 
-#[utoipa::path(post, path = "/endringssett/{id}/start", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "links self, status, fremdrift"), (status = 403, description = "fault: the owner no longer has the right (roles and types are checked again at start)"), (status = 404, description = "fault: unknown, or another user's changeset"), (status = 409, description = "fault: not IKKE_STARTET")))]
+#[utoipa::path(post, path = "/endringssett/{id}/start", tag = "endringssett", params(("id" = String, Path, description = "the changeset id (UUID) from the registration's links")), responses((status = 200, description = "links self, status, fremdrift", body = [Link]), (status = 403, description = "fault: the owner no longer has the right (roles and types are checked again at start)"), (status = 404, description = "fault: unknown, or another user's changeset"), (status = 409, description = "fault: not IKKE_STARTET")))]
 pub async fn post_start(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -349,7 +348,7 @@ pub async fn post_start(
     .await
 }
 
-#[utoipa::path(post, path = "/endringssett/{id}/kanseller", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "links self, status"), (status = 409, description = "fault: processing has begun")))]
+#[utoipa::path(post, path = "/endringssett/{id}/kanseller", tag = "endringssett", params(("id" = String, Path, description = "the changeset id (UUID) from the registration's links")), responses((status = 200, description = "links self, status", body = [Link]), (status = 409, description = "fault: processing has begun")))]
 pub async fn post_cancel(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -366,7 +365,7 @@ pub async fn post_cancel(
     .await
 }
 
-#[utoipa::path(post, path = "/endringssett/{id}/restart", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "links self, status, fremdrift"), (status = 409, description = "fault: not VENTER")))]
+#[utoipa::path(post, path = "/endringssett/{id}/restart", tag = "endringssett", params(("id" = String, Path, description = "the changeset id (UUID) from the registration's links")), responses((status = 200, description = "links self, status, fremdrift", body = [Link]), (status = 409, description = "fault: not VENTER")))]
 pub async fn post_restart(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -383,7 +382,7 @@ pub async fn post_restart(
     .await
 }
 
-#[utoipa::path(get, path = "/endringssett/{id}/fremdrift", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "a bare JSON string (XML: fremdrift)")))]
+#[utoipa::path(get, path = "/endringssett/{id}/fremdrift", tag = "endringssett", params(("id" = String, Path, description = "the changeset id (UUID) from the registration's links")), responses((status = 200, description = "the progress as a bare JSON string (XML: fremdrift): IKKE_STARTET, BEHANDLES, VENTER, KANSELLERT, AVVIST, UTFØRT, UTFØRT_OG_ETTERBEHANDLET", content_type = "application/json", body = String)))]
 pub async fn get_progress(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -400,7 +399,7 @@ pub async fn get_progress(
     ))
 }
 
-#[utoipa::path(get, path = "/endringssett/{id}/status", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "mottatt, fremdrift, venteårsak, avvistårsak, resultat, eier, klient")))]
+#[utoipa::path(get, path = "/endringssett/{id}/status", tag = "endringssett", params(("id" = String, Path, description = "the changeset id (UUID) from the registration's links")), responses((status = 200, description = "mottatt, fremdrift, venteårsak, avvistårsak, resultat, eier, klient", body = StatusDoc)))]
 pub async fn get_status(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -411,7 +410,7 @@ pub async fn get_status(
     Ok(status_response(&r, c.format))
 }
 
-#[utoipa::path(get, path = "/endringssett/{id}", tag = "endringssett", params(("id" = String, Path)), responses((status = 200, description = "the changeset with status and etterbehandling"), (status = 404, description = "fault")))]
+#[utoipa::path(get, path = "/endringssett/{id}", tag = "endringssett", params(("id" = String, Path, description = "the changeset id (UUID) from the registration's links")), responses((status = 200, description = "the changeset with status and etterbehandling", body = ChangesetDoc), (status = 404, description = "fault")))]
 pub async fn get_content(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -435,7 +434,7 @@ pub const MAX_DELAY_S: u32 = 300;
 /// Largest `max` of the overview.
 pub const MAX_LIST: usize = 1000;
 
-#[utoipa::path(get, path = "/endringssett", tag = "endringssett", params(("max" = Option<usize>, Query), ("skip" = Option<usize>, Query), ("reverse" = Option<bool>, Query), ("fra" = Option<i64>, Query, description = "epoch ms"), ("til" = Option<i64>, Query, description = "epoch ms"), ("status" = Option<String>, Query), ("årsak" = Option<String>, Query)), responses((status = 200, description = "the caller's changesets (admin: all)")))]
+#[utoipa::path(get, path = "/endringssett", tag = "endringssett", params(("max" = Option<u32>, Query, description = "page size, default 100, at most 1000"), ("skip" = Option<u32>, Query, description = "changesets to skip"), ("reverse" = Option<bool>, Query, description = "newest first"), ("fra" = Option<i64>, Query, description = "received at or after (epoch ms)"), ("til" = Option<i64>, Query, description = "received before (epoch ms)"), ("status" = Option<String>, Query, description = "only this fremdrift, e.g. AVVIST"), ("årsak" = Option<String>, Query, description = "only this avvistårsak or venteårsak")), responses((status = 200, description = "the caller's changesets (admin: all)", body = [OverviewItem])))]
 pub async fn list_changesets(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -5,8 +5,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::post;
-use axum::Router;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::endringssett::{changeset_response, ChangesetDoc};
 use super::{caller, read_body, Fault, Format};
@@ -14,10 +13,10 @@ use crate::api::AppState;
 use crate::changeset::convert::{decode_sosi, from_sosi, from_sosi_geojson};
 use crate::changeset::model::Changeset;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/konverter/sosiGeoJson", post(post_sosi_geojson))
-        .route("/konverter/sosi", post(post_sosi))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(post_sosi_geojson))
+        .routes(routes!(post_sosi))
 }
 
 fn today() -> String {
@@ -28,7 +27,7 @@ fn respond(c: &Changeset, f: Format) -> Result<Response, Fault> {
     Ok(changeset_response(&ChangesetDoc::new(c, None), f))
 }
 
-#[utoipa::path(post, path = "/konverter/sosiGeoJson", tag = "konverter", responses((status = 200, description = "changeset (registrer, no lokasjon)"), (status = 400, description = "fault naming the feature")))]
+#[utoipa::path(post, path = "/konverter/sosiGeoJson", tag = "konverter", request_body(content((Object = "application/json")), description = "a SOSI-GeoJSON FeatureCollection"), responses((status = 200, description = "changeset (registrer, no lokasjon)", body = ChangesetDoc), (status = 400, description = "fault naming the feature")))]
 pub async fn post_sosi_geojson(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -43,7 +42,7 @@ pub async fn post_sosi_geojson(
     respond(&cs, f)
 }
 
-#[utoipa::path(post, path = "/konverter/sosi", tag = "konverter", responses((status = 200, description = "changeset (registrer, no lokasjon)"), (status = 400, description = "fault naming the line")))]
+#[utoipa::path(post, path = "/konverter/sosi", tag = "konverter", request_body(content((String = "text/plain")), description = "a SOSI file"), responses((status = 200, description = "changeset (registrer, no lokasjon)", body = ChangesetDoc), (status = 400, description = "fault naming the line")))]
 pub async fn post_sosi(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -38,7 +38,6 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route(AUTHENTICATE, post(authenticate))
         .route(LOGOUT, get(logout))
-        .route("/", get(root))
 }
 
 /// A header as text: UTF-8, else Latin-1 (Python `requests` encodes `str` header values as

@@ -30,14 +30,20 @@ pub const WRITE_ALIASES: [&str; 2] = ["/nvdb/apiskriv/v2", "/registry/apiskriv/r
 
 pub use crate::auth::token::{presented_token, SSO_COOKIES};
 
-/// The write routes; `documentation` (the `/openapi.json` route, assembled by `api::openapi`
-/// above this module) is merged in so it shares the write API's 405 fault.
-pub fn routes(documentation: Router<AppState>) -> Router<AppState> {
-    Router::new()
+/// The write routes (relative to each write base), registered through utoipa-axum with the
+/// handlers' `#[utoipa::path]`. `documentation` gets the document of exactly these routes and
+/// returns the routes that serve it (`/openapi.json`, `/docs`, assembled by `api::docs` above
+/// this module); they are merged in so they share the write API's 405 fault.
+pub fn routes(
+    documentation: impl FnOnce(utoipa::openapi::OpenApi) -> Router<AppState>,
+) -> Router<AppState> {
+    let (router, doc) = utoipa_axum::router::OpenApiRouter::new()
         .merge(endringssett::routes())
         .merge(binaer::routes())
         .merge(konverter::routes())
-        .merge(documentation)
+        .split_for_parts();
+    router
+        .merge(documentation(doc))
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(negotiate_faults))
 }
@@ -261,8 +267,8 @@ pub fn document_response<T: serde::Serialize + ?Sized>(
 }
 
 /// The fault entity `{"message"}` / `<fault xmlns=".../fault/v1"><message>`.
-#[derive(serde::Serialize)]
-struct FaultDoc<'a> {
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct FaultDoc<'a> {
     message: &'a str,
 }
 

@@ -1,0 +1,231 @@
+//! The query parameters of the read handlers as OpenAPI parameters: `query_params!` turns the
+//! name list a handler passes to `api::begin` into a `utoipa::IntoParams` type for its
+//! `#[utoipa::path]`, and [`query_parameter`] types and describes each name once, as its parser
+//! reads it. Below the handlers (they name it); `api::openapi` checks the bounds against them.
+
+use serde_json::{json, Value};
+
+/// `/posisjon`'s bounds (`read::posisjon::MAX_DISTANCE_M`, `MAX_COUNT`; `api::openapi`'s tests
+/// check they are equal).
+pub const MAX_DISTANCE_M: i64 = 100_000;
+pub const MAX_COUNT: i64 = 1000;
+
+/// Declares the query parameters of a handler as a `utoipa::IntoParams` type for its
+/// `#[utoipa::path(params(..))]`, from the very name lists the handler passes to `api::begin`
+/// (so the document names exactly the parameters the handler accepts, plus `pretty`, accepted
+/// everywhere). `inkluder` names the word list the handler checks `inkluder` against.
+///
+/// ```ignore
+/// query_params!(ListQuery = [FILTERS, LIST_ONLY], inkluder = INKLUDER);
+/// ```
+#[macro_export]
+macro_rules! query_params {
+    ($(#[$m:meta])* $name:ident = [$($list:expr),* $(,)?] $(, inkluder = $ink:expr)?) => {
+        $(#[$m])*
+        pub struct $name;
+        impl utoipa::IntoParams for $name {
+            fn into_params(
+                _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+            ) -> Vec<utoipa::openapi::path::Parameter> {
+                #[allow(unused_mut, unused_assignments)]
+                let mut inkluder: &[&str] = &[];
+                $(inkluder = $ink;)?
+                $crate::api::query_doc::query_parameters(&[$($list),*], inkluder)
+            }
+        }
+    };
+}
+
+/// The parameters of the given name lists (and `pretty`) as OpenAPI parameters, each typed by
+/// [`query_parameter`]; a name without a description there is documented as a plain string
+/// (a test fails on it).
+pub fn query_parameters(
+    lists: &[&[&str]],
+    inkluder: &[&str],
+) -> Vec<utoipa::openapi::path::Parameter> {
+    let names = lists
+        .iter()
+        .flat_map(|l| l.iter())
+        .chain(super::params::COMMON);
+    names
+        .filter_map(|name| {
+            let (schema, description, required) = query_parameter(name, inkluder)
+                .unwrap_or_else(|| (json!({"type": "string"}), "", false));
+            let mut p = json!({"name": name, "in": "query", "required": required,
+                "description": description, "schema": schema});
+            if schema_is_array(&p["schema"]) {
+                p["style"] = json!("form");
+                p["explode"] = json!(true);
+            }
+            serde_json::from_value(p).ok()
+        })
+        .collect()
+}
+
+crate::query_params!(
+    /// The query of an operation that takes no parameter of its own (only `pretty`).
+    NoQuery = []
+);
+
+fn schema_is_array(s: &Value) -> bool {
+    s["type"] == "array"
+}
+
+/// `srid` values the parser accepts (`geo::srid::Srid::parse`; a test checks each).
+pub const SRIDS: &[&str] = &[
+    "32633", "25833", "5973", "6173", "4326", "25832", "25835", "utm33", "wgs84",
+];
+
+/// Type, description and requiredness of every query parameter a read handler accepts, as its
+/// parser reads it. `inkluder`: the words of the handler's `inkluder`.
+pub fn query_parameter(name: &str, inkluder: &[&str]) -> Option<(Value, &'static str, bool)> {
+    let number_list = json!({"type": "string", "pattern": "^([0-9]{1,9}(,[0-9]{1,9})*)?$"});
+    // an empty item (`inkluder=`) is ignored by the parser, so it is a valid value too
+    let words = |w: &[&str]| {
+        let mut values: Vec<&str> = w.to_vec();
+        values.push("");
+        json!({"type": "array", "items": {"type": "string", "enum": values}})
+    };
+    Some(match name {
+        "pretty" => (
+            json!({"type": "boolean", "default": false}),
+            "Indent the answer (JSON and XML)",
+            false,
+        ),
+        "srid" => (
+            json!({"type": "string", "enum": SRIDS, "default": "32633"}),
+            "Coordinate system of geometries in the answer and of coordinates in the request: 32633/utm33 (UTM 33N WGS 84, default), 25833, 5973, 6173, 25832, 25835, 4326/wgs84",
+            false,
+        ),
+        "inkluder" => (
+            words(inkluder),
+            "Parts to include; repeat the parameter or give a comma list",
+            false,
+        ),
+        "inkludergeometri" => (
+            words(super::object_json::INKLUDERGEOMETRI),
+            "Which geometry an object carries: egenskap (its own), utledet (from its placement), lokasjon, ingen",
+            false,
+        ),
+        "geometritoleranse" => (
+            json!({"type": "integer", "minimum": 1, "maximum": 10000}),
+            "Simplify geometries to this tolerance in meters (10, 20 or 30 in v2); simplified ones carry forenklet: true",
+            false,
+        ),
+        "segmentering" => (
+            json!({"type": "boolean", "default": true}),
+            "Cut stretches to the area filters (true) or return whole objects (false)",
+            false,
+        ),
+        "region" | "fylke" | "vegavdeling" | "kommune" => (
+            number_list,
+            "Area numbers, comma list (or repeated); objects in any of them",
+            false,
+        ),
+        "kategori" => (number_list, "Category ids, comma list", false),
+        "kontraktsomrade" => (
+            json!({"type": "string"}),
+            "Contract area names (or numbers), comma list",
+            false,
+        ),
+        "riksvegrute" => (
+            json!({"type": "string"}),
+            "National route names, comma list",
+            false,
+        ),
+        "vegreferanse" => (
+            json!({"type": "string"}),
+            "Road references, comma list, e.g. Ev6 or 5000Ev6hp1m500 (on /veg: one fully qualified point)",
+            false,
+        ),
+        "veglenke" => (
+            json!({"type": "string"}),
+            "Road link positions: id, pos@id or from-to@id (comma list); not together with the area filters",
+            false,
+        ),
+        "kartutsnitt" => (
+            json!({"type": "string",
+                "pattern": "^-?[0-9]{1,6}(\\.[0-9]{1,3})?(,-?[0-9]{1,6}(\\.[0-9]{1,3})?){3}$"}),
+            "Map extent xmin,ymin,xmax,ymax in the request's srid",
+            false,
+        ),
+        "egenskap" => (
+            json!({"type": "string"}),
+            "Property filter, e.g. 2021=2738, egenskap(2021) in [2738,2741], (2021>=50 AND 2021<=80)",
+            false,
+        ),
+        "overlapp" => (
+            json!({"type": "string"}),
+            "Objects overlapping objects of another type: typeId or typeId(filter); repeatable, AND-ed",
+            false,
+        ),
+        "antall" => (
+            json!({"type": "integer", "minimum": 1, "maximum": 1_000_000_000, "default": 1000}),
+            "Page size (larger values are clamped to 10,000)",
+            false,
+        ),
+        "start" => (
+            json!({"type": "string", "pattern": "^[0-9a-f]{48}$"}),
+            "Cursor: the metadata.neste.start of the previous page",
+            false,
+        ),
+        "dybde" => (
+            json!({"type": "string", "pattern": "^([1-9][0-9]{0,2}|full)$"}),
+            "Also the object's descendants to this depth (1, 2, …, or full); the answer is then a list",
+            false,
+        ),
+        "id" => (
+            json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}),
+            "Road object id",
+            true,
+        ),
+        "type" => (
+            json!({"type": "string", "enum": ["endret", "slettet"]}),
+            "endret: objects changed after `etter`; slettet: ids of objects closed after it",
+            true,
+        ),
+        "etter" => (
+            json!({"type": "string", "format": "date"}),
+            "Time: ISO 8601 with offset, 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM' or 'YYYY-MM-DD' (+02:00)",
+            true,
+        ),
+        "nord" | "ost" => (
+            json!({"type": "number"}),
+            "Northing / easting in the request's srid (give both, or lat and lon)",
+            false,
+        ),
+        "lat" | "lon" => (
+            json!({"type": "number"}),
+            "Latitude / longitude in WGS 84 (give both, or nord and ost)",
+            false,
+        ),
+        "maks_avstand" => (
+            json!({"type": "integer", "minimum": 0,
+                "maximum": MAX_DISTANCE_M, "default": 30}),
+            "Search radius in meters",
+            false,
+        ),
+        "maks_antall" => (
+            json!({"type": "integer", "minimum": 1,
+                "maximum": MAX_COUNT, "default": 1}),
+            "Number of positions, nearest first",
+            false,
+        ),
+        "konnekteringslenker" | "detaljerte_lenker" => (
+            json!({"type": "boolean", "default": false}),
+            "Also consider connection links / detailed links",
+            false,
+        ),
+        "vegreferanser" => (
+            json!({"type": "string"}),
+            "Road reference points, comma list (at most 1,000)",
+            false,
+        ),
+        "veglenker" => (
+            json!({"type": "string"}),
+            "Link positions <posisjon>@<veglenkeid>, comma list (at most 1,000)",
+            false,
+        ),
+        _ => return None,
+    })
+}
