@@ -101,6 +101,7 @@ pub enum Command {
         /// Object type id, e.g. 105 (Fartsgrense).
         #[arg(long = "type")]
         type_id: u32,
+        /// Output format: fgb (FlatGeobuf), geojson or geoparquet.
         #[arg(long, value_enum)]
         format: crate::export::Format,
         /// Coordinate system (default: 4326 for GeoJSON, else 32633).
@@ -112,6 +113,7 @@ pub enum Command {
         /// Output file (default: type-<id>.<fgb|geojson|parquet> in the current directory).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Data directory whose CURRENT generation is exported (read-only).
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
     },
@@ -241,11 +243,13 @@ pub enum SnapshotAction {
     /// CURRENT (unless the store's is newer): only files the store does not hold yet are sent,
     /// the manifest after them, CURRENT last and conditionally.
     Push {
+        /// Data directory holding the generation.
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
         /// The store: `s3://bucket/prefix`, `az://container/prefix`, `gs://bucket/prefix`.
         #[arg(long, value_name = "URL")]
         to: String,
+        /// Generation to upload (default: the directory's CURRENT).
         #[arg(long)]
         generation: Option<u64>,
     },
@@ -256,8 +260,10 @@ pub enum SnapshotAction {
         /// The store: `s3://bucket/prefix`, `az://container/prefix`, `gs://bucket/prefix`.
         #[arg(long, value_name = "URL")]
         from: String,
+        /// Data directory to download into.
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
+        /// Generation to download (default: the store's CURRENT).
         #[arg(long)]
         generation: Option<u64>,
     },

@@ -28,7 +28,9 @@ const LAYERS: &[&[&str]] = &[
     &["api::object_json"],
     &["api::stream"],
     &["api::object_docs"],
-    &["api::paging", "api::dto", "api::media", "api::catalog_docs"],
+    &["api::paging", "api::media", "api::catalog_docs"],
+    // the response types (with their compact JSON writer, which media's `respond_compact` calls)
+    &["api::dto"],
     &[
         "api::params",
         "api::cursor",

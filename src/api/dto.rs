@@ -11,7 +11,6 @@ use crate::query::vegref::{link_point_short, round_position, RoadKey};
 use crate::snapshot::columns::Days;
 
 use super::error::ApiResult;
-use super::media::CompactJson;
 
 /// A road reference (vegreferanse) at one meter.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -177,6 +176,27 @@ pub fn oslo_offset(utc_secs: i64) -> i64 {
 /// Norwegian local wall-clock time of a UTC instant, `YYYY-MM-DD HH:MM:SS` or with a `T`.
 pub fn oslo_date_time(utc_secs: i64, with_t: bool) -> String {
     date_time(utc_secs + oslo_offset(utc_secs), with_t)
+}
+
+/// A value with a hand-written compact JSON form, byte for byte what `serde_json::to_writer`
+/// writes for it (each implementation is checked against serde by a property test). Only the
+/// hottest answers have one (`/posisjon`, `/veg`): serde's generic path escapes every key and
+/// goes through a serializer call per field.
+pub trait CompactJson {
+    fn write_compact_json(&self, out: &mut Vec<u8>);
+}
+
+impl<T: CompactJson> CompactJson for [T] {
+    fn write_compact_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, v) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            v.write_compact_json(out);
+        }
+        out.push(b']');
+    }
 }
 
 /// JSON text pieces for [`CompactJson`] writers: a string as serde_json escapes it, and a float

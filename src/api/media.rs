@@ -422,29 +422,11 @@ pub enum RenderError {
     Xml(#[from] xml::XmlError),
 }
 
-/// A value with a hand-written compact JSON form, byte for byte what `serde_json::to_writer`
-/// writes for it (each implementation is checked against serde by a property test). Only the
-/// hottest answers have one (`/posisjon`, `/veg`): serde's generic path escapes every key and
-/// goes through a serializer call per field.
-pub trait CompactJson {
-    fn write_compact_json(&self, out: &mut Vec<u8>);
-}
-
-impl<T: CompactJson> CompactJson for [T] {
-    fn write_compact_json(&self, out: &mut Vec<u8>) {
-        out.push(b'[');
-        for (i, v) in self.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            v.write_compact_json(out);
-        }
-        out.push(b']');
-    }
-}
-
-/// As [`respond`]; compact JSON through [`CompactJson`].
-pub fn respond_compact<T: Serialize + CompactJson + ?Sized>(n: Negotiated, value: &T) -> Response {
+/// As [`respond`]; compact JSON through [`super::dto::CompactJson`].
+pub fn respond_compact<T: Serialize + super::dto::CompactJson + ?Sized>(
+    n: Negotiated,
+    value: &T,
+) -> Response {
     if n.format == Format::Json && !n.pretty {
         let mut out = Vec::with_capacity(512);
         value.write_compact_json(&mut out);

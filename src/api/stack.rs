@@ -627,8 +627,7 @@ impl App {
         // A client that accepts no encoding gets its answer without the compression wrapper
         // (its predicate and body adapter cost ≈ 3,000 instructions per request for nothing).
         let answered = if req.headers().contains_key(header::ACCEPT_ENCODING) {
-            let svc: Compression<Router, Compress> =
-                inner.compression.layer(inner.router.clone());
+            let svc: Compression<Router, Compress> = inner.compression.layer(inner.router.clone());
             let call = svc.oneshot(req);
             match base {
                 Some(base) => lazy_timeout(deadline, request_base::in_scope(base, call)).await,
