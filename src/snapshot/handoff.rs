@@ -52,6 +52,10 @@ pub const POLL: Duration = Duration::from_millis(20);
 /// Longest a producer waits for the owner to acknowledge (its writer finishes the batch in
 /// hand first); past it the producer gives up with an error naming the owner.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A `.new-` inbox entry younger than this is a producer still announcing itself (a died one
+/// is removed once it is older).
+pub const NEW_ENTRY_GRACE: Duration = Duration::from_secs(60);
 /// Longest the owner's writer waits, acknowledged, for a live producer's build; past it the
 /// request is refused and changesets go on.
 pub const BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -168,6 +172,15 @@ impl Request {
         matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock))
     }
 
+    /// Whether the entry was last modified longer than `age` ago (unknown: yes).
+    fn older_than(&self, age: Duration) -> bool {
+        fs::metadata(&self.dir)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_none_or(|e| e > age)
+    }
+
     pub fn is_ready(&self) -> bool {
         self.dir.join(READY_FILE).exists()
     }
@@ -254,8 +267,10 @@ pub fn next_request(root: &Path) -> Result<Option<Request>> {
             dir: inbox.join(&name),
         };
         if name.starts_with(".new-") {
-            // the lock is taken before the rename: a free one is a producer that died there
-            if !r.producer_alive() {
+            // the lock is taken before the rename: a free one is a producer that died there —
+            // unless it is young: between its `mkdir` and its lock a live producer's entry has
+            // no lock yet, and removing it then races the producer's rename
+            if !r.producer_alive() && r.older_than(NEW_ENTRY_GRACE) {
                 r.remove()?;
             }
             continue;
