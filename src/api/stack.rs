@@ -628,18 +628,12 @@ impl App {
         // (its predicate and body adapter cost ≈ 3,000 instructions per request for nothing).
         let answered = if req.headers().contains_key(header::ACCEPT_ENCODING) {
             let svc: Compression<Router, Compress> = inner.compression.layer(inner.router.clone());
-            let call = svc.oneshot(req);
-            match base {
-                Some(base) => lazy_timeout(deadline, request_base::in_scope(base, call)).await,
-                None => lazy_timeout(deadline, call).await,
-            }
-            .map(|r| r.map(|r| r.map(Body::new)))
+            answer_in_time(deadline, base, svc.oneshot(req))
+                .await
+                .map(|r| r.map(|r| r.map(Body::new)))
         } else {
-            let call = inner.router.clone().oneshot(req);
-            let mut answered = match base {
-                Some(base) => lazy_timeout(deadline, request_base::in_scope(base, call)).await,
-                None => lazy_timeout(deadline, call).await,
-            };
+            let mut answered =
+                answer_in_time(deadline, base, inner.router.clone().oneshot(req)).await;
             // the answer still depends on Accept-Encoding, as the wrapper would say
             if let Some(Ok(r)) = &mut answered {
                 r.headers_mut()
@@ -793,6 +787,19 @@ impl HttpBody for Logged {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// `call`'s output within the request base `base` (when `href`s come from the request), or None
+/// once `deadline` passed.
+async fn answer_in_time<F: Future>(
+    deadline: tokio::time::Instant,
+    base: Option<Arc<str>>,
+    call: F,
+) -> Option<F::Output> {
+    match base {
+        Some(base) => lazy_timeout(deadline, request_base::in_scope(base, call)).await,
+        None => lazy_timeout(deadline, call).await,
     }
 }
 

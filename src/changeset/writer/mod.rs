@@ -77,7 +77,7 @@ pub struct Writer {
     owner_rights: Option<RightsSource>,
     /// The writer thread runs (cleared when it ends, also by a panic); `/ready` reads it.
     running: std::sync::atomic::AtomicBool,
-    /// Plain counters for the metrics registry (`crate::metrics` reads them).
+    /// Plain counters the metrics registry reads (the writer names no metrics module).
     pub stats: WriterStats,
     /// The store each published generation is uploaded to (`serve --publish-to`).
     publisher: std::sync::OnceLock<Arc<crate::remote::publisher::Publisher>>,
