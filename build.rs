@@ -40,11 +40,12 @@ fn main() {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join("/");
-        let abs = demo.join(rel);
+        // relative to the crate being compiled, not this run's absolute path: a build
+        // directory shared between checkouts must not embed another checkout's files
         let _ = writeln!(
             code,
-            "    ({rel_text:?}, include_bytes!({:?})),",
-            abs.to_string_lossy()
+            "    ({rel_text:?}, include_bytes!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {:?}))),",
+            format!("/snapshots/demo/{rel_text}")
         );
     }
     code.push_str("];\n");

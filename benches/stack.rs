@@ -5,9 +5,10 @@
 //! network: the difference is the stack's own cost per request. Data: the tiny preset.
 //!
 //! Issue 14: the operations layers (metrics, access log, ETag/Cache-Control, the in-flight
-//! limit, the rate limit) all switched on (`ops_on`) against all off (`ops_off`), without a
-//! tracing subscriber and with one at `info` writing to a sink (the access log's formatting;
-//! the `request` span exists at `info` in both), and a 304 answered from `If-None-Match`.
+//! limit, the rate limit) all switched on (`ops_on`; the access-log lines go to a sink through
+//! the server's own buffered writer) against all off (`ops_off`), without a tracing subscriber
+//! and with one at `info` writing to a sink (the `request` span exists at `info` in both), and a
+//! 304 answered from `If-None-Match`.
 //!
 //! Instruction counts (noise-free on a busy machine): `STACK_ITERS=N` runs N requests of each
 //! mode in its own function and exits without criterion (see `instruction_count_run`).
@@ -37,10 +38,13 @@ fn state_with(ops: OpsOptions) -> AppState {
     AppState::read_only(std::sync::Arc::new(GenerationStore::new(g)), config)
 }
 
-/// Every operations layer on (the rate limit far above the bench's rate).
+/// Every operations layer on (the rate limit far above the bench's rate; the access log's
+/// lines formatted and buffered as the server does, then written to a sink).
 fn ops_on() -> OpsOptions {
+    use vegdb::api::access_log::{AccessLog, LineFormat};
     OpsOptions {
         rate_limit: u32::MAX,
+        access_log_to: Some(AccessLog::new(LineFormat::Text, Box::new(std::io::sink()))),
         ..OpsOptions::default()
     }
 }

@@ -173,6 +173,7 @@ impl OpsArgs {
         crate::api::OpsOptions {
             metrics: self.metrics,
             access_log: self.access_log,
+            access_log_to: None,
             http_cache: self.http_cache,
             cache_max_age: self.cache_max_age,
             max_in_flight: self.max_in_flight,

@@ -24,6 +24,11 @@ pub fn init_tracing(filter: &str, json: bool) {
         .with_env_filter(env)
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
+    crate::api::access_log::set_process_format(if json {
+        crate::api::access_log::LineFormat::Json
+    } else {
+        crate::api::access_log::LineFormat::Text
+    });
     let _ = if json {
         builder.json().try_init()
     } else {
@@ -654,6 +659,7 @@ pub async fn serve_starting(
     drop(listener);
     // Idle keep-alive connections are closed at once; requests in flight finish.
     graceful.shutdown().await;
+    crate::api::access_log::flush_stderr();
     outcome
 }
 

@@ -681,3 +681,93 @@ fn a_corrupt_current_is_refused_naming_the_last_good_generation_and_rollback_res
     let v: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["datagrunnlag"]["generasjon"]["id"], 1);
 }
+
+/// The access log of the real binary: one line per request on stderr in the process's log
+/// format (`--log-json`: JSON objects; else tracing's text layout), written out when the
+/// server stops on SIGTERM; the log filter switches it off (`vegdb::access=off`).
+#[test]
+fn the_access_log_goes_to_stderr_in_the_log_format_and_obeys_the_filter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |name: &str, flags: &[&str], filter: &str| -> (Vec<String>, String) {
+        let port = free_port();
+        let root = format!("http://127.0.0.1:{port}");
+        let mut cmd = vegdb(&[
+            "serve",
+            "--read-only",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ]);
+        cmd.args(flags)
+            .env("VEGDB_LOG", filter)
+            .env("TMPDIR", tmp.path());
+        let mut s = spawn(cmd, tmp.path().join(name));
+        wait_ready(&mut s, &root);
+        let client = reqwest::blocking::Client::new();
+        let mut ids = Vec::new();
+        for (i, path) in ["/nvdb/api/v2/vegobjekttyper/105", "/nvdb/api/v2/nope"]
+            .iter()
+            .enumerate()
+        {
+            let id = format!("{name}-{i}");
+            let r = client
+                .get(format!("{root}{path}"))
+                .header("x-request-id", &id)
+                .send()
+                .unwrap();
+            assert!(r.status().is_success() || r.status() == 404);
+            ids.push(id);
+        }
+        // SIGTERM: a graceful stop writes out what the buffer holds
+        let pid = s.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let _ = s.child.wait();
+        (ids, s.log())
+    };
+
+    let (ids, log) = run("json.log", &["--log-json"], "info");
+    let lines: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["target"] == "vegdb::access")
+        .filter(|v| {
+            let id = v["fields"]["request_id"].as_str().unwrap_or_default();
+            ids.iter().any(|i| i == id)
+        })
+        .collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(
+        !log.contains("\"level\":\"ERROR\""),
+        "the 503s while loading are no errors: {log}"
+    );
+    for (line, id) in lines.iter().zip(&ids) {
+        assert_eq!(line["fields"]["request_id"], id.as_str(), "{log}");
+        assert_eq!(line["level"], "INFO");
+    }
+    assert_eq!(lines[1]["fields"]["status"], 404);
+    assert_eq!(lines[1]["fields"]["path"], "/nvdb/api/v2/nope");
+
+    let (ids, log) = run("text.log", &[], "info");
+    for id in &ids {
+        let line = log
+            .lines()
+            .find(|l| l.ends_with(&format!(" request_id={id}")))
+            .unwrap_or_else(|| panic!("no line for {id}: {log}"));
+        assert!(
+            line.contains("  INFO vegdb::access: request method=GET path=/nvdb/api/v2/"),
+            "{line}"
+        );
+    }
+
+    let (ids, log) = run("off.log", &[], "info,vegdb::access=off");
+    assert!(
+        log.contains(" ready on "),
+        "the other info lines stay: {log}"
+    );
+    for id in &ids {
+        assert!(!log.contains(id.as_str()), "{log}");
+    }
+}

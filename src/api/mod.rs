@@ -2,6 +2,7 @@
 //! call against the generation taken once per request, and shape the response (JSON or XML,
 //! `media.rs`).
 
+pub mod access_log;
 pub mod catalog_docs;
 pub mod cursor;
 pub mod docs;
@@ -83,8 +84,10 @@ pub struct ApiConfig {
 pub struct OpsOptions {
     /// Serve Prometheus metrics at `/metrics` (and count requests for them).
     pub metrics: bool,
-    /// One info line per request (target `vegdb::access`).
+    /// One info line per request (target `vegdb::access`, see [`access_log`]).
     pub access_log: bool,
+    /// Where the access-log lines go; None: standard error, in the process's log format.
+    pub access_log_to: Option<Arc<access_log::AccessLog>>,
     /// `ETag` and `Cache-Control` on read-API answers, 304 for a matching `If-None-Match`.
     pub http_cache: bool,
     /// `Cache-Control: max-age` of read-API answers in seconds (0: `no-cache`, revalidate).
@@ -108,6 +111,7 @@ impl Default for OpsOptions {
         OpsOptions {
             metrics: true,
             access_log: true,
+            access_log_to: None,
             http_cache: true,
             cache_max_age: 0,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,

@@ -33,9 +33,10 @@
 //! - entity tag (read API): the generation id (no reference count taken), a SipHash over the
 //!   method, target and a few headers, and one header value; a matching `If-None-Match` is
 //!   answered before the routes.
-//! - access log: the method and URI are kept (reference counts, no copy) and one `info` event
-//!   is emitted when the level is enabled; a body of unknown size is wrapped (one allocation)
-//!   so that its bytes are counted.
+//! - access log: the method and URI are kept (reference counts, no copy) and one line is
+//!   formatted by hand into a shared buffer that is written out in batches
+//!   (`super::access_log`); a body of unknown size is wrapped (one allocation) so that its
+//!   bytes are counted.
 
 use std::future::Future;
 use std::net::IpAddr;
@@ -48,7 +49,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
-use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 use axum::Router;
 use governor::clock::{Clock, DefaultClock};
@@ -59,6 +60,7 @@ use tower_http::compression::{Compression, CompressionLayer};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tracing::Instrument;
 
+use super::access_log::{AccessLine, AccessLog};
 use super::guard;
 use super::request_base;
 use super::{media, AppState, OpsOptions, READ_BASE};
@@ -75,7 +77,7 @@ pub const METRICS_PATH: &str = "/metrics";
 /// Paths neither shed nor rate-limited: monitoring must see an overloaded server.
 const MONITORING_PATHS: &[&str] = &[METRICS_PATH, "/health", "/ready"];
 /// Target of the access log lines.
-pub const ACCESS_LOG_TARGET: &str = "vegdb::access";
+pub const ACCESS_LOG_TARGET: &str = super::access_log::TARGET;
 /// Content type of the Prometheus text exposition format.
 pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -138,6 +140,8 @@ struct Inner {
     /// None while the server starts (no generation yet: no entity tags).
     store: Option<Arc<GenerationStore>>,
     ops: OpsOptions,
+    /// None: no access log (switched off, or filtered out by `--log`).
+    access_log: Option<Arc<AccessLog>>,
     metrics: Option<Arc<Metrics>>,
     in_flight: AtomicUsize,
     limiter: Option<Arc<DefaultKeyedRateLimiter<ClientKey>>>,
@@ -397,6 +401,7 @@ impl App {
             cache_private: cache("private"),
             retry_after: HeaderValue::from(ops.retry_after.max(1)),
             server: HeaderValue::from_static(SERVER),
+            access_log: access_log_of(&ops),
             ops,
             metrics,
             in_flight: AtomicUsize::new(0),
@@ -418,9 +423,9 @@ impl App {
         let started = tokio::time::Instant::now();
         let inner = &*self.inner;
         let log = inner
-            .ops
             .access_log
-            .then(|| (req.method().clone(), req.uri().clone()));
+            .as_ref()
+            .map(|_| (req.method().clone(), req.uri().clone()));
         super::rewrite_suffix_in_place(&mut req);
         let route = metrics::route_of(req.uri().path());
         let id = match req.headers().get(&X_REQUEST_ID) {
@@ -449,27 +454,26 @@ impl App {
         if let Some(m) = &inner.metrics {
             m.request(route, status.as_u16(), latency);
         }
-        if let Some((method, uri)) = log {
-            if tracing::enabled!(target: ACCESS_LOG_TARGET, tracing::Level::INFO) {
-                let line = AccessLine {
-                    method,
-                    uri,
-                    status,
-                    latency,
-                    id,
-                };
-                match response.body().size_hint().exact() {
-                    Some(bytes) => line.emit(bytes),
-                    // streamed or compressed: logged when the body ends
-                    None => {
-                        return response.map(|b| {
-                            Body::new(Logged {
-                                inner: b,
-                                bytes: 0,
-                                line: Some(line),
-                            })
+        if let (Some((method, uri)), Some(access)) = (log, &inner.access_log) {
+            let line = AccessLine {
+                method,
+                uri,
+                status,
+                latency,
+                id,
+            };
+            match response.body().size_hint().exact() {
+                Some(bytes) => access.write(&line, bytes),
+                // streamed or compressed: logged when the body ends
+                None => {
+                    let access = access.clone();
+                    return response.map(|b| {
+                        Body::new(Logged {
+                            inner: b,
+                            bytes: 0,
+                            line: Some((access, line)),
                         })
-                    }
+                    });
                 }
             }
         }
@@ -564,7 +568,13 @@ impl App {
             }
         }
         let status = response.status();
-        if status.is_server_error() {
+        if status == StatusCode::SERVICE_UNAVAILABLE && inner.store.is_none() {
+            // still loading: the expected answer until ready
+            tracing::debug!(status = 503, "not ready yet");
+        } else if status == StatusCode::SERVICE_UNAVAILABLE {
+            // shed, over the query budget, or the writer is stopping: the client may retry
+            tracing::warn!(status = 503, latency = ?started.elapsed(), "service unavailable");
+        } else if status.is_server_error() {
             tracing::error!(status = status.as_u16(), latency = ?started.elapsed(), "response failed");
         } else {
             tracing::debug!(status = status.as_u16(), latency = ?started.elapsed(), "finished processing request");
@@ -687,6 +697,18 @@ impl App {
     }
 }
 
+/// Where the access-log lines go: `ops.access_log_to`, else standard error when the access
+/// log is on and the log filter lets `vegdb::access` through at info level (asked once).
+fn access_log_of(ops: &OpsOptions) -> Option<Arc<AccessLog>> {
+    if !ops.access_log {
+        return None;
+    }
+    if let Some(to) = &ops.access_log_to {
+        return Some(to.clone());
+    }
+    tracing::enabled!(target: ACCESS_LOG_TARGET, tracing::Level::INFO).then(AccessLog::stderr)
+}
+
 /// Every 5 s while the app lives: fold histogram samples into buckets and forget idle
 /// rate-limit keys (off the request path, on the runtime's blocking pool).
 fn upkeep(inner: std::sync::Weak<Inner>) {
@@ -715,42 +737,18 @@ fn upkeep(inner: std::sync::Weak<Inner>) {
     });
 }
 
-/// The fields of one access-log line.
-struct AccessLine {
-    method: Method,
-    uri: Uri,
-    status: StatusCode,
-    latency: Duration,
-    id: HeaderValue,
-}
-
-impl AccessLine {
-    fn emit(&self, bytes: u64) {
-        tracing::info!(
-            target: ACCESS_LOG_TARGET,
-            method = %self.method,
-            path = %self.uri,
-            status = self.status.as_u16(),
-            bytes,
-            latency_us = self.latency.as_micros() as u64,
-            request_id = %self.id.to_str().unwrap_or("-"),
-            "request"
-        );
-    }
-}
-
 /// A response body that counts its bytes and writes the access-log line when it ends (or is
 /// dropped: the client went away).
 struct Logged {
     inner: Body,
     bytes: u64,
-    line: Option<AccessLine>,
+    line: Option<(Arc<AccessLog>, AccessLine)>,
 }
 
 impl Drop for Logged {
     fn drop(&mut self) {
-        if let Some(line) = self.line.take() {
-            line.emit(self.bytes);
+        if let Some((log, line)) = self.line.take() {
+            log.write(&line, self.bytes);
         }
     }
 }
@@ -772,8 +770,8 @@ impl HttpBody for Logged {
                 }
             }
             Poll::Ready(None) => {
-                if let Some(line) = this.line.take() {
-                    line.emit(this.bytes);
+                if let Some((log, line)) = this.line.take() {
+                    log.write(&line, this.bytes);
                 }
             }
             _ => {}

@@ -724,7 +724,7 @@ async fn every_answer_names_the_server() {
     }
 }
 
-/// Log output captured by a subscriber of this thread.
+/// Access-log output captured in memory.
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
 
@@ -742,8 +742,8 @@ fn access_lines(c: &Captured) -> Vec<Value> {
     String::from_utf8(c.0.lock().unwrap().clone())
         .unwrap()
         .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["target"] == "vegdb::access")
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .inspect(|v| assert_eq!(v["target"], "vegdb::access"))
         .collect()
 }
 
@@ -751,20 +751,19 @@ fn access_lines(c: &Captured) -> Vec<Value> {
 /// request id, also for streamed and compressed bodies; none when switched off.
 #[test]
 fn the_access_log_has_one_line_per_request() {
+    use vegdb::api::access_log::{AccessLog, LineFormat};
     let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_env_filter("info")
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let log = AccessLog::new(LineFormat::Json, Box::new(captured.clone()));
+    let ops = || OpsOptions {
+        access_log_to: Some(log.clone()),
+        ..OpsOptions::default()
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        let root = start(store(), OpsOptions::default()).await;
+        let root = start(store(), ops()).await;
         let client = reqwest::Client::new();
         let asks = [
             (posisjon(), None),
@@ -784,7 +783,8 @@ fn the_access_log_has_one_line_per_request() {
             let len = r.bytes().await.unwrap().len() as u64;
             sent.push((path.clone(), status, id, len));
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // written out by the background flush
+        tokio::time::sleep(vegdb::api::access_log::FLUSH_EVERY * 3).await;
         let lines = access_lines(&captured);
         assert_eq!(lines.len(), asks.len(), "{lines:?}");
         for (path, status, id, len) in &sent {
@@ -805,7 +805,7 @@ fn the_access_log_has_one_line_per_request() {
             store(),
             OpsOptions {
                 access_log: false,
-                ..OpsOptions::default()
+                ..ops()
             },
         )
         .await;
@@ -817,7 +817,7 @@ fn the_access_log_has_one_line_per_request() {
             .unwrap();
         assert_eq!(r.status(), 200);
         let _ = r.bytes().await.unwrap();
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        log.flush();
         assert_eq!(access_lines(&captured).len(), before);
     });
 }

@@ -1,0 +1,438 @@
+//! The access log (issue 14): one line per request with method, path, status, bytes, latency
+//! and request id, in the process's log format (text or `--log-json`) under the target
+//! `vegdb::access`.
+//!
+//! The lines do not go through `tracing`'s event machinery: a `tracing::info!` with seven
+//! fields cost about 19,000 instructions per request (field visitors, `fmt::Write` through
+//! `core::fmt`, a timestamp formatted each time, a lock and a `write` system call to stderr per
+//! line), more than the whole `/posisjon` handler. Here a line is formatted by hand straight into
+//! a shared buffer (numbers with `itoa`, the timestamp's date and time part formatted once per
+//! second per thread), and the buffer goes to its output in batches: when it holds
+//! [`FLUSH_BYTES`], every [`FLUSH_EVERY`] from a background thread, and when the server stops.
+//! A process killed outright loses at most the last [`FLUSH_EVERY`] of lines.
+//!
+//! The log filter (`--log`) still decides: the stack asks once at start-up whether
+//! `vegdb::access` is enabled at info level, so `--log warn` or `--log info,vegdb::access=off`
+//! switch the lines off as they did when they were `tracing` events.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::http::{HeaderValue, Method, StatusCode, Uri};
+
+/// Target of the access-log lines (what `--log` filters on).
+pub const TARGET: &str = "vegdb::access";
+/// A buffer this full is written out by the request that filled it.
+pub const FLUSH_BYTES: usize = 16 * 1024;
+/// The background thread writes the buffer out this often.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
+
+/// How a line is written: as `tracing_subscriber`'s text or JSON formatter writes an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineFormat {
+    /// `2026-11-24T04:09:02.123456Z  INFO vegdb::access: request method=GET path=/x status=200 ...`
+    Text,
+    /// `{"timestamp":"...","level":"INFO","fields":{"message":"request",...},"target":"vegdb::access"}`
+    Json,
+}
+
+/// Where the lines of one server go, with the buffer they wait in.
+pub struct AccessLog {
+    format: LineFormat,
+    pending: Mutex<Vec<u8>>,
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+/// The fields of one line.
+pub struct AccessLine {
+    pub method: Method,
+    pub uri: Uri,
+    pub status: StatusCode,
+    pub latency: Duration,
+    pub id: HeaderValue,
+}
+
+/// The process's log format, set once by `server::init_tracing` (text until then).
+static PROCESS_FORMAT: OnceLock<LineFormat> = OnceLock::new();
+/// The process's standard-error log, made on first use.
+static STDERR: OnceLock<Arc<AccessLog>> = OnceLock::new();
+
+/// Record the process's log format (the first call wins).
+pub fn set_process_format(format: LineFormat) {
+    let _ = PROCESS_FORMAT.set(format);
+}
+
+impl AccessLog {
+    /// A log writing to `out` (flushed in the background while the log lives).
+    pub fn new(format: LineFormat, out: Box<dyn Write + Send>) -> Arc<AccessLog> {
+        let log = Arc::new(AccessLog {
+            format,
+            pending: Mutex::new(Vec::with_capacity(FLUSH_BYTES + 512)),
+            out: Mutex::new(out),
+        });
+        flusher(Arc::downgrade(&log));
+        log
+    }
+
+    /// The process's log on standard error, in the format `--log-json` chose.
+    pub fn stderr() -> Arc<AccessLog> {
+        STDERR
+            .get_or_init(|| {
+                let format = PROCESS_FORMAT.get().copied().unwrap_or(LineFormat::Text);
+                AccessLog::new(format, Box::new(std::io::stderr()))
+            })
+            .clone()
+    }
+
+    /// Write out what the buffer holds.
+    pub fn flush(&self) {
+        let batch = {
+            let mut pending = lock(&self.pending);
+            if pending.is_empty() {
+                return;
+            }
+            std::mem::replace(&mut *pending, Vec::with_capacity(FLUSH_BYTES + 512))
+        };
+        let mut out = lock(&self.out);
+        // a log that cannot be written (a closed stderr) must not stop the server
+        let _ = out.write_all(&batch);
+        let _ = out.flush();
+    }
+
+    /// Add one line (`bytes`: the body's length as sent).
+    pub fn write(&self, line: &AccessLine, bytes: u64) {
+        let full = {
+            let mut pending = lock(&self.pending);
+            match self.format {
+                LineFormat::Text => text_line(&mut pending, line, bytes),
+                LineFormat::Json => json_line(&mut pending, line, bytes),
+            }
+            pending.len() >= FLUSH_BYTES
+        };
+        if full {
+            self.flush();
+        }
+    }
+}
+
+impl std::fmt::Debug for AccessLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccessLog")
+            .field("format", &self.format)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for AccessLog {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// Write out the process's standard-error log (at shutdown).
+pub fn flush_stderr() {
+    if let Some(log) = STDERR.get() {
+        log.flush();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Flush `log` every [`FLUSH_EVERY`] until it is dropped.
+fn flusher(log: Weak<AccessLog>) {
+    let spawned = std::thread::Builder::new()
+        .name("vegdb-access-log".into())
+        .spawn(move || loop {
+            std::thread::sleep(FLUSH_EVERY);
+            match log.upgrade() {
+                Some(log) => log.flush(),
+                None => return,
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "no access-log flusher thread: lines are written when the buffer fills");
+    }
+}
+
+fn text_line(out: &mut Vec<u8>, line: &AccessLine, bytes: u64) {
+    push_timestamp(out);
+    out.extend_from_slice(b"  INFO ");
+    out.extend_from_slice(TARGET.as_bytes());
+    out.extend_from_slice(b": request method=");
+    out.extend_from_slice(line.method.as_str().as_bytes());
+    out.extend_from_slice(b" path=");
+    out.extend_from_slice(target_of(&line.uri).as_bytes());
+    out.extend_from_slice(b" status=");
+    push_int(out, line.status.as_u16());
+    out.extend_from_slice(b" bytes=");
+    push_int(out, bytes);
+    out.extend_from_slice(b" latency_us=");
+    push_int(out, micros(line.latency));
+    out.extend_from_slice(b" request_id=");
+    out.extend_from_slice(id_of(&line.id));
+    out.push(b'\n');
+}
+
+fn json_line(out: &mut Vec<u8>, line: &AccessLine, bytes: u64) {
+    out.extend_from_slice(b"{\"timestamp\":\"");
+    push_timestamp(out);
+    out.extend_from_slice(b"\",\"level\":\"INFO\",\"fields\":{\"message\":\"request\",\"method\":");
+    push_json_str(out, line.method.as_str().as_bytes());
+    out.extend_from_slice(b",\"path\":");
+    push_json_str(out, target_of(&line.uri).as_bytes());
+    out.extend_from_slice(b",\"status\":");
+    push_int(out, line.status.as_u16());
+    out.extend_from_slice(b",\"bytes\":");
+    push_int(out, bytes);
+    out.extend_from_slice(b",\"latency_us\":");
+    push_int(out, micros(line.latency));
+    out.extend_from_slice(b",\"request_id\":");
+    push_json_str(out, id_of(&line.id));
+    out.extend_from_slice(b"},\"target\":\"");
+    out.extend_from_slice(TARGET.as_bytes());
+    out.extend_from_slice(b"\"}\n");
+}
+
+/// The path and query as the client sent them (absolute-form requests: with scheme and host,
+/// as `Uri`'s `Display` writes them).
+fn target_of(uri: &Uri) -> std::borrow::Cow<'_, str> {
+    match (uri.scheme(), uri.path_and_query()) {
+        (None, Some(pq)) => std::borrow::Cow::Borrowed(pq.as_str()),
+        (None, None) => std::borrow::Cow::Borrowed("/"),
+        _ => std::borrow::Cow::Owned(uri.to_string()),
+    }
+}
+
+fn id_of(id: &HeaderValue) -> &[u8] {
+    // a header value may hold bytes that are not text; the line stays one line of text
+    if id.as_bytes().iter().all(|b| (0x21..0x7f).contains(b)) {
+        id.as_bytes()
+    } else {
+        b"-"
+    }
+}
+
+fn push_int(out: &mut Vec<u8>, n: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// A JSON string of `s` (ASCII printable in practice: URIs and request ids; anything else is
+/// escaped or, for bytes that are not UTF-8, replaced).
+fn push_json_str(out: &mut Vec<u8>, s: &[u8]) {
+    out.push(b'"');
+    if s.iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.extend_from_slice(s);
+    } else {
+        let text = String::from_utf8_lossy(s);
+        let quoted = serde_json::to_string(&*text).unwrap_or_default();
+        out.extend_from_slice(quoted.trim_matches('"').as_bytes());
+    }
+    out.push(b'"');
+}
+
+thread_local! {
+    /// The second last formatted on this thread and its `YYYY-MM-DDTHH:MM:SS.` text.
+    static SECOND: RefCell<(u64, [u8; 20])> = const { RefCell::new((u64::MAX, [0; 20])) };
+}
+
+/// RFC 3339 UTC with microseconds, as `tracing_subscriber`'s default timer writes it.
+fn push_timestamp(out: &mut Vec<u8>) {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs();
+    SECOND.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.0 != secs {
+            let text = chrono::DateTime::from_timestamp(secs as i64, 0)
+                .unwrap_or_default()
+                .format("%Y-%m-%dT%H:%M:%S.")
+                .to_string();
+            let mut prefix = [b'0'; 20];
+            let n = text.len().min(20);
+            prefix[..n].copy_from_slice(&text.as_bytes()[..n]);
+            *cell = (secs, prefix);
+        }
+        out.extend_from_slice(&cell.1);
+    });
+    let us = now.subsec_micros();
+    let start = out.len();
+    push_int(out, us + 1_000_000);
+    // "1xxxxxx": the leading 1 keeps the zeros; drop it
+    out.remove(start);
+    out.push(b'Z');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(uri: &str) -> AccessLine {
+        AccessLine {
+            method: Method::GET,
+            uri: uri.parse().unwrap(),
+            status: StatusCode::NOT_FOUND,
+            latency: Duration::from_micros(1234),
+            id: HeaderValue::from_static("abc-1"),
+        }
+    }
+
+    /// The JSON line is what serde_json reads back, with the fields as given.
+    #[test]
+    fn json_lines_parse_to_their_fields() {
+        for uri in [
+            "/a?b=c&d=%22e%22",
+            "/\u{e6}".replace('\u{e6}', "%C3%A6").as_str(),
+        ] {
+            let mut out = Vec::new();
+            json_line(&mut out, &line(uri), 77);
+            assert_eq!(out.last(), Some(&b'\n'));
+            let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(v["target"], TARGET);
+            assert_eq!(v["level"], "INFO");
+            let f = &v["fields"];
+            assert_eq!(f["message"], "request");
+            assert_eq!(f["method"], "GET");
+            assert_eq!(f["path"], uri);
+            assert_eq!(f["status"], 404);
+            assert_eq!(f["bytes"], 77);
+            assert_eq!(f["latency_us"], 1234);
+            assert_eq!(f["request_id"], "abc-1");
+            let ts = v["timestamp"].as_str().unwrap();
+            let parsed = chrono::DateTime::parse_from_rfc3339(ts).unwrap();
+            let age = chrono::Utc::now().signed_duration_since(parsed);
+            assert!(age.num_seconds().abs() < 5, "{ts}");
+            assert_eq!(ts.len(), "2026-11-24T04:09:02.123456Z".len(), "{ts}");
+        }
+    }
+
+    /// Strings that need escaping come out as serde_json escapes them.
+    #[test]
+    fn json_strings_escape_as_serde_json_does() {
+        for s in ["plain", "a\"b", "back\\slash", "tab\there", "æøå"] {
+            let mut out = Vec::new();
+            push_json_str(&mut out, s.as_bytes());
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(s).unwrap()
+            );
+        }
+    }
+
+    /// Microseconds keep their leading zeros, as the default `tracing_subscriber` timer writes.
+    #[test]
+    fn timestamps_are_rfc3339_with_six_digits() {
+        for _ in 0..1000 {
+            let mut out = Vec::new();
+            push_timestamp(&mut out);
+            let ts = String::from_utf8(out).unwrap();
+            let frac = &ts[ts.find('.').unwrap() + 1..ts.len() - 1];
+            assert_eq!(frac.len(), 6, "{ts}");
+            assert!(chrono::DateTime::parse_from_rfc3339(&ts).is_ok(), "{ts}");
+        }
+    }
+
+    /// A line written to a log reaches its output by the background flush, without filling
+    /// the buffer.
+    #[test]
+    fn lines_reach_the_output_within_the_flush_interval() {
+        #[derive(Clone, Default)]
+        struct Shared(Arc<Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let out = Shared::default();
+        let log = AccessLog::new(LineFormat::Text, Box::new(out.clone()));
+        log.write(&line("/x?y=1"), 5);
+        std::thread::sleep(FLUSH_EVERY * 3);
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert!(
+            text.ends_with(
+                " INFO vegdb::access: request method=GET path=/x?y=1 status=404 bytes=5 latency_us=1234 request_id=abc-1\n"
+            ),
+            "{text}"
+        );
+    }
+
+    /// The oracle: `tracing_subscriber`'s own text and JSON formatters, given the same fields
+    /// as one `tracing` event (what the access log was before), write the same line but for
+    /// the timestamp.
+    #[test]
+    fn lines_are_what_tracing_subscriber_writes() {
+        #[derive(Clone, Default)]
+        struct Captured(Arc<Mutex<Vec<u8>>>);
+        impl Write for Captured {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let l = line("/nvdb/api/v2/posisjon?nord=6650000&ost=260000");
+        for format in [LineFormat::Text, LineFormat::Json] {
+            let captured = Captured::default();
+            let w = captured.clone();
+            let builder = tracing_subscriber::fmt()
+                .with_ansi(false)
+                .with_writer(move || w.clone());
+            let emit = || {
+                tracing::info!(
+                    target: TARGET,
+                    method = %l.method,
+                    path = %l.uri,
+                    status = l.status.as_u16(),
+                    bytes = 77u64,
+                    latency_us = l.latency.as_micros() as u64,
+                    request_id = %l.id.to_str().unwrap(),
+                    "request"
+                );
+            };
+            match format {
+                LineFormat::Text => tracing::subscriber::with_default(builder.finish(), emit),
+                LineFormat::Json => {
+                    tracing::subscriber::with_default(builder.json().finish(), emit)
+                }
+            }
+            let theirs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+            let mut ours = Vec::new();
+            match format {
+                LineFormat::Text => text_line(&mut ours, &l, 77),
+                LineFormat::Json => json_line(&mut ours, &l, 77),
+            }
+            let ours = String::from_utf8(ours).unwrap();
+            match format {
+                LineFormat::Text => {
+                    let cut = |s: &str| s[s.find('Z').unwrap()..].to_string();
+                    assert_eq!(cut(&ours), cut(&theirs));
+                    assert_eq!(ours.find('Z'), theirs.find('Z'), "{ours}{theirs}");
+                }
+                LineFormat::Json => {
+                    let mut a: serde_json::Value = serde_json::from_str(&ours).unwrap();
+                    let mut b: serde_json::Value = serde_json::from_str(&theirs).unwrap();
+                    let (ta, tb) = (a["timestamp"].take(), b["timestamp"].take());
+                    assert_eq!(a, b);
+                    assert_eq!(ta.as_str().unwrap().len(), tb.as_str().unwrap().len());
+                    assert!(theirs.ends_with('\n') && ours.ends_with('\n'));
+                }
+            }
+        }
+    }
+}
