@@ -8,9 +8,7 @@ use serde_json::{json, Value};
 
 use super::crs::{crs_list, CRS84, EPSG};
 use super::error::{OgcError, OgcResult};
-use super::{
-    encoding, html, html_response, json_response, link, ogc_url, respond, Encoding, Query, NETWORK,
-};
+use super::{document, html, link, ogc_url, NETWORK};
 use crate::api::media::GEOJSON;
 use crate::api::AppState;
 use crate::generation::Generation;
@@ -88,28 +86,26 @@ pub(super) async fn collections(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> Response {
-    respond((|| {
-        let q = Query::parse(q.as_deref());
-        q.only(&["f"])?;
-        let enc = encoding(&q, &headers)?;
-        let g = s.store.current();
-        let list: Vec<Value> = collection_list(&g)
-            .iter()
-            .map(|c| collection_doc(&s, c))
-            .collect();
-        let doc = json!({
-            "links": [
-                link(ogc_url(&s, "/collections"), "self", "application/json", "Collections"),
-                link(ogc_url(&s, "/collections?f=html"), "alternate", "text/html", "Collections as HTML"),
-            ],
-            "crs": crs_list(),
-            "collections": list,
-        });
-        Ok(match enc {
-            Encoding::Json => json_response(&doc, "application/json"),
-            Encoding::Html => html_response(html::collections(&doc)),
-        })
-    })())
+    document(
+        q.as_deref(),
+        &headers,
+        |_| {
+            let g = s.store.current();
+            let list: Vec<Value> = collection_list(&g)
+                .iter()
+                .map(|c| collection_doc(&s, c))
+                .collect();
+            Ok(json!({
+                "links": [
+                    link(ogc_url(&s, "/collections"), "self", "application/json", "Collections"),
+                    link(ogc_url(&s, "/collections?f=html"), "alternate", "text/html", "Collections as HTML"),
+                ],
+                "crs": crs_list(),
+                "collections": list,
+            }))
+        },
+        html::collections,
+    )
 }
 
 pub(super) fn find_collection(g: &Generation, cid: &str) -> OgcResult<(String, String, String)> {
@@ -125,15 +121,13 @@ pub(super) async fn collection(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> Response {
-    respond((|| {
-        let q = Query::parse(q.as_deref());
-        q.only(&["f"])?;
-        let enc = encoding(&q, &headers)?;
-        let g = s.store.current();
-        let doc = collection_doc(&s, &find_collection(&g, &cid)?);
-        Ok(match enc {
-            Encoding::Json => json_response(&doc, "application/json"),
-            Encoding::Html => html_response(html::collection(&doc)),
-        })
-    })())
+    document(
+        q.as_deref(),
+        &headers,
+        |_| {
+            let g = s.store.current();
+            Ok(collection_doc(&s, &find_collection(&g, &cid)?))
+        },
+        html::collection,
+    )
 }

@@ -26,6 +26,38 @@ use crate::query::vegref::link_range_short;
 /// Makes the features of a page of rows.
 type FeaturesOf = Box<dyn Fn(Vec<u32>) -> Features>;
 
+/// The links of a page or a feature (`what`): itself as GeoJSON and as HTML (`hrefs`; `self`
+/// the one answered) and its collection.
+fn own_links(
+    s: &AppState,
+    enc: Encoding,
+    [json_href, html_href]: [String; 2],
+    what: &str,
+    id: &str,
+    title: &str,
+) -> Vec<Value> {
+    vec![
+        link(
+            json_href,
+            enc.rel(Encoding::Json),
+            GEOJSON,
+            &format!("This {what} as GeoJSON"),
+        ),
+        link(
+            html_href,
+            enc.rel(Encoding::Html),
+            "text/html",
+            &format!("This {what} as HTML"),
+        ),
+        link(
+            ogc_url(s, &format!("/collections/{id}")),
+            "collection",
+            "application/json",
+            title,
+        ),
+    ]
+}
+
 /// The `egenskap` expression of the property-filter parameters of type `t`.
 fn property_filter(
     t: &ObjectType,
@@ -197,26 +229,17 @@ fn items_inner(
     let returned = page.len() as u64;
     let path = format!("/collections/{id}/items");
     let href = |q: String| ogc_url(s, &format!("{path}?{q}"));
-    let mut links = vec![
-        link(
+    let mut links = own_links(
+        s,
+        enc,
+        [
             href(q.with("f", Some("json"))),
-            enc.rel(Encoding::Json),
-            GEOJSON,
-            "This page as GeoJSON",
-        ),
-        link(
             href(q.with("f", Some("html"))),
-            enc.rel(Encoding::Html),
-            "text/html",
-            "This page as HTML",
-        ),
-        link(
-            ogc_url(s, &format!("/collections/{id}")),
-            "collection",
-            "application/json",
-            &title,
-        ),
-    ];
+        ],
+        "page",
+        &id,
+        &title,
+    );
     let mut page_link = |rel: &str, at: u64| {
         let with_offset = Query(
             q.0.iter()
@@ -327,26 +350,17 @@ fn item_inner(
         geojson::push_object(&mut out, &g, data, row, crs, false)?;
     }
     let self_path = format!("/collections/{id}/items/{fid}");
-    let links = vec![
-        link(
+    let links = own_links(
+        s,
+        enc,
+        [
             ogc_url(s, &format!("{self_path}?f=json")),
-            enc.rel(Encoding::Json),
-            GEOJSON,
-            "This feature as GeoJSON",
-        ),
-        link(
             ogc_url(s, &format!("{self_path}?f=html")),
-            enc.rel(Encoding::Html),
-            "text/html",
-            "This feature as HTML",
-        ),
-        link(
-            ogc_url(s, &format!("/collections/{id}")),
-            "collection",
-            "application/json",
-            &title,
-        ),
-    ];
+        ],
+        "feature",
+        &id,
+        &title,
+    );
     let mut feature: Value =
         serde_json::from_str(&out).map_err(|e| OgcError::bad(e.to_string()))?;
     if let Some(m) = feature.as_object_mut() {

@@ -183,28 +183,45 @@ fn respond(r: OgcResult<Response>) -> Response {
     r.unwrap_or_else(IntoResponse::into_response)
 }
 
-async fn landing(State(s): State<AppState>, headers: HeaderMap, RawQuery(q): RawQuery) -> Response {
+/// Answer a path whose only parameter is `f`: `doc(encoding)` as JSON, or `page` of it as HTML.
+fn document(
+    q: Option<&str>,
+    headers: &HeaderMap,
+    doc: impl FnOnce(Encoding) -> OgcResult<Value>,
+    page: impl FnOnce(&Value) -> String,
+) -> Response {
     respond((|| {
-        let q = Query::parse(q.as_deref());
+        let q = Query::parse(q);
         q.only(&["f"])?;
-        let enc = encoding(&q, &headers)?;
-        let doc = json!({
-            "title": "vegdb — NVDB road data as OGC API Features",
-            "description": "The road network and the road objects of the served generation.",
-            "links": [
-                link(ogc_url(&s, "?f=json"), enc.rel(Encoding::Json), "application/json", "This document"),
-                link(ogc_url(&s, "?f=html"), enc.rel(Encoding::Html), "text/html", "This document as HTML"),
-                link(ogc_url(&s, "/api"), "service-desc", OPENAPI_TYPE, "The API definition"),
-                link(ogc_url(&s, "?f=html"), "service-doc", "text/html", "The API documentation"),
-                link(ogc_url(&s, "/conformance"), "conformance", "application/json", "Conformance classes"),
-                link(ogc_url(&s, "/collections"), "data", "application/json", "Collections"),
-            ]
-        });
+        let enc = encoding(&q, headers)?;
+        let doc = doc(enc)?;
         Ok(match enc {
             Encoding::Json => json_response(&doc, "application/json"),
-            Encoding::Html => html_response(html::landing(&doc)),
+            Encoding::Html => html_response(page(&doc)),
         })
     })())
+}
+
+async fn landing(State(s): State<AppState>, headers: HeaderMap, RawQuery(q): RawQuery) -> Response {
+    document(
+        q.as_deref(),
+        &headers,
+        |enc| {
+            Ok(json!({
+                "title": "vegdb — NVDB road data as OGC API Features",
+                "description": "The road network and the road objects of the served generation.",
+                "links": [
+                    link(ogc_url(&s, "?f=json"), enc.rel(Encoding::Json), "application/json", "This document"),
+                    link(ogc_url(&s, "?f=html"), enc.rel(Encoding::Html), "text/html", "This document as HTML"),
+                    link(ogc_url(&s, "/api"), "service-desc", OPENAPI_TYPE, "The API definition"),
+                    link(ogc_url(&s, "?f=html"), "service-doc", "text/html", "The API documentation"),
+                    link(ogc_url(&s, "/conformance"), "conformance", "application/json", "Conformance classes"),
+                    link(ogc_url(&s, "/collections"), "data", "application/json", "Collections"),
+                ]
+            }))
+        },
+        html::landing,
+    )
 }
 
 async fn conformance(
@@ -212,15 +229,12 @@ async fn conformance(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> Response {
-    respond((|| {
-        let q = Query::parse(q.as_deref());
-        q.only(&["f"])?;
-        let doc = json!({"conformsTo": CONFORMANCE});
-        Ok(match encoding(&q, &headers)? {
-            Encoding::Json => json_response(&doc, "application/json"),
-            Encoding::Html => html_response(html::conformance(&s, CONFORMANCE)),
-        })
-    })())
+    document(
+        q.as_deref(),
+        &headers,
+        |_| Ok(json!({"conformsTo": CONFORMANCE})),
+        |_| html::conformance(&s, CONFORMANCE),
+    )
 }
 
 /// `/ogc/api`: the OpenAPI 3.0 description of the OGC paths.
