@@ -21,22 +21,28 @@
 //! `DataDir::open_for_publishing`: it owns it when nobody else does, and otherwise hands its
 //! generation to the owner through the inbox (`super::handoff`); `begin` and `publish` do the
 //! same for both, so producers need no second code path.
+//!
+//! This file: the directory, its owner and publishing. `producer`: a producer's side of a
+//! hand-off. `retention`: pinning by readers and the owner's garbage collection.
+
+mod producer;
+mod retention;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::handoff::{Answer, Ticket, ACK_TIMEOUT, POLL};
+use super::handoff::Ticket;
 use super::manifest::{FileEntry, Manifest, MANIFEST_FILE};
 pub use super::owner::{describe_owner_of, owner_pid, OwnerLock, LOCK_FILE};
 use super::owner::{lock_owner, try_lock_owner};
 use crate::durable::{fsync_dir, write_durably};
 use crate::error::{EngineError, Result};
+use producer::{poisoned, withdraw};
+pub use retention::{Pinned, KEEP_OLD_GENERATIONS};
 
 pub const CURRENT_FILE: &str = "CURRENT";
-/// Generations the owner keeps on disk besides the current one (its garbage collection).
-pub const KEEP_OLD_GENERATIONS: usize = 1;
 
 /// Named points between publishing steps (`crate::failpoints`; only with the `failpoints`
 /// feature).
@@ -55,8 +61,33 @@ pub fn generation_id(dir: &Path) -> Option<u64> {
         .ok()
 }
 
-fn poisoned() -> EngineError {
-    EngineError::Internal("a hand-off lock was poisoned".into())
+/// Sort `files` into `manifest` and fsync the build's subdirectories (the steps before its
+/// manifest is written).
+fn complete_build(dir: &Path, manifest: &mut Manifest, files: Vec<FileEntry>) -> Result<()> {
+    manifest.files = files;
+    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+    for sub in ["network", "objects"] {
+        let p = dir.join(sub);
+        if p.exists() {
+            fsync_dir(&p)?;
+        }
+    }
+    Ok(())
+}
+
+/// Write `dir`'s MANIFEST.json durably.
+fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<()> {
+    let text =
+        serde_json::to_vec_pretty(manifest).map_err(|e| EngineError::Internal(e.to_string()))?;
+    write_durably(&dir.join(MANIFEST_FILE), &text)
+}
+
+/// Copy `src` to `dst` and fsync the copy.
+fn copy_durably(src: &Path, dst: &Path) -> Result<()> {
+    fs::copy(src, dst).map_err(|e| EngineError::io(src, e))?;
+    fs::File::open(dst)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| EngineError::io(dst, e))
 }
 
 /// A generation being built in a temporary directory.
@@ -82,20 +113,6 @@ impl Drop for Staging {
     }
 }
 
-/// Withdraw the hand-off under way in `slot`, if any (failures only logged: the owner also
-/// notices the producer's lock going).
-fn withdraw(slot: &Mutex<Option<Ticket>>) {
-    let ticket = match slot.lock() {
-        Ok(mut held) => held.take(),
-        Err(_) => None,
-    };
-    if let Some(t) = ticket {
-        if let Err(e) = t.withdraw() {
-            tracing::warn!(error = %e, "withdrawing a hand-off failed");
-        }
-    }
-}
-
 impl Staging {
     /// Share an unchanged file of the parent generation (hard link, copy where links fail).
     pub fn share_from(&mut self, parent_dir: &Path, entry: &FileEntry) -> Result<()> {
@@ -105,21 +122,11 @@ impl Staging {
             fs::create_dir_all(p).map_err(|e| EngineError::io(p, e))?;
         }
         if fs::hard_link(&src, &dst).is_err() {
-            fs::copy(&src, &dst).map_err(|e| EngineError::io(&src, e))?;
-            fs::File::open(&dst)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| EngineError::io(&dst, e))?;
+            copy_durably(&src, &dst)?;
         }
         self.files.push(entry.clone());
         Ok(())
     }
-}
-
-/// A generation pinned by a reader: the owner does not remove it while this lives.
-#[derive(Debug)]
-pub struct Pinned {
-    pub dir: PathBuf,
-    _manifest: fs::File,
 }
 
 #[derive(Debug, Clone)]
@@ -191,27 +198,9 @@ impl DataDir {
         })
     }
 
-    /// For a producer that hands its generations to another process: that owner ("pid …").
-    pub fn handed_to(&self) -> Option<String> {
-        (self.handoff.is_some() && !self.is_owner()).then(|| describe_owner_of(&self.root))
-    }
-
     /// Whether this process owns the directory (may publish and clean up).
     pub fn is_owner(&self) -> bool {
         self.owner.get().is_some()
-    }
-
-    /// A producer whose owner ended takes the directory over (then publishes itself).
-    fn take_over(&self) -> Result<bool> {
-        match try_lock_owner(&self.root)? {
-            Some(lock) => {
-                let _ = self.owner.set(lock);
-                tracing::info!(data = %self.root.display(), "the owner of the data directory ended; publishing without it");
-                self.remove_leftovers()?;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
     }
 
     fn ensure_owner(&self, what: &str) -> Result<()> {
@@ -313,123 +302,6 @@ impl DataDir {
         })
     }
 
-    /// Announce a hand-off and wait for the owner's acknowledgement; None when the owner ended
-    /// meanwhile and this process took the directory over.
-    fn begin_handoff(&self, slot: &Arc<Mutex<Option<Ticket>>>) -> Result<Option<Staging>> {
-        let mut held = slot.lock().map_err(|_| poisoned())?;
-        if held.is_some() {
-            return Err(EngineError::Internal(
-                "one hand-off at a time per data directory handle".into(),
-            ));
-        }
-        let mut ticket = Ticket::announce(&self.root)?;
-        let started = std::time::Instant::now();
-        loop {
-            match ticket.answer()? {
-                Some(Answer::Acknowledged(base)) => {
-                    ticket.base = base;
-                    break;
-                }
-                Some(Answer::Refused(reason)) => {
-                    ticket.withdraw()?;
-                    return Err(self.refused(&reason));
-                }
-                Some(Answer::Published(_)) => {
-                    ticket.withdraw()?;
-                    return Err(EngineError::Internal(
-                        "the owner answered a hand-off before it was built".into(),
-                    ));
-                }
-                None => {}
-            }
-            if self.take_over()? {
-                ticket.withdraw()?;
-                return Ok(None);
-            }
-            if started.elapsed() > ACK_TIMEOUT {
-                let owner = describe_owner_of(&self.root);
-                ticket.withdraw()?;
-                return Err(self.refused(&format!(
-                    "the owner ({owner}) did not accept the hand-off within {} s; is it a \
-                     vegdb server of this version?",
-                    ACK_TIMEOUT.as_secs()
-                )));
-            }
-            std::thread::sleep(POLL);
-        }
-        let dir = ticket.build_dir();
-        fs::create_dir_all(&dir).map_err(|e| EngineError::io(&dir, e))?;
-        let staging = Staging {
-            id: ticket.base.unwrap_or(0) + 1,
-            dir,
-            files: Vec::new(),
-            base: ticket.base,
-            handoff: Some(slot.clone()),
-        };
-        *held = Some(ticket);
-        Ok(Some(staging))
-    }
-
-    fn refused(&self, reason: &str) -> EngineError {
-        EngineError::io(
-            self.root.join(super::handoff::INCOMING_DIR),
-            std::io::Error::other(format!(
-                "the owner of {} refused the generation: {reason}",
-                self.root.display()
-            )),
-        )
-    }
-
-    /// Hand a complete build to the owner and wait for its answer: the generation directory
-    /// it was published as; None when the owner ended and this process took over.
-    fn publish_handoff(
-        &self,
-        slot: &Mutex<Option<Ticket>>,
-        staging: &Staging,
-        manifest: &Manifest,
-    ) -> Result<Option<PathBuf>> {
-        let mut held = slot.lock().map_err(|_| poisoned())?;
-        let ticket = held.as_ref().ok_or_else(|| {
-            EngineError::Internal("publishing a hand-off that was never begun".into())
-        })?;
-        let mut m = manifest.clone();
-        m.generation = staging.id;
-        m.parent = staging.base;
-        m.files = staging.files.clone();
-        m.files.sort_by(|a, b| a.path.cmp(&b.path));
-        for sub in ["network", "objects"] {
-            let p = staging.dir.join(sub);
-            if p.exists() {
-                fsync_dir(&p)?;
-            }
-        }
-        let text =
-            serde_json::to_vec_pretty(&m).map_err(|e| EngineError::Internal(e.to_string()))?;
-        write_durably(&staging.dir.join(MANIFEST_FILE), &text)?;
-        ticket.mark_ready()?;
-        loop {
-            match ticket.answer()? {
-                Some(Answer::Published(id)) => {
-                    if let Some(t) = held.take() {
-                        t.withdraw()?;
-                    }
-                    return Ok(Some(self.generation_dir(id)));
-                }
-                Some(Answer::Refused(reason)) => {
-                    if let Some(t) = held.take() {
-                        t.withdraw()?;
-                    }
-                    return Err(self.refused(&reason));
-                }
-                _ => {}
-            }
-            if self.take_over()? {
-                return Ok(None);
-            }
-            std::thread::sleep(POLL);
-        }
-    }
-
     /// Steps 2-4 of publishing: manifest, rename, CURRENT. Returns the generation directory
     /// (its name tells the id: `generation_id`). A manifest without a parent gets the
     /// generation it replaces (CURRENT), so the chain of parents has every generation. A
@@ -460,18 +332,13 @@ impl DataDir {
             None => None,
         };
         manifest.generation = staging.id;
-        manifest.files = std::mem::take(&mut staging.files);
-        manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
-        for sub in ["network", "objects"] {
-            let p = staging.dir.join(sub);
-            if p.exists() {
-                fsync_dir(&p)?;
-            }
-        }
+        complete_build(
+            &staging.dir,
+            &mut manifest,
+            std::mem::take(&mut staging.files),
+        )?;
         fail_point("before-manifest");
-        let text = serde_json::to_vec_pretty(&manifest)
-            .map_err(|e| EngineError::Internal(e.to_string()))?;
-        write_durably(&staging.dir.join(MANIFEST_FILE), &text)?;
+        write_manifest(&staging.dir, &manifest)?;
         fsync_dir(&staging.dir)?;
         fail_point("before-rename");
         let final_dir = self.generation_dir(staging.id);
@@ -494,9 +361,7 @@ impl DataDir {
         let id = self.next_id()?;
         m.generation = id;
         m.parent = self.current()?;
-        let text =
-            serde_json::to_vec_pretty(&m).map_err(|e| EngineError::Internal(e.to_string()))?;
-        write_durably(&build.join(MANIFEST_FILE), &text)?;
+        write_manifest(build, &m)?;
         fsync_dir(build)?;
         let final_dir = self.generation_dir(id);
         fs::rename(build, &final_dir).map_err(|e| EngineError::io(&final_dir, e))?;
@@ -508,21 +373,6 @@ impl DataDir {
     pub fn make_current(&self, id: u64) -> Result<()> {
         self.ensure_owner("moving CURRENT")?;
         self.set_current(id)
-    }
-
-    /// Remove a generation that never became CURRENT (an installed hand-off that failed to load).
-    pub fn remove_generation(&self, id: u64) -> Result<()> {
-        self.ensure_owner("removing a generation")?;
-        if self.current()? == Some(id) {
-            return Err(EngineError::Internal(format!(
-                "generation {id} is CURRENT and stays"
-            )));
-        }
-        let dir = self.generation_dir(id);
-        let doomed = self.root.join(format!("{}.deleted", generation_name(id)));
-        fs::rename(&dir, &doomed).map_err(|e| EngineError::io(&dir, e))?;
-        fsync_dir(&self.root)?;
-        fs::remove_dir_all(&doomed).map_err(|e| EngineError::io(&doomed, e))
     }
 
     fn set_current(&self, id: u64) -> Result<()> {
@@ -548,115 +398,11 @@ impl DataDir {
             if let Some(p) = dst.parent() {
                 fs::create_dir_all(p).map_err(|e| EngineError::io(p, e))?;
             }
-            fs::copy(&src, &dst).map_err(|e| EngineError::io(&src, e))?;
-            fs::File::open(&dst)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| EngineError::io(&dst, e))?;
+            copy_durably(&src, &dst)?;
             staging.files.push(entry.clone());
         }
         self.publish(staging, manifest)?;
         Ok(id)
-    }
-
-    /// Pin generation `id` for reading (no writes: a shared lock on its manifest, which the
-    /// owner's garbage collection respects). None when it is gone or being removed.
-    pub fn pin(&self, id: u64) -> Result<Option<Pinned>> {
-        let dir = self.generation_dir(id);
-        let path = dir.join(MANIFEST_FILE);
-        let file = match fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(EngineError::io(&path, e)),
-        };
-        match file.try_lock_shared() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => return Ok(None),
-            Err(fs::TryLockError::Error(e)) => return Err(EngineError::io(&path, e)),
-        }
-        // the owner renames a generation away only while holding the lock exclusively
-        if !path.exists() {
-            return Ok(None);
-        }
-        Ok(Some(Pinned {
-            dir,
-            _manifest: file,
-        }))
-    }
-
-    /// Pin `generation`, or CURRENT (following it when the owner moves on meanwhile).
-    pub fn pin_current_or(&self, generation: Option<u64>) -> Result<Pinned> {
-        for _ in 0..50 {
-            let id = match generation {
-                Some(g) => g,
-                None => self.current()?.ok_or_else(|| {
-                    EngineError::NotFound(format!(
-                        "{} has no CURRENT generation",
-                        self.root.display()
-                    ))
-                })?,
-            };
-            if let Some(p) = self.pin(id)? {
-                return Ok(p);
-            }
-            if generation.is_some() {
-                return Err(EngineError::NotFound(format!(
-                    "generation {id} is not in {}",
-                    self.root.display()
-                )));
-            }
-        }
-        Err(EngineError::Internal(format!(
-            "the current generation of {} kept changing",
-            self.root.display()
-        )))
-    }
-
-    /// The owner's retention: remove every generation but CURRENT and the
-    /// `KEEP_OLD_GENERATIONS` before it, with the rules of [`DataDir::collect_garbage`].
-    /// Returns how many were removed.
-    pub fn collect_old_generations(&self) -> Result<usize> {
-        let mut ids = self.generations()?;
-        let current = self.current()?.unwrap_or(0);
-        ids.retain(|&g| g <= current);
-        let keep: Vec<u64> = ids
-            .iter()
-            .rev()
-            .take(KEEP_OLD_GENERATIONS + 1)
-            .copied()
-            .collect();
-        self.collect_garbage(&keep)
-    }
-
-    /// Remove generations other than `keep` (rename to *.deleted first, then delete).
-    pub fn collect_garbage(&self, keep: &[u64]) -> Result<usize> {
-        self.ensure_owner("removing generations")?;
-        let mut removed = 0;
-        for id in self.generations()? {
-            if keep.contains(&id) {
-                continue;
-            }
-            let dir = self.generation_dir(id);
-            // a reader (snapshot verify, load) pins a generation with a shared lock on its
-            // manifest: such a generation stays until a later collection
-            let manifest_path = dir.join(MANIFEST_FILE);
-            let manifest =
-                fs::File::open(&manifest_path).map_err(|e| EngineError::io(&manifest_path, e))?;
-            match manifest.try_lock() {
-                Ok(()) => {}
-                Err(fs::TryLockError::WouldBlock) => {
-                    tracing::debug!(generation = id, "kept: a reader holds it");
-                    continue;
-                }
-                Err(fs::TryLockError::Error(e)) => return Err(EngineError::io(&manifest_path, e)),
-            }
-            let doomed = self.root.join(format!("{}.deleted", generation_name(id)));
-            fs::rename(&dir, &doomed).map_err(|e| EngineError::io(&dir, e))?;
-            drop(manifest);
-            fsync_dir(&self.root)?;
-            fs::remove_dir_all(&doomed).map_err(|e| EngineError::io(&doomed, e))?;
-            removed += 1;
-        }
-        Ok(removed)
     }
 }
 

@@ -1,43 +1,25 @@
 """Fixtures of the OpenAPI client suite: the real `vegdb` binary on a freshly generated tiny
 dataset with a write user, and Python clients generated from the two OpenAPI documents it serves.
 
-The server runs on 127.0.0.1 with a free port and its own temporary data directory. The binary
-is `$VEGDB_BIN`, else `$CARGO_TARGET_DIR/debug/vegdb`, else `target/debug/vegdb`. The client
+The server runs on 127.0.0.1 with a free port and its own temporary data directory
+(`tests/pyhelpers/vegdb_server.py`, which also says which binary it runs). The client
 generator is `openapi-python-client` from the same environment as pytest (pinned in `.ci/run`).
 """
 
 import importlib
-import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
 import requests
 
-REPO = Path(__file__).resolve().parents[2]
-READY_TIMEOUT_S = 60
-READ = "/nvdb/api/v2"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for pyhelpers
+from pyhelpers.vegdb_server import READ, running_vegdb  # noqa: E402
+
 WRITE = "/nvdb/apiskriv/rest/v2"
 USER = "kari"
 PASSWORD = "et godt passord"
-
-
-def vegdb_binary() -> Path:
-    if os.environ.get("VEGDB_BIN"):
-        return Path(os.environ["VEGDB_BIN"])
-    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    return target / "debug" / "vegdb"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -47,54 +29,20 @@ class Server:
         self.tmp = tmp
 
 
-@pytest.fixture(scope="session")
-def server():
-    binary = vegdb_binary()
-    assert binary.is_file(), f"{binary} is missing: build it first (`cargo build`), or set VEGDB_BIN"
-    tmp = Path(tempfile.mkdtemp(prefix="vegdb-openapi-"))
-    data = tmp / "data"
-    gen = subprocess.run(
-        [str(binary), "generate", "--scale", "tiny", "--data", str(data)],
-        capture_output=True, text=True, timeout=180,
-    )
-    assert gen.returncode == 0, f"vegdb generate failed:\n{gen.stdout}\n{gen.stderr}"
+def add_write_user(binary: Path, data: Path) -> str:
+    """Add the write user to the data directory; its token."""
     add = subprocess.run(
         [str(binary), "user", "add", USER, "--roles", "skriv", "--password-stdin", "--data", str(data)],
         input=PASSWORD + "\n", capture_output=True, text=True, timeout=60,
     )
     assert add.returncode == 0, add.stderr
-    token = add.stdout.strip().splitlines()[-1]
-    port = free_port()
-    log_path = tmp / "serve.log"
-    log = open(log_path, "w")
-    proc = subprocess.Popen(
-        [str(binary), "serve", "--listen", f"127.0.0.1:{port}", "--data", str(data)],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    srv = Server(f"http://127.0.0.1:{port}", token, tmp)
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"vegdb serve exited with {proc.returncode}:\n{log_path.read_text()}")
-            try:
-                if requests.get(srv.root + READ + "/status", timeout=2).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"vegdb serve not ready:\n{log_path.read_text()}")
-            time.sleep(0.1)
-        yield srv
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+    return add.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="session")
+def server():
+    with running_vegdb("vegdb-openapi-", generate_timeout=180, prepare=add_write_user) as run:
+        yield Server(run.root, run.prepared, run.tmp)
 
 
 def generate_client(server: Server, base: str, package: str):

@@ -1,14 +1,20 @@
 //! Road objects: /vegobjekter, /vegobjekter/{type}/ (filtered, paginated),
 //! /vegobjekter/{type}/statistikk/, /vegobjekter/{type}/{id} (+ dybde), its egenskaper, and the
 //! /vegobjekt?id= helper.
+//!
+//! This file: the parameters, routes, the type list, the object list and statistics.
+//! `filter.rs` parses the filters, `budgeted.rs` runs a selection within the time budget,
+//! `object.rs` answers for one object.
+
+mod budgeted;
+mod filter;
+mod object;
 
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -16,21 +22,15 @@ use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
 use crate::api::media::json as respond;
 use crate::api::object_json::{
-    whole_meters, Include, Render, RenderOwned, StreamedObjects, INKLUDER, INKLUDERGEOMETRI,
+    whole_meters, Include, RenderOwned, StreamedObjects, INKLUDER, INKLUDERGEOMETRI,
 };
 use crate::api::paging::{next_href, next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
-use crate::api::read::vegnett::parse_map_extent;
 use crate::api::stream::{respond_page, PageItems};
 use crate::api::{begin, begin_geo, AppState};
-use crate::area::AreaKind;
 use crate::generation::{Generation, TypeData};
-use crate::geo::srid::Srid;
-use crate::query::budget::{self, Stop};
-use crate::query::egenskap;
-use crate::query::limits::{MAX_LIST_ITEMS, MAX_OVERLAPS};
-use crate::query::objects::ObjectFilter;
-use crate::query::vegref::{LinkRef, RoadRefFilter};
+use budgeted::{off_the_workers, quick_or_off_the_workers};
+pub use filter::parse_filter;
 
 /// Largest page of road objects.
 pub const MAX_PAGE: usize = 10_000;
@@ -99,10 +99,10 @@ pub fn routes() -> OpenApiRouter<AppState> {
             "/vegobjekter/{type}/statistikk/",
             crate::read_route!(get_statistics),
         ))
-        .routes(crate::read_route!(get_object))
-        .routes(crate::read_route!(list_object_properties))
-        .routes(crate::read_route!(get_object_property))
-        .routes(crate::read_route!(find_object))
+        .routes(crate::read_route!(object::get_object))
+        .routes(crate::read_route!(object::list_object_properties))
+        .routes(crate::read_route!(object::get_object_property))
+        .routes(crate::read_route!(object::find_object))
 }
 
 fn type_id(raw: &str) -> ApiResult<u32> {
@@ -124,241 +124,6 @@ fn empty_type(id: u32) -> TypeData {
     TypeData {
         table: crate::snapshot::columns::ObjectTable::new(id),
         index: Default::default(),
-    }
-}
-
-fn unquote(s: &str) -> &str {
-    let t = s.trim();
-    if t.len() >= 2
-        && ((t.starts_with('"') && t.ends_with('"')) || (t.starts_with('\'') && t.ends_with('\'')))
-    {
-        &t[1..t.len() - 1]
-    } else {
-        t
-    }
-}
-
-/// Parse every filter parameter of a road-object query for type `type_id`.
-///
-/// `sensitive`: the caller may see (and so filter on) sensitivitet-1 values.
-pub fn parse_filter(
-    g: &Generation,
-    p: &Params,
-    type_id: u32,
-    srid: Srid,
-    sensitive: bool,
-) -> ApiResult<ObjectFilter> {
-    let t = g
-        .catalog
-        .object_type(type_id)
-        .ok_or_else(|| ApiError::not_found(format!("Vegobjekttype {type_id} finnes ikke")))?;
-    check_list_lengths(p)?;
-    let mut f = ObjectFilter::default();
-    for (name, kind) in [
-        ("region", AreaKind::Region),
-        ("fylke", AreaKind::County),
-        ("vegavdeling", AreaKind::RoadDepartment),
-        ("kommune", AreaKind::Municipality),
-    ] {
-        f.any_of
-            .extend(p.int_list(name)?.into_iter().map(|v| (kind, v as u32)));
-    }
-    for name in p.list("kontraktsomrade") {
-        let name = unquote(&name);
-        let i = g
-            .areas
-            .contracts
-            .iter()
-            .position(|c| c.name == name || c.number.to_string() == name)
-            .ok_or_else(|| ApiError::bad(4005, format!("Ukjent kontraktsområde: '{name}'")))?;
-        f.contracts.push(i as u32);
-    }
-    for name in p.list("riksvegrute") {
-        let name = unquote(&name);
-        let hits: Vec<u32> = g
-            .areas
-            .routes
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.filter_key() == name || r.name == name)
-            .map(|(i, _)| i as u32)
-            .collect();
-        if hits.is_empty() {
-            return Err(ApiError::bad(
-                4005,
-                format!("Ukjent riksvegrute: '{name}' (forventet f.eks. \"RUTE2A 2014-2023\")"),
-            ));
-        }
-        f.routes.extend(hits);
-    }
-    f.roads = p
-        .list("vegreferanse")
-        .iter()
-        .map(|r| RoadRefFilter::parse(r))
-        .collect::<Result<_, _>>()?;
-    f.bbox = p
-        .one("kartutsnitt")?
-        .map(|k| parse_map_extent(k, srid))
-        .transpose()?;
-    f.links = p
-        .list("veglenke")
-        .iter()
-        .map(|l| LinkRef::parse(l))
-        .collect::<Result<_, _>>()?;
-    if !f.links.is_empty() && (f.segments() || f.bbox.is_some()) {
-        return Err(ApiError::bad(
-            4009,
-            "veglenke kan ikke kombineres med andre områdefilter",
-        ));
-    }
-    if let Some(e) = p.one("egenskap")? {
-        let expr = egenskap::parse(e)?;
-        egenskap::check(&expr, g.catalog, t)?;
-        refuse_sensitive(&expr, g, t, sensitive)?;
-        f.egenskap = Some(expr);
-    }
-    let overlaps = p.raw("overlapp");
-    if overlaps.len() > MAX_OVERLAPS {
-        return Err(ApiError::bad(
-            4006,
-            format!(
-                "overlapp er gitt {} ganger; høyst {MAX_OVERLAPS} er tillatt",
-                overlaps.len()
-            ),
-        ));
-    }
-    for raw in overlaps {
-        let s = unquote(raw);
-        let (id, inner) = match s.split_once('(') {
-            Some((id, rest)) => {
-                let inner = rest.strip_suffix(')').ok_or_else(|| {
-                    ApiError::bad(4005, format!("Ugyldig overlapp '{raw}': mangler ')'"))
-                })?;
-                (id, Some(inner))
-            }
-            None => (s, None),
-        };
-        let other: u32 = id.trim().parse().map_err(|_| {
-            ApiError::bad(
-                4005,
-                format!("Ugyldig overlapp '{raw}': forventet vegobjekttype-id"),
-            )
-        })?;
-        let ot = g.catalog.object_type(other).ok_or_else(|| {
-            ApiError::bad(
-                4005,
-                format!("Ugyldig overlapp '{raw}': ukjent vegobjekttype {other}"),
-            )
-        })?;
-        let expr = match inner {
-            Some(i) => {
-                let e = egenskap::parse(i)?;
-                egenskap::check(&e, g.catalog, ot)?;
-                refuse_sensitive(&e, g, ot, sensitive)?;
-                Some(e)
-            }
-            None => None,
-        };
-        // identical terms select the same rows: evaluate them once
-        let term = (other, expr);
-        if !f.overlaps.contains(&term) {
-            f.overlaps.push(term);
-        }
-    }
-    Ok(f)
-}
-
-/// At most MAX_LIST_ITEMS items in each list filter (422: 4003 for number lists, else 4006).
-fn check_list_lengths(p: &Params) -> ApiResult<()> {
-    for (name, code) in [
-        ("region", 4003),
-        ("fylke", 4003),
-        ("vegavdeling", 4003),
-        ("kommune", 4003),
-        ("kontraktsomrade", 4006),
-        ("riksvegrute", 4006),
-        ("vegreferanse", 4006),
-        ("veglenke", 4006),
-    ] {
-        let n = p.list(name).len();
-        if n > MAX_LIST_ITEMS {
-            return Err(ApiError::bad(
-                code,
-                format!("{name} har {n} verdier; høyst {MAX_LIST_ITEMS} er tillatt"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Time a query may first take on the async worker itself before it moves to the blocking pool.
-const QUICK_SLICE: Duration = Duration::from_micros(200);
-
-/// As [`off_the_workers`] for work that is usually quick (statistics: microseconds): it first
-/// runs on this worker within [`QUICK_SLICE`] (a hand-off to the blocking pool costs more than
-/// the work); stopped by that slice, it runs again on the blocking pool within the budget.
-async fn quick_or_off_the_workers<T: Send + 'static>(
-    s: &AppState,
-    work: impl Fn() -> T + Send + Sync + 'static,
-) -> ApiResult<T> {
-    if s.config.query_budget <= QUICK_SLICE {
-        return off_the_workers(s, work).await;
-    }
-    let quick = budget::run(
-        Instant::now() + QUICK_SLICE,
-        Arc::new(AtomicBool::new(false)),
-        &work,
-    );
-    match quick {
-        Ok(v) => Ok(v),
-        Err(Stop::Deadline) => off_the_workers(s, work).await,
-        Err(Stop::TooComplex) => Err(ApiError::bad(4005, "Filteret er for sammensatt")),
-    }
-}
-
-/// Run a road-object query's CPU-bound selection on the blocking pool, so the async workers
-/// stay free for other requests, within the request's budget (`--query-budget`): the work
-/// checks the deadline as it goes and stops, answering 503/5003. When the request goes away
-/// (client gone, request timeout) the work is told to stop too.
-async fn off_the_workers<T: Send + 'static>(
-    s: &AppState,
-    work: impl FnOnce() -> T + Send + 'static,
-) -> ApiResult<T> {
-    struct CancelOnDrop(Arc<AtomicBool>);
-    impl Drop for CancelOnDrop {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::Relaxed);
-        }
-    }
-    let limit = s.config.query_budget;
-    let now = Instant::now();
-    // (a budget too large to add is as good as none)
-    let deadline = now
-        .checked_add(limit)
-        .unwrap_or(now + Duration::from_secs(365 * 86_400));
-    let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
-    let flag = cancel.0.clone();
-    let done = tokio::task::spawn_blocking(move || budget::run(deadline, flag, work)).await;
-    drop(cancel);
-    match done {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(Stop::Deadline)) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            5003,
-            format!(
-                "Spørringen brukte opp tidsbudsjettet sitt ({} s); avgrens filteret (område, egenskap, overlapp) eller prøv igjen",
-                limit.as_secs_f64()
-            ),
-        )),
-        Ok(Err(Stop::TooComplex)) => Err(ApiError::bad(4005, "Filteret er for sammensatt")),
-        Err(e) => {
-            tracing::error!(error = %e, "road-object selection failed");
-            Err(ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                5000,
-                "Uventet feil på tjenesten",
-            ))
-        }
     }
 }
 
@@ -605,208 +370,7 @@ pub struct Statistics {
     pub strekningslengde: u64,
 }
 
-fn locate<'g>(
-    g: &'g Generation,
-    tid: &str,
-    id: &str,
-    empty: &'g TypeData,
-) -> ApiResult<(&'g TypeData, usize)> {
-    let tid = type_id(tid)?;
-    let id: u64 = id
-        .parse()
-        .map_err(|_| ApiError::bad(4002, format!("Ugyldig vegobjekt-id: '{id}'")))?;
-    let data = type_data(g, tid, empty)?;
-    let row = data
-        .table
-        .row_of(id)
-        .ok_or_else(|| ApiError::not_found(format!("Vegobjekt {id} av type {tid} finnes ikke")))?;
-    Ok((data, row))
-}
-
-/// GET /vegobjekter/{type}/{id} — one object; with `dybde` a list of it and its descendants.
-#[utoipa::path(get, path = "/vegobjekter/{type}/{id}", tag = "vegobjekter",
-    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ObjectQuery),
-    responses((status = 200, description = "The object (or a list with dybde)", body = ObjectOrList), (status = 404, description = "Unknown object (4012)")))]
-pub async fn get_object(
-    State(s): State<AppState>,
-    Path((tid, id)): Path<(String, String)>,
-    headers: HeaderMap,
-    RawQuery(q): RawQuery,
-) -> ApiResult<Response> {
-    let (p, n) = begin_geo(&headers, q.as_deref(), OBJECT_PARAMS)?;
-    let g = s.store.current();
-    let empty = empty_type(0);
-    let (data, row) = locate(&g, &tid, &id, &empty)?;
-    let words = p.words("inkluder", OBJECT_INKLUDER)?;
-    let render = Render {
-        s: &s,
-        g: &g,
-        srid: p.srid()?,
-        include: Include::from_words(
-            &words,
-            &p.words("inkludergeometri", INKLUDERGEOMETRI)?,
-            true,
-        ),
-        tolerance_m: tolerance(&p)?,
-        segment_by: None,
-        revision: n.revision,
-        z_tag: n.wkt_z_tag(),
-        sensitive: sees_sensitive(&s, &headers),
-    };
-    let geo = match n.geojson {
-        true => Some(geojson::Crs::new(geojson::output_srid(&p)?)),
-        false => None,
-    };
-    let feature = |d: &TypeData, r: usize, crs: geojson::Crs| -> ApiResult<String> {
-        let mut out = String::new();
-        geojson::push_object(&mut out, &g, d, r, crs, render.sensitive)?;
-        Ok(out)
-    };
-    let depth = match p.one("dybde")? {
-        None => {
-            return Ok(match geo {
-                Some(crs) => {
-                    geojson::feature_response(feature(data, row, crs)?, crate::api::media::GEOJSON)
-                }
-                None => respond(n, &render.object(data, row)?),
-            })
-        }
-        Some(d) if d.eq_ignore_ascii_case("full") => usize::MAX,
-        Some(d) => match d.parse::<usize>() {
-            Ok(v) if v >= 1 => v,
-            _ => {
-                return Err(ApiError::bad(
-                    4002,
-                    format!("Ugyldig dybde '{d}': forventet 1, 2, ... eller full"),
-                ))
-            }
-        },
-    };
-    if let Some(crs) = geo {
-        let mut items = vec![feature(data, row, crs)?];
-        for (d, r) in g.descendants(data, row, depth) {
-            items.push(feature(d, r, crs)?);
-        }
-        let features = geojson::Features::prerendered(items);
-        return Ok(geojson::v2_collection(features, crs.srid, None, None));
-    }
-    // breadth first: level 1 is the object itself
-    let mut out = vec![render.object(data, row)?];
-    for (d, r) in g.descendants(data, row, depth) {
-        out.push(render.object(d, r)?);
-    }
-    Ok(respond(n, &out))
-}
-
-fn property_list<'a>(
-    s: &'a AppState,
-    g: &'a Generation,
-    data: &'a TypeData,
-    row: usize,
-    sensitive: bool,
-) -> ApiResult<Vec<crate::api::object_docs::PropertyDoc<'a>>> {
-    let render = Render {
-        s,
-        g,
-        srid: Srid::default(),
-        include: Include::from_words(&[], &[], true),
-        tolerance_m: None,
-        segment_by: None,
-        revision: 2,
-        z_tag: true,
-        sensitive,
-    };
-    let t = g
-        .catalog
-        .object_type(data.table.type_id)
-        .expect("catalogue type");
-    render.property_docs(t, &data.table, row)
-}
-
-/// GET /vegobjekter/{type}/{id}/egenskaper
-#[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper", tag = "vegobjekter",
-    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), crate::api::query_doc::NoQuery), responses((status = 200, description = "Array of property values", body = [crate::api::object_docs::PropertyDoc])))]
-pub async fn list_object_properties(
-    State(s): State<AppState>,
-    Path((tid, id)): Path<(String, String)>,
-    headers: HeaderMap,
-    RawQuery(q): RawQuery,
-) -> ApiResult<Response> {
-    let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    let g = s.store.current();
-    let empty = empty_type(0);
-    let (data, row) = locate(&g, &tid, &id, &empty)?;
-    Ok(respond(
-        n,
-        &property_list(&s, &g, data, row, sees_sensitive(&s, &headers))?,
-    ))
-}
-
-/// GET /vegobjekter/{type}/{id}/egenskaper/{egenskapstype}
-#[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}", tag = "vegobjekter",
-    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ("egenskapstype" = u32, Path, description = "property type id"), crate::api::query_doc::NoQuery),
-    responses((status = 200, description = "One property value", body = crate::api::object_docs::PropertyDoc), (status = 404, description = "No such value (4012)")))]
-pub async fn get_object_property(
-    State(s): State<AppState>,
-    Path((tid, id, pid)): Path<(String, String, String)>,
-    headers: HeaderMap,
-    RawQuery(q): RawQuery,
-) -> ApiResult<Response> {
-    let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    let g = s.store.current();
-    let empty = empty_type(0);
-    let (data, row) = locate(&g, &tid, &id, &empty)?;
-    let pid: u64 = pid
-        .parse()
-        .map_err(|_| ApiError::bad(4002, format!("Ugyldig egenskapstype-id: '{pid}'")))?;
-    let v = property_list(&s, &g, data, row, sees_sensitive(&s, &headers))?
-        .into_iter()
-        .find(|d| u64::from(d.id) == pid)
-        .ok_or_else(|| {
-            ApiError::not_found(format!(
-                "Vegobjekt {id} har ingen verdi for egenskapstype {pid}"
-            ))
-        })?;
-    Ok(respond(n, &v))
-}
-
-/// GET /vegobjekt?id= — redirects (302, Location) to the object's URL.
-#[utoipa::path(get, path = "/vegobjekt", tag = "vegobjekter",
-    params(FindQuery), responses((status = 302, description = "Location: the object's URL"), (status = 404, description = "Unknown id (4012)")))]
-pub async fn find_object(
-    State(s): State<AppState>,
-    headers: HeaderMap,
-    RawQuery(q): RawQuery,
-) -> ApiResult<Response> {
-    let (p, _) = begin(&headers, q.as_deref(), FIND_PARAMS)?;
-    let id = p
-        .int("id")?
-        .ok_or_else(|| ApiError::bad(4004, "Parameteren id mangler"))?;
-    let g = s.store.current();
-    let (t, _) = g
-        .find_object(crate::ids::ObjectId(id as u64))
-        .ok_or_else(|| ApiError::not_found(format!("Vegobjekt {id} finnes ikke")))?;
-    let href = s.href(&format!("/vegobjekter/{t}/{id}"));
-    Ok((StatusCode::FOUND, [(header::LOCATION, href)]).into_response())
-}
-
 /// Does the request present credentials of a user who may see sensitive values?
 fn sees_sensitive(s: &AppState, headers: &HeaderMap) -> bool {
     crate::auth::token::optional_user(&s.users, headers).is_some_and(|u| u.sees_sensitive())
-}
-
-/// Filtering on a sensitive value would reveal it: 422 unless the caller may see it.
-fn refuse_sensitive(
-    e: &egenskap::Expr,
-    g: &Generation,
-    t: &crate::catalog::ObjectType,
-    allowed: bool,
-) -> ApiResult<()> {
-    match egenskap::sensitive_property(e, g.catalog, t) {
-        Some(p) if !allowed => Err(ApiError::bad(
-            4005,
-            format!("Egenskapstype {p} er skjermet (sensitivitet 1) og kan bare filtreres av brukere med tilgang"),
-        )),
-        _ => Ok(()),
-    }
 }

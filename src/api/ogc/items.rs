@@ -1,0 +1,379 @@
+//! Features: `/ogc/collections/{id}/items` (a page: `limit`, `offset`, `bbox`, `crs`, property
+//! filters) and `/ogc/collections/{id}/items/{featureId}` (one feature), as GeoJSON or HTML.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::Response;
+use serde_json::{Map, Value};
+
+use super::collections::find_collection;
+use super::crs::{crs_param, crs_uri, parse_bbox};
+use super::error::{OgcError, OgcResult};
+use super::{
+    encoding, html, html_response, json_response, link, ogc_url, respond, Encoding, Query,
+    CONTENT_CRS, DEFAULT_LIMIT, MAX_LIMIT, NETWORK,
+};
+use crate::api::geojson::{self, Features};
+use crate::api::media::GEOJSON;
+use crate::api::read::vegnett::link_features;
+use crate::api::AppState;
+use crate::catalog::{ObjectType, ValueKind};
+use crate::query::egenskap;
+use crate::query::network::NetworkAreaFilter;
+use crate::query::objects::ObjectFilter;
+use crate::query::vegref::link_range_short;
+
+/// Makes the features of a page of rows.
+type FeaturesOf = Box<dyn Fn(Vec<u32>) -> Features>;
+
+/// The links of a page or a feature (`what`): itself as GeoJSON and as HTML (`hrefs`; `self`
+/// the one answered) and its collection.
+fn own_links(
+    s: &AppState,
+    enc: Encoding,
+    [json_href, html_href]: [String; 2],
+    what: &str,
+    id: &str,
+    title: &str,
+) -> Vec<Value> {
+    vec![
+        link(
+            json_href,
+            enc.rel(Encoding::Json),
+            GEOJSON,
+            &format!("This {what} as GeoJSON"),
+        ),
+        link(
+            html_href,
+            enc.rel(Encoding::Html),
+            "text/html",
+            &format!("This {what} as HTML"),
+        ),
+        link(
+            ogc_url(s, &format!("/collections/{id}")),
+            "collection",
+            "application/json",
+            title,
+        ),
+    ]
+}
+
+/// The `egenskap` expression of the property-filter parameters of type `t`.
+fn property_filter(
+    t: &ObjectType,
+    filters: &[(String, String)],
+) -> OgcResult<Option<egenskap::Expr>> {
+    let mut conds = Vec::new();
+    for (k, v) in filters {
+        let p = t
+            .property_types
+            .iter()
+            .find(|p| {
+                !p.is_geometry()
+                    && p.sensitivity == 0
+                    && (p.name.eq_ignore_ascii_case(k) || p.id.to_string() == *k)
+            })
+            .ok_or_else(|| {
+                OgcError::bad(format!(
+                    "unknown parameter '{k}' (not a parameter of items, nor a property of {})",
+                    t.name
+                ))
+            })?;
+        let cond = match p.storage() {
+            ValueKind::Enum => {
+                let number = v.trim().parse::<f64>().ok();
+                let av = p
+                    .allowed_values
+                    .iter()
+                    .flatten()
+                    .find(|a| {
+                        a.name.eq_ignore_ascii_case(v.trim())
+                            || a.id.to_string() == v.trim()
+                            || (number.is_some() && a.number == number)
+                    })
+                    .ok_or_else(|| OgcError::bad(format!("'{v}' is not a value of {}", p.name)))?;
+                format!("{}={}", p.id, av.id)
+            }
+            ValueKind::Integer | ValueKind::Float => {
+                let n = v
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|n| n.is_finite())
+                    .ok_or_else(|| {
+                        OgcError::bad(format!("{} takes a number, not '{v}'", p.name))
+                    })?;
+                format!("{}={n}", p.id)
+            }
+            ValueKind::Text | ValueKind::Geometry => {
+                if v.contains('"') {
+                    return Err(OgcError::bad(format!(
+                        "{}: a value with '\"' is not supported",
+                        p.name
+                    )));
+                }
+                format!("{}=\"{v}\"", p.id)
+            }
+        };
+        conds.push(cond);
+    }
+    if conds.is_empty() {
+        return Ok(None);
+    }
+    let expr = egenskap::parse(&conds.join(" AND "))?;
+    egenskap::check(&expr, crate::catalog::Catalog::embedded(), t)?;
+    Ok(Some(expr))
+}
+
+const ITEM_PARAMS: &[&str] = &[
+    "f", "limit", "offset", "bbox", "bbox-crs", "crs", "datetime",
+];
+
+pub(super) async fn items(
+    State(s): State<AppState>,
+    Path(cid): Path<String>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Response {
+    respond(items_inner(&s, &cid, &headers, q.as_deref()))
+}
+
+fn items_inner(
+    s: &AppState,
+    cid: &str,
+    headers: &HeaderMap,
+    q: Option<&str>,
+) -> OgcResult<Response> {
+    let q = Query::parse(q);
+    let enc = encoding(&q, headers)?;
+    let g = s.store.current();
+    let (id, title, _) = find_collection(&g, cid)?;
+    let limit = match q.get("limit") {
+        None => DEFAULT_LIMIT,
+        Some(l) => match l.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => n.min(MAX_LIMIT),
+            _ => {
+                return Err(OgcError::bad(format!(
+                    "limit must be a positive integer, not '{l}'"
+                )))
+            }
+        },
+    };
+    let offset = match q.get("offset") {
+        None => 0,
+        Some(o) => o.trim().parse::<u64>().map_err(|_| {
+            OgcError::bad(format!("offset must be a non-negative integer, not '{o}'"))
+        })?,
+    };
+    let crs = crs_param(&q, "crs")?;
+    let bbox_crs = crs_param(&q, "bbox-crs")?;
+    let bbox = q.get("bbox").map(|b| parse_bbox(b, bbox_crs)).transpose()?;
+    if let Some(d) = q.get("datetime") {
+        if !matches!(d.trim(), ".." | "../..") {
+            return Err(OgcError::bad(
+                "datetime: the collections have no temporal extent; only '..' is accepted",
+            ));
+        }
+    }
+    let filters: Vec<(String, String)> =
+        q.0.iter()
+            .filter(|(k, _)| !ITEM_PARAMS.contains(&k.as_str()))
+            .cloned()
+            .collect();
+    let (rows, features_of): (roaring::RoaringBitmap, FeaturesOf) = if id == NETWORK {
+        if let Some((k, _)) = filters.first() {
+            return Err(OgcError::bad(format!("unknown parameter '{k}'")));
+        }
+        let rows = g.select_segments(&NetworkAreaFilter {
+            any_of: Vec::new(),
+            roads: Vec::new(),
+            bbox,
+        });
+        let (s2, g2) = (s.clone(), g.clone());
+        (
+            rows,
+            Box::new(move |page| link_features(s2.clone(), g2.clone(), page, crs)),
+        )
+    } else {
+        let tid: u32 = id
+            .parse()
+            .map_err(|_| OgcError::not_found(format!("no collection '{id}'")))?;
+        let data = g
+            .objects
+            .get(&tid)
+            .cloned()
+            .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
+        let t = g
+            .catalog
+            .object_type(tid)
+            .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
+        let filter = ObjectFilter {
+            bbox,
+            egenskap: property_filter(t, &filters)?,
+            ..Default::default()
+        };
+        let rows = g.select_objects(&data, &filter);
+        let g2 = g.clone();
+        (
+            rows,
+            Box::new(move |page| {
+                Features::objects(g2.clone(), Some(data.clone()), page, crs, false)
+            }),
+        )
+    };
+    let matched = rows.len();
+    let end = (offset.saturating_add(limit as u64)).min(matched);
+    let page: Vec<u32> = (offset.min(end)..end)
+        .filter_map(|k| rows.select(k as u32))
+        .collect();
+    let returned = page.len() as u64;
+    let path = format!("/collections/{id}/items");
+    let href = |q: String| ogc_url(s, &format!("{path}?{q}"));
+    let mut links = own_links(
+        s,
+        enc,
+        [
+            href(q.with("f", Some("json"))),
+            href(q.with("f", Some("html"))),
+        ],
+        "page",
+        &id,
+        &title,
+    );
+    let mut page_link = |rel: &str, at: u64| {
+        let with_offset = Query(
+            q.0.iter()
+                .filter(|(k, _)| k != "offset")
+                .cloned()
+                .chain(std::iter::once(("offset".to_string(), at.to_string())))
+                .collect(),
+        );
+        let kind = if enc == Encoding::Html {
+            "text/html"
+        } else {
+            GEOJSON
+        };
+        links.push(link(
+            href(with_offset.with("limit", Some(&limit.to_string()))),
+            rel,
+            kind,
+            rel,
+        ));
+    };
+    if offset + returned < matched {
+        page_link("next", offset + returned);
+    }
+    if offset > 0 {
+        page_link("prev", offset.saturating_sub(limit as u64));
+    }
+    let features = features_of(page);
+    let uri = crs_uri(crs);
+    match enc {
+        Encoding::Json => {
+            let mut m = Map::new();
+            m.insert(
+                "timeStamp".into(),
+                chrono::Utc::now()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    .into(),
+            );
+            m.insert("numberMatched".into(), matched.into());
+            m.insert("numberReturned".into(), returned.into());
+            m.insert("links".into(), links.into());
+            let crs_header = HeaderValue::from_str(&format!("<{uri}>"))
+                .map_err(|e| OgcError::bad(e.to_string()))?;
+            Ok(geojson::collection(
+                m,
+                features,
+                GEOJSON,
+                &[(CONTENT_CRS, crs_header)],
+            ))
+        }
+        Encoding::Html => {
+            let mut items = Vec::with_capacity(features.count());
+            for i in 0..features.count() {
+                let mut out = String::new();
+                features.write(i, &mut out)?;
+                items.push(
+                    serde_json::from_str::<Value>(&out)
+                        .map_err(|e| OgcError::bad(e.to_string()))?,
+                );
+            }
+            Ok(html_response(html::items(
+                &title, &id, &items, &links, matched, offset,
+            )))
+        }
+    }
+}
+
+pub(super) async fn item(
+    State(s): State<AppState>,
+    Path((cid, fid)): Path<(String, String)>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Response {
+    respond(item_inner(&s, &cid, &fid, &headers, q.as_deref()))
+}
+
+fn item_inner(
+    s: &AppState,
+    cid: &str,
+    fid: &str,
+    headers: &HeaderMap,
+    q: Option<&str>,
+) -> OgcResult<Response> {
+    let q = Query::parse(q);
+    q.only(&["f", "crs"])?;
+    let enc = encoding(&q, headers)?;
+    let crs = crs_param(&q, "crs")?;
+    let g = s.store.current();
+    let (id, title, _) = find_collection(&g, cid)?;
+    let missing = || OgcError::not_found(format!("no feature '{fid}' in collection '{id}'"));
+    let mut out = String::new();
+    if id == NETWORK {
+        let link_id: u64 = fid
+            .rsplit_once('@')
+            .and_then(|(_, l)| l.parse().ok())
+            .ok_or_else(missing)?;
+        let row = g
+            .segments_of_link(link_id)
+            .find(|l| link_range_short(l.from_pos(), l.to_pos(), link_id) == fid)
+            .ok_or_else(missing)?
+            .row();
+        link_features(s.clone(), g.clone(), vec![row as u32], crs).write(0, &mut out)?;
+    } else {
+        let tid: u32 = id.parse().map_err(|_| missing())?;
+        let oid: u64 = fid.parse().map_err(|_| missing())?;
+        let (data, row) = g
+            .object_row(crate::ids::TypeId(tid), crate::ids::ObjectId(oid))
+            .ok_or_else(missing)?;
+        geojson::push_object(&mut out, &g, data, row, crs, false)?;
+    }
+    let self_path = format!("/collections/{id}/items/{fid}");
+    let links = own_links(
+        s,
+        enc,
+        [
+            ogc_url(s, &format!("{self_path}?f=json")),
+            ogc_url(s, &format!("{self_path}?f=html")),
+        ],
+        "feature",
+        &id,
+        &title,
+    );
+    let mut feature: Value =
+        serde_json::from_str(&out).map_err(|e| OgcError::bad(e.to_string()))?;
+    if let Some(m) = feature.as_object_mut() {
+        m.insert("links".into(), links.into());
+    }
+    match enc {
+        Encoding::Json => {
+            let mut r = json_response(&feature, GEOJSON);
+            if let Ok(v) = HeaderValue::from_str(&format!("<{}>", crs_uri(crs))) {
+                r.headers_mut().insert(CONTENT_CRS, v);
+            }
+            Ok(r)
+        }
+        Encoding::Html => Ok(html_response(html::item(&title, &id, &feature))),
+    }
+}

@@ -1,0 +1,195 @@
+//! The filter parameters of `/vegobjekter/{type}/` and its `statistikk` (areas, contracts,
+//! routes, road references, map extent, links, `egenskap`, `overlapp`) parsed into an
+//! [`ObjectFilter`], with the list-length limits and the refusal to filter on values the caller
+//! may not see.
+
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::params::Params;
+use crate::api::read::vegnett::parse_map_extent;
+use crate::area::AreaKind;
+use crate::generation::Generation;
+use crate::geo::srid::Srid;
+use crate::query::egenskap;
+use crate::query::limits::{MAX_LIST_ITEMS, MAX_OVERLAPS};
+use crate::query::objects::ObjectFilter;
+use crate::query::vegref::{LinkRef, RoadRefFilter};
+
+fn unquote(s: &str) -> &str {
+    let t = s.trim();
+    if t.len() >= 2
+        && ((t.starts_with('"') && t.ends_with('"')) || (t.starts_with('\'') && t.ends_with('\'')))
+    {
+        &t[1..t.len() - 1]
+    } else {
+        t
+    }
+}
+
+/// Parse every filter parameter of a road-object query for type `type_id`.
+///
+/// `sensitive`: the caller may see (and so filter on) sensitivitet-1 values.
+pub fn parse_filter(
+    g: &Generation,
+    p: &Params,
+    type_id: u32,
+    srid: Srid,
+    sensitive: bool,
+) -> ApiResult<ObjectFilter> {
+    let t = g
+        .catalog
+        .object_type(type_id)
+        .ok_or_else(|| ApiError::not_found(format!("Vegobjekttype {type_id} finnes ikke")))?;
+    check_list_lengths(p)?;
+    let mut f = ObjectFilter::default();
+    for (name, kind) in [
+        ("region", AreaKind::Region),
+        ("fylke", AreaKind::County),
+        ("vegavdeling", AreaKind::RoadDepartment),
+        ("kommune", AreaKind::Municipality),
+    ] {
+        f.any_of
+            .extend(p.int_list(name)?.into_iter().map(|v| (kind, v as u32)));
+    }
+    for name in p.list("kontraktsomrade") {
+        let name = unquote(&name);
+        let i = g
+            .areas
+            .contracts
+            .iter()
+            .position(|c| c.name == name || c.number.to_string() == name)
+            .ok_or_else(|| ApiError::bad(4005, format!("Ukjent kontraktsområde: '{name}'")))?;
+        f.contracts.push(i as u32);
+    }
+    for name in p.list("riksvegrute") {
+        let name = unquote(&name);
+        let hits: Vec<u32> = g
+            .areas
+            .routes
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.filter_key() == name || r.name == name)
+            .map(|(i, _)| i as u32)
+            .collect();
+        if hits.is_empty() {
+            return Err(ApiError::bad(
+                4005,
+                format!("Ukjent riksvegrute: '{name}' (forventet f.eks. \"RUTE2A 2014-2023\")"),
+            ));
+        }
+        f.routes.extend(hits);
+    }
+    f.roads = p
+        .list("vegreferanse")
+        .iter()
+        .map(|r| RoadRefFilter::parse(r))
+        .collect::<Result<_, _>>()?;
+    f.bbox = p
+        .one("kartutsnitt")?
+        .map(|k| parse_map_extent(k, srid))
+        .transpose()?;
+    f.links = p
+        .list("veglenke")
+        .iter()
+        .map(|l| LinkRef::parse(l))
+        .collect::<Result<_, _>>()?;
+    if !f.links.is_empty() && (f.segments() || f.bbox.is_some()) {
+        return Err(ApiError::bad(
+            4009,
+            "veglenke kan ikke kombineres med andre områdefilter",
+        ));
+    }
+    if let Some(e) = p.one("egenskap")? {
+        let expr = egenskap::parse(e)?;
+        egenskap::check(&expr, g.catalog, t)?;
+        refuse_sensitive(&expr, g, t, sensitive)?;
+        f.egenskap = Some(expr);
+    }
+    let overlaps = p.raw("overlapp");
+    if overlaps.len() > MAX_OVERLAPS {
+        return Err(ApiError::bad(
+            4006,
+            format!(
+                "overlapp er gitt {} ganger; høyst {MAX_OVERLAPS} er tillatt",
+                overlaps.len()
+            ),
+        ));
+    }
+    for raw in overlaps {
+        let s = unquote(raw);
+        let (id, inner) = match s.split_once('(') {
+            Some((id, rest)) => {
+                let inner = rest.strip_suffix(')').ok_or_else(|| {
+                    ApiError::bad(4005, format!("Ugyldig overlapp '{raw}': mangler ')'"))
+                })?;
+                (id, Some(inner))
+            }
+            None => (s, None),
+        };
+        let other: u32 = id.trim().parse().map_err(|_| {
+            ApiError::bad(
+                4005,
+                format!("Ugyldig overlapp '{raw}': forventet vegobjekttype-id"),
+            )
+        })?;
+        let ot = g.catalog.object_type(other).ok_or_else(|| {
+            ApiError::bad(
+                4005,
+                format!("Ugyldig overlapp '{raw}': ukjent vegobjekttype {other}"),
+            )
+        })?;
+        let expr = match inner {
+            Some(i) => {
+                let e = egenskap::parse(i)?;
+                egenskap::check(&e, g.catalog, ot)?;
+                refuse_sensitive(&e, g, ot, sensitive)?;
+                Some(e)
+            }
+            None => None,
+        };
+        // identical terms select the same rows: evaluate them once
+        let term = (other, expr);
+        if !f.overlaps.contains(&term) {
+            f.overlaps.push(term);
+        }
+    }
+    Ok(f)
+}
+
+/// At most MAX_LIST_ITEMS items in each list filter (422: 4003 for number lists, else 4006).
+fn check_list_lengths(p: &Params) -> ApiResult<()> {
+    for (name, code) in [
+        ("region", 4003),
+        ("fylke", 4003),
+        ("vegavdeling", 4003),
+        ("kommune", 4003),
+        ("kontraktsomrade", 4006),
+        ("riksvegrute", 4006),
+        ("vegreferanse", 4006),
+        ("veglenke", 4006),
+    ] {
+        let n = p.list(name).len();
+        if n > MAX_LIST_ITEMS {
+            return Err(ApiError::bad(
+                code,
+                format!("{name} har {n} verdier; høyst {MAX_LIST_ITEMS} er tillatt"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Filtering on a sensitive value would reveal it: 422 unless the caller may see it.
+fn refuse_sensitive(
+    e: &egenskap::Expr,
+    g: &Generation,
+    t: &crate::catalog::ObjectType,
+    allowed: bool,
+) -> ApiResult<()> {
+    match egenskap::sensitive_property(e, g.catalog, t) {
+        Some(p) if !allowed => Err(ApiError::bad(
+            4005,
+            format!("Egenskapstype {p} er skjermet (sensitivitet 1) og kan bare filtreres av brukere med tilgang"),
+        )),
+        _ => Ok(()),
+    }
+}

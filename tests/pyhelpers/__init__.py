@@ -1,0 +1,1 @@
+"""Helpers shared by the Python test suites under tests/ (imported by their conftest.py)."""
