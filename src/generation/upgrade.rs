@@ -8,9 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sha2::{Digest, Sha256};
-
 use rayon::prelude::*;
+use sha2::{Digest, Sha256};
 
 use super::Generation;
 use crate::error::{EngineError, Result};
@@ -155,5 +154,41 @@ impl Content {
             ));
         }
         problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content() -> Content {
+        Content {
+            network_rows: 10,
+            types: [(105, (3, "aa".to_string())), (95, (2, "bb".to_string()))].into(),
+            deleted: (1, "cc".to_string()),
+        }
+    }
+
+    #[test]
+    fn content_differences_name_what_changed() {
+        let before = content();
+        assert!(before.differences(&content()).is_empty());
+        let mut after = content();
+        after.network_rows = 9;
+        after.types.insert(105, (3, "ab".to_string()));
+        after.types.remove(&95);
+        after.types.insert(7, (1, "dd".to_string()));
+        after.deleted = (2, "ce".to_string());
+        let found = before.differences(&after);
+        assert_eq!(
+            found,
+            vec![
+                "network: 10 rows before, 9 after".to_string(),
+                "type 7: no objects before, some after".to_string(),
+                "type 95: 2 objects before, none after".to_string(),
+                "type 105: object ids or versions differ (3 objects before, 3 after)".to_string(),
+                "deleted objects differ (1 before, 2 after)".to_string(),
+            ]
+        );
     }
 }
