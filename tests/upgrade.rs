@@ -5,7 +5,8 @@
 //! - an upgraded copy serves the same answers as the original (an oracle over every type's
 //!   `/vegobjekter` pages and `/statistikk`, the road network's pages, `/posisjon` and `/status`);
 //! - the command is refused while another process owns the directory, for a generation that is
-//!   not CURRENT, and into a non-empty `--out`; a format 3 generation is left alone.
+//!   not CURRENT, and into a non-empty `--out`; a format 3 generation is left alone;
+//! - applied changesets' results are carried, and a rollback does not call them lost.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -308,4 +309,54 @@ fn upgrade_is_refused_where_it_would_do_harm() {
     let out = run(&["snapshot", "upgrade"], &tmp.path().join("none"), &[]);
     assert!(!out.status.success());
     assert!(text(&out).contains("no data directory"), "{}", text(&out));
+}
+
+/// A generation that applied changesets: the upgrade carries their results file and ids (the
+/// data is the same, so is what it applied), `verify` still finds every result, and rolling
+/// back to the source does not report the carried changesets as lost.
+#[test]
+fn changeset_results_are_carried_and_not_lost_by_a_rollback() {
+    use sha2::{Digest, Sha256};
+    let (_tmp, data) = copy_of("v2-chunked");
+    let gen = DataDir::read_only(&data).generation_dir(1);
+    let results = br#"{"cs-1":{"status":"UTFORT"}}"#;
+    std::fs::write(gen.join("changesets.json"), results).unwrap();
+    let mut m = Manifest::read(&gen).unwrap();
+    m.changesets = vec!["cs-1".into()];
+    m.files.push(vegdb::snapshot::manifest::FileEntry {
+        path: "changesets.json".into(),
+        rows: 0,
+        bytes: results.len() as u64,
+        sha256: Sha256::digest(results)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+        type_id: None,
+        first_id: None,
+    });
+    let manifest = serde_json::to_string_pretty(&m).unwrap();
+    std::fs::write(gen.join("MANIFEST.json"), manifest).unwrap();
+    let out = run(&["snapshot", "verify"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+
+    let out = run(&["snapshot", "upgrade"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let new = current_manifest(&data);
+    assert_eq!(new.changesets, vec!["cs-1".to_string()]);
+    let upgraded = DataDir::read_only(&data).generation_dir(2);
+    assert_eq!(
+        std::fs::read(upgraded.join("changesets.json")).unwrap(),
+        results
+    );
+    let out = run(&["snapshot", "verify"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+
+    let out = run(&["snapshot", "rollback", "--to", "1"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    assert!(t.contains("is now generation 1"), "{t}");
+    assert!(
+        !t.contains("cs-1"),
+        "the changeset is in generation 1 too: {t}"
+    );
 }
