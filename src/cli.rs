@@ -1,5 +1,5 @@
 //! Command line: `serve`, `config print`, `generate`, `import`, `refresh`,
-//! `snapshot inspect|verify|load|queries|rollback`, `user add`.
+//! `snapshot inspect|verify|load|queries|rollback|upgrade`, `user add`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,7 +14,9 @@ use crate::snapshot::manifest::Manifest;
 use crate::snapshot::store::DataDir;
 
 mod exchange;
+mod upgrade;
 pub use exchange::{run_export, run_pull, run_push};
+pub use upgrade::run_upgrade;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -120,7 +122,7 @@ pub enum Command {
         #[arg(long, env = "VEGDB_DATA", default_value = "data")]
         data: PathBuf,
     },
-    /// Inspect, verify, load or roll back snapshot generations.
+    /// Inspect, verify, load, roll back or upgrade snapshot generations.
     Snapshot {
         #[command(subcommand)]
         action: SnapshotAction,
@@ -289,6 +291,22 @@ pub enum SnapshotAction {
         /// Generation id to make CURRENT.
         #[arg(long)]
         to: u64,
+    },
+    /// Rewrite a generation of an older format in the current one (format 3: located geometry,
+    /// `bbox` column, spatial row order, `objects/type=<id>/` paths, data dictionary), with the
+    /// same objects, ids and versions. Without --out it becomes the next generation and CURRENT
+    /// (refused while a server owns the directory); the result is verified and compared first.
+    Upgrade {
+        /// Data directory holding the generation.
+        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        data: PathBuf,
+        /// Generation to upgrade (default: CURRENT; without --out it must be CURRENT).
+        #[arg(long)]
+        generation: Option<u64>,
+        /// Write a new data directory (absent or empty) holding the upgrade under the same
+        /// generation id instead, reading --data only (allowed while a server owns it).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -704,12 +722,18 @@ pub fn run_rollback(data: &Path, to: u64) -> anyhow::Result<()> {
         );
     }
     // changesets applied after the target are no longer in the data it serves
-    let lost: Vec<String> = have
+    // (an upgraded copy of the target carries the target's own changesets: not lost)
+    let kept = Manifest::read(&dir.generation_dir(to))
+        .map(|m| m.changesets)
+        .unwrap_or_default();
+    let mut lost: Vec<String> = have
         .iter()
         .filter(|&&g| g > to)
         .filter_map(|&g| Manifest::read(&dir.generation_dir(g)).ok())
         .flat_map(|m| m.changesets)
+        .filter(|c| !kept.contains(c))
         .collect();
+    lost.dedup();
     dir.make_current(to)?;
     println!(
         "CURRENT of {} is now generation {to} (was {})",

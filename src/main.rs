@@ -49,6 +49,11 @@ fn main() -> anyhow::Result<()> {
             SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),
             SnapshotAction::Load { data, generation } => cli::run_load(&data, generation),
             SnapshotAction::Rollback { data, to } => cli::run_rollback(&data, to),
+            SnapshotAction::Upgrade {
+                data,
+                generation,
+                out,
+            } => cli::run_upgrade(&data, generation, out.as_deref()),
             SnapshotAction::Push {
                 data,
                 to,

@@ -2,8 +2,8 @@
 //! tests/fixtures/formats/ (made by `regenerate_format_fixtures` below, see its comment); each
 //! must load into exactly what the generator makes today from the same seed, today's writers
 //! must still produce the frozen files byte for byte, and the first changeset on an older
-//! layout (the committed demo, a single-file generation) must leave every untouched row as it
-//! was.
+//! layout (a chunked generation labelled version 1, a single-file generation) and on the
+//! committed demo must leave every untouched row as it was.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -299,22 +299,58 @@ fn first_write_keeps_untouched_rows(source: &Path) -> (Manifest, Manifest) {
     (old_manifest, new.manifest.clone())
 }
 
-/// The path every default `vegdb serve` takes: the committed demo (a chunked generation whose
-/// manifest says format version 1, written before version 2 existed) copied into a fresh data
-/// directory, then a first changeset. The new generation is format version 2, shares every
-/// chunk but the touched one, and reads back identical elsewhere.
+/// The path every default `vegdb serve` takes: the committed demo (format version 3 since
+/// `vegdb snapshot upgrade` rewrote it) copied into a fresh data directory, then a first
+/// changeset. The new generation stays format version 3, shares every chunk but the touched
+/// one, and reads back identical elsewhere.
 #[test]
-fn the_demo_converts_on_its_first_write() {
+fn the_demo_stays_open_data_on_its_first_write() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
     let (old, new) = first_write_keeps_untouched_rows(&demo);
-    assert_eq!(
-        old.format_version, 1,
-        "the committed demo predates version 2"
+    assert_eq!(old.format_version, 3, "the committed demo is format 3");
+    assert_eq!(new.format_version, 3);
+    assert_only_type_95_rewritten(&old, &new);
+}
+
+/// A chunked generation whose manifest says format version 1 (written before version 2
+/// existed, as the committed demo was until `snapshot upgrade`): made from `v2-chunked` with
+/// the older number. Its first write gives format version 2 (the untouched chunks keep their
+/// names) and only the touched chunk is rewritten.
+#[test]
+fn a_chunked_version_1_generation_converts_on_its_first_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("v2-chunked"), tmp.path());
+    let gen = tmp.path().join("gen-000001");
+    let m = Manifest::read(&gen).unwrap();
+    write_manifest(
+        &gen,
+        &Manifest {
+            format_version: 1,
+            ..m
+        },
     );
-    assert!(old.is_chunked(), "the committed demo is written in chunks");
+    let (old, new) = first_write_keeps_untouched_rows(tmp.path());
+    assert_eq!(old.format_version, 1);
+    assert!(old.is_chunked(), "written in chunks");
     assert_eq!(new.format_version, 2);
     assert!(new.is_chunked());
-    let old_files = hashes_by_path(&old);
+    assert_only_type_95_rewritten(&old, &new);
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn assert_only_type_95_rewritten(old: &Manifest, new: &Manifest) {
+    let old_files = hashes_by_path(old);
     let rewritten: Vec<&FileEntry> = new
         .files
         .iter()

@@ -1,12 +1,14 @@
 //! A loaded generation: columns + indexes, immutable once built. The server holds one in an
 //! `ArcSwap`; a request takes it once and never mixes generations. This module sits above the
 //! storage (`snapshot`) and the indexes (`index`) it assembles; the queries over it (`query`)
-//! are its methods, defined one layer up. `check.rs` verifies a generation on disk.
+//! are its methods, defined one layer up. `check.rs` verifies a generation on disk, `upgrade.rs`
+//! rewrites one in the current format.
 
 pub mod check;
 pub mod feature;
 pub mod rows;
 pub mod successor;
+pub mod upgrade;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

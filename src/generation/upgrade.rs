@@ -1,0 +1,194 @@
+//! Rewriting a generation in the format this build writes (`vegdb snapshot upgrade`): the
+//! generation is loaded as the server loads it and its tables are written again with today's
+//! writers (network, object chunks with located geometry and `bbox`, deleted objects, data
+//! dictionary). Everything else the generation says is carried over unchanged: its other files
+//! (the changesets' results) are shared, and the manifest keeps its changesets, upstream event
+//! ids, provenance, catalogue version and `created` (the data did not change, so neither does
+//! `datagrunnlag.sist_oppdatert`); `origin` gains a note saying it was rewritten.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::Generation;
+use crate::error::{EngineError, Result};
+use crate::snapshot::dictionary::{self, DICTIONARY_JSON, DICTIONARY_MD};
+use crate::snapshot::manifest::{FileEntry, Manifest, Provenance, FORMAT_VERSION};
+use crate::snapshot::parquet_write::{
+    write_deleted, write_network, write_type, DELETED_FILE, NETWORK_FILE,
+};
+use crate::snapshot::store::Staging;
+use crate::util::hex;
+
+/// Whether a generation's files are those of the format this build writes (nothing to upgrade).
+pub fn is_current_format(m: &Manifest) -> bool {
+    m.format_version == FORMAT_VERSION && Manifest::version_for(&m.files) == FORMAT_VERSION
+}
+
+/// Whether a manifest entry is rewritten by the upgrade (else it is shared as it is).
+fn is_rewritten(f: &FileEntry) -> bool {
+    f.type_id.is_some()
+        || [NETWORK_FILE, DELETED_FILE, DICTIONARY_JSON, DICTIONARY_MD].contains(&f.path.as_str())
+}
+
+/// The note `origin` gains.
+pub fn origin_note() -> String {
+    format!("rewritten in format {FORMAT_VERSION} by vegdb snapshot upgrade")
+}
+
+/// Write the loaded generation `g` into `staging` in the current format: its tables written
+/// anew, its other files shared from `g.dir`. Returns the manifest to publish (`parent`: the
+/// caller's choice; `generation` and `files` are set by publishing).
+pub fn write_upgraded(g: &Generation, staging: &mut Staging) -> Result<Manifest> {
+    let source = &g.manifest;
+    let dir = staging.dir.clone();
+    let (network, objects) = rayon::join(
+        || write_network(&dir, &g.network),
+        || {
+            g.objects
+                .par_iter()
+                .map(|(_, d)| write_type(&dir, &d.table, &g.network))
+                .collect::<Result<Vec<_>>>()
+        },
+    );
+    staging.files.push(network?);
+    staging.files.extend(objects?.into_iter().flatten());
+    if source.files.iter().any(|f| f.path == DELETED_FILE) {
+        staging.files.push(write_deleted(&dir, &g.deleted)?);
+    }
+    let types: Vec<u32> = g
+        .objects
+        .iter()
+        .filter(|(_, d)| !d.table.is_empty())
+        .map(|(&t, _)| t)
+        .collect();
+    let (dictionary, _) = dictionary::write(&dir, g.catalog, g.areas, &types, &[])?;
+    staging.files.extend(dictionary);
+    for f in source.files.iter().filter(|f| !is_rewritten(f)) {
+        staging.share_from(&g.dir, f)?;
+    }
+    let version = Manifest::version_for(&staging.files);
+    if version != FORMAT_VERSION {
+        return Err(EngineError::Internal(format!(
+            "the upgraded generation's files are format {version}, not {FORMAT_VERSION}"
+        )));
+    }
+    Ok(Manifest {
+        format_version: version,
+        generation: staging.id,
+        parent: source.parent,
+        created: source.created.clone(),
+        datakatalog_versjon: source.datakatalog_versjon.clone(),
+        origin: format!("{} ({})", source.origin, origin_note()),
+        provenance: Provenance::new(source.made_by(), source.provenance.source.clone()),
+        changesets: source.changesets.clone(),
+        last_event_ids: source.last_event_ids.clone(),
+        files: Vec::new(),
+    })
+}
+
+/// What an upgrade must keep of a generation, small enough to hold while the upgraded one is
+/// loaded: network rows, and per object type a hash of its ids and versions (and of the
+/// deleted objects' ids).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Content {
+    pub network_rows: usize,
+    /// type id -> (objects, SHA-256 of ids and versions in id order)
+    pub types: BTreeMap<u32, (usize, String)>,
+    pub deleted: (usize, String),
+}
+
+impl Content {
+    pub fn of(g: &Generation) -> Content {
+        let types = g
+            .objects
+            .iter()
+            .filter(|(_, d)| !d.table.is_empty())
+            .map(|(&t, d)| {
+                let mut h = Sha256::new();
+                for (id, v) in d.table.id.iter().zip(&d.table.version) {
+                    h.update(id.to_le_bytes());
+                    h.update(v.to_le_bytes());
+                }
+                (t, (d.table.len(), hex(&h.finalize())))
+            })
+            .collect();
+        let mut h = Sha256::new();
+        for id in &g.deleted.id {
+            h.update(id.to_le_bytes());
+        }
+        Content {
+            network_rows: g.network.len(),
+            types,
+            deleted: (g.deleted.id.len(), hex(&h.finalize())),
+        }
+    }
+
+    /// How `after` differs from `self` (empty when it kept everything).
+    pub fn differences(&self, after: &Content) -> Vec<String> {
+        let mut problems = Vec::new();
+        if self.network_rows != after.network_rows {
+            problems.push(format!(
+                "network: {} rows before, {} after",
+                self.network_rows, after.network_rows
+            ));
+        }
+        let keys: BTreeSet<&u32> = self.types.keys().chain(after.types.keys()).collect();
+        for t in keys {
+            match (self.types.get(t), after.types.get(t)) {
+                (Some(a), Some(b)) if a == b => {}
+                (Some((n, _)), Some((m, _))) => problems.push(format!(
+                    "type {t}: object ids or versions differ ({n} objects before, {m} after)"
+                )),
+                (Some((n, _)), None) => {
+                    problems.push(format!("type {t}: {n} objects before, none after"))
+                }
+                (None, _) => problems.push(format!("type {t}: no objects before, some after")),
+            }
+        }
+        if self.deleted != after.deleted {
+            problems.push(format!(
+                "deleted objects differ ({} before, {} after)",
+                self.deleted.0, after.deleted.0
+            ));
+        }
+        problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content() -> Content {
+        Content {
+            network_rows: 10,
+            types: [(105, (3, "aa".to_string())), (95, (2, "bb".to_string()))].into(),
+            deleted: (1, "cc".to_string()),
+        }
+    }
+
+    #[test]
+    fn content_differences_name_what_changed() {
+        let before = content();
+        assert!(before.differences(&content()).is_empty());
+        let mut after = content();
+        after.network_rows = 9;
+        after.types.insert(105, (3, "ab".to_string()));
+        after.types.remove(&95);
+        after.types.insert(7, (1, "dd".to_string()));
+        after.deleted = (2, "ce".to_string());
+        let found = before.differences(&after);
+        assert_eq!(
+            found,
+            vec![
+                "network: 10 rows before, 9 after".to_string(),
+                "type 7: no objects before, some after".to_string(),
+                "type 95: 2 objects before, none after".to_string(),
+                "type 105: object ids or versions differ (3 objects before, 3 after)".to_string(),
+                "deleted objects differ (1 before, 2 after)".to_string(),
+            ]
+        );
+    }
+}
