@@ -10,6 +10,9 @@
 # requests sent by vegdb-load over one keep-alive connection, then dumped. Prints instructions
 # per request for each and the top functions (inclusive) of vegdb. NO_BUILD=1 uses the release
 # binaries as they are. Needs valgrind (Debian `valgrind`). Loopback only.
+# OPS=compare (issue 14) also runs vegdb with every operations layer off (`vegdb-off`), and the
+# first run with everything on as shipped: `--log info`, so the access log writes its lines
+# (to a file). LOG sets the first run's log filter otherwise (default warn).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-snapshots/demo}
@@ -57,8 +60,16 @@ run() {
   echo "$name: $((ir / N)) instructions per request ($N requests)"
 }
 
-run vegdb "$VPORT" "$BIN/vegdb" --log warn serve --data "$DATA" --read-only --workers 1 \
+LOG=${LOG:-warn}
+[ "${OPS:-}" = compare ] && LOG=info
+run vegdb "$VPORT" "$BIN/vegdb" --log "$LOG" serve --data "$DATA" --read-only --workers 1 \
   --listen "127.0.0.1:$VPORT"
+if [ "${OPS:-}" = compare ]; then
+  echo "vegdb: access-log lines written: $(grep -c 'vegdb::access' "$W/vegdb.log" || true)"
+  run vegdb-off "$VPORT" "$BIN/vegdb" --log warn serve --data "$DATA" --read-only --workers 1 \
+    --listen "127.0.0.1:$VPORT" --metrics false --access-log false --http-cache false \
+    --max-in-flight 0
+fi
 BYTES=$(curl -s "http://127.0.0.1:$VPORT/nvdb/api/v2$(head -1 "$W/paths.txt")" 2>/dev/null | wc -c || echo 250)
 run bare "$BPORT" "$BIN/vegdb-bare" --listen "127.0.0.1:$BPORT" --bytes 250
 echo "== vegdb: top functions, inclusive"
