@@ -43,7 +43,7 @@ run() {
     "$@" >"$W/$name.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")
-  until curl -s -o /dev/null "http://127.0.0.1:$port/nvdb/api/v2/status"; do
+  until curl -sf -o /dev/null "http://127.0.0.1:$port/nvdb/api/v2/status"; do
     kill -0 "$pid" 2>/dev/null || { cat "$W/$name.log" >&2; exit 1; }
     sleep 1
   done
