@@ -39,6 +39,8 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["api::error"],
     &["api"],
+    // the access log's writer: its options are part of `api::OpsOptions`; it names nothing above
+    &["api::access_log"],
     // the metrics registry: read by the request stack, reads the writer and the generation store
     &["metrics"],
     &["replica"],
