@@ -753,7 +753,10 @@ fn a_replica_behind_its_store_for_longer_than_max_lag_is_not_ready() {
     let (took, retry, body503) = wait_for_ready(&bounded.base, 503, Duration::from_secs(20));
     let since_move = moved.elapsed();
     if code == 200 && body["replica"]["store_generation"] == g2 {
-        assert!(body["replica"]["seconds_behind"].as_f64().unwrap() <= MAX_LAG, "{body}");
+        assert!(
+            body["replica"]["seconds_behind"].as_f64().unwrap() <= MAX_LAG,
+            "{body}"
+        );
         assert_eq!(body["replica"]["ready"], true, "{body}");
     }
     // S3's Last-Modified has whole seconds: the move may look up to 1 s older than it is
@@ -770,7 +773,10 @@ fn a_replica_behind_its_store_for_longer_than_max_lag_is_not_ready() {
     assert_eq!(r["store_generation"], g2, "{body503}");
     assert_eq!(r["generations_behind"], 1, "{body503}");
     assert!(r["seconds_behind"].as_f64().unwrap() > MAX_LAG, "{body503}");
-    assert!(r["last_error"].as_str().is_some_and(|e| !e.is_empty()), "{body503}");
+    assert!(
+        r["last_error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{body503}"
+    );
     assert!(r["seconds_since_look"].as_f64().unwrap() < 5.0, "{body503}");
     let st = status(&bounded.base)["replika"].clone();
     assert_eq!(st["generasjon"], g1, "{st}");
@@ -782,14 +788,20 @@ fn a_replica_behind_its_store_for_longer_than_max_lag_is_not_ready() {
     // the lag as the replica reports it matches the time since the move
     let lag = st["sekunder_bak"].as_f64().unwrap();
     let real = moved.elapsed().as_secs_f64();
-    assert!(lag <= real + 1.0 && lag >= real - 1.5, "lag {lag} s, moved {real} s ago");
+    assert!(
+        lag <= real + 1.0 && lag >= real - 1.5,
+        "lag {lag} s, moved {real} s ago"
+    );
     // the not-ready replica still answers reads (from the generation it has)
     assert_eq!(served_generation(&bounded.base), g1);
     // without a bound the replica is as far behind, and ready
     let (code, _, body) = ready(&unbounded.base);
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["replica"]["generations_behind"], 1, "{body}");
-    assert!(body["replica"]["seconds_behind"].as_f64().unwrap() > MAX_LAG, "{body}");
+    assert!(
+        body["replica"]["seconds_behind"].as_f64().unwrap() > MAX_LAG,
+        "{body}"
+    );
 
     // the store moves on to a complete generation: both catch up, the bounded one is ready
     let mut fixed = rt.block_on(remote.manifest(g1)).unwrap().unwrap();

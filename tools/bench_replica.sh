@@ -12,7 +12,8 @@
 # plus 2 s warm-up).
 #
 # (a) start: the generation pushed to the S3 server (`vegdb snapshot push`), then
-#     - plain download of its files (curl, 8 at a time, as the replica downloads),
+#     - plain download of its files (curl with SigV4, 8 at a time, as the replica downloads;
+#       no checks, no fsync),
 #     - `vegdb snapshot pull` into an empty directory (download + SHA-256 check),
 #     - `vegdb snapshot load` of the local copy (read + index),
 #     - process start -> `/ready` 200 of `vegdb serve --read-only --follow s3://…` with an
@@ -35,8 +36,8 @@ ROUNDS=${2:-3}
 SECS=${3:-8}
 PORT0=${PORT0:-18290}
 MOTO=${VEGDB_S3_SERVER:-$(command -v moto_server || true)}
-# the Python beside moto_server has boto3 (a dependency of moto): signed GETs for the plain
-# download and the looks at CURRENT (moto refuses anonymous ones)
+# the Python beside moto_server has boto3 (a dependency of moto): signed GETs for the looks
+# at CURRENT (moto refuses anonymous ones)
 PY=$(dirname "$MOTO")/python3
 [ -f "$SRC/CURRENT" ] || { echo "no generation in $SRC" >&2; exit 2; }
 [ -x "$MOTO" ] || { echo "no moto_server (set VEGDB_S3_SERVER)" >&2; exit 2; }
@@ -84,34 +85,22 @@ t=$(now_ms)
 echo "push to the S3 server: $(($(now_ms) - t)) ms (load $(loadavg))"
 
 # --- (a) start ---------------------------------------------------------------------------
-cat >"$W/download.py" <<'EOF'
-# Plain download of a generation's files: GET each object (8 at a time, as a replica does)
-# into a directory; no checks. Prints milliseconds, bytes, files.
-import concurrent.futures, json, os, sys, time
-import boto3
-bucket, prefix, manifest, out = sys.argv[1:5]
-s3 = boto3.client("s3")
-files = json.load(open(manifest))["files"]
-def get(f):
-    path = os.path.join(out, f["path"])
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    body = s3.get_object(Bucket=bucket, Key=f"{prefix}/{f['path']}")["Body"]
-    n = 0
-    with open(path, "wb") as o:
-        for chunk in body.iter_chunks(1 << 20):
-            o.write(chunk)
-            n += len(chunk)
-    return n
-t = time.time()
-with concurrent.futures.ThreadPoolExecutor(8) as ex:
-    n = sum(ex.map(get, files))
-print(f"{(time.time() - t) * 1000:.0f} {n} {len(files)}")
+"$PY" - "$W/vn/$GENDIR/MANIFEST.json" "$BUCKET/vn/$GENDIR" >"$W/files.txt" <<'EOF'
+import json, sys
+manifest, prefix = sys.argv[1], sys.argv[2]
+for f in json.load(open(manifest))["files"]:
+    print(f["path"], f"{prefix}/{f['path']}")
 EOF
 echo "# (a) $(grep -c '"path"' "$W/vn/$GENDIR/MANIFEST.json") files; times in ms, median of $ROUNDS"
 for r in $(seq "$ROUNDS"); do
   rm -rf "$W/dl"
-  read -r d got nfiles < <("$PY" "$W/download.py" "$BUCKET" "vn/$GENDIR" "$W/vn/$GENDIR/MANIFEST.json" "$W/dl")
-  echo "  plain download (boto3, 8 at a time): $d ms, $got bytes in $nfiles files (load $(loadavg))" >&2
+  t=$(now_ms)
+  # signed GETs (moto refuses anonymous ones), 8 at a time as a replica downloads
+  xargs -P 8 -n 2 sh -c 'curl -sf --aws-sigv4 aws:amz:us-east-1:s3 --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+    --create-dirs -o "$0/$1" "$AWS_ENDPOINT_URL/$2"' "$W/dl" <"$W/files.txt"
+  d=$(($(now_ms) - t))
+  got=$(du -sb "$W/dl" | cut -f1)
+  echo "  plain download (curl, 8 at a time): $d ms, $got bytes (load $(loadavg))" >&2
   echo "$d" >>"$W/a_download"
   rm -rf "$W/dl"
 done

@@ -39,13 +39,10 @@ impl Source for RemoteSource {
     }
 
     fn current(&self) -> Result<Option<Head>> {
-        Ok(self
-            .runtime
-            .block_on(self.remote.current())?
-            .map(|c| Head {
-                generation: c.generation,
-                modified: Some(c.modified),
-            }))
+        Ok(self.runtime.block_on(self.remote.current())?.map(|c| Head {
+            generation: c.generation,
+            modified: Some(c.modified),
+        }))
     }
 
     fn manifest(&self, id: u64) -> Result<Manifest> {
