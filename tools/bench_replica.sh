@@ -27,7 +27,7 @@
 #     replica, and against both (`--also`), alternating, /posisjon points from
 #     `vegdb snapshot queries`.
 # Each figure line carries the load average at the time (the machine may be shared).
-# NO_BUILD=1 uses the release binaries as they are (BIN=DIR: binaries of DIR instead). VEGDB_S3_SERVER: moto_server's path
+# PARTS="a b c" (default) picks the parts. NO_BUILD=1 uses the release binaries as they are (BIN=DIR: binaries of DIR instead). VEGDB_S3_SERVER: moto_server's path
 # (default: moto_server on PATH). Loopback only; everything is removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +35,8 @@ SRC=${1:-/tmp/vn}
 ROUNDS=${2:-3}
 SECS=${3:-8}
 PORT0=${PORT0:-18290}
+PARTS=${PARTS:-a b c}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 MOTO=${VEGDB_S3_SERVER:-$(command -v moto_server || true)}
 # the Python beside moto_server has boto3 (a dependency of moto): signed GETs for the looks
 # at CURRENT (moto refuses anonymous ones)
@@ -91,36 +93,6 @@ manifest, prefix = sys.argv[1], sys.argv[2]
 for f in json.load(open(manifest))["files"]:
     print(f["path"], f"{prefix}/{f['path']}")
 EOF
-echo "# (a) $(grep -c '"path"' "$W/vn/$GENDIR/MANIFEST.json") files; times in ms, median of $ROUNDS"
-for r in $(seq "$ROUNDS"); do
-  rm -rf "$W/dl"
-  t=$(now_ms)
-  # signed GETs (moto refuses anonymous ones), 8 at a time as a replica downloads
-  xargs -P 8 -n 2 sh -c 'curl -sf --aws-sigv4 aws:amz:us-east-1:s3 --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
-    --create-dirs -o "$0/$1" "$AWS_ENDPOINT_URL/$2"' "$W/dl" <"$W/files.txt"
-  d=$(($(now_ms) - t))
-  got=$(du -sb "$W/dl" | cut -f1)
-  echo "  plain download (curl, 8 at a time): $d ms, $got bytes (load $(loadavg))" >&2
-  echo "$d" >>"$W/a_download"
-  rm -rf "$W/dl"
-done
-for r in $(seq "$ROUNDS"); do
-  rm -rf "$W/pulled"
-  t=$(now_ms)
-  "$BIN/vegdb" --log warn snapshot pull --data "$W/pulled" --from "$STORE" >/dev/null
-  d=$(($(now_ms) - t))
-  echo "  vegdb snapshot pull: $d ms (load $(loadavg))" >&2
-  echo "$d" >>"$W/a_pull"
-  rm -rf "$W/pulled"
-done
-for r in $(seq "$ROUNDS"); do
-  t=$(now_ms)
-  line=$("$BIN/vegdb" --log warn snapshot load --data "$W/vn" 2>&1 | tail -1)
-  d=$(($(now_ms) - t))
-  echo "  vegdb snapshot load: $d ms wall; $line (load $(loadavg))" >&2
-  echo "$d" >>"$W/a_load"
-done
-
 RPORT1=$((PORT0 + 1))
 RPORT2=$((PORT0 + 2))
 WPORT=$((PORT0 + 3))
@@ -135,7 +107,7 @@ start_replica() { # name cache port [flags…]: starts it, sets RPID
 }
 wait_ready() { # pid port
   until curl -sf -o /dev/null "http://127.0.0.1:$2/ready"; do
-  kill -0 "$1" 2>/dev/null || { cat "$W"/*.log >&2; exit 1; }
+    kill -0 "$1" 2>/dev/null || { cat "$W"/*.log >&2; exit 1; }
     sleep 0.05
   done
 }
@@ -150,23 +122,47 @@ replica_start() { # name cache -> ms from process start to /ready
 own_load() { # log -> the replica's own figures of its start
   sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -o 'read_ms=[0-9]* index_ms=[0-9]* total_ms=[0-9]*' | tail -1
 }
-for r in $(seq "$ROUNDS"); do
-  rm -rf "$W/cache1"
-  d=$(replica_start cold "$W/cache1")
-  echo "  replica start, empty cache: $d ms to /ready; $(own_load "$W/cold.log") (load $(loadavg))" >&2
-  echo "$d" >>"$W/a_cold"
-done
-for r in $(seq "$ROUNDS"); do
-  d=$(replica_start warm "$W/cache1")
-  echo "  replica start, warm cache: $d ms to /ready; $(own_load "$W/warm.log") (load $(loadavg))" >&2
-  echo "$d" >>"$W/a_warm"
-done
-dl=$(median <"$W/a_download")
-ld=$(median <"$W/a_load")
-echo "plain download $dl ms, vegdb pull $(median <"$W/a_pull") ms, snapshot load $ld ms, load + download $((dl + ld)) ms"
-echo "replica start to /ready: empty cache $(median <"$W/a_cold") ms, warm cache $(median <"$W/a_warm") ms"
+if part a; then
+  echo "# (a) $(grep -c '"path"' "$W/vn/$GENDIR/MANIFEST.json") files; times in ms, median of $ROUNDS rounds, each round: download, pull, load, replica start with an empty then a warm cache"
+  for r in $(seq "$ROUNDS"); do
+    rm -rf "$W/dl"
+    t=$(now_ms)
+    # signed GETs (moto refuses anonymous ones), 8 at a time as a replica downloads
+    xargs -P 8 -n 2 sh -c 'curl -sf --aws-sigv4 aws:amz:us-east-1:s3 --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+      --create-dirs -o "$0/$1" "$AWS_ENDPOINT_URL/$2"' "$W/dl" <"$W/files.txt"
+    d=$(($(now_ms) - t))
+    got=$(du -sb "$W/dl" | cut -f1)
+    echo "  plain download (curl, 8 at a time): $d ms, $got bytes (load $(loadavg))" >&2
+    echo "$d" >>"$W/a_download"
+    rm -rf "$W/dl"
+    rm -rf "$W/pulled"
+    t=$(now_ms)
+    "$BIN/vegdb" --log warn snapshot pull --data "$W/pulled" --from "$STORE" >/dev/null
+    d=$(($(now_ms) - t))
+    echo "  vegdb snapshot pull: $d ms (load $(loadavg))" >&2
+    echo "$d" >>"$W/a_pull"
+    rm -rf "$W/pulled"
+    t=$(now_ms)
+    line=$("$BIN/vegdb" --log warn snapshot load --data "$W/vn" 2>&1 | tail -1)
+    d=$(($(now_ms) - t))
+    echo "  vegdb snapshot load: $d ms wall; $line (load $(loadavg))" >&2
+    echo "$d" >>"$W/a_load"
+    rm -rf "$W/cache1"
+    d=$(replica_start cold "$W/cache1")
+    echo "  replica start, empty cache: $d ms to /ready; $(own_load "$W/cold.log") (load $(loadavg))" >&2
+    echo "$d" >>"$W/a_cold"
+    d=$(replica_start warm "$W/cache1")
+    echo "  replica start, warm cache: $d ms to /ready; $(own_load "$W/warm.log") (load $(loadavg))" >&2
+    echo "$d" >>"$W/a_warm"
+  done
+  dl=$(median <"$W/a_download")
+  ld=$(median <"$W/a_load")
+  echo "plain download $dl ms, vegdb pull $(median <"$W/a_pull") ms, snapshot load $ld ms, load + download $((dl + ld)) ms"
+  echo "replica start to /ready: empty cache $(median <"$W/a_cold") ms, warm cache $(median <"$W/a_warm") ms"
+fi
 
 # --- (b) catch-up ------------------------------------------------------------------------
+if part b; then
 link_copy "$SRC" "$W/writer"
 TOKEN=$("$BIN/vegdb" --log warn user add --data "$W/writer" --roles skriv bench | tail -1)
 "$BIN/vegdb" --log warn serve --data "$W/writer" --publish-to "$STORE" --listen "127.0.0.1:$WPORT" \
@@ -256,8 +252,12 @@ for n, rs in results.items():
           f"{statistics.median(x[2] for x in rs):.0f} files / {statistics.median(x[3] for x in rs):.0f} bytes downloaded")
 EOF
 stop "$WPID"
+fi
 
 # --- (c) throughput ----------------------------------------------------------------------
+if part c; then
+[ -n "${R1:-}" ] || { start_replica r1 "$W/cache1" "$RPORT1"; R1=$RPID; }
+wait_ready "$R1" "$RPORT1"
 mkdir -p "$W/cache2"
 cp -al "$W/cache1/chunks" "$W/cache2/"
 start_replica r2 "$W/cache2" "$RPORT2"
@@ -279,3 +279,4 @@ for r in $(seq "$ROUNDS"); do
   echo "${two%% *}" >>"$W/c_two"
 done
 echo "/posisjon req/s, 8 connections: one replica $(median <"$W/c_one"), two replicas $(median <"$W/c_two")"
+fi
