@@ -104,9 +104,9 @@ pub struct Lag {
 
 impl Lag {
     /// Whether the replica has been behind the store for longer than `--max-lag` (never
-    /// without a bound). A replica that cannot reach the store knows of no newer generation
-    /// and stays within the bound: the store's outage would otherwise drain every replica
-    /// at once (`last_look` and `last_error` show it).
+    /// without a bound). A replica that cannot reach the store learns of no newer
+    /// generation, so its lag grows only from a move it saw before: the store's outage would
+    /// otherwise drain every replica at once (`last_look` and `last_error` show it).
     pub fn beyond_bound(&self) -> bool {
         self.max_lag_s > 0.0 && self.seconds_behind > self.max_lag_s
     }
