@@ -107,6 +107,12 @@ pub struct ServeArgs {
     /// loading generation uses are removed, least recently used first, to stay below it.
     #[arg(long, env = "VEGDB_CACHE_MAX_BYTES", default_value_t = crate::replica::DEFAULT_CACHE_MAX_BYTES)]
     pub cache_max_bytes: u64,
+    /// Seconds a replica may be behind its store (since the store's CURRENT moved past the
+    /// generation it serves) before `/ready` answers 503, so a load balancer drains a replica
+    /// that cannot catch up; 0: no bound. Set it well above `--watch-interval` plus the
+    /// download and load of a generation.
+    #[arg(long, env = "VEGDB_MAX_LAG", default_value_t = 0.0, value_parser = crate::replica::parse_max_lag)]
+    pub max_lag: f64,
     /// The writer's base URL (`http://host:port`): write requests (the write API, OpenAM
     /// login) reaching this read-only server go there (see `--write-forwarding`). Without
     /// it a replica answers them 503.

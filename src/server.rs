@@ -188,6 +188,7 @@ fn open_replica(
             .clone()
             .unwrap_or_else(|| args.data.join("replica-cache")),
         cache_max_bytes: args.cache_max_bytes,
+        max_lag: Duration::try_from_secs_f64(args.max_lag).unwrap_or_default(),
         interval: Duration::from_secs(args.watch_interval),
     };
     let mut follower =

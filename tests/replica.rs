@@ -235,6 +235,7 @@ fn a_small_changeset_costs_a_replica_one_chunk_download() {
         location: w.data.root.display().to_string(),
         cache_dir: cache.path().to_path_buf(),
         cache_max_bytes: 1 << 30,
+        max_lag: Duration::ZERO,
         interval: Duration::from_secs(1),
     };
     let mut follower =
@@ -301,6 +302,7 @@ fn a_small_changeset_costs_a_replica_one_chunk_download() {
     drop(follower);
     let small = FollowConfig {
         cache_max_bytes: 1,
+        max_lag: Duration::ZERO,
         ..config
     };
     let mut follower =
@@ -666,6 +668,165 @@ fn a_writer_and_two_replicas_following_an_s3_store() {
     writer_and_two_replicas("s3");
 }
 
+/// `GET /ready` of a server: its status code, `Retry-After`, and body.
+fn ready(base: &str) -> (u16, Option<String>, Value) {
+    let r = client().get(format!("{base}/ready")).send().unwrap();
+    let code = r.status().as_u16();
+    let retry = r
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_string());
+    (code, retry, r.json().unwrap())
+}
+
+/// Wait until `/ready` of `base` answers `code`; the time it took and the last answer.
+fn wait_for_ready(base: &str, code: u16, limit: Duration) -> (Duration, Option<String>, Value) {
+    let started = std::time::Instant::now();
+    loop {
+        let (c, retry, body) = ready(base);
+        if c == code {
+            return (started.elapsed(), retry, body);
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{base}/ready still answers {c} after {limit:?}: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `/ready` and `/status` of a replica show its generation and its lag behind the store; with
+/// `--max-lag` a replica that cannot catch up answers `/ready` 503 once it has been behind
+/// for longer than the bound (a load balancer drains it), and 200 again once it has caught up.
+/// The store is a real S3-protocol server; the replicas are stuck by a generation whose
+/// manifest names a file the store does not have.
+#[test]
+fn a_replica_behind_its_store_for_longer_than_max_lag_is_not_ready() {
+    let Some(server) = s3::S3Server::start() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    generate_into(Scale::Tiny, 7, &src).unwrap();
+    let remote = server.remote("vegdb");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(vegdb::remote::push::push(
+        &DataDir::read_only(&src),
+        &remote,
+        None,
+    ))
+    .unwrap();
+    let first = rt.block_on(remote.current()).unwrap().unwrap();
+    let g1 = first.generation;
+    let store = Store::S3(server);
+    const MAX_LAG: f64 = 2.0;
+    let bounded = spawn_replica(&store, &tmp.path().join("a"), &["--max-lag", "2"]);
+    let unbounded = spawn_replica(&store, &tmp.path().join("b"), &[]);
+
+    // up to date: ready, no lag
+    let (code, _, body) = ready(&bounded.base);
+    assert_eq!(code, 200, "{body}");
+    let r = &body["replica"];
+    assert_eq!(r["ready"], true, "{body}");
+    assert_eq!(r["generation"], g1, "{body}");
+    assert_eq!(r["store_generation"], g1, "{body}");
+    assert_eq!(r["generations_behind"], 0, "{body}");
+    assert_eq!(r["seconds_behind"], 0.0, "{body}");
+    assert_eq!(r["max_lag_seconds"], MAX_LAG, "{body}");
+    let st = status(&bounded.base)["replika"].clone();
+    assert_eq!(st["maks_sekunder_bak"], MAX_LAG, "{st}");
+    assert_eq!(st["innenfor_grensen"], true, "{st}");
+    assert_eq!(ready(&unbounded.base).2["replica"]["max_lag_seconds"], 0.0);
+
+    // the store moves to a generation nobody can fetch: one file of its manifest is missing
+    let mut broken = rt.block_on(remote.manifest(g1)).unwrap().unwrap();
+    let g2 = g1 + 1;
+    broken.generation = g2;
+    broken.parent = Some(g1);
+    broken.files[0].sha256 = "0".repeat(64);
+    rt.block_on(remote.put_manifest(g2, &broken)).unwrap();
+    let moved = std::time::Instant::now();
+    assert!(rt.block_on(remote.set_current(Some(&first), g2)).unwrap());
+
+    // behind, within the bound: still ready, catching up
+    let (code, _, body) = ready(&bounded.base);
+    let (took, retry, body503) = wait_for_ready(&bounded.base, 503, Duration::from_secs(20));
+    let since_move = moved.elapsed();
+    if code == 200 && body["replica"]["store_generation"] == g2 {
+        assert!(
+            body["replica"]["seconds_behind"].as_f64().unwrap() <= MAX_LAG,
+            "{body}"
+        );
+        assert_eq!(body["replica"]["ready"], true, "{body}");
+    }
+    // S3's Last-Modified has whole seconds: the move may look up to 1 s older than it is
+    assert!(
+        since_move.as_secs_f64() > MAX_LAG - 1.0,
+        "503 after {took:?}, {since_move:?} after the move: {body503}"
+    );
+    assert_eq!(retry.as_deref(), Some("2"));
+    assert_eq!(body503["ready"], false, "{body503}");
+    assert_eq!(body503["generation"]["ready"], true, "{body503}");
+    let r = &body503["replica"];
+    assert_eq!(r["ready"], false, "{body503}");
+    assert_eq!(r["generation"], g1, "{body503}");
+    assert_eq!(r["store_generation"], g2, "{body503}");
+    assert_eq!(r["generations_behind"], 1, "{body503}");
+    assert!(r["seconds_behind"].as_f64().unwrap() > MAX_LAG, "{body503}");
+    assert!(
+        r["last_error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{body503}"
+    );
+    assert!(r["seconds_since_look"].as_f64().unwrap() < 5.0, "{body503}");
+    let st = status(&bounded.base)["replika"].clone();
+    assert_eq!(st["generasjon"], g1, "{st}");
+    assert_eq!(st["lager_generasjon"], g2, "{st}");
+    assert_eq!(st["generasjoner_bak"], 1, "{st}");
+    assert!(st["sekunder_bak"].as_f64().unwrap() > MAX_LAG, "{st}");
+    assert_eq!(st["innenfor_grensen"], false, "{st}");
+    assert!(st["feil"].is_string(), "{st}");
+    // the lag as the replica reports it matches the time since the move
+    let lag = st["sekunder_bak"].as_f64().unwrap();
+    let real = moved.elapsed().as_secs_f64();
+    assert!(
+        lag <= real + 1.0 && lag >= real - 1.5,
+        "lag {lag} s, moved {real} s ago"
+    );
+    // the not-ready replica still answers reads (from the generation it has)
+    assert_eq!(served_generation(&bounded.base), g1);
+    // without a bound the replica is as far behind, and ready
+    let (code, _, body) = ready(&unbounded.base);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["replica"]["generations_behind"], 1, "{body}");
+    assert!(
+        body["replica"]["seconds_behind"].as_f64().unwrap() > MAX_LAG,
+        "{body}"
+    );
+
+    // the store moves on to a complete generation: both catch up, the bounded one is ready
+    let mut fixed = rt.block_on(remote.manifest(g1)).unwrap().unwrap();
+    let g3 = g2 + 1;
+    fixed.generation = g3;
+    fixed.parent = Some(g2);
+    for f in &fixed.files {
+        rt.block_on(remote.copy_file(g1, g3, &f.path, &f.path))
+            .unwrap();
+    }
+    rt.block_on(remote.put_manifest(g3, &fixed)).unwrap();
+    let at_g2 = rt.block_on(remote.current()).unwrap().unwrap();
+    assert!(rt.block_on(remote.set_current(Some(&at_g2), g3)).unwrap());
+    let (_, _, body) = wait_for_ready(&bounded.base, 200, CATCH_UP_LIMIT);
+    let r = &body["replica"];
+    assert_eq!(r["generation"], g3, "{body}");
+    assert_eq!(r["generations_behind"], 0, "{body}");
+    assert_eq!(r["seconds_behind"], 0.0, "{body}");
+    assert!(r.get("last_error").is_none(), "{body}");
+    wait_for_generation(&unbounded.base, g3, CATCH_UP_LIMIT);
+    let st = status(&unbounded.base)["replika"].clone();
+    assert_eq!(st["sekunder_bak"], 0.0, "{st}");
+    assert_eq!(st["innenfor_grensen"], true, "{st}");
+}
+
 /// Catch-up time of a replica (download + successor load + swap) after a 10-object and a
 /// 10,000-object changeset, for BENCHMARKS.md: `cargo test --release --test replica
 /// catch_up_times -- --ignored --nocapture`.
@@ -681,6 +842,7 @@ fn catch_up_times() {
         location: w.data.root.display().to_string(),
         cache_dir: cache.path().to_path_buf(),
         cache_max_bytes: 1 << 34,
+        max_lag: Duration::ZERO,
         interval: Duration::from_secs(1),
     };
     let mut follower =

@@ -2,7 +2,9 @@
 //! answers 200 as soon as the process serves HTTP (the port is bound before the data is loaded);
 //! `GET /ready` answers 200 once a generation is loaded and — unless the server is read-only —
 //! the writer thread runs, else 503 with `Retry-After`. Both bodies are JSON saying what is (not)
-//! ready.
+//! ready. A read replica (`--follow`) adds a `replica` check: the generation served, the one the
+//! store's CURRENT names and the lag; with `--max-lag` set, a replica behind the store for longer
+//! than that is not ready (503), so a load balancer drains it until it has caught up.
 //!
 //! While the server is starting (`server::serve_starting`), connections are answered by
 //! [`starting_router`]: `/health` 200, `/ready` 503, and every other request 503 with
@@ -52,6 +54,83 @@ pub struct Ready {
     pub version: &'static str,
     pub generation: Check,
     pub writer: Check,
+    /// A read replica's standing against its store (only with `--follow`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replica: Option<ReplicaCheck>,
+}
+
+/// `/ready`'s `replica` check: how far behind its store the replica is.
+#[derive(Debug, Serialize)]
+pub struct ReplicaCheck {
+    /// False when behind for longer than `--max-lag`.
+    pub ready: bool,
+    /// The generation served.
+    pub generation: u64,
+    /// The generation the store's CURRENT named at the last look.
+    pub store_generation: Option<u64>,
+    pub generations_behind: u64,
+    /// Seconds since CURRENT moved past the served generation (0: up to date).
+    pub seconds_behind: f64,
+    /// `--max-lag` (0: no bound).
+    pub max_lag_seconds: f64,
+    /// Seconds since the last successful look at CURRENT.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds_since_look: Option<f64>,
+    /// The last failure to look or catch up, if it has not caught up since.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    pub detail: String,
+}
+
+/// The `replica` check of a replica's standing.
+pub fn replica_check(lag: crate::replica::Lag) -> ReplicaCheck {
+    let ready = !lag.beyond_bound();
+    let bound = if lag.max_lag_s > 0.0 {
+        format!("--max-lag {} s", lag.max_lag_s)
+    } else {
+        "no --max-lag".to_string()
+    };
+    let detail = match lag.store_generation {
+        None => format!(
+            "serving generation {}; the store's CURRENT not seen yet",
+            lag.served_generation
+        ),
+        Some(s) if lag.seconds_behind == 0.0 => format!(
+            "serving generation {}, the one the store's CURRENT names ({s})",
+            lag.served_generation
+        ),
+        Some(s) => format!(
+            "serving generation {}; the store's CURRENT moved past it {:.1} s ago (now {s}; {bound}){}",
+            lag.served_generation,
+            lag.seconds_behind,
+            if ready {
+                ": catching up"
+            } else {
+                ": too far behind, not ready until caught up"
+            }
+        ),
+    };
+    let seconds_since_look = lag.last_look.map(|t| {
+        std::time::SystemTime::now()
+            .duration_since(t)
+            .unwrap_or_default()
+            .as_secs_f64()
+    });
+    ReplicaCheck {
+        ready,
+        generation: lag.served_generation,
+        store_generation: lag.store_generation,
+        generations_behind: lag.generations_behind,
+        seconds_behind: round_ms(lag.seconds_behind),
+        max_lag_seconds: lag.max_lag_s,
+        seconds_since_look: seconds_since_look.map(round_ms),
+        last_error: lag.last_error,
+        detail,
+    }
+}
+
+fn round_ms(s: f64) -> f64 {
+    (s * 1000.0).round() / 1000.0
 }
 
 /// One readiness condition.
@@ -97,11 +176,17 @@ pub fn readiness(s: &AppState) -> Ready {
             detail: "the writer thread has stopped (see the log); restart the server".into(),
         },
     };
+    let replica = s
+        .config
+        .replica
+        .as_deref()
+        .map(|r| replica_check(r.lag(g.id)));
     Ready {
-        ready: generation.ready && writer.ready,
+        ready: generation.ready && writer.ready && replica.as_ref().is_none_or(|r| r.ready),
         version: VERSION,
         generation,
         writer,
+        replica,
     }
 }
 
@@ -182,6 +267,7 @@ async fn starting_ready(State(s): State<Starting>) -> Response {
             id: None,
             detail: "not started yet".into(),
         },
+        replica: None,
     };
     closing(not_ready(Json(body).into_response()))
 }

@@ -125,6 +125,8 @@ impl Stats {
 pub struct Current {
     pub generation: u64,
     pub version: UpdateVersion,
+    /// When the store last wrote `CURRENT` (its clock): when it moved to `generation`.
+    pub modified: std::time::SystemTime,
 }
 
 /// Who holds a generation's prefix.
@@ -254,6 +256,7 @@ impl Remote {
             e_tag: got.meta.e_tag.clone(),
             version: got.meta.version.clone(),
         };
+        let modified = got.meta.last_modified.into();
         let bytes = got.bytes().await.map_err(|e| store_error(&key, e))?;
         let text = String::from_utf8_lossy(&bytes);
         let generation = text.trim().parse().map_err(|_| {
@@ -262,6 +265,7 @@ impl Remote {
         Ok(Some(Current {
             generation,
             version,
+            modified,
         }))
     }
 

@@ -13,7 +13,11 @@
 //! is logged and recorded in the status; the served generation stays and the next look tries
 //! again.
 //!
-//! `FollowStatus` tells `/status` (and `/ready`) how far behind the store the replica is.
+//! `FollowStatus` tells `/status` and `/ready` how far behind the store the replica is: the
+//! generation served, the one `CURRENT` names, and for how long the store has been past the
+//! served generation (from the time the store wrote `CURRENT`, see [`Lag::seconds_behind`]).
+//! With `--max-lag` set, a replica behind for longer than that is not ready (`/ready` 503), so
+//! a load balancer drains a replica that cannot catch up.
 
 pub mod cache;
 pub mod remote_source;
@@ -24,6 +28,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
+
+pub use source::Head;
 
 use rayon::prelude::*;
 
@@ -49,14 +55,16 @@ pub struct FollowStatus {
     downloaded_bytes: AtomicU64,
     cache_bytes: AtomicU64,
     swaps: AtomicU64,
+    /// `--max-lag` (zero: no bound).
+    max_lag: Duration,
 }
 
 #[derive(Debug, Default, Clone)]
 struct Poll {
     /// The generation CURRENT named at the last successful look.
     store_generation: Option<u64>,
-    /// When a look first saw CURRENT name a generation the replica does not serve.
-    behind_since: Option<Instant>,
+    /// Since when the store has been past the served generation (see `Lag::seconds_behind`).
+    behind_since: Option<SystemTime>,
     last_look: Option<SystemTime>,
     last_error: Option<String>,
     last_catch_up_ms: Option<u64>,
@@ -71,9 +79,14 @@ pub struct Lag {
     pub served_generation: u64,
     /// Store generation − served generation (0 when current or ahead).
     pub generations_behind: u64,
-    /// Seconds since a look first saw the store name a generation not yet served (0 when
-    /// serving what the store names; at most one poll interval more than the true lag).
+    /// Seconds since the store's CURRENT moved past the served generation; 0 when serving
+    /// what the store names. The move's time is when the store wrote CURRENT as first seen
+    /// past the served generation (its own clock; the time of that sighting if the store
+    /// gives none or its clock is ahead), so when CURRENT moved twice between two looks it
+    /// is the second move's time.
     pub seconds_behind: f64,
+    /// `--max-lag` in seconds (0: no bound).
+    pub max_lag_s: f64,
     /// Time of the last successful look at CURRENT.
     pub last_look: Option<SystemTime>,
     /// The last failure since the last successful catch-up.
@@ -89,8 +102,19 @@ pub struct Lag {
     pub last_catch_up_ms: Option<u64>,
 }
 
+impl Lag {
+    /// Whether the replica has been behind the store for longer than `--max-lag` (never
+    /// without a bound). A replica that cannot reach the store learns of no newer
+    /// generation, so its lag grows only from a move it saw before: the store's outage would
+    /// otherwise drain every replica at once (`last_look` and `last_error` show it).
+    pub fn beyond_bound(&self) -> bool {
+        self.max_lag_s > 0.0 && self.seconds_behind > self.max_lag_s
+    }
+}
+
 impl FollowStatus {
-    pub fn new(source: String) -> FollowStatus {
+    /// The status of a replica of `source` with `--max-lag` `max_lag` (zero: no bound).
+    pub fn new(source: String, max_lag: Duration) -> FollowStatus {
         FollowStatus {
             source,
             poll: Mutex::new(Poll::default()),
@@ -98,6 +122,7 @@ impl FollowStatus {
             downloaded_bytes: AtomicU64::new(0),
             cache_bytes: AtomicU64::new(0),
             swaps: AtomicU64::new(0),
+            max_lag,
         }
     }
 
@@ -121,9 +146,13 @@ impl FollowStatus {
                 .map(|s| s.saturating_sub(served))
                 .unwrap_or(0),
             seconds_behind: match (behind, p.behind_since) {
-                (true, Some(t)) => t.elapsed().as_secs_f64(),
+                (true, Some(t)) => SystemTime::now()
+                    .duration_since(t)
+                    .unwrap_or_default()
+                    .as_secs_f64(),
                 _ => 0.0,
             },
+            max_lag_s: self.max_lag.as_secs_f64(),
             last_look: p.last_look,
             last_error: p.last_error,
             downloads: self.downloads.load(Ordering::Relaxed),
@@ -134,14 +163,20 @@ impl FollowStatus {
         }
     }
 
-    fn looked(&self, store_generation: Option<u64>, served: Option<u64>) {
+    /// A successful look saw `head` while `served` was served (None: nothing yet).
+    fn looked(&self, head: Option<Head>, served: Option<u64>) {
+        let now = SystemTime::now();
         self.with_poll(|p| {
-            p.last_look = Some(SystemTime::now());
-            p.store_generation = store_generation;
-            if store_generation.is_some() && store_generation != served {
-                p.behind_since.get_or_insert_with(Instant::now);
-            } else {
-                p.behind_since = None;
+            p.last_look = Some(now);
+            p.store_generation = head.map(|h| h.generation);
+            match head {
+                Some(h) if Some(h.generation) != served => {
+                    p.behind_since.get_or_insert(match h.modified {
+                        Some(m) if m <= now => m,
+                        _ => now,
+                    });
+                }
+                _ => p.behind_since = None,
             }
         });
     }
@@ -162,6 +197,16 @@ impl FollowStatus {
     }
 }
 
+/// `--max-lag`: seconds, finite and not negative (0: no bound).
+pub fn parse_max_lag(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s >= 0.0 && Duration::try_from_secs_f64(s).is_ok() => Ok(s),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds (0 or more; 0: no bound)"
+        )),
+    }
+}
+
 /// Settings of a replica (`serve --read-only --follow`).
 #[derive(Debug, Clone)]
 pub struct FollowConfig {
@@ -171,6 +216,9 @@ pub struct FollowConfig {
     pub cache_dir: PathBuf,
     /// `--cache-max-bytes`.
     pub cache_max_bytes: u64,
+    /// `--max-lag`: behind the store for longer than this, the replica is not ready (zero:
+    /// no bound).
+    pub max_lag: Duration,
     /// Seconds between looks at CURRENT (`--watch-interval`; zero: only at start and on
     /// SIGHUP).
     pub interval: Duration,
@@ -190,7 +238,7 @@ impl Follower {
 
     pub fn with_source(source: Box<dyn Source>, config: &FollowConfig) -> Result<Follower> {
         let cache = ChunkCache::open(&config.cache_dir, config.cache_max_bytes)?;
-        let status = Arc::new(FollowStatus::new(source.describe()));
+        let status = Arc::new(FollowStatus::new(source.describe(), config.max_lag));
         status.cache_bytes.store(cache.bytes(), Ordering::Relaxed);
         Ok(Follower {
             source,
@@ -201,13 +249,14 @@ impl Follower {
 
     /// Download and load the generation CURRENT names (the replica's start).
     pub fn load_current(&mut self) -> Result<Generation> {
-        let id = self.source.current()?.ok_or_else(|| {
+        let head = self.source.current()?.ok_or_else(|| {
             EngineError::NotFound(format!(
                 "{} has no CURRENT generation yet",
                 self.source.describe()
             ))
         })?;
-        self.status.looked(Some(id), None);
+        let id = head.generation;
+        self.status.looked(Some(head), None);
         let started = Instant::now();
         let dir = self.fetch_generation(id, None)?;
         let (g, stats) = Generation::load(&dir, &|step| tracing::debug!(step, "loading"))?;
@@ -234,15 +283,17 @@ impl Follower {
         retired: &mut Vec<Arc<Generation>>,
     ) -> Result<Option<u64>> {
         let served = store.current();
-        let id = match self.source.current() {
-            Ok(id) => id,
+        let head = match self.source.current() {
+            Ok(head) => head,
             Err(e) => {
                 self.status.failed(&e);
                 return Err(e);
             }
         };
-        self.status.looked(id, Some(served.id));
-        let Some(id) = id else { return Ok(None) };
+        self.status.looked(head, Some(served.id));
+        let Some(id) = head.map(|h| h.generation) else {
+            return Ok(None);
+        };
         if id == served.id {
             return Ok(None);
         }
@@ -257,7 +308,10 @@ impl Follower {
                 return Err(e);
             }
         };
-        check_id(&g, id)?;
+        if let Err(e) = check_id(&g, id) {
+            self.status.failed(&e);
+            return Err(e);
+        }
         store.swap(g);
         retired.push(served.clone());
         let took = started.elapsed();
@@ -388,4 +442,60 @@ pub fn follow(
         })
         .map_err(|e| EngineError::Internal(format!("starting the follow thread: {e}")))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_lag_is_a_number_of_seconds_not_negative() {
+        assert_eq!(parse_max_lag("0"), Ok(0.0));
+        assert_eq!(parse_max_lag("2.5"), Ok(2.5));
+        for bad in ["-1", "NaN", "inf", "", "2s", "1e300"] {
+            let err = parse_max_lag(bad).unwrap_err();
+            assert!(err.contains(bad), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_lag_counts_from_when_the_store_moved_past_the_served_generation() {
+        let status = FollowStatus::new("s".into(), Duration::from_secs(30));
+        let now = SystemTime::now();
+        let head = |generation, ago: i64| Head {
+            generation,
+            modified: Some(if ago >= 0 {
+                now - Duration::from_secs(ago as u64)
+            } else {
+                now + Duration::from_secs((-ago) as u64)
+            }),
+        };
+        // serving what the store names: no lag, whenever CURRENT was written
+        status.looked(Some(head(4, 100)), Some(4));
+        let lag = status.lag(4);
+        assert_eq!((lag.generations_behind, lag.seconds_behind), (0, 0.0));
+        assert!(!lag.beyond_bound());
+        // the store moved 40 s ago: behind since then, beyond a 30 s bound
+        status.looked(Some(head(6, 40)), Some(4));
+        let lag = status.lag(4);
+        assert_eq!(lag.generations_behind, 2);
+        assert!((40.0..41.0).contains(&lag.seconds_behind), "{lag:?}");
+        assert!(lag.beyond_bound());
+        // a later look at a newer move keeps the first move's time
+        status.looked(Some(head(7, 1)), Some(4));
+        assert!(status.lag(4).seconds_behind >= 40.0);
+        // caught up with what the store names: no lag
+        status.caught_up(7, Duration::from_millis(5));
+        status.looked(Some(head(7, 1)), Some(7));
+        assert_eq!(status.lag(7).seconds_behind, 0.0);
+        // a store clock ahead of ours: the lag counts from the sighting
+        status.looked(Some(head(8, -3600)), Some(7));
+        let lag = status.lag(7);
+        assert!(lag.seconds_behind < 1.0, "{lag:?}");
+        assert!(!lag.beyond_bound());
+        // without a bound nobody is beyond it
+        let free = FollowStatus::new("s".into(), Duration::ZERO);
+        free.looked(Some(head(9, 1000)), Some(1));
+        assert!(free.lag(1).seconds_behind > 999.0 && !free.lag(1).beyond_bound());
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::source::Source;
+use super::source::{Head, Source};
 use crate::error::{EngineError, Result};
 use crate::remote::Remote;
 use crate::snapshot::manifest::{FileEntry, Manifest};
@@ -38,11 +38,11 @@ impl Source for RemoteSource {
         self.remote.url().to_string()
     }
 
-    fn current(&self) -> Result<Option<u64>> {
-        Ok(self
-            .runtime
-            .block_on(self.remote.current())?
-            .map(|c| c.generation))
+    fn current(&self) -> Result<Option<Head>> {
+        Ok(self.runtime.block_on(self.remote.current())?.map(|c| Head {
+            generation: c.generation,
+            modified: Some(c.modified),
+        }))
     }
 
     fn manifest(&self, id: u64) -> Result<Manifest> {

@@ -3,18 +3,28 @@
 //! it: which generation `CURRENT` names, a generation's manifest, and a file of it.
 
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use crate::error::{EngineError, Result};
 use crate::snapshot::manifest::{FileEntry, Manifest};
-use crate::snapshot::store::DataDir;
+use crate::snapshot::store::{DataDir, CURRENT_FILE};
+
+/// What `CURRENT` of a store says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// The generation it names.
+    pub generation: u64,
+    /// When it was last written, by the store's clock (None: the store does not say).
+    pub modified: Option<SystemTime>,
+}
 
 /// A followed store. Calls block (the follower runs on a thread of its own) and may be made
 /// from several threads at once (chunk downloads run in parallel).
 pub trait Source: Send + Sync {
     /// The location, for logs and `/status`.
     fn describe(&self) -> String;
-    /// The generation CURRENT names (None: the store has none yet).
-    fn current(&self) -> Result<Option<u64>>;
+    /// The generation CURRENT names and when it moved there (None: the store has none yet).
+    fn current(&self) -> Result<Option<Head>>;
     /// Generation `id`'s manifest (read and checked like a local one).
     fn manifest(&self, id: u64) -> Result<Manifest>;
     /// Copy the file `entry` of generation `id` to `dest` (a new file).
@@ -46,8 +56,18 @@ impl Source for DirSource {
         self.data.root.display().to_string()
     }
 
-    fn current(&self) -> Result<Option<u64>> {
-        self.data.current()
+    fn current(&self) -> Result<Option<Head>> {
+        let Some(generation) = self.data.current()? else {
+            return Ok(None);
+        };
+        // the owner replaces CURRENT by a rename: its modification time is the move
+        let modified = std::fs::metadata(self.data.root.join(CURRENT_FILE))
+            .and_then(|m| m.modified())
+            .ok();
+        Ok(Some(Head {
+            generation,
+            modified,
+        }))
     }
 
     fn manifest(&self, id: u64) -> Result<Manifest> {

@@ -57,8 +57,12 @@ pub struct ReplicaInfo {
     pub generasjon: u64,
     /// Store generation minus served generation.
     pub generasjoner_bak: u64,
-    /// Seconds since a look first saw a generation not yet served (0: up to date).
+    /// Seconds since the store's CURRENT moved past the served generation (0: up to date).
     pub sekunder_bak: f64,
+    /// `--max-lag`: seconds behind after which `/ready` answers 503 (0: no bound).
+    pub maks_sekunder_bak: f64,
+    /// Whether the replica is within `--max-lag` (what `/ready` says about it).
+    pub innenfor_grensen: bool,
     /// Time of the last successful look at CURRENT, RFC 3339 UTC.
     pub sist_sett: Option<String>,
     /// The last failure since the last catch-up.
@@ -79,12 +83,15 @@ pub struct ReplicaInfo {
 /// What /status says about a replica serving generation `served`.
 pub fn replica_info(status: &crate::replica::FollowStatus, served: u64) -> ReplicaInfo {
     let lag = status.lag(served);
+    let beyond = lag.beyond_bound();
     ReplicaInfo {
         kilde: lag.source,
         lager_generasjon: lag.store_generation,
         generasjon: lag.served_generation,
         generasjoner_bak: lag.generations_behind,
         sekunder_bak: (lag.seconds_behind * 1000.0).round() / 1000.0,
+        maks_sekunder_bak: lag.max_lag_s,
+        innenfor_grensen: !beyond,
         sist_sett: lag.last_look.map(|t| {
             chrono::DateTime::<chrono::Utc>::from(t)
                 .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
