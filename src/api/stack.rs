@@ -692,7 +692,11 @@ impl App {
 /// A log event for a request that went wrong (at `debug` for every request), with its id.
 fn log_outcome(status: StatusCode, latency: Duration, id: &HeaderValue, starting: bool) {
     if !status.is_server_error() {
-        tracing::debug!(status = status.as_u16(), ?latency, "finished processing request");
+        tracing::debug!(
+            status = status.as_u16(),
+            ?latency,
+            "finished processing request"
+        );
         return;
     }
     let request_id = id.to_str().unwrap_or("-");
@@ -703,7 +707,12 @@ fn log_outcome(status: StatusCode, latency: Duration, id: &HeaderValue, starting
         // shed, over the query budget, or the writer is stopping: the client may retry
         tracing::warn!(status = 503, ?latency, request_id, "service unavailable");
     } else {
-        tracing::error!(status = status.as_u16(), ?latency, request_id, "response failed");
+        tracing::error!(
+            status = status.as_u16(),
+            ?latency,
+            request_id,
+            "response failed"
+        );
     }
 }
 
