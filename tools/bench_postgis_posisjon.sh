@@ -18,6 +18,9 @@
 # `ST_DWithin`, the same points as the `/posisjon` paths (`vegdb snapshot queries`).
 # STOP=1 stops the cluster at the end; CLEAN=1 also deletes $PEERDATA; NO_BUILD=1 uses the release
 # binaries as they are.
+# vegdb runs as shipped: `--log info`, so the access log writes a line per request (to a file);
+# LOG=warn leaves the access log out. Every operations layer is on unless the environment
+# says otherwise (VEGDB_METRICS=false VEGDB_ACCESS_LOG=false VEGDB_HTTP_CACHE=false ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-/tmp/vn}
@@ -81,7 +84,7 @@ SELECT l.id, ST_Distance(l.geom, p.p) FROM links l, (SELECT ST_SetSRID(ST_MakePo
 SQL
 chmod 644 "$W/knn.sql"
 
-"$BIN/vegdb" --log warn serve --data "$DATA" --read-only --listen "127.0.0.1:$VPORT" >"$W/vegdb.log" 2>&1 &
+"$BIN/vegdb" --log "${LOG:-info}" serve --data "$DATA" --read-only --listen "127.0.0.1:$VPORT" >"$W/vegdb.log" 2>&1 &
 VPID=$!
 echo "waiting for vegdb to load $DATA ..." >&2
 until curl -sf "http://127.0.0.1:$VPORT/nvdb/api/v2/status" >/dev/null; do

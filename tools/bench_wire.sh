@@ -15,6 +15,9 @@
 # Server options pass through the environment, e.g. VEGDB_RUNTIME=shared or VEGDB_WORKERS=1;
 # NO_BUILD=1 uses the release binaries as they are.
 # Builds the release binaries first (`cargo build --release --bins`). Loopback only.
+# vegdb runs as shipped: `--log info`, so the access log writes a line per request (to a file);
+# LOG=warn leaves the access log out. Every operations layer is on unless the environment
+# says otherwise (VEGDB_METRICS=false VEGDB_ACCESS_LOG=false VEGDB_HTTP_CACHE=false ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-/tmp/vn}
@@ -36,7 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN/vegdb" --log warn serve --data "$DATA" --read-only --listen "127.0.0.1:$VPORT" >"$W/vegdb.log" 2>&1 &
+"$BIN/vegdb" --log "${LOG:-info}" serve --data "$DATA" --read-only --listen "127.0.0.1:$VPORT" >"$W/vegdb.log" 2>&1 &
 VPID=$!
 BASE=http://127.0.0.1:$VPORT/nvdb/api/v2
 
