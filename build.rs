@@ -50,5 +50,9 @@ fn main() {
     }
     code.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join("demo_files.rs");
-    std::fs::write(&out, code).expect("writing demo_files.rs");
+    // a new file renamed over the old one, never the old one rewritten in place: a build
+    // directory copied with hard links must not see another copy's list
+    let tmp = out.with_extension("rs.tmp");
+    std::fs::write(&tmp, code).expect("writing demo_files.rs");
+    std::fs::rename(&tmp, &out).expect("renaming demo_files.rs");
 }
