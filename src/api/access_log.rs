@@ -20,7 +20,12 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderValue, Method, StatusCode, Uri};
+use axum::response::Response;
 
 /// Target of the access-log lines (what `--log` filters on).
 pub const TARGET: &str = "vegdb::access";
@@ -114,6 +119,80 @@ impl AccessLog {
         if full {
             self.flush();
         }
+    }
+}
+
+impl AccessLog {
+    /// Log `response` with `line`: at once when its body's size is known, else (streamed or
+    /// compressed) when the body ends, its bytes counted as they go.
+    pub fn log_response(self: &Arc<Self>, line: AccessLine, response: Response) -> Response {
+        match response.body().size_hint().exact() {
+            Some(bytes) => {
+                self.write(&line, bytes);
+                response
+            }
+            None => {
+                let log = self.clone();
+                response.map(|b| {
+                    Body::new(Logged {
+                        inner: b,
+                        bytes: 0,
+                        line: Some((log, line)),
+                    })
+                })
+            }
+        }
+    }
+}
+
+/// A response body that counts its bytes and writes the access-log line when it ends (or is
+/// dropped: the client went away).
+struct Logged {
+    inner: Body,
+    bytes: u64,
+    line: Option<(Arc<AccessLog>, AccessLine)>,
+}
+
+impl Drop for Logged {
+    fn drop(&mut self) {
+        if let Some((log, line)) = self.line.take() {
+            log.write(&line, self.bytes);
+        }
+    }
+}
+
+impl HttpBody for Logged {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(d) = frame.data_ref() {
+                    this.bytes += d.len() as u64;
+                }
+            }
+            Poll::Ready(None) => {
+                if let Some((log, line)) = this.line.take() {
+                    log.write(&line, this.bytes);
+                }
+            }
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }
 
@@ -227,17 +306,16 @@ fn micros(d: Duration) -> u64 {
 /// A JSON string of `s` (ASCII printable in practice: URIs and request ids; anything else is
 /// escaped or, for bytes that are not UTF-8, replaced).
 fn push_json_str(out: &mut Vec<u8>, s: &[u8]) {
-    out.push(b'"');
     if s.iter()
         .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
     {
+        out.push(b'"');
         out.extend_from_slice(s);
+        out.push(b'"');
     } else {
-        let text = String::from_utf8_lossy(s);
-        let quoted = serde_json::to_string(&*text).unwrap_or_default();
-        out.extend_from_slice(quoted.trim_matches('"').as_bytes());
+        let quoted = serde_json::to_string(&String::from_utf8_lossy(s)).unwrap_or_default();
+        out.extend_from_slice(quoted.as_bytes());
     }
-    out.push(b'"');
 }
 
 thread_local! {
@@ -319,7 +397,14 @@ mod tests {
     /// Strings that need escaping come out as serde_json escapes them.
     #[test]
     fn json_strings_escape_as_serde_json_does() {
-        for s in ["plain", "a\"b", "back\\slash", "tab\there", "æøå"] {
+        for s in [
+            "plain",
+            "a\"b",
+            "ends in a quote\"",
+            "back\\slash",
+            "tab\there",
+            "æøå",
+        ] {
             let mut out = Vec::new();
             push_json_str(&mut out, s.as_bytes());
             assert_eq!(

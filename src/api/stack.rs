@@ -42,13 +42,12 @@
 use std::future::Future;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::Duration;
 
-use axum::body::{Body, Bytes, HttpBody};
+use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::Response;
@@ -61,10 +60,13 @@ use tower_http::compression::{Compression, CompressionLayer};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tracing::Instrument;
 
+mod etag;
+
+use self::etag::{cacheable_path, entity_tag, none_match};
 use super::access_log::{AccessLine, AccessLog};
 use super::guard;
 use super::request_base;
-use super::{media, AppState, OpsOptions, READ_BASE};
+use super::{AppState, OpsOptions};
 use crate::generation::GenerationStore;
 use crate::metrics::{self, Metrics};
 
@@ -228,117 +230,6 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// Whether a read-API answer to this path is the same for the whole of a generation (it gets
-/// an `ETag` and `Cache-Control`). `/status` is not: it reports more than the generation.
-fn cacheable_path(path: &str) -> bool {
-    path.strip_prefix(READ_BASE)
-        .is_some_and(|below| below != "/status")
-}
-
-/// The weak entity tag of a read-API answer: the generation and a hash of everything the
-/// answer depends on besides the data (method, target, the media type asked for, the host its
-/// links are built from, credentials that show sensitive values). Also whether credentials
-/// were sent (the answer is then private). One pass over the headers, no allocation but the
-/// header value's.
-fn entity_tag(generation: u64, req: &Request, with_host: bool) -> (HeaderValue, bool) {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = foldhash::fast::FixedState::with_seed(0x7665_6764_6265_7467).build_hasher();
-    // HEAD describes the GET answer: the same tag
-    let method = if req.method() == Method::HEAD {
-        &Method::GET
-    } else {
-        req.method()
-    };
-    h.write(method.as_str().as_bytes());
-    h.write_u8(0);
-    h.write(
-        req.uri()
-            .path_and_query()
-            .map_or("", |pq| pq.as_str())
-            .as_bytes(),
-    );
-    h.write_u8(0);
-    let mut private = false;
-    for (name, value) in req.headers() {
-        let include = if name == header::ACCEPT || name == media::SUFFIX_FORMAT {
-            true
-        } else if name == header::HOST {
-            with_host
-        } else if name == header::AUTHORIZATION || name == header::COOKIE {
-            private = true;
-            true
-        } else {
-            false
-        };
-        if include {
-            h.write(name.as_str().as_bytes());
-            h.write_u8(b':');
-            h.write(value.as_bytes());
-            h.write_u8(0);
-        }
-    }
-    (tag_value(generation, h.finish()), private)
-}
-
-/// `W/"g<generation>-<hash as 16 hex digits>"`.
-fn tag_value(generation: u64, hash: u64) -> HeaderValue {
-    let mut buf = [0u8; 48];
-    buf[..4].copy_from_slice(b"W/\"g");
-    let mut n = 4;
-    let mut digits = [0u8; 20];
-    let mut d = 0;
-    let mut g = generation;
-    loop {
-        digits[d] = b'0' + (g % 10) as u8;
-        d += 1;
-        g /= 10;
-        if g == 0 {
-            break;
-        }
-    }
-    for i in (0..d).rev() {
-        buf[n] = digits[i];
-        n += 1;
-    }
-    buf[n] = b'-';
-    n += 1;
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for i in (0..16).rev() {
-        buf[n] = HEX[((hash >> (i * 4)) & 0xf) as usize];
-        n += 1;
-    }
-    buf[n] = b'"';
-    n += 1;
-    HeaderValue::from_bytes(&buf[..n]).unwrap_or_else(|_| HeaderValue::from_static("W/\"-\""))
-}
-
-/// Whether `If-None-Match` names `tag` (weak comparison), and whether it is `*`.
-fn none_match(
-    values: axum::http::header::GetAll<'_, HeaderValue>,
-    tag: &HeaderValue,
-) -> (bool, bool) {
-    let opaque = |t: &[u8]| -> usize {
-        if t.starts_with(b"W/") {
-            2
-        } else {
-            0
-        }
-    };
-    let ours = &tag.as_bytes()[opaque(tag.as_bytes())..];
-    let mut star = false;
-    for v in values {
-        for item in v.as_bytes().split(|&b| b == b',') {
-            let item = item.trim_ascii();
-            if item == b"*" {
-                star = true;
-            } else if &item[opaque(item)..] == ours {
-                return (true, star);
-            }
-        }
-    }
-    (false, star)
-}
-
 impl App {
     /// `router`: the routes with their state; `state`: the configuration and the generation
     /// store (for entity tags and metrics). Needs a tokio runtime (start-up work runs once;
@@ -466,20 +357,7 @@ impl App {
                 latency,
                 id,
             };
-            match response.body().size_hint().exact() {
-                Some(bytes) => access.write(&line, bytes),
-                // streamed or compressed: logged when the body ends
-                None => {
-                    let access = access.clone();
-                    return response.map(|b| {
-                        Body::new(Logged {
-                            inner: b,
-                            bytes: 0,
-                            line: Some((access, line)),
-                        })
-                    });
-                }
-            }
+            return access.log_response(line, response);
         }
         response
     }
@@ -756,57 +634,6 @@ fn upkeep(inner: std::sync::Weak<Inner>) {
     });
 }
 
-/// A response body that counts its bytes and writes the access-log line when it ends (or is
-/// dropped: the client went away).
-struct Logged {
-    inner: Body,
-    bytes: u64,
-    line: Option<(Arc<AccessLog>, AccessLine)>,
-}
-
-impl Drop for Logged {
-    fn drop(&mut self) {
-        if let Some((log, line)) = self.line.take() {
-            log.write(&line, self.bytes);
-        }
-    }
-}
-
-impl HttpBody for Logged {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
-        let this = &mut *self;
-        let polled = Pin::new(&mut this.inner).poll_frame(cx);
-        match &polled {
-            Poll::Ready(Some(Ok(frame))) => {
-                if let Some(d) = frame.data_ref() {
-                    this.bytes += d.len() as u64;
-                }
-            }
-            Poll::Ready(None) => {
-                if let Some((log, line)) = this.line.take() {
-                    log.write(&line, this.bytes);
-                }
-            }
-            _ => {}
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 /// `call`'s output within the request base `base` (when `href`s come from the request), or None
 /// once `deadline` passed.
 async fn answer_in_time<F: Future>(
@@ -837,7 +664,6 @@ async fn lazy_timeout<F: Future>(deadline: tokio::time::Instant, fut: F) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderMap;
 
     #[test]
     fn request_ids_are_uuid_v4_and_differ() {
@@ -849,28 +675,6 @@ mod tests {
             assert_eq!(u.get_version_num(), 4);
             assert_eq!(v.len(), 36);
         }
-    }
-
-    #[test]
-    fn tags_are_written_and_matched_weakly() {
-        let tag = tag_value(42, 0x0123_4567_89ab_cdef);
-        assert_eq!(tag, "W/\"g42-0123456789abcdef\"");
-        assert_eq!(tag_value(0, 0), "W/\"g0-0000000000000000\"");
-        let mut h = HeaderMap::new();
-        let names = |h: &HeaderMap| none_match(h.get_all(header::IF_NONE_MATCH), &tag);
-        assert_eq!(names(&h), (false, false));
-        h.insert(
-            header::IF_NONE_MATCH,
-            HeaderValue::from_static("\"a\", \"g42-0123456789abcdef\""),
-        );
-        assert_eq!(names(&h), (true, false));
-        h.insert(
-            header::IF_NONE_MATCH,
-            HeaderValue::from_static("W/\"g41-0123456789abcdef\""),
-        );
-        assert_eq!(names(&h), (false, false));
-        h.insert(header::IF_NONE_MATCH, HeaderValue::from_static("*"));
-        assert_eq!(names(&h), (false, true));
     }
 
     #[tokio::test]
