@@ -608,15 +608,26 @@ pub async fn serve_starting(
         let seen = activity.clone();
         let hyper_svc =
             hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                let svc = svc.clone();
-                let seen = seen.clone();
+                use futures_util::future::Either;
                 seen.request_started();
-                async move {
-                    let response = svc
-                        .handle_from(req.map(axum::body::Body::new), Some(peer))
-                        .await;
-                    seen.request_answered();
-                    Ok::<_, std::convert::Infallible>(response)
+                // A direct route answers at once: hyper gets a ready future, not the whole
+                // stack's (which it would move into place per request); others are boxed.
+                match svc.try_direct(req.map(axum::body::Body::new)) {
+                    Ok(response) => {
+                        seen.request_answered();
+                        Either::Left(std::future::ready(Ok::<_, std::convert::Infallible>(
+                            response,
+                        )))
+                    }
+                    Err(req) => {
+                        let svc = svc.clone();
+                        let seen = seen.clone();
+                        Either::Right(Box::pin(async move {
+                            let response = svc.handle_routed(req, Some(peer)).await;
+                            seen.request_answered();
+                            Ok(response)
+                        }))
+                    }
                 }
             });
         let http = http.clone();

@@ -102,6 +102,8 @@ pub struct OpsOptions {
     pub rate_burst: u32,
     /// Origins allowed by CORS; empty: any origin.
     pub cors_origins: Vec<String>,
+    /// Plain GET requests of the hottest read routes skip the router (`stack::direct`).
+    pub direct_routes: bool,
 }
 
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
@@ -119,6 +121,7 @@ impl Default for OpsOptions {
             rate_limit: 0,
             rate_burst: 0,
             cors_origins: Vec::new(),
+            direct_routes: true,
         }
     }
 }

@@ -50,7 +50,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Router;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
@@ -60,6 +60,7 @@ use tower_http::compression::{Compression, CompressionLayer};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tracing::Instrument;
 
+mod direct;
 mod etag;
 
 use self::etag::{cacheable_path, entity_tag, none_match};
@@ -142,6 +143,8 @@ struct Inner {
     base_from_request: bool,
     /// None while the server starts (no generation yet: no entity tags).
     store: Option<Arc<GenerationStore>>,
+    /// The data the direct routes answer from (None: every request through the router).
+    direct: Option<Arc<GenerationStore>>,
     ops: OpsOptions,
     /// None: no access log (switched off, or filtered out by `--log`).
     access_log: Option<Arc<AccessLog>>,
@@ -288,6 +291,7 @@ impl App {
             cors_headers,
             timeout: config.request_timeout,
             base_from_request: config.base_from_request,
+            direct: store.clone().filter(|_| ops.direct_routes),
             store,
             cache_public: cache("public"),
             cache_private: cache("private"),
@@ -310,8 +314,65 @@ impl App {
         self.handle_from(req, None).await
     }
 
-    /// Answer one request from `peer` (the rate limit's key when the request has no `X-Client`).
-    pub async fn handle_from(&self, mut req: Request, peer: Option<IpAddr>) -> Response {
+    /// Answer one request from `peer`: on its direct route if it has one, else through the
+    /// routes.
+    pub async fn handle_from(&self, req: Request, peer: Option<IpAddr>) -> Response {
+        match self.try_direct(req) {
+            Ok(response) => response,
+            Err(req) => self.handle_routed(req, peer).await,
+        }
+    }
+
+    /// A request answered on its direct route (`direct`), or given back when it has none. It
+    /// gets what the general path would give it: the same handler, headers, limits and logs.
+    // The request goes back by value: boxing it would cost every other request an allocation.
+    #[allow(clippy::result_large_err)]
+    pub fn try_direct(&self, req: Request) -> Result<Response, Request> {
+        let inner = &*self.inner;
+        let (Some(store), None) = (&inner.direct, &inner.limiter) else {
+            return Err(req);
+        };
+        let Some(answer) = direct::answer_of(&req) else {
+            return Err(req);
+        };
+        // the general path's span and debug events (`--log debug`), and its head-limit errors
+        if guard::precheck(&req).is_err() || tracing::enabled!(tracing::Level::DEBUG) {
+            return Err(req);
+        }
+        let started = tokio::time::Instant::now();
+        let route = metrics::route_of(req.uri().path());
+        let now_in_flight = inner.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        let in_flight = InFlight(&inner.in_flight);
+        if inner.ops.max_in_flight > 0 && now_in_flight > inner.ops.max_in_flight {
+            return Err(req); // shed by the general path
+        }
+        let id = match req.headers().get(&X_REQUEST_ID) {
+            Some(v) => v.clone(),
+            None => new_request_id(),
+        };
+        let tag = inner
+            .ops
+            .http_cache
+            .then(|| entity_tag(store.current_id(), &req, inner.base_from_request));
+        let mut response =
+            answer(store, req.headers(), req.uri().query()).unwrap_or_else(|e| e.into_response());
+        let headers = response.headers_mut();
+        // as `call` and `serve` add them after the routes
+        headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
+        if let (Some((tag, private)), StatusCode::OK) = (tag, response.status()) {
+            let headers = response.headers_mut();
+            headers.insert(header::ETAG, tag);
+            headers.insert(header::CACHE_CONTROL, self.cache_control(private));
+        }
+        self.add_cors(&mut response, req.headers().get(header::ORIGIN));
+        drop(in_flight);
+        let (parts, _body) = req.into_parts();
+        let log = inner.access_log.as_ref().map(|_| (parts.method, parts.uri));
+        Ok(self.finish(response, started, route, id, log))
+    }
+
+    /// Answer one request through the routes, inside the whole stack.
+    pub async fn handle_routed(&self, mut req: Request, peer: Option<IpAddr>) -> Response {
         let started = tokio::time::Instant::now();
         let inner = &*self.inner;
         let log = inner
@@ -333,11 +394,25 @@ impl App {
         // third of a `/posisjon` answer; the outcome below and the access log carry the id.
         let span = tracing::debug_span!("request", method = %req.method(), uri = %req.uri(),
             request_id = %id.to_str().unwrap_or("-"));
-        let mut response = if span.is_disabled() {
+        let response = if span.is_disabled() {
             self.serve(req, started, peer).await
         } else {
             self.serve(req, started, peer).instrument(span).await
         };
+        self.finish(response, started, route, id, log)
+    }
+
+    /// The end of every request: its id and `Server` on the answer, the outcome logged,
+    /// counted in the metrics and written to the access log.
+    fn finish(
+        &self,
+        mut response: Response,
+        started: tokio::time::Instant,
+        route: usize,
+        id: HeaderValue,
+        log: Option<(Method, axum::http::Uri)>,
+    ) -> Response {
+        let inner = &*self.inner;
         let headers = response.headers_mut();
         if !headers.contains_key(&X_REQUEST_ID) {
             headers.insert(X_REQUEST_ID, id.clone());
@@ -360,6 +435,18 @@ impl App {
             return access.log_response(line, response);
         }
         response
+    }
+
+    /// The CORS headers of an answer to a request from `origin` (not a preflight).
+    fn add_cors(&self, response: &mut Response, origin: Option<&HeaderValue>) {
+        let headers = response.headers_mut();
+        for (name, value) in self.inner.cors_headers.for_origin(origin) {
+            if name == header::VARY {
+                headers.append(name.clone(), value.clone());
+            } else {
+                headers.insert(name.clone(), value.clone());
+            }
+        }
     }
 
     /// The refusal of a request: shed (503) or rate-limited (429), with `Retry-After`.
@@ -441,14 +528,7 @@ impl App {
                 None => self.call(req, write, started).await,
             },
         };
-        let headers = response.headers_mut();
-        for (name, value) in inner.cors_headers.for_origin(origin.as_ref()) {
-            if name == header::VARY {
-                headers.append(name.clone(), value.clone());
-            } else {
-                headers.insert(name.clone(), value.clone());
-            }
-        }
+        self.add_cors(&mut response, origin.as_ref());
         response
     }
 

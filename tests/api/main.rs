@@ -6,6 +6,7 @@ mod behaviour;
 mod bin_server;
 mod clients_java;
 mod clients_ltglahn;
+mod direct;
 mod edges;
 mod geojson;
 mod health;

@@ -1,6 +1,7 @@
 //! /posisjon: the road positions nearest to a coordinate.
 
 use axum::extract::{Request, State};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -8,6 +9,7 @@ use crate::api::dto::position_result;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::respond_compact;
 use crate::api::{begin_geo, AppState};
+use crate::generation::GenerationStore;
 use crate::geo::srid::{to_storage, Srid};
 use crate::query::network::{NearestFilter, NearestQuery};
 use crate::query::vegref::RoadRefFilter;
@@ -53,7 +55,17 @@ fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {
     responses((status = 200, description = "Position results with integer avstand, nearest first", body = [crate::api::dto::PositionResult]),
                (status = 422, description = "Missing or conflicting coordinates, bad values")))]
 pub async fn get_nearest(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
-    let (p, n) = begin_geo(req.headers(), req.uri().query(), NEAREST_PARAMS)?;
+    answer(&s.store, req.headers(), req.uri().query())
+}
+
+/// The answer of `GET /posisjon` to a request with these headers and query: the handler's work,
+/// also called by the request stack's direct route (`api::stack::direct`).
+pub fn answer(
+    store: &GenerationStore,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> ApiResult<Response> {
+    let (p, n) = begin_geo(headers, query, NEAREST_PARAMS)?;
     let srid = p.srid()?;
     let (x, y) = match (
         float(&p, "nord")?,
@@ -99,7 +111,7 @@ pub async fn get_nearest(State(s): State<AppState>, req: Request) -> ApiResult<R
             .map(|r| RoadRefFilter::parse(r))
             .collect::<Result<_, _>>()?,
     };
-    let g = s.store.current();
+    let g = store.current();
     let q = NearestQuery {
         x,
         y,

@@ -1,7 +1,7 @@
 //! /veg and /veg/batch: where a road reference or a link position lies.
 
 use axum::extract::{Request, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use utoipa_axum::router::OpenApiRouter;
@@ -10,7 +10,7 @@ use crate::api::dto::{position_result, PositionResult};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::{respond, respond_compact};
 use crate::api::{begin, AppState};
-use crate::generation::Generation;
+use crate::generation::{Generation, GenerationStore};
 use crate::query::network::NetworkPosition;
 use crate::query::vegref::{LinkRef, RoadRefFilter};
 
@@ -65,9 +65,19 @@ fn echo_link_position(result: &mut PositionResult, sent: Option<&str>) {
                (status = 204, description = "No such point on the network"),
                (status = 422, description = "Neither or both parameters, or a malformed value")))]
 pub async fn get_position(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
-    let (p, n) = begin(req.headers(), req.uri().query(), POSITION_PARAMS)?;
+    answer_position(&s.store, req.headers(), req.uri().query())
+}
+
+/// The answer of `GET /veg` to a request with these headers and query: the handler's work, also
+/// called by the request stack's direct route (`api::stack::direct`).
+pub fn answer_position(
+    store: &GenerationStore,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> ApiResult<Response> {
+    let (p, n) = begin(headers, query, POSITION_PARAMS)?;
     let srid = p.srid()?;
-    let g = s.store.current();
+    let g = store.current();
     let found = match (p.one("vegreferanse")?, p.one("veglenke")?) {
         (Some(r), None) => lookup_road_ref(&g, r)?,
         (None, Some(l)) => lookup_link(&g, l)?,
