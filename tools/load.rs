@@ -65,8 +65,7 @@ struct Stats {
 
 async fn worker(
     addr: String,
-    prefix: String,
-    paths: std::sync::Arc<Vec<String>>,
+    requests: std::sync::Arc<Vec<Vec<u8>>>,
     offset: usize,
     until: Instant,
     counted_from: Instant,
@@ -81,23 +80,29 @@ async fn worker(
         errors: 0,
         bytes: 0,
     };
+    // one buffer for the head's lines and one for the body, reused for every answer
+    let (mut line, mut body) = (Vec::with_capacity(256), Vec::with_capacity(4096));
     let mut i = offset;
     while Instant::now() < until && stats.latencies_us.len() < max {
-        let path = &paths[i % paths.len()];
+        let request = &requests[i % requests.len()];
         i += 1;
-        let full = format!("{prefix}{path}");
         let t = Instant::now();
-        let (status, body) = get(&mut r, &mut w, &addr, &full).await?;
-        let len = body.len();
+        w.write_all(request).await?;
+        let (status, _) = read_response_into(&mut r, &mut line, &mut body, false).await?;
         if t >= counted_from {
             stats.latencies_us.push(t.elapsed().as_micros() as u32);
-            stats.bytes += len;
+            stats.bytes += body.len();
             if !(200..300).contains(&status) {
                 stats.errors += 1;
             }
         }
     }
     Ok(stats)
+}
+
+/// The bytes of a keep-alive GET of `path` (made once per path, before the run).
+fn get_request(host: &str, path: &str) -> Vec<u8> {
+    format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: keep-alive\r\n\r\n").into_bytes()
 }
 
 /// One keep-alive GET; returns status and body.
@@ -107,10 +112,7 @@ async fn get(
     host: &str,
     path: &str,
 ) -> std::io::Result<(u16, Vec<u8>)> {
-    w.write_all(
-        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: keep-alive\r\n\r\n").as_bytes(),
-    )
-    .await?;
+    w.write_all(&get_request(host, path)).await?;
     read_response(r).await.map(|(s, _, b)| (s, b))
 }
 
@@ -137,12 +139,25 @@ async fn send(
 async fn read_response(
     r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
 ) -> std::io::Result<(u16, Option<String>, Vec<u8>)> {
+    let (mut line, mut body) = (Vec::new(), Vec::new());
+    let (status, location) = read_response_into(r, &mut line, &mut body, true).await?;
+    Ok((status, location, body))
+}
+
+/// Reads one response: its status, its `Location` when `want_location`, and its body into
+/// `body`. The head is read line by line into `line`; header names are compared without
+/// copies, so a long head costs the load generator no allocation.
+async fn read_response_into(
+    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    line: &mut Vec<u8>,
+    body: &mut Vec<u8>,
+    want_location: bool,
+) -> std::io::Result<(u16, Option<String>)> {
     let (mut status, mut len, mut first) = (0u16, 0usize, true);
     let mut location = None;
-    let mut line = String::new();
     loop {
         line.clear();
-        if r.read_line(&mut line).await? == 0 {
+        if r.read_until(b'\n', line).await? == 0 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
                 "connection closed",
@@ -150,22 +165,35 @@ async fn read_response(
         }
         if first {
             status = line
-                .split(' ')
+                .split(|&b| b == b' ')
                 .nth(1)
+                .and_then(|s| std::str::from_utf8(s).ok())
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(0);
             first = false;
-        } else if line == "\r\n" {
+        } else if line.as_slice() == b"\r\n" {
             break;
-        } else if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        } else if line.to_ascii_lowercase().starts_with("location:") {
-            location = Some(line["location:".len()..].trim().to_string());
+        } else if let Some(v) = value_of(line, b"content-length:") {
+            len = std::str::from_utf8(v)
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+        } else if want_location {
+            if let Some(v) = value_of(line, b"location:") {
+                location = Some(String::from_utf8_lossy(v).trim().to_string());
+            }
         }
     }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).await?;
-    Ok((status, location, body))
+    body.clear();
+    body.resize(len, 0);
+    r.read_exact(body).await?;
+    Ok((status, location))
+}
+
+/// The value of a header line named `name` (lower case, with its colon), any case.
+fn value_of<'l>(line: &'l [u8], name: &[u8]) -> Option<&'l [u8]> {
+    (line.len() >= name.len() && line[..name.len()].eq_ignore_ascii_case(name))
+        .then(|| &line[name.len()..])
 }
 
 /// Register, start and follow `changeset` until `until`; start-to-visible times in ms.
@@ -339,13 +367,24 @@ fn main() -> anyhow::Result<()> {
                 until,
             ))
         });
+        // every request's bytes made once per target, before the clock starts
+        let requests: Vec<std::sync::Arc<Vec<Vec<u8>>>> = targets
+            .iter()
+            .map(|(hostport, prefix)| {
+                std::sync::Arc::new(
+                    paths
+                        .iter()
+                        .map(|p| get_request(hostport, &format!("{prefix}{p}")))
+                        .collect(),
+                )
+            })
+            .collect();
         let mut tasks = Vec::new();
         for c in 0..args.connections {
-            let (hostport, prefix) = targets[c % targets.len()].clone();
+            let t = c % targets.len();
             tasks.push(tokio::spawn(worker(
-                hostport,
-                prefix,
-                paths.clone(),
+                targets[t].0.clone(),
+                requests[t].clone(),
                 c * 7919,
                 until,
                 counted_from,

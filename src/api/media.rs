@@ -169,38 +169,69 @@ impl Negotiated {
     /// The `Content-Type` of a successful response.
     pub fn content_type(&self) -> HeaderValue {
         if self.geojson {
-            return HeaderValue::from_static(GEOJSON);
+            return const { HeaderValue::from_static(GEOJSON) };
         }
-        // the common types without building a string
+        // the common types without building a string, checked when compiled (`from_static`
+        // checks every byte; at run time that was 300 instructions per answer)
         let known = match (self.format, self.vendor, self.plain_vendor, self.revision) {
-            (Format::Json, _, true, _) => {
-                Some("application/vnd.vegvesen.nvdb-v2+json;charset=utf-8")
+            (Format::Json, _, true, _) => Some(
+                const { HeaderValue::from_static("application/vnd.vegvesen.nvdb-v2+json;charset=utf-8") },
+            ),
+            (Format::Xml, _, true, _) => Some(
+                const { HeaderValue::from_static("application/vnd.vegvesen.nvdb-v2+xml;charset=utf-8") },
+            ),
+            (Format::Json, false, false, _) => {
+                Some(const { HeaderValue::from_static("application/json;charset=utf-8") })
             }
-            (Format::Xml, _, true, _) => Some("application/vnd.vegvesen.nvdb-v2+xml;charset=utf-8"),
-            (Format::Json, false, false, _) => Some("application/json;charset=utf-8"),
-            (Format::Xml, false, false, _) => Some("application/xml;charset=utf-8"),
-            (Format::Json, true, false, 0) => {
-                Some("application/vnd.vegvesen.nvdb-v2-rev0+json;charset=utf-8")
+            (Format::Xml, false, false, _) => {
+                Some(const { HeaderValue::from_static("application/xml;charset=utf-8") })
             }
-            (Format::Json, true, false, 1) => {
-                Some("application/vnd.vegvesen.nvdb-v2-rev1+json;charset=utf-8")
-            }
-            (Format::Json, true, false, 2) => {
-                Some("application/vnd.vegvesen.nvdb-v2-rev2+json;charset=utf-8")
-            }
-            (Format::Xml, true, false, 0) => {
-                Some("application/vnd.vegvesen.nvdb-v2-rev0+xml;charset=utf-8")
-            }
-            (Format::Xml, true, false, 1) => {
-                Some("application/vnd.vegvesen.nvdb-v2-rev1+xml;charset=utf-8")
-            }
-            (Format::Xml, true, false, 2) => {
-                Some("application/vnd.vegvesen.nvdb-v2-rev2+xml;charset=utf-8")
-            }
+            (Format::Json, true, false, 0) => Some(
+                const {
+                    HeaderValue::from_static(
+                        "application/vnd.vegvesen.nvdb-v2-rev0+json;charset=utf-8",
+                    )
+                },
+            ),
+            (Format::Json, true, false, 1) => Some(
+                const {
+                    HeaderValue::from_static(
+                        "application/vnd.vegvesen.nvdb-v2-rev1+json;charset=utf-8",
+                    )
+                },
+            ),
+            (Format::Json, true, false, 2) => Some(
+                const {
+                    HeaderValue::from_static(
+                        "application/vnd.vegvesen.nvdb-v2-rev2+json;charset=utf-8",
+                    )
+                },
+            ),
+            (Format::Xml, true, false, 0) => Some(
+                const {
+                    HeaderValue::from_static(
+                        "application/vnd.vegvesen.nvdb-v2-rev0+xml;charset=utf-8",
+                    )
+                },
+            ),
+            (Format::Xml, true, false, 1) => Some(
+                const {
+                    HeaderValue::from_static(
+                        "application/vnd.vegvesen.nvdb-v2-rev1+xml;charset=utf-8",
+                    )
+                },
+            ),
+            (Format::Xml, true, false, 2) => Some(
+                const {
+                    HeaderValue::from_static(
+                        "application/vnd.vegvesen.nvdb-v2-rev2+xml;charset=utf-8",
+                    )
+                },
+            ),
             _ => None,
         };
         match known {
-            Some(t) => HeaderValue::from_static(t),
+            Some(t) => t,
             None => {
                 HeaderValue::from_str(&self.content_type_text()).expect("media types are ASCII")
             }
@@ -313,6 +344,21 @@ pub fn negotiate_geo(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated>
 }
 
 fn negotiate_with(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiResult<Negotiated> {
+    // No `Accept` and no suffix (most programs' requests): the answer for an empty request,
+    // worked out once by the rules below (issue 11: it was a sixth of a `/posisjon` handler).
+    if !headers.contains_key(header::ACCEPT) && !headers.contains_key(&SUFFIX_FORMAT) {
+        static PLAIN: [std::sync::OnceLock<Option<Negotiated>>; 2] =
+            [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        let plain = PLAIN[usize::from(geojson)]
+            .get_or_init(|| negotiate_by_rules(&HeaderMap::new(), false, geojson).ok());
+        if let Some(n) = plain {
+            return Ok(Negotiated { pretty, ..*n });
+        }
+    }
+    negotiate_by_rules(headers, pretty, geojson)
+}
+
+fn negotiate_by_rules(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiResult<Negotiated> {
     let suffix = match headers.get(&SUFFIX_FORMAT).map(|v| v.as_bytes()) {
         Some(b"xml") => Some((Format::Xml, false)),
         Some(b"json") => Some((Format::Json, false)),
@@ -463,6 +509,45 @@ pub fn render_bytes<T: Serialize + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_without_accept_or_suffix_is_negotiated_as_the_rules_say() {
+        for geojson in [false, true] {
+            for pretty in [false, true] {
+                let mut h = HeaderMap::new();
+                h.insert(header::HOST, HeaderValue::from_static("x"));
+                let remembered = negotiate_with(&h, pretty, geojson).unwrap();
+                let by_rules = negotiate_by_rules(&h, pretty, geojson).unwrap();
+                assert_eq!(remembered, by_rules);
+                // and the same as asking for anything
+                h.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
+                assert_eq!(negotiate_with(&h, pretty, geojson).unwrap(), by_rules);
+            }
+        }
+    }
+
+    #[test]
+    fn content_types_are_valid_header_values_of_the_negotiated_type() {
+        for accept in [
+            "application/json",
+            "application/xml",
+            "application/geo+json",
+            "application/vnd.vegvesen.nvdb-v2+json",
+            "application/vnd.vegvesen.nvdb-v2+xml",
+            "application/vnd.vegvesen.nvdb-v2-rev0+json",
+            "application/vnd.vegvesen.nvdb-v2-rev1+xml",
+            "application/vnd.vegvesen.nvdb-v2-rev2+json",
+        ] {
+            let mut h = HeaderMap::new();
+            h.insert(header::ACCEPT, HeaderValue::from_str(accept).unwrap());
+            let n = negotiate_geo(&h, false).unwrap();
+            let ct = n.content_type();
+            assert_eq!(ct.to_str().unwrap().split(';').next().unwrap(), accept);
+            if !n.geojson {
+                assert_eq!(ct.to_str().unwrap(), n.content_type_text());
+            }
+        }
+    }
 
     fn neg(accept: Option<&str>, suffix: Option<&str>) -> ApiResult<Negotiated> {
         let mut h = HeaderMap::new();

@@ -23,10 +23,14 @@ use crate::server::store;
 const BASE: &str = "/nvdb/api/v2";
 
 async fn app(direct_routes: bool) -> App {
+    app_with(direct_routes, OpsOptions::default()).await
+}
+
+async fn app_with(direct_routes: bool, ops: OpsOptions) -> App {
     let mut config = ApiConfig::new("http://127.0.0.1:1", Duration::from_secs(10));
     config.ops = OpsOptions {
         direct_routes,
-        ..OpsOptions::default()
+        ..ops
     };
     let state = AppState::read_only(store(), config);
     vegdb::api::app(state).await
@@ -341,12 +345,31 @@ fn headers_of(parts: &axum::http::response::Parts, sent_id: bool) -> BTreeMap<St
 
 #[test]
 fn direct_answers_are_the_general_paths() {
+    same_answers(OpsOptions::default());
+}
+
+/// With listed CORS origins and a cache lifetime the stack's headers differ by request.
+#[test]
+fn direct_answers_are_the_general_paths_with_listed_origins() {
+    same_answers(OpsOptions {
+        cors_origins: vec!["https://kart.example.no".into(), "https://a.example".into()],
+        cache_max_age: 60,
+        ..OpsOptions::default()
+    });
+}
+
+fn same_answers(ops: OpsOptions) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     positions();
-    let (direct, routed) = rt.block_on(async { (app(true).await, app(false).await) });
+    let (direct, routed) = rt.block_on(async {
+        (
+            app_with(true, ops.clone()).await,
+            app_with(false, ops).await,
+        )
+    });
     let (taken, left) = (std::cell::Cell::new(0usize), std::cell::Cell::new(0usize));
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases: 600,
