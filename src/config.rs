@@ -171,9 +171,10 @@ pub struct OpsArgs {
         default_value = "*"
     )]
     pub cors_origins: Vec<String>,
-    /// Answer plain GET /posisjon and /veg requests on the request stack's direct route (no
-    /// router, the same answer and headers; see ARCHITECTURE.md). false: every request goes
-    /// through the router (for comparison; costs about a quarter more CPU per request).
+    /// Answer plain GET /posisjon, /veg and /vegobjekter/{type}/statistikk requests on the
+    /// request stack's direct route (no router, the same answer and headers; see
+    /// ARCHITECTURE.md). false: every request goes through the router (for comparison; costs
+    /// about a quarter more CPU per request).
     #[arg(long, env = "VEGDB_DIRECT_ROUTES", default_value_t = true, action = clap::ArgAction::Set)]
     pub direct_routes: bool,
 }

@@ -143,8 +143,8 @@ struct Inner {
     base_from_request: bool,
     /// None while the server starts (no generation yet: no entity tags).
     store: Option<Arc<GenerationStore>>,
-    /// The data the direct routes answer from (None: every request through the router).
-    direct: Option<Arc<GenerationStore>>,
+    /// The state the direct routes answer from (None: every request through the router).
+    direct: Option<super::AppState>,
     /// The headers of a direct route's usual answer (see [`answer_headers`]).
     answer_headers: Option<HeaderMap>,
     ops: OpsOptions,
@@ -277,6 +277,7 @@ impl App {
             &state.config,
             Some(state.store.clone()),
             state.writer.clone(),
+            Some(state.clone()),
         )
         .await
     }
@@ -284,7 +285,7 @@ impl App {
     /// The stack around routes that serve no data (the start-up answers while the data
     /// loads, `api::health::starting_router`): no entity tags, no writer metrics.
     pub async fn without_data(router: Router, config: &super::ApiConfig) -> App {
-        App::build(router, config, None, None).await
+        App::build(router, config, None, None, None).await
     }
 
     async fn build(
@@ -292,6 +293,7 @@ impl App {
         config: &super::ApiConfig,
         store: Option<Arc<GenerationStore>>,
         writer: Option<Arc<crate::changeset::writer::Writer>>,
+        state: Option<super::AppState>,
     ) -> App {
         let ops = config.ops.clone();
         let (cors, cors_headers) = cors_of(&ops.cors_origins).await;
@@ -328,7 +330,7 @@ impl App {
             cors_headers,
             timeout: config.request_timeout,
             base_from_request: config.base_from_request,
-            direct: store.clone().filter(|_| ops.direct_routes),
+            direct: state.filter(|_| ops.direct_routes),
             store,
             cache_public,
             answer_headers,
@@ -367,7 +369,7 @@ impl App {
     #[allow(clippy::result_large_err)]
     pub fn try_direct(&self, req: Request) -> Result<Response, Request> {
         let inner = &*self.inner;
-        let (Some(store), None) = (&inner.direct, &inner.limiter) else {
+        let (Some(state), None) = (&inner.direct, &inner.limiter) else {
             return Err(req);
         };
         let Some(answer) = direct::answer_of(&req) else {
@@ -391,9 +393,16 @@ impl App {
         let tag = inner
             .ops
             .http_cache
-            .then(|| entity_tag(store.current_id(), &req, inner.base_from_request));
-        let mut response =
-            answer(store, req.headers(), req.uri().query()).unwrap_or_else(|e| e.into_response());
+            .then(|| entity_tag(state.store.current_id(), &req, inner.base_from_request));
+        let below = &req.uri().path()[super::READ_BASE.len()..];
+        let Some(answered) = answer(state, below, req.headers(), req.uri().query()) else {
+            // a selection longer than its quick slice: to the blocking pool, the general way
+            let mut req = req;
+            req.extensions_mut()
+                .insert(super::read::vegobjekter::QuickSliceSpent);
+            return Err(req);
+        };
+        let mut response = answered.unwrap_or_else(|e| e.into_response());
         let done = match (&inner.answer_headers, tag) {
             // the usual answer: its headers are the prepared set, with this tag and id
             (Some(prepared), Some((tag, false)))

@@ -306,8 +306,50 @@ pub async fn get_statistics(
     Path(tid): Path<String>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
+    spent: Option<axum::Extension<QuickSliceSpent>>,
 ) -> ApiResult<Response> {
-    let (p, n) = match begin(&headers, q.as_deref(), FILTERS) {
+    let (n, work) = statistics_work(&s, &tid, &headers, q.as_deref())?;
+    let (count, length) = if spent.is_some() {
+        // the direct route ran it on the worker already: on to the blocking pool
+        off_the_workers(&s, work).await?
+    } else {
+        quick_or_off_the_workers(&s, work).await?
+    };
+    Ok(statistics_answer(n, count, length))
+}
+
+/// Marks a statistics request the stack's direct route gave back after its quick slice on the
+/// worker ran out (`answer_statistics`): the handler goes straight to the blocking pool.
+#[derive(Clone, Copy, Debug)]
+pub struct QuickSliceSpent;
+
+/// `GET /vegobjekter/{type}/statistikk` on the request stack's direct route (`api::stack::direct`):
+/// the handler's work with the selection's quick slice run here; None when that slice ran out
+/// (the request then goes the general way, marked with [`QuickSliceSpent`]).
+pub fn answer_statistics(
+    s: &AppState,
+    tid: &str,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Option<ApiResult<Response>> {
+    let (n, work) = match statistics_work(s, tid, headers, query) {
+        Ok(w) => w,
+        Err(e) => return Some(Err(e)),
+    };
+    Some(budgeted::quick(s, &work)?.map(|(count, length)| statistics_answer(n, count, length)))
+}
+
+/// A statistics request checked and parsed, and its selection ready to run.
+fn statistics_work(
+    s: &AppState,
+    tid: &str,
+    headers: &HeaderMap,
+    q: Option<&str>,
+) -> ApiResult<(
+    crate::api::media::Negotiated,
+    impl Fn() -> (u64, f64) + Send + Sync + 'static,
+)> {
+    let (p, n) = match begin(headers, q, FILTERS) {
         Err(e) if e.code == 4013 => {
             return Err(ApiError::bad(
                 4013,
@@ -316,25 +358,27 @@ pub async fn get_statistics(
         }
         other => other?,
     };
-    let tid = type_id(&tid)?;
+    let tid = type_id(tid)?;
     let g = s.store.current();
     type_data(&g, tid, &empty_type(tid))?;
-    let filter = parse_filter(&g, &p, tid, p.srid()?, sees_sensitive(&s, &headers))?;
+    let filter = parse_filter(&g, &p, tid, p.srid()?, sees_sensitive(s, headers))?;
     let segment = p.bool("segmentering")?.unwrap_or(true);
-    let (count, length) = quick_or_off_the_workers(&s, move || {
+    Ok((n, move || {
         let empty = empty_type(tid);
         let data = type_data(&g, tid, &empty).unwrap_or(&empty);
         let rows = g.select_objects(data, &filter);
         (rows.len(), g.objects_length(data, &rows, &filter, segment))
-    })
-    .await?;
-    Ok(respond(
+    }))
+}
+
+fn statistics_answer(n: crate::api::media::Negotiated, count: u64, length: f64) -> Response {
+    respond(
         n,
         &Statistics {
             antall: count,
             strekningslengde: whole_meters(length),
         },
-    ))
+    )
 }
 
 /// An entry of `GET /vegobjekter`: an object type and where its objects are listed.

@@ -20,18 +20,26 @@ pub(super) async fn quick_or_off_the_workers<T: Send + 'static>(
     s: &AppState,
     work: impl Fn() -> T + Send + Sync + 'static,
 ) -> ApiResult<T> {
-    if s.config.query_budget <= QUICK_SLICE {
-        return off_the_workers(s, work).await;
+    match quick(s, &work) {
+        Some(done) => done,
+        None => off_the_workers(s, work).await,
     }
-    let quick = budget::run(
+}
+
+/// `work` run on this worker within [`QUICK_SLICE`]; None when the slice ran out (or the
+/// budget is no longer than the slice): the work is then for the blocking pool.
+pub(super) fn quick<T>(s: &AppState, work: &impl Fn() -> T) -> Option<ApiResult<T>> {
+    if s.config.query_budget <= QUICK_SLICE {
+        return None;
+    }
+    match budget::run(
         Instant::now() + QUICK_SLICE,
         Arc::new(AtomicBool::new(false)),
-        &work,
-    );
-    match quick {
-        Ok(v) => Ok(v),
-        Err(Stop::Deadline) => off_the_workers(s, work).await,
-        Err(Stop::TooComplex) => Err(ApiError::bad(4005, "Filteret er for sammensatt")),
+        work,
+    ) {
+        Ok(v) => Some(Ok(v)),
+        Err(Stop::Deadline) => None,
+        Err(Stop::TooComplex) => Some(Err(ApiError::bad(4005, "Filteret er for sammensatt"))),
     }
 }
 
