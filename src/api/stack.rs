@@ -2,7 +2,9 @@
 //! tracing, CORS, the API's head limits and error reshaping (`guard`), the request timeout, the
 //! request base (`request_base`) and compression (gzip, br, zstd); and the operations layers
 //! of issue 14 (`ApiConfig::ops`): `/metrics` (`crate::metrics`), the access log, entity tags
-//! and 304s, load shedding, the per-client rate limit, configured CORS origins, `Server`. It does what the tower-http layers it replaced did,
+//! and 304s, load shedding, the per-client rate limit, configured CORS origins, `Server`. Plain
+//! GETs of the three hottest read routes skip the router (`direct.rs`). It does what the
+//! tower-http layers it replaced did,
 //! without their per-request costs: a tower layer on an axum `Router` boxes the service and its
 //! future (two allocations per layer and request), `MakeRequestUuid` read the OS random source
 //! (a `getrandom` system call per request), `CorsLayer` built a `HeaderMap` per request, and
@@ -50,7 +52,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Router;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
@@ -145,7 +147,7 @@ struct Inner {
     store: Option<Arc<GenerationStore>>,
     /// The state the direct routes answer from (None: every request through the router).
     direct: Option<super::AppState>,
-    /// The headers of a direct route's usual answer (see [`answer_headers`]).
+    /// The headers of a direct route's usual answer (see `direct::answer_headers`).
     answer_headers: Option<HeaderMap>,
     ops: OpsOptions,
     /// None: no access log (switched off, or filtered out by `--log`).
@@ -216,37 +218,19 @@ async fn cors_of(origins: &[String]) -> (CorsLayer, CorsHeaders) {
     (cors, CorsHeaders::Listed { allowed, other })
 }
 
-/// The headers of a direct route's usual answer (200, JSON, a public entity tag) in the order
-/// the general path adds them, with placeholders for the tag and the request id: cloned and
-/// filled in per answer, one copy instead of nine inserts into a growing map (issue 11). None
-/// when the CORS headers depend on the request's origin.
-fn answer_headers(
-    cors: &CorsHeaders,
-    cache_public: &HeaderValue,
-    server: &HeaderValue,
-) -> Option<HeaderMap> {
-    let CorsHeaders::Any(cors) = cors else {
-        return None;
-    };
-    let mut h = HeaderMap::with_capacity(16);
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json;charset=utf-8"),
-    );
-    h.append(header::VARY, HeaderValue::from_static("accept-encoding"));
-    h.insert(header::ETAG, HeaderValue::from_static("-"));
-    h.insert(header::CACHE_CONTROL, cache_public.clone());
+/// `cors` onto `headers`: `Vary` added to what is there, the others set.
+fn put_cors(headers: &mut HeaderMap, cors: &Headers) {
     for (name, value) in cors {
         if name == header::VARY {
-            h.append(name.clone(), value.clone());
+            headers.append(name.clone(), value.clone());
         } else {
-            h.insert(name.clone(), value.clone());
+            headers.insert(name.clone(), value.clone());
         }
     }
-    h.insert(X_REQUEST_ID, HeaderValue::from_static("-"));
-    h.insert(header::SERVER, server.clone());
-    Some(h)
 }
+
+/// `Vary: accept-encoding` of an answer that was not compressed (compression would add it).
+const VARY_ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("accept-encoding");
 
 /// A new request id: a UUID v4 from the thread's generator.
 pub fn new_request_id() -> HeaderValue {
@@ -318,7 +302,7 @@ impl App {
         };
         let server = HeaderValue::from_static(SERVER);
         let cache_public = cache("public");
-        let answer_headers = answer_headers(&cors_headers, &cache_public, &server);
+        let answer_headers = direct::answer_headers(&cors_headers, &cache_public, &server);
         let inner = Arc::new(Inner {
             router,
             compression: CompressionLayer::new()
@@ -361,81 +345,6 @@ impl App {
             Ok(response) => response,
             Err(req) => self.handle_routed(req, peer).await,
         }
-    }
-
-    /// A request answered on its direct route (`direct`), or given back when it has none. It
-    /// gets what the general path would give it: the same handler, headers, limits and logs.
-    // The request goes back by value: boxing it would cost every other request an allocation.
-    #[allow(clippy::result_large_err)]
-    pub fn try_direct(&self, req: Request) -> Result<Response, Request> {
-        let inner = &*self.inner;
-        let (Some(state), None) = (&inner.direct, &inner.limiter) else {
-            return Err(req);
-        };
-        let Some(answer) = direct::answer_of(&req) else {
-            return Err(req);
-        };
-        // the general path's span and debug events (`--log debug`), and its head-limit errors
-        if guard::precheck(&req).is_err() || tracing::enabled!(tracing::Level::DEBUG) {
-            return Err(req);
-        }
-        let started = tokio::time::Instant::now();
-        let route = metrics::route_of(req.uri().path());
-        let now_in_flight = inner.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
-        let in_flight = InFlight(&inner.in_flight);
-        if inner.ops.max_in_flight > 0 && now_in_flight > inner.ops.max_in_flight {
-            return Err(req); // shed by the general path
-        }
-        let id = match req.headers().get(&X_REQUEST_ID) {
-            Some(v) => v.clone(),
-            None => new_request_id(),
-        };
-        let tag = inner
-            .ops
-            .http_cache
-            .then(|| entity_tag(state.store.current_id(), &req, inner.base_from_request));
-        let below = &req.uri().path()[super::READ_BASE.len()..];
-        let Some(answered) = answer(state, below, req.headers(), req.uri().query()) else {
-            // a selection longer than its quick slice: to the blocking pool, the general way
-            let mut req = req;
-            req.extensions_mut()
-                .insert(super::read::vegobjekter::QuickSliceSpent);
-            return Err(req);
-        };
-        let mut response = answered.unwrap_or_else(|e| e.into_response());
-        let done = match (&inner.answer_headers, tag) {
-            // the usual answer: its headers are the prepared set, with this tag and id
-            (Some(prepared), Some((tag, false)))
-                if response.status() == StatusCode::OK && response.headers().len() == 1 =>
-            {
-                let mut headers = prepared.clone();
-                if let Some(ct) = response.headers().get(header::CONTENT_TYPE) {
-                    if Some(ct) != prepared.get(header::CONTENT_TYPE) {
-                        headers.insert(header::CONTENT_TYPE, ct.clone());
-                    }
-                }
-                headers.insert(header::ETAG, tag);
-                headers.insert(X_REQUEST_ID, id.clone());
-                *response.headers_mut() = headers;
-                true
-            }
-            (_, tag) => {
-                // as `call` and `serve` add them after the routes
-                let headers = response.headers_mut();
-                headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
-                if let (Some((tag, private)), StatusCode::OK) = (tag, response.status()) {
-                    let headers = response.headers_mut();
-                    headers.insert(header::ETAG, tag);
-                    headers.insert(header::CACHE_CONTROL, self.cache_control(private));
-                }
-                self.add_cors(&mut response, req.headers().get(header::ORIGIN));
-                false
-            }
-        };
-        drop(in_flight);
-        let (parts, _body) = req.into_parts();
-        let log = inner.access_log.as_ref().map(|_| (parts.method, parts.uri));
-        Ok(self.finish(response, started, route, id, log, done))
     }
 
     /// Answer one request through the routes, inside the whole stack.
@@ -509,14 +418,10 @@ impl App {
 
     /// The CORS headers of an answer to a request from `origin` (not a preflight).
     fn add_cors(&self, response: &mut Response, origin: Option<&HeaderValue>) {
-        let headers = response.headers_mut();
-        for (name, value) in self.inner.cors_headers.for_origin(origin) {
-            if name == header::VARY {
-                headers.append(name.clone(), value.clone());
-            } else {
-                headers.insert(name.clone(), value.clone());
-            }
-        }
+        put_cors(
+            response.headers_mut(),
+            self.inner.cors_headers.for_origin(origin),
+        );
     }
 
     /// The refusal of a request: shed (503) or rate-limited (429), with `Retry-After`.
@@ -666,8 +571,7 @@ impl App {
                 answer_in_time(deadline, base, inner.router.clone().oneshot(req)).await;
             // the answer still depends on Accept-Encoding, as the wrapper would say
             if let Some(Ok(r)) = &mut answered {
-                r.headers_mut()
-                    .append(header::VARY, HeaderValue::from_static("accept-encoding"));
+                r.headers_mut().append(header::VARY, VARY_ACCEPT_ENCODING);
             }
             answered
         };

@@ -16,19 +16,128 @@
 //! path marked `QuickSliceSpent`, and its handler goes straight to the blocking pool (the slice
 //! is not run twice). `tests/api/direct.rs` compares every answer with the general path's.
 
+use std::sync::atomic::Ordering;
+
 use axum::extract::Request;
-use axum::http::{header, HeaderMap, Method};
-use axum::response::Response;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
 
 use super::super::error::ApiResult;
 use super::super::read::{posisjon, veg, vegobjekter};
-use super::super::{media, AppState, READ_BASE};
+use super::super::{guard, media, AppState, READ_BASE};
+use super::etag::entity_tag;
+use super::{
+    new_request_id, put_cors, App, CorsHeaders, InFlight, VARY_ACCEPT_ENCODING, X_REQUEST_ID,
+};
+use crate::metrics;
+
+impl App {
+    /// A request answered on its direct route (`direct`), or given back when it has none. It
+    /// gets what the general path would give it: the same handler, headers, limits and logs.
+    // The request goes back by value: boxing it would cost every other request an allocation.
+    #[allow(clippy::result_large_err)]
+    pub fn try_direct(&self, req: Request) -> Result<Response, Request> {
+        let inner = &*self.inner;
+        let (Some(state), None) = (&inner.direct, &inner.limiter) else {
+            return Err(req);
+        };
+        let Some(answer) = answer_of(&req) else {
+            return Err(req);
+        };
+        // the general path's span and debug events (`--log debug`), and its head-limit errors
+        if guard::precheck(&req).is_err() || tracing::enabled!(tracing::Level::DEBUG) {
+            return Err(req);
+        }
+        let started = tokio::time::Instant::now();
+        let route = metrics::route_of(req.uri().path());
+        let now_in_flight = inner.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        let in_flight = InFlight(&inner.in_flight);
+        if inner.ops.max_in_flight > 0 && now_in_flight > inner.ops.max_in_flight {
+            return Err(req); // shed by the general path
+        }
+        let id = match req.headers().get(&X_REQUEST_ID) {
+            Some(v) => v.clone(),
+            None => new_request_id(),
+        };
+        let tag = inner
+            .ops
+            .http_cache
+            .then(|| entity_tag(state.store.current_id(), &req, inner.base_from_request));
+        let below = &req.uri().path()[READ_BASE.len()..];
+        let Some(answered) = answer(state, below, req.headers(), req.uri().query()) else {
+            // a selection longer than its quick slice: to the blocking pool, the general way
+            let mut req = req;
+            req.extensions_mut().insert(vegobjekter::QuickSliceSpent);
+            return Err(req);
+        };
+        let mut response = answered.unwrap_or_else(|e| e.into_response());
+        let done = match (&inner.answer_headers, tag) {
+            // the usual answer: its headers are the prepared set, with this tag and id
+            (Some(prepared), Some((tag, false)))
+                if response.status() == StatusCode::OK && response.headers().len() == 1 =>
+            {
+                let mut headers = prepared.clone();
+                if let Some(ct) = response.headers().get(header::CONTENT_TYPE) {
+                    if Some(ct) != prepared.get(header::CONTENT_TYPE) {
+                        headers.insert(header::CONTENT_TYPE, ct.clone());
+                    }
+                }
+                headers.insert(header::ETAG, tag);
+                headers.insert(X_REQUEST_ID, id.clone());
+                *response.headers_mut() = headers;
+                true
+            }
+            (_, tag) => {
+                // as `call` and `serve` add them after the routes
+                let headers = response.headers_mut();
+                headers.append(header::VARY, VARY_ACCEPT_ENCODING);
+                if let (Some((tag, private)), StatusCode::OK) = (tag, response.status()) {
+                    let headers = response.headers_mut();
+                    headers.insert(header::ETAG, tag);
+                    headers.insert(header::CACHE_CONTROL, self.cache_control(private));
+                }
+                self.add_cors(&mut response, req.headers().get(header::ORIGIN));
+                false
+            }
+        };
+        drop(in_flight);
+        let (parts, _body) = req.into_parts();
+        let log = inner.access_log.as_ref().map(|_| (parts.method, parts.uri));
+        Ok(self.finish(response, started, route, id, log, done))
+    }
+}
+
+/// The headers of a direct route's usual answer (200, JSON, a public entity tag) in the order
+/// the general path adds them, with placeholders for the tag and the request id: cloned and
+/// filled in per answer, one copy instead of nine inserts into a growing map (issue 11). None
+/// when the CORS headers depend on the request's origin.
+pub(super) fn answer_headers(
+    cors: &CorsHeaders,
+    cache_public: &HeaderValue,
+    server: &HeaderValue,
+) -> Option<HeaderMap> {
+    let CorsHeaders::Any(cors) = cors else {
+        return None;
+    };
+    let mut h = HeaderMap::with_capacity(16);
+    // what `media` makes a request without `Accept` (the usual one)
+    h.insert(
+        header::CONTENT_TYPE,
+        media::Negotiated::default_json(false).content_type(),
+    );
+    h.append(header::VARY, VARY_ACCEPT_ENCODING);
+    h.insert(header::ETAG, HeaderValue::from_static("-"));
+    h.insert(header::CACHE_CONTROL, cache_public.clone());
+    put_cors(&mut h, cors);
+    h.insert(X_REQUEST_ID, HeaderValue::from_static("-"));
+    h.insert(header::SERVER, server.clone());
+    Some(h)
+}
 
 /// A handler that answers from the state, the request's path, headers and query alone; None:
 /// it gives the request back to the general path (a statistics selection that needs more than
 /// its quick slice on the worker).
-pub(super) type Answer =
-    fn(&AppState, &str, &HeaderMap, Option<&str>) -> Option<ApiResult<Response>>;
+type Answer = fn(&AppState, &str, &HeaderMap, Option<&str>) -> Option<ApiResult<Response>>;
 
 fn nearest(s: &AppState, _: &str, h: &HeaderMap, q: Option<&str>) -> Option<ApiResult<Response>> {
     Some(posisjon::answer(&s.store, h, q))
@@ -63,7 +172,7 @@ fn statistics_type(below: &str) -> Option<&str> {
 }
 
 /// The handler that answers `req` directly, if it may be (see the module's text).
-pub(super) fn answer_of(req: &Request) -> Option<Answer> {
+fn answer_of(req: &Request) -> Option<Answer> {
     if req.method() != Method::GET {
         return None;
     }
