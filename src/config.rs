@@ -87,6 +87,11 @@ pub struct ServeArgs {
     /// runtime (idle workers take over waiting connections, at a wake-up per request).
     #[arg(long, env = "VEGDB_RUNTIME", value_enum, default_value = "per-core")]
     pub runtime: RuntimeKind,
+    /// How the OS schedules the server's threads: `batch` (Linux SCHED_BATCH: a worker woken
+    /// by a request does not preempt the running thread, so under load it answers several
+    /// requests per wake-up; the same CPU share as normal) or `normal`.
+    #[arg(long, env = "VEGDB_SCHEDULING", value_enum, default_value = "batch")]
+    pub scheduling: crate::server::sched::Scheduling,
     /// Worker threads serving requests (default: one per CPU).
     #[arg(long, env = "VEGDB_WORKERS")]
     pub workers: Option<usize>,

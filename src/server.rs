@@ -14,6 +14,7 @@ use crate::snapshot::store::{DataDir, CURRENT_FILE};
 use crate::users::{Users, USERS_FILE};
 
 mod idle;
+pub mod sched;
 
 pub fn init_tracing(filter: &str, json: bool) {
     use std::io::IsTerminal;
@@ -363,6 +364,8 @@ fn state_for(args: &ServeArgs, g: Generation, data: &DataDir) -> anyhow::Result<
 /// `vegdb serve`: bind the port first (a clash fails at once), then load the data on a thread
 /// of its own while the port answers 503 + `Retry-After` (`api::health`), then serve.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    // before any thread is started, so that every thread of the server takes it
+    sched::apply(args.scheduling);
     let workers = args.workers.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())

@@ -246,7 +246,7 @@ proptest! {
             let p = seed % t.loc_link.len();
             f = ObjectFilter { links: vec![vegdb::query::vegref::LinkRef { link_id: t.loc_link[p], from: 0.0, to: 1.0 }], egenskap: f.egenskap.clone(), ..Default::default() };
         }
-        let got = select(g, d, &f);
+        let got = select(g, d, &f).into_owned();
         let want = brute(g, d, &f);
         prop_assert_eq!(got, want, "filter {:?}", f);
     }

@@ -771,3 +771,72 @@ fn the_access_log_goes_to_stderr_in_the_log_format_and_obeys_the_filter() {
         assert!(!log.contains(id.as_str()), "{log}");
     }
 }
+
+/// Each thread of process `pid`: its name and its scheduling policy (`/proc/PID/task/TID/stat`,
+/// field 41, counted after the parenthesised name).
+#[cfg(target_os = "linux")]
+fn thread_policies(pid: u32) -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let dir = task.unwrap().path();
+        let (Ok(name), Ok(stat)) = (
+            std::fs::read_to_string(dir.join("comm")),
+            std::fs::read_to_string(dir.join("stat")),
+        ) else {
+            continue; // the thread ended meanwhile
+        };
+        let after_name = &stat[stat.rfind(')').unwrap() + 1..];
+        let policy = after_name.split_whitespace().nth(41 - 3).unwrap();
+        out.push((name.trim().to_string(), policy.parse().unwrap()));
+    }
+    out
+}
+
+/// `--scheduling` (issue 11): the server's threads run under SCHED_BATCH (3) by default and
+/// SCHED_OTHER (0) with `normal`; the writer's threads keep their own `--writer-priority`
+/// (SCHED_IDLE, 5) under either.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_server_threads_take_the_scheduling_policy_and_the_writer_keeps_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (scheduling, expected) in [(None, 3), (Some("normal"), 0)] {
+        let port = free_port();
+        let root = format!("http://127.0.0.1:{port}");
+        let data = tmp.path().join(format!("data-{expected}"));
+        let mut cmd = vegdb(&[
+            "serve",
+            "--workers",
+            "2",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ]);
+        cmd.arg("--data").arg(&data).env_remove("VEGDB_SCHEDULING");
+        if let Some(s) = scheduling {
+            cmd.args(["--scheduling", s]);
+        }
+        let mut s = spawn(cmd, tmp.path().join(format!("sched-{expected}.log")));
+        wait_ready(&mut s, &root);
+        // a request on each worker
+        for _ in 0..4 {
+            assert!(get(&format!("{root}/nvdb/api/v2/status")).is_some());
+        }
+        let threads = thread_policies(s.child.id());
+        let policy_of = |name: &str| -> Vec<i64> {
+            threads
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, p)| *p)
+                .collect()
+        };
+        // the first worker is the main thread
+        assert_eq!(policy_of("vegdb"), vec![expected], "{threads:?}");
+        assert_eq!(policy_of("vegdb-worker-1"), vec![expected], "{threads:?}");
+        assert_eq!(policy_of("vegdb-writer"), vec![5], "{threads:?}");
+        for (name, policy) in &threads {
+            assert!(
+                *policy == expected || name.starts_with("vegdb-writ"),
+                "{name} has policy {policy}: {threads:?}"
+            );
+        }
+    }
+}

@@ -184,13 +184,14 @@ pub fn all_rows(data: &TypeData) -> RoaringBitmap {
     b
 }
 
-/// The rows of `data` (a type of generation `g`) that the filter selects.
-pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
+/// The rows of `data` (a type of generation `g`) that the filter selects. A filter on one area
+/// and nothing else lends that area's bitmap (no copy: statistikk per kommune is the hot case).
+pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'a, RoaringBitmap> {
     let table = &data.table;
     let idx = &data.index;
     if !f.links.is_empty() {
         let mut ticker = super::budget::Ticker::new();
-        return all_rows(data)
+        let rows = all_rows(data)
             .iter()
             .take_while(|_| !ticker.exhausted())
             .filter(|&o| {
@@ -204,17 +205,23 @@ pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitma
             })
             .collect::<RoaringBitmap>()
             & with_properties(g, data, f);
+        return Cow::Owned(rows);
     }
-    let mut rows = if f.any_of.is_empty() {
-        all_rows(data)
-    } else {
-        let mut u = RoaringBitmap::new();
-        for k in &f.any_of {
-            if let Some(b) = idx.areas.get(k) {
-                u |= b;
+    let mut rows: Cow<'a, RoaringBitmap> = match f.any_of.as_slice() {
+        [] => Cow::Owned(all_rows(data)),
+        [k] => idx
+            .areas
+            .get(k)
+            .map_or_else(|| Cow::Owned(RoaringBitmap::new()), Cow::Borrowed),
+        several => {
+            let mut u = RoaringBitmap::new();
+            for k in several {
+                if let Some(b) = idx.areas.get(k) {
+                    u |= b;
+                }
             }
+            Cow::Owned(u)
         }
-        u
     };
     for (kind, list) in [
         (AreaKind::Contract, &f.contracts),
@@ -227,12 +234,12 @@ pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitma
                     u |= b;
                 }
             }
-            rows &= u;
+            rows = Cow::Owned(&*rows & &u);
         }
     }
     if let Some(e) = &f.egenskap {
         if !rows.is_empty() {
-            rows = egenskap::evaluate_in(e, &TableRows { g, data }, &rows);
+            rows = Cow::Owned(egenskap::evaluate_in(e, &TableRows { g, data }, &rows));
         }
     }
     if !rows.is_empty() && (!f.roads.is_empty() || f.bbox.is_some()) {
@@ -246,14 +253,14 @@ pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitma
                 bbox: f.bbox,
             },
         );
-        rows = overlapping_rows(g, table, &rows, &net);
+        rows = Cow::Owned(overlapping_rows(g, table, &rows, &net));
     }
     for (other_type, filter) in &f.overlaps {
         if rows.is_empty() || super::budget::exhausted() {
             break;
         }
         let Some(other) = g.objects.get(other_type) else {
-            rows.clear();
+            rows = Cow::Owned(RoaringBitmap::new());
             break;
         };
         let other_rows = match filter {
@@ -262,18 +269,19 @@ pub fn select(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitma
         };
         let iv = intervals(&other.table, &other_rows);
         let mut ticker = super::budget::Ticker::new();
-        rows = rows
-            .iter()
-            .take_while(|_| !ticker.exhausted())
-            .filter(|&o| {
-                table.placements(o as usize).any(|p| {
-                    iv.get(&table.loc_link[p]).is_some_and(|v| {
-                        v.iter()
-                            .any(|&(a, b)| a <= table.loc_to[p] && b >= table.loc_from[p])
+        rows = Cow::Owned(
+            rows.iter()
+                .take_while(|_| !ticker.exhausted())
+                .filter(|&o| {
+                    table.placements(o as usize).any(|p| {
+                        iv.get(&table.loc_link[p]).is_some_and(|v| {
+                            v.iter()
+                                .any(|&(a, b)| a <= table.loc_to[p] && b >= table.loc_from[p])
+                        })
                     })
                 })
-            })
-            .collect();
+                .collect(),
+        );
     }
     rows
 }
@@ -359,6 +367,15 @@ pub fn total_length(
 impl Generation {
     /// The rows of `data` (a type of this generation) that `f` selects.
     pub fn select_objects(&self, data: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
+        select(self, data, f).into_owned()
+    }
+
+    /// As [`Self::select_objects`], lending an index's bitmap where the filter is one area.
+    pub fn selected_rows<'a>(
+        &self,
+        data: &'a TypeData,
+        f: &ObjectFilter,
+    ) -> Cow<'a, RoaringBitmap> {
         select(self, data, f)
     }
 

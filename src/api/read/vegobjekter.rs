@@ -366,7 +366,7 @@ fn statistics_work(
     Ok((n, move || {
         let empty = empty_type(tid);
         let data = type_data(&g, tid, &empty).unwrap_or(&empty);
-        let rows = g.select_objects(data, &filter);
+        let rows = g.selected_rows(data, &filter);
         (rows.len(), g.objects_length(data, &rows, &filter, segment))
     }))
 }
