@@ -10,9 +10,11 @@
 # bare then vegdb, ROUNDS times, and prints requests/s, p50 and p99 of each, the server's CPU
 # time per request (user + system of the server process over the run, in µs: the figure that
 # stays meaningful on a busy machine), the ratio of requests/s vegdb / bare ("ratio") and of
-# CPU per request vegdb / bare ("cpu x"). The bare body size is the mean size of that kind's
+# CPU per request vegdb / bare ("cpu x"), and each server's thread switches per request ("sw/r",
+# from /proc/PID/task/*/status: what `--scheduling` changes). The bare body size is the mean size of that kind's
 # vegdb answers.
-# Server options pass through the environment, e.g. VEGDB_RUNTIME=shared or VEGDB_WORKERS=1;
+# Server options pass through the environment, e.g. VEGDB_RUNTIME=shared, VEGDB_WORKERS=1 or
+# VEGDB_SCHEDULING=normal;
 # NO_BUILD=1 uses the release binaries as they are.
 # Builds the release binaries first (`cargo build --release --bins`). Loopback only.
 # vegdb runs as shipped: `--log info`, so the access log writes a line per request (to a file);
@@ -71,18 +73,24 @@ cpu_ticks() { # user + system CPU of a process so far, in clock ticks (1/100 s)
   awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 
-load() { # pid port file connections -> "req/s p50 p99 server-cpu-us-per-request"
-  local before after out
+switches() { # context switches (voluntary + not) of all of a process's threads so far
+  cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'
+}
+
+load() { # pid port file connections -> "req/s p50 p99 server-cpu-us-per-request switches-per-request"
+  local before after out sw0 sw1
   before=$(cpu_ticks "$1")
+  sw0=$(switches "$1")
   out=$("$BIN/vegdb-load" --base "http://127.0.0.1:$2/nvdb/api/v2" --paths "$3" --connections "$4" \
     --seconds "$SECS" --warmup 2 |
     sed -n 's/.*: \([0-9]*\) requests\/s, latency ms p50 \([0-9.]*\) p90 [0-9.]* p99 \([0-9.]*\).*/\1 \2 \3/p')
   after=$(cpu_ticks "$1")
+  sw1=$(switches "$1")
   # requests over the whole run (warm-up included) at the measured rate
-  echo "$out $(awk -v r="${out%% *}" -v t=$((after - before)) -v s="$SECS" 'BEGIN { printf "%.1f", (r ? t * 10000 / (r * (s + 2)) : 0) }')"
+  echo "$out $(awk -v r="${out%% *}" -v t=$((after - before)) -v w=$((sw1 - sw0)) -v s="$SECS" 'BEGIN { printf "%.1f %.2f", (r ? t * 10000 / (r * (s + 2)) : 0), (r ? w / (r * (s + 2)) : 0) }')"
 }
 
-printf '%-11s %5s %5s | %10s %7s %7s %7s | %10s %7s %7s %7s | %6s %6s\n' kind conns round "bare r/s" p50ms p99ms "cpu us" "vegdb r/s" p50ms p99ms "cpu us" ratio "cpu x"
+printf '%-11s %5s %5s | %10s %7s %7s %7s %6s | %10s %7s %7s %7s %6s | %6s %6s\n' kind conns round "bare r/s" p50ms p99ms "cpu us" "sw/r" "vegdb r/s" p50ms p99ms "cpu us" "sw/r" ratio "cpu x"
 for kind in $KINDS; do
   file=$W/$kind.txt
   bytes=$(mean_size "$file")
@@ -92,11 +100,11 @@ for kind in $KINDS; do
   echo "# $kind: $(wc -l <"$file") paths, bare body $bytes bytes" >&2
   for c in 1 2 8; do
     for r in $(seq 1 "$ROUNDS"); do
-      read -r br bp50 bp99 bcpu <<<"$(load "$BPID" "$BPORT" "$file" "$c")"
-      read -r vr vp50 vp99 vcpu <<<"$(load "$VPID" "$VPORT" "$file" "$c")"
+      read -r br bp50 bp99 bcpu bsw <<<"$(load "$BPID" "$BPORT" "$file" "$c")"
+      read -r vr vp50 vp99 vcpu vsw <<<"$(load "$VPID" "$VPORT" "$file" "$c")"
       ratio=$(awk -v v="$vr" -v b="$br" 'BEGIN { printf "%.2f", (b ? v / b : 0) }')
       cpux=$(awk -v v="$vcpu" -v b="$bcpu" 'BEGIN { printf "%.2f", (b ? v / b : 0) }')
-      printf '%-11s %5s %5s | %10s %7s %7s %7s | %10s %7s %7s %7s | %6s %6s\n' "$kind" "$c" "$r" "$br" "$bp50" "$bp99" "$bcpu" "$vr" "$vp50" "$vp99" "$vcpu" "$ratio" "$cpux"
+      printf '%-11s %5s %5s | %10s %7s %7s %7s %6s | %10s %7s %7s %7s %6s | %6s %6s\n' "$kind" "$c" "$r" "$br" "$bp50" "$bp99" "$bcpu" "$bsw" "$vr" "$vp50" "$vp99" "$vcpu" "$vsw" "$ratio" "$cpux"
     done
   done
   kill "$BPID"; wait "$BPID" 2>/dev/null || true; BPID=
