@@ -91,7 +91,7 @@ pub struct ServeArgs {
     /// by a request does not preempt the running thread, so under load it answers several
     /// requests per wake-up; the same CPU share as normal) or `normal`.
     #[arg(long, env = "VEGDB_SCHEDULING", value_enum, default_value = "batch")]
-    pub scheduling: crate::server::sched::Scheduling,
+    pub scheduling: Scheduling,
     /// Worker threads serving requests (default: one per CPU).
     #[arg(long, env = "VEGDB_WORKERS")]
     pub workers: Option<usize>,
@@ -210,6 +210,17 @@ impl OpsArgs {
             },
         }
     }
+}
+
+/// `vegdb serve --scheduling` (applied by `server::sched`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Scheduling {
+    /// Linux `SCHED_BATCH`: a woken worker does not preempt the running thread (fewer context
+    /// switches under load).
+    #[default]
+    Batch,
+    /// The OS's normal policy (`SCHED_OTHER`).
+    Normal,
 }
 
 /// `vegdb serve --runtime`.

@@ -20,16 +20,7 @@
 //! writer's threads still lower themselves to `--writer-priority` (`SCHED_IDLE` by default);
 //! an idle-policy thread is preempted by a batch one as by a normal one.
 
-/// `vegdb serve --scheduling`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Scheduling {
-    /// Linux `SCHED_BATCH`: a woken worker does not preempt the running thread (fewer context
-    /// switches under load).
-    #[default]
-    Batch,
-    /// The OS's normal policy (`SCHED_OTHER`).
-    Normal,
-}
+pub use crate::config::Scheduling;
 
 /// Give the calling thread (and so every thread it starts afterwards) the policy, keeping its
 /// niceness. Where the OS has no batch policy, or refuses it, the thread keeps its policy
