@@ -20,7 +20,7 @@
 //! writer's threads still lower themselves to `--writer-priority` (`SCHED_IDLE` by default);
 //! an idle-policy thread is preempted by a batch one as by a normal one.
 
-pub use crate::config::Scheduling;
+use crate::config::Scheduling;
 
 /// Give the calling thread (and so every thread it starts afterwards) the policy, keeping its
 /// niceness. Where the OS has no batch policy, or refuses it, the thread keeps its policy
@@ -69,7 +69,8 @@ fn batch() -> anyhow::Result<()> {
 }
 
 /// Linux's number of the batch policy (`sched.h`).
-pub const SCHED_BATCH: i64 = 3;
+#[cfg(target_os = "linux")]
+const SCHED_BATCH: i64 = 3;
 
 /// The niceness thread_priority 3 gives a normal-policy thread for a 0..=99 value (lower
 /// values are nicer).
@@ -82,14 +83,15 @@ fn niceness_of(p: u8) -> i64 {
 /// The calling thread's scheduling policy and niceness, from `/proc/thread-self/stat`
 /// (fields 41 and 19).
 #[cfg(target_os = "linux")]
-pub fn thread_policy_and_nice() -> anyhow::Result<(i64, i64)> {
+fn thread_policy_and_nice() -> anyhow::Result<(i64, i64)> {
     let stat = std::fs::read_to_string("/proc/thread-self/stat")?;
     policy_and_nice(&stat).ok_or_else(|| anyhow::anyhow!("unreadable /proc/thread-self/stat"))
 }
 
 /// Policy (field 41) and niceness (field 19) of a `/proc/.../stat` line. The command name
 /// (field 2) is in parentheses and may hold spaces: fields are counted after its last `)`.
-pub fn policy_and_nice(stat: &str) -> Option<(i64, i64)> {
+#[cfg(target_os = "linux")]
+fn policy_and_nice(stat: &str) -> Option<(i64, i64)> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // `rest` starts at field 3

@@ -139,19 +139,6 @@ pub(super) fn answer_headers(
 /// its quick slice on the worker).
 type Answer = fn(&AppState, &str, &HeaderMap, Option<&str>) -> Option<ApiResult<Response>>;
 
-fn nearest(s: &AppState, _: &str, h: &HeaderMap, q: Option<&str>) -> Option<ApiResult<Response>> {
-    Some(posisjon::answer(&s.store, h, q))
-}
-
-fn road_position(
-    s: &AppState,
-    _: &str,
-    h: &HeaderMap,
-    q: Option<&str>,
-) -> Option<ApiResult<Response>> {
-    Some(veg::answer_position(&s.store, h, q))
-}
-
 /// `path`: `/vegobjekter/{type}/statistikk` with a type of digits only (the router's path
 /// parameter would be percent-decoded: such paths go the general way).
 fn statistics(
@@ -177,8 +164,8 @@ fn answer_of(req: &Request) -> Option<Answer> {
         return None;
     }
     let answer: Answer = match req.uri().path().strip_prefix(READ_BASE)? {
-        "/posisjon" => nearest,
-        "/veg" => road_position,
+        "/posisjon" => |s, _, h, q| Some(posisjon::answer(&s.store, h, q)),
+        "/veg" => |s, _, h, q| Some(veg::answer_position(&s.store, h, q)),
         below if statistics_type(below).is_some() => statistics,
         _ => return None,
     };
