@@ -22,14 +22,16 @@ pub fn push_int_2(out: &mut String, n: u64) {
 /// Append `v` in fixed point with at most `decimals` decimals (rounded half away from zero at
 /// that decimal), trailing zeros and a bare point trimmed: 262000.000 → `262000`, 12.500 →
 /// `12.5`. Returns whether a decimal point was written. Values that do not fit the integer
-/// path (not finite, or beyond ±9·10¹⁸ once scaled) are written by `Display`.
+/// path (not finite, or beyond ±9·10¹⁸ once scaled) are written by `Display`. `decimals`: at
+/// most 18.
 pub fn push_fixed(out: &mut String, v: f64, decimals: u32) -> bool {
     use std::fmt::Write;
     let scale = 10i64.pow(decimals);
     let scaled = (v * scale as f64).round();
     if !scaled.is_finite() || scaled.abs() >= 9.0e18 {
+        let start = out.len();
         let _ = write!(out, "{v}");
-        return out.contains('.');
+        return out[start..].contains('.');
     }
     let n = scaled as i64;
     if n < 0 {
@@ -40,17 +42,17 @@ pub fn push_fixed(out: &mut String, v: f64, decimals: u32) -> bool {
     if frac == 0 {
         return false;
     }
-    let mut digits = decimals;
+    let mut digits = decimals as usize;
     while frac % 10 == 0 {
         frac /= 10;
         digits -= 1;
     }
     out.push('.');
-    let text = itoa::Buffer::new().format(frac).len() as u32;
-    for _ in text..digits {
-        out.push('0');
-    }
-    push_int(out, frac);
+    let mut buf = itoa::Buffer::new();
+    let text = buf.format(frac);
+    // leading zeros of the fraction (`0.05`), one slice
+    out.push_str(&"000000000000000000"[..digits - text.len()]);
+    out.push_str(text);
     true
 }
 
@@ -110,6 +112,24 @@ mod tests {
         assert_eq!(fixed(0.000001, 8), "0.000001");
         assert_eq!(fixed(-1.25, 1), "-1.3");
         assert_eq!(fixed(f64::NAN, 3), "NaN");
+    }
+
+    #[test]
+    fn the_decimal_point_reported_is_the_appended_numbers_own() {
+        for (v, point) in [
+            (1e30, false),
+            (-1.5e183, false),
+            (f64::NAN, false),
+            (2.5, true),
+            (7.0, false),
+        ] {
+            let mut out = String::from("0.5@");
+            assert_eq!(
+                super::push_fixed(&mut out, v, 8),
+                point,
+                "{v:?} after {out}"
+            );
+        }
     }
 
     #[test]

@@ -74,4 +74,4 @@ BYTES=$(curl -s "http://127.0.0.1:$VPORT/nvdb/api/v2$(head -1 "$W/paths.txt")" 2
 run bare "$BPORT" "$BIN/vegdb-bare" --listen "127.0.0.1:$BPORT" --bytes 250
 echo "== vegdb: top functions, inclusive"
 callgrind_annotate --inclusive=yes "$W/vegdb.out" 2>/dev/null | sed -n '1,60p' | cut -c1-200
-[ -n "${KEEP:-}" ] && cp "$W"/*.out "$KEEP"/ || true
+[ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$W"/*.out "$KEEP"/ || true

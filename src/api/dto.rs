@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use crate::geo::srid::Srid;
 use crate::geo::wkt;
 use crate::query::network::NetworkPosition;
-use crate::query::vegref::{link_point_short, round_position, RoadKey};
+use crate::query::vegref::{link_point_short, push_link_point_short, round_position, RoadKey};
 use crate::snapshot::columns::Days;
 
 use super::error::ApiResult;
@@ -178,93 +178,101 @@ pub fn oslo_date_time(utc_secs: i64, with_t: bool) -> String {
     date_time(utc_secs + oslo_offset(utc_secs), with_t)
 }
 
-/// A value with a hand-written compact JSON form, byte for byte what `serde_json::to_writer`
-/// writes for it (each implementation is checked against serde by a property test). Only the
-/// hottest answers have one (`/posisjon`, `/veg`): serde's generic path escapes every key and
-/// goes through a serializer call per field.
-pub trait CompactJson {
-    fn write_compact_json(&self, out: &mut Vec<u8>);
+/// Position results written straight from the engine's positions as compact JSON: the bytes
+/// serde_json writes for [`position_result`]'s value (a property test holds them to it), with
+/// no result structs, intermediate strings or escaping pass (issue 11: `/posisjon` and `/veg`
+/// are the hottest answers). Every piece is digits, ASCII letters, spaces and `.@-()`, which a
+/// JSON string holds as it is; a road key whose category or status letter would need escaping
+/// goes through serde instead.
+#[derive(Debug, Clone, Copy)]
+pub struct PositionJson {
+    pub srid: Srid,
+    /// See `Negotiated::wkt_z_tag`.
+    pub z_tag: bool,
+    /// `avstand` is written (/posisjon).
+    pub with_distance: bool,
 }
 
-impl<T: CompactJson> CompactJson for [T] {
-    fn write_compact_json(&self, out: &mut Vec<u8>) {
-        out.push(b'[');
-        for (i, v) in self.iter().enumerate() {
+impl PositionJson {
+    /// `[result,...]`
+    pub fn write_list(&self, out: &mut String, list: &[NetworkPosition]) -> ApiResult<()> {
+        out.push('[');
+        for (i, p) in list.iter().enumerate() {
             if i > 0 {
-                out.push(b',');
+                out.push(',');
             }
-            v.write_compact_json(out);
+            self.write(out, p, None)?;
         }
-        out.push(b']');
+        out.push(']');
+        Ok(())
     }
-}
 
-/// JSON text pieces for [`CompactJson`] writers: a string as serde_json escapes it, and a float
-/// as serde_json writes it (the same code does it, so the bytes agree by construction).
-fn json_str(out: &mut Vec<u8>, s: &str) {
-    if s.bytes()
-        .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b < 0x7f)
-    {
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
-    } else {
-        let _ = serde_json::to_writer(&mut *out, s);
-    }
-}
-
-fn json_uint(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-}
-
-fn json_char(out: &mut Vec<u8>, c: char) {
-    let mut buf = [0u8; 4];
-    json_str(out, c.encode_utf8(&mut buf));
-}
-
-impl CompactJson for RoadRefPoint {
-    fn write_compact_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"fylke\":");
-        json_uint(out, u64::from(self.fylke));
-        out.extend_from_slice(b",\"kommune\":");
-        json_uint(out, u64::from(self.kommune));
-        out.extend_from_slice(b",\"kategori\":");
-        json_char(out, self.kategori);
-        out.extend_from_slice(b",\"status\":");
-        json_char(out, self.status);
-        out.extend_from_slice(b",\"nummer\":");
-        json_uint(out, u64::from(self.nummer));
-        out.extend_from_slice(b",\"hp\":");
-        json_uint(out, u64::from(self.hp));
-        out.extend_from_slice(b",\"meter\":");
-        json_uint(out, u64::from(self.meter));
-        out.extend_from_slice(b",\"kortform\":");
-        json_str(out, &self.kortform);
-        out.push(b'}');
-    }
-}
-
-impl CompactJson for PositionResult {
-    fn write_compact_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"vegreferanse\":");
-        self.vegreferanse.write_compact_json(out);
-        out.extend_from_slice(b",\"veglenke\":{\"id\":");
-        json_uint(out, self.veglenke.id);
-        out.extend_from_slice(b",\"posisjon\":");
-        let _ = serde_json::to_writer(&mut *out, &self.veglenke.posisjon);
-        out.extend_from_slice(b",\"kortform\":");
-        json_str(out, &self.veglenke.kortform);
-        out.extend_from_slice(b"},\"geometri\":{\"wkt\":");
-        json_str(out, &self.geometri.wkt);
-        out.extend_from_slice(b",\"srid\":");
-        json_uint(out, u64::from(self.geometri.srid));
-        out.push(b'}');
-        if let Some(d) = self.avstand {
-            out.extend_from_slice(b",\"avstand\":");
-            out.extend_from_slice(itoa::Buffer::new().format(d).as_bytes());
+    /// One result; `posisjon`: the link position shown instead of the one found (what /veg
+    /// echoes from `veglenke`). On an error `out` may hold part of the result.
+    pub fn write(
+        &self,
+        out: &mut String,
+        p: &NetworkPosition,
+        posisjon: Option<f64>,
+    ) -> ApiResult<()> {
+        use crate::util::push_int;
+        let k = &p.road;
+        out.push_str("{\"vegreferanse\":");
+        if json_plain(k.category) && json_plain(k.status) {
+            out.push_str("{\"fylke\":");
+            push_int(out, k.county.into());
+            out.push_str(",\"kommune\":");
+            push_int(out, k.municipality_part.into());
+            out.push_str(",\"kategori\":\"");
+            out.push(k.category as char);
+            out.push_str("\",\"status\":\"");
+            out.push(k.status as char);
+            out.push_str("\",\"nummer\":");
+            push_int(out, k.number.into());
+            out.push_str(",\"hp\":");
+            push_int(out, k.hp.into());
+            out.push_str(",\"meter\":");
+            push_int(out, p.meter.into());
+            out.push_str(",\"kortform\":\"");
+            k.push_point(out, p.meter);
+            out.push_str("\"}");
+        } else {
+            let text = serde_json::to_string(&road_ref_point(k, p.meter))
+                .map_err(|e| crate::error::EngineError::Internal(e.to_string()))?;
+            out.push_str(&text);
         }
-        out.push(b'}');
+        out.push_str(",\"veglenke\":{\"id\":");
+        push_int(out, p.link_id.get());
+        out.push_str(",\"posisjon\":");
+        push_json_f64(out, posisjon.unwrap_or_else(|| round_position(p.position)));
+        out.push_str(",\"kortform\":\"");
+        push_link_point_short(out, p.position, p.link_id.get());
+        out.push_str("\"},\"geometri\":{\"wkt\":\"");
+        wkt::push_point_z(out, self.srid, &p.point, self.z_tag)?;
+        out.push_str("\",\"srid\":");
+        push_int(out, self.srid.code().into());
+        out.push('}');
+        if self.with_distance {
+            out.push_str(",\"avstand\":");
+            out.push_str(itoa::Buffer::new().format(p.distance_m.round() as i64));
+        }
+        out.push('}');
+        Ok(())
     }
+}
+
+/// A byte that serde_json writes into a string as it is (as the char of the same number).
+fn json_plain(b: u8) -> bool {
+    b >= 0x20 && b != b'"' && b != b'\\'
+}
+
+/// A float as serde_json writes it (`null` when not finite), without allocating.
+fn push_json_f64(out: &mut String, v: f64) {
+    let mut buf = [0u8; 40];
+    let mut rest: &mut [u8] = &mut buf;
+    let _ = serde_json::to_writer(&mut rest, &v);
+    let written = 40 - rest.len();
+    out.push_str(std::str::from_utf8(&buf[..written]).unwrap_or("null"));
 }
 
 #[cfg(test)]
@@ -325,78 +333,101 @@ mod tests {
 }
 
 #[cfg(test)]
-mod compact_json_tests {
+mod position_json_tests {
     use super::*;
+    use crate::ids::LinkId;
     use proptest::prelude::*;
 
-    fn text() -> impl Strategy<Value = String> {
+    fn letter() -> impl Strategy<Value = u8> {
         prop_oneof![
-            "[0-9A-Za-z@. -]{0,30}",
-            any::<String>(),
-            Just("POINT Z (310463.711 6994755.455 312.042)".to_string()),
+            8 => prop::sample::select(b"ERFKPSVWTAG".to_vec()),
+            1 => any::<u8>(),
         ]
     }
 
-    fn position() -> impl Strategy<Value = PositionResult> {
+    fn coordinate() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            -1.0e6f64..1.0e7,
+            any::<f64>().prop_filter("finite", |v| v.is_finite()),
+            Just(f64::NAN),
+        ]
+    }
+
+    fn position() -> impl Strategy<Value = NetworkPosition> {
         (
             (
                 any::<u8>(),
                 any::<u8>(),
-                any::<char>(),
-                any::<char>(),
+                letter(),
+                letter(),
                 any::<u32>(),
                 any::<u16>(),
-                any::<u32>(),
-                text(),
             ),
-            (
-                any::<u64>(),
-                prop_oneof![
-                    0.0f64..=1.0,
-                    any::<f64>().prop_filter("finite", |v| v.is_finite())
-                ],
-                text(),
-            ),
-            (text(), any::<u32>(), proptest::option::of(any::<i64>())),
+            (any::<u64>(), prop_oneof![0.0f64..=1.0, any::<f64>()]),
+            (coordinate(), coordinate(), coordinate()),
+            (any::<u32>(), prop_oneof![0.0f64..1.0e5, any::<f64>()]),
         )
             .prop_map(
                 |(
-                    (fylke, kommune, kategori, status, nummer, hp, meter, kortform),
-                    (id, posisjon, lk),
-                    (wkt, srid, avstand),
-                )| PositionResult {
-                    vegreferanse: RoadRefPoint {
-                        fylke,
-                        kommune,
-                        kategori,
-                        status,
-                        nummer,
-                        hp,
+                    (county, m, category, status, number, hp),
+                    (link, position),
+                    (x, y, z),
+                    (meter, d),
+                )| {
+                    NetworkPosition {
+                        row: 0,
+                        link_id: LinkId(link),
+                        position,
+                        point: [x, y, z],
+                        road: RoadKey {
+                            county,
+                            municipality_part: m,
+                            category,
+                            status,
+                            number,
+                            hp,
+                        },
                         meter,
-                        kortform,
-                    },
-                    veglenke: LinkPosition {
-                        id,
-                        posisjon,
-                        kortform: lk,
-                    },
-                    geometri: Geometry { wkt, srid },
-                    avstand,
+                        distance_m: d,
+                    }
                 },
             )
     }
 
     proptest! {
-        /// The hand-written JSON is serde_json's, byte for byte.
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// The written JSON is serde_json's text of `position_result`'s value, byte for byte, in
+        /// every output system, and fails where that fails.
         #[test]
-        fn compact_json_is_serde_json(list in proptest::collection::vec(position(), 0..4)) {
-            let mut ours = Vec::new();
-            list.as_slice().write_compact_json(&mut ours);
-            prop_assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&list).unwrap());
-            if let Some(one) = list.first() {
-                let mut ours = Vec::new();
-                one.write_compact_json(&mut ours);
-                prop_assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(one).unwrap());
+        fn position_json_is_serde_json_of_the_result(
+            list in proptest::collection::vec(position(), 0..4),
+            srid in prop::sample::select(Srid::ALL.to_vec()),
+            z_tag: bool,
+            with_distance: bool,
+            echo in proptest::option::of(any::<f64>()),
+        ) {
+            let writer = PositionJson { srid, z_tag, with_distance };
+            let expected: ApiResult<Vec<PositionResult>> = list
+                .iter()
+                .map(|p| position_result(p, srid, with_distance, z_tag))
+                .collect();
+            let mut ours = String::new();
+            let written = writer.write_list(&mut ours, &list);
+            match expected {
+                Ok(results) => {
+                    prop_assert!(written.is_ok());
+                    prop_assert_eq!(&ours, &serde_json::to_string(&results).unwrap());
+                    if let Some(p) = list.first() {
+                        let mut one = results[0].clone();
+                        if let Some(e) = echo {
+                            one.veglenke.posisjon = e;
+                        }
+                        let mut ours = String::new();
+                        writer.write(&mut ours, p, echo).unwrap();
+                        prop_assert_eq!(ours, serde_json::to_string(&one).unwrap());
+                    }
+                }
+                Err(_) => prop_assert!(written.is_err()),
             }
         }
     }

@@ -147,6 +147,12 @@ impl Negotiated {
     }
 
     /// 3D WKT tagged `Z` (`LINESTRING Z (…)`): from revision 1, and for the plain vendor type.
+    /// The answer is compact JSON (no pretty printing, not XML or GeoJSON): what handlers that
+    /// write their JSON themselves (`dto::PositionJson`) write; other formats go through serde.
+    pub fn compact_json(&self) -> bool {
+        self.format == Format::Json && !self.pretty && !self.geojson
+    }
+
     pub fn wkt_z_tag(&self) -> bool {
         self.revision >= 1 || self.plain_vendor
     }
@@ -474,17 +480,9 @@ pub enum RenderError {
     Xml(#[from] xml::XmlError),
 }
 
-/// As [`respond`]; compact JSON through [`super::dto::CompactJson`].
-pub fn respond_compact<T: Serialize + super::dto::CompactJson + ?Sized>(
-    n: Negotiated,
-    value: &T,
-) -> Response {
-    if n.format == Format::Json && !n.pretty {
-        let mut out = Vec::with_capacity(512);
-        value.write_compact_json(&mut out);
-        return with_type(out, n.content_type());
-    }
-    respond(n, value)
+/// An answer of compact JSON the handler wrote itself (see [`Negotiated::compact_json`]).
+pub fn respond_json_text(n: Negotiated, text: String) -> Response {
+    with_type(text.into_bytes(), n.content_type())
 }
 
 /// The bytes of a response body in the negotiated format (also each chunk of a streamed page,

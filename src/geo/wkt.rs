@@ -36,11 +36,17 @@ fn tag(z_tag: bool) -> &'static str {
 /// `POINT Z (x y z)` (`POINT (x y z)` without `z_tag`).
 pub fn point_z(srid: Srid, c: &Coord3, z_tag: bool) -> Result<String> {
     let mut s = String::with_capacity(48);
-    s.push_str("POINT");
-    s.push_str(tag(z_tag));
-    push_coord(&mut s, srid, c, true)?;
-    s.push(')');
+    push_point_z(&mut s, srid, c, z_tag)?;
     Ok(s)
+}
+
+/// Append [`point_z`]'s text (on an error, `out` may hold part of it).
+pub fn push_point_z(out: &mut String, srid: Srid, c: &Coord3, z_tag: bool) -> Result<()> {
+    out.push_str("POINT");
+    out.push_str(tag(z_tag));
+    push_coord(out, srid, c, true)?;
+    out.push(')');
+    Ok(())
 }
 
 /// `POINT (x y)`.

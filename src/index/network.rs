@@ -52,10 +52,15 @@ impl RoadKey {
     /// `1800 Ev6 hp23 m17084`
     pub fn point(&self, meter: u32) -> String {
         let mut s = String::with_capacity(32);
-        self.push_short(&mut s);
-        s.push_str(" m");
-        crate::util::push_int(&mut s, u64::from(meter));
+        self.push_point(&mut s, meter);
         s
+    }
+
+    /// Append [`RoadKey::point`]'s text.
+    pub fn push_point(&self, s: &mut String, meter: u32) {
+        self.push_short(s);
+        s.push_str(" m");
+        crate::util::push_int(s, u64::from(meter));
     }
 
     /// `1800 Ev6 hp23 m17084-17117`

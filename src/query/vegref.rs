@@ -304,10 +304,15 @@ pub fn round_position(p: f64) -> f64 {
 /// `0.3@1125766`
 pub fn link_point_short(position: f64, link_id: u64) -> String {
     let mut s = String::with_capacity(24);
-    push_position(&mut s, position);
-    s.push('@');
-    crate::util::push_int(&mut s, link_id);
+    push_link_point_short(&mut s, position, link_id);
     s
+}
+
+/// Append [`link_point_short`]'s text.
+pub fn push_link_point_short(s: &mut String, position: f64, link_id: u64) {
+    push_position(s, position);
+    s.push('@');
+    crate::util::push_int(s, link_id);
 }
 
 /// `0.0-1.0@1125766`

@@ -5,9 +5,9 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::api::dto::position_result;
+use crate::api::dto::{position_result, PositionJson};
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::respond_compact;
+use crate::api::media::{respond, respond_json_text};
 use crate::api::{begin_geo, AppState};
 use crate::generation::GenerationStore;
 use crate::geo::srid::{to_storage, Srid};
@@ -123,9 +123,19 @@ pub fn answer(
     if n.geojson {
         return crate::api::geojson::positions(&found, &p, n.wkt_z_tag());
     }
+    if n.compact_json() {
+        let mut out = String::with_capacity(256 * found.len().max(1));
+        let writer = PositionJson {
+            srid,
+            z_tag: n.wkt_z_tag(),
+            with_distance: true,
+        };
+        writer.write_list(&mut out, &found)?;
+        return Ok(respond_json_text(n, out));
+    }
     let out = found
         .iter()
         .map(|pos| position_result(pos, srid, true, n.wkt_z_tag()))
         .collect::<ApiResult<Vec<_>>>()?;
-    Ok(respond_compact(n, out.as_slice()))
+    Ok(respond(n, out.as_slice()))
 }

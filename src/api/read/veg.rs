@@ -6,9 +6,9 @@ use axum::response::{IntoResponse, Response};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::api::dto::{position_result, PositionResult};
+use crate::api::dto::{position_result, PositionJson, PositionResult};
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::{respond, respond_compact};
+use crate::api::media::{respond, respond_json_text};
 use crate::api::{begin, AppState};
 use crate::generation::{Generation, GenerationStore};
 use crate::query::network::NetworkPosition;
@@ -53,9 +53,14 @@ fn lookup_link(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>>
 /// A position asked for by link is answered as sent (`veglenke.posisjon` 0.123456789 for
 /// `0.123456789@id`); only `kortform` is rounded.
 fn echo_link_position(result: &mut PositionResult, sent: Option<&str>) {
-    if let Some(l) = sent.and_then(|t| LinkRef::parse(t).ok()) {
-        result.veglenke.posisjon = l.from;
+    if let Some(echoed) = echoed_position(sent) {
+        result.veglenke.posisjon = echoed;
     }
+}
+
+/// The link position a `veglenke` value sent shows in its answer's `veglenke.posisjon`.
+fn echoed_position(sent: Option<&str>) -> Option<f64> {
+    sent.and_then(|t| LinkRef::parse(t).ok()).map(|l| l.from)
 }
 
 /// GET /veg — one position from `vegreferanse` or `veglenke`; 204 when it is not on the network.
@@ -95,10 +100,20 @@ pub fn answer_position(
         }
     };
     match found {
+        Some(pos) if n.compact_json() => {
+            let mut out = String::with_capacity(256);
+            let writer = PositionJson {
+                srid,
+                z_tag: n.wkt_z_tag(),
+                with_distance: false,
+            };
+            writer.write(&mut out, &pos, echoed_position(p.one("veglenke")?))?;
+            Ok(respond_json_text(n, out))
+        }
         Some(pos) => {
             let mut v = position_result(&pos, srid, false, n.wkt_z_tag())?;
             echo_link_position(&mut v, p.one("veglenke")?);
-            Ok(respond_compact(n, &v))
+            Ok(respond(n, &v))
         }
         None => Ok(StatusCode::NO_CONTENT.into_response()),
     }
