@@ -100,6 +100,27 @@ proptest! {
         check(x, y, 100_000.0, 2, &filter(false, false))?;
     }
 
+    /// The grid's own walk over many columns, at radii nearest hands to the R-tree (the walk
+    /// must still be right): every row within reach, at its distance.
+    #[test]
+    fn grid_walk_over_many_columns(seed in any::<usize>(), radius in prop::sample::select(vec![700.0, 1500.0, 3000.0])) {
+        let g = tiny();
+        let c = g.network.coords[seed % g.network.coords.len()];
+        let mut got = std::collections::BTreeMap::new();
+        g.network_indexes.grid.visit_within(c[0] + 7.0, c[1] - 3.0, radius, |p, d2| {
+            let e = got.entry(p.row).or_insert(f64::INFINITY);
+            *e = f64::min(*e, d2);
+        });
+        let q = NearestQuery { x: c[0] + 7.0, y: c[1] - 3.0, max_distance_m: radius, max_count: usize::MAX, filter: filter(true, true) };
+        let mut want = nearest_brute_force(&g.network, &q);
+        want.sort_by_key(|w| w.0);
+        prop_assert_eq!(got.len(), want.len());
+        for ((row, d2), (wrow, wd2)) in got.iter().zip(&want) {
+            prop_assert_eq!(row, wrow);
+            prop_assert!((d2 - wd2).abs() < 1e-6);
+        }
+    }
+
     /// Restricting to road references keeps exactly the matching rows.
     #[test]
     fn nearest_restricted_to_a_road(seed in any::<usize>(), cat in prop::sample::select(vec!["E", "F", "K", "Rv", "P"])) {
