@@ -232,10 +232,17 @@ fn put_cors(headers: &mut HeaderMap, cors: &Headers) {
 /// `Vary: accept-encoding` of an answer that was not compressed (compression would add it).
 const VARY_ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("accept-encoding");
 
-/// A new request id: a UUID v4 from the thread's generator.
+/// A new request id: a UUID v4 from the thread's generator. Request ids tell requests apart in
+/// logs and traces; they guard nothing, so the generator is the small non-cryptographic one
+/// (Xoshiro256++, two 64-bit draws per id), seeded per thread from the OS-seeded thread
+/// generator: 200 instructions less per request than the ChaCha thread generator (issue 11).
 pub fn new_request_id() -> HeaderValue {
-    use rand::Rng;
-    let bytes: [u8; 16] = rand::rng().random();
+    use rand::{Rng, SeedableRng};
+    thread_local! {
+        static IDS: std::cell::RefCell<rand::rngs::SmallRng> =
+            std::cell::RefCell::new(rand::rngs::SmallRng::from_rng(&mut rand::rng()));
+    }
+    let bytes = IDS.with(|g| g.borrow_mut().random::<u128>()).to_le_bytes();
     let id = uuid::Builder::from_random_bytes(bytes).into_uuid();
     let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
     HeaderValue::from_str(id.hyphenated().encode_lower(&mut buf))
@@ -724,6 +731,11 @@ mod tests {
         let a = new_request_id();
         let b = new_request_id();
         assert_ne!(a, b);
+        // another thread's generator has its own seed: no id of its first thousand repeats
+        let here: std::collections::HashSet<_> = (0..1000).map(|_| new_request_id()).collect();
+        let there = std::thread::spawn(|| (0..1000).map(|_| new_request_id()).collect::<Vec<_>>());
+        assert_eq!(here.len(), 1000);
+        assert!(there.join().unwrap().iter().all(|id| !here.contains(id)));
         for v in [a, b] {
             let u = uuid::Uuid::parse_str(v.to_str().unwrap()).unwrap();
             assert_eq!(u.get_version_num(), 4);
