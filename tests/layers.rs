@@ -29,7 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["api::stream"],
     &["api::object_docs"],
     &["api::paging", "api::media", "api::catalog_docs"],
-    // the response types (with their compact JSON writer, which media's `respond_compact` calls)
+    // the response types (with `PositionJson`, the compact JSON writer of /posisjon and /veg)
     &["api::dto"],
     &[
         "api::params",
