@@ -147,8 +147,8 @@ struct Inner {
     store: Option<Arc<GenerationStore>>,
     /// The state the direct routes answer from (None: every request through the router).
     direct: Option<super::AppState>,
-    /// The headers of a direct route's usual answer (see `direct::answer_headers`).
-    answer_headers: Option<HeaderMap>,
+    /// The headers of a direct route's usual answer (see `direct::AnswerHeaders`).
+    answer_headers: Option<direct::AnswerHeaders>,
     ops: OpsOptions,
     /// None: no access log (switched off, or filtered out by `--log`).
     access_log: Option<Arc<AccessLog>>,
@@ -309,7 +309,7 @@ impl App {
         };
         let server = HeaderValue::from_static(SERVER);
         let cache_public = cache("public");
-        let answer_headers = direct::answer_headers(&cors_headers, &cache_public, &server);
+        let answer_headers = direct::AnswerHeaders::new(&cors_headers, &cache_public, &server);
         let inner = Arc::new(Inner {
             router,
             compression: CompressionLayer::new()

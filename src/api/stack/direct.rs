@@ -71,23 +71,25 @@ impl App {
             return Err(req);
         };
         let mut response = answered.unwrap_or_else(|e| e.into_response());
-        let done = match (&inner.answer_headers, tag) {
-            // the usual answer: its headers are the prepared set, with this tag and id
-            (Some(prepared), Some((tag, false)))
-                if response.status() == StatusCode::OK && response.headers().len() == 1 =>
+        // the handler's only header, when that is its content type (the usual answer)
+        let content_type = match response.headers().iter().next() {
+            Some((name, value))
+                if name == header::CONTENT_TYPE && response.headers().len() == 1 =>
             {
-                let mut headers = prepared.clone();
-                if let Some(ct) = response.headers().get(header::CONTENT_TYPE) {
-                    if Some(ct) != prepared.get(header::CONTENT_TYPE) {
-                        headers.insert(header::CONTENT_TYPE, ct.clone());
-                    }
-                }
-                headers.insert(header::ETAG, tag);
-                headers.insert(X_REQUEST_ID, id.clone());
+                Some(value)
+            }
+            _ => None,
+        };
+        let done = match (&inner.answer_headers, tag, content_type) {
+            // the usual answer: its headers are the prepared set, with this tag and id
+            (Some(prepared), Some((tag, false)), Some(content_type))
+                if response.status() == StatusCode::OK =>
+            {
+                let headers = prepared.fill(content_type, tag, id.clone());
                 *response.headers_mut() = headers;
                 true
             }
-            (_, tag) => {
+            (_, tag, _) => {
                 // as `call` and `serve` add them after the routes
                 let headers = response.headers_mut();
                 headers.append(header::VARY, VARY_ACCEPT_ENCODING);
@@ -109,29 +111,66 @@ impl App {
 
 /// The headers of a direct route's usual answer (200, JSON, a public entity tag) in the order
 /// the general path adds them, with placeholders for the tag and the request id: cloned and
-/// filled in per answer, one copy instead of nine inserts into a growing map (issue 11). None
-/// when the CORS headers depend on the request's origin.
-pub(super) fn answer_headers(
-    cors: &CorsHeaders,
-    cache_public: &HeaderValue,
-    server: &HeaderValue,
-) -> Option<HeaderMap> {
-    let CorsHeaders::Any(cors) = cors else {
-        return None;
-    };
-    let mut h = HeaderMap::with_capacity(16);
-    // what `media` makes a request without `Accept` (the usual one)
-    h.insert(
-        header::CONTENT_TYPE,
-        media::Negotiated::default_json(false).content_type(),
-    );
-    h.append(header::VARY, VARY_ACCEPT_ENCODING);
-    h.insert(header::ETAG, HeaderValue::from_static("-"));
-    h.insert(header::CACHE_CONTROL, cache_public.clone());
-    put_cors(&mut h, cors);
-    h.insert(X_REQUEST_ID, HeaderValue::from_static("-"));
-    h.insert(header::SERVER, server.clone());
-    Some(h)
+/// filled in per answer, one copy instead of nine inserts into a growing map (issue 11). The
+/// values that differ per answer are found by their place in the map's value order, so filling
+/// them in hashes no header name.
+pub(super) struct AnswerHeaders {
+    map: HeaderMap,
+    content_type: usize,
+    etag: usize,
+    request_id: usize,
+}
+
+impl AnswerHeaders {
+    /// None when the CORS headers depend on the request's origin.
+    pub(super) fn new(
+        cors: &CorsHeaders,
+        cache_public: &HeaderValue,
+        server: &HeaderValue,
+    ) -> Option<AnswerHeaders> {
+        let CorsHeaders::Any(cors) = cors else {
+            return None;
+        };
+        let mut h = HeaderMap::with_capacity(16);
+        // what `media` makes a request without `Accept` (the usual one)
+        h.insert(
+            header::CONTENT_TYPE,
+            media::Negotiated::default_json(false).content_type(),
+        );
+        h.append(header::VARY, VARY_ACCEPT_ENCODING);
+        h.insert(header::ETAG, HeaderValue::from_static("-"));
+        h.insert(header::CACHE_CONTROL, cache_public.clone());
+        put_cors(&mut h, cors);
+        h.insert(X_REQUEST_ID, HeaderValue::from_static("-"));
+        h.insert(header::SERVER, server.clone());
+        let at = |wanted: &header::HeaderName| h.iter().position(|(name, _)| name == wanted);
+        Some(AnswerHeaders {
+            content_type: at(&header::CONTENT_TYPE)?,
+            etag: at(&header::ETAG)?,
+            request_id: at(&X_REQUEST_ID)?,
+            map: h,
+        })
+    }
+
+    /// A copy with this content type, entity tag and request id.
+    fn fill(&self, content_type: &HeaderValue, tag: HeaderValue, id: HeaderValue) -> HeaderMap {
+        let mut headers = self.map.clone();
+        let (mut tag, mut id) = (Some(tag), Some(id));
+        for (i, value) in headers.values_mut().enumerate() {
+            if i == self.content_type && value != content_type {
+                *value = content_type.clone();
+            } else if i == self.etag {
+                if let Some(tag) = tag.take() {
+                    *value = tag;
+                }
+            } else if i == self.request_id {
+                if let Some(id) = id.take() {
+                    *value = id;
+                }
+            }
+        }
+        headers
+    }
 }
 
 /// A handler that answers from the state, the request's path, headers and query alone; None:
