@@ -480,9 +480,52 @@ pub enum RenderError {
     Xml(#[from] xml::XmlError),
 }
 
-/// An answer of compact JSON the handler wrote itself (see [`Negotiated::compact_json`]).
-pub fn respond_json_text(n: Negotiated, text: String) -> Response {
-    with_type(text.into_bytes(), n.content_type())
+/// A handler's answer, which may still be a body of compact JSON with its content type: the
+/// general path makes it a response (`into_response`), while the request stack's direct route
+/// sends that body with its prepared header set, so the usual answer builds no header map of
+/// its own (issue 11).
+pub enum Answer {
+    Json {
+        content_type: HeaderValue,
+        body: Vec<u8>,
+    },
+    Response(Response),
+}
+
+impl IntoResponse for Answer {
+    fn into_response(self) -> Response {
+        match self {
+            Answer::Json { content_type, body } => with_type(body, content_type),
+            Answer::Response(r) => r,
+        }
+    }
+}
+
+impl From<Response> for Answer {
+    fn from(r: Response) -> Answer {
+        Answer::Response(r)
+    }
+}
+
+/// Compact JSON the handler wrote itself (see [`Negotiated::compact_json`]).
+pub fn json_text(n: Negotiated, text: String) -> Answer {
+    Answer::Json {
+        content_type: n.content_type(),
+        body: text.into_bytes(),
+    }
+}
+
+/// As [`respond`], kept as an [`Answer`]: compact JSON stays a body with its type.
+pub fn answer<T: Serialize + ?Sized>(n: Negotiated, value: &T) -> Answer {
+    if n.compact_json() {
+        if let Ok(body) = render_bytes(n, n.resource.root(), value) {
+            return Answer::Json {
+                content_type: n.content_type(),
+                body,
+            };
+        }
+    }
+    Answer::Response(respond(n, value))
 }
 
 /// The bytes of a response body in the negotiated format (also each chunk of a streamed page,

@@ -2,12 +2,11 @@
 
 use axum::extract::{Request, State};
 use axum::http::HeaderMap;
-use axum::response::Response;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::dto::{position_result, PositionJson};
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::{respond, respond_json_text};
+use crate::api::media::{json_text, respond, Answer};
 use crate::api::{begin_geo, AppState};
 use crate::generation::GenerationStore;
 use crate::geo::srid::{to_storage, Srid};
@@ -54,7 +53,7 @@ fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {
     params(PositionQuery),
     responses((status = 200, description = "Position results with integer avstand, nearest first", body = [crate::api::dto::PositionResult]),
                (status = 422, description = "Missing or conflicting coordinates, bad values")))]
-pub async fn get_nearest(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
+pub async fn get_nearest(State(s): State<AppState>, req: Request) -> ApiResult<Answer> {
     answer(&s.store, req.headers(), req.uri().query())
 }
 
@@ -64,7 +63,7 @@ pub fn answer(
     store: &GenerationStore,
     headers: &HeaderMap,
     query: Option<&str>,
-) -> ApiResult<Response> {
+) -> ApiResult<Answer> {
     let (p, n) = begin_geo(headers, query, NEAREST_PARAMS)?;
     let srid = p.srid()?;
     let (x, y) = match (
@@ -121,7 +120,7 @@ pub fn answer(
     };
     let found = g.nearest(&q);
     if n.geojson {
-        return crate::api::geojson::positions(&found, &p, n.wkt_z_tag());
+        return crate::api::geojson::positions(&found, &p, n.wkt_z_tag()).map(Answer::from);
     }
     if n.compact_json() {
         let mut out = String::with_capacity(256 * found.len().max(1));
@@ -131,11 +130,11 @@ pub fn answer(
             with_distance: true,
         };
         writer.write_list(&mut out, &found)?;
-        return Ok(respond_json_text(n, out));
+        return Ok(json_text(n, out));
     }
     let out = found
         .iter()
         .map(|pos| position_result(pos, srid, true, n.wkt_z_tag()))
         .collect::<ApiResult<Vec<_>>>()?;
-    Ok(respond(n, out.as_slice()))
+    Ok(respond(n, out.as_slice()).into())
 }

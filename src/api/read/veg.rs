@@ -8,7 +8,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::dto::{position_result, PositionJson, PositionResult};
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::{respond, respond_json_text};
+use crate::api::media::{json_text, respond, Answer};
 use crate::api::{begin, AppState};
 use crate::generation::{Generation, GenerationStore};
 use crate::query::network::NetworkPosition;
@@ -69,7 +69,7 @@ fn echoed_position(sent: Option<&str>) -> Option<f64> {
     responses((status = 200, description = "Position result {vegreferanse, veglenke, geometri}", body = crate::api::dto::PositionResult),
                (status = 204, description = "No such point on the network"),
                (status = 422, description = "Neither or both parameters, or a malformed value")))]
-pub async fn get_position(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
+pub async fn get_position(State(s): State<AppState>, req: Request) -> ApiResult<Answer> {
     answer_position(&s.store, req.headers(), req.uri().query())
 }
 
@@ -79,7 +79,7 @@ pub fn answer_position(
     store: &GenerationStore,
     headers: &HeaderMap,
     query: Option<&str>,
-) -> ApiResult<Response> {
+) -> ApiResult<Answer> {
     let (p, n) = begin(headers, query, POSITION_PARAMS)?;
     let srid = p.srid()?;
     let g = store.current();
@@ -108,14 +108,14 @@ pub fn answer_position(
                 with_distance: false,
             };
             writer.write(&mut out, &pos, echoed_position(p.one("veglenke")?))?;
-            Ok(respond_json_text(n, out))
+            Ok(json_text(n, out))
         }
         Some(pos) => {
             let mut v = position_result(&pos, srid, false, n.wkt_z_tag())?;
             echo_link_position(&mut v, p.one("veglenke")?);
-            Ok(respond(n, &v))
+            Ok(respond(n, &v).into())
         }
-        None => Ok(StatusCode::NO_CONTENT.into_response()),
+        None => Ok(StatusCode::NO_CONTENT.into_response().into()),
     }
 }
 

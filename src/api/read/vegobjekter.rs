@@ -12,7 +12,7 @@ mod object;
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use std::sync::Arc;
 use utoipa::ToSchema;
@@ -20,7 +20,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
-use crate::api::media::json as respond;
+use crate::api::media::{json as respond, Answer};
 use crate::api::object_json::{
     whole_meters, Include, RenderOwned, StreamedObjects, INKLUDER, INKLUDERGEOMETRI,
 };
@@ -315,7 +315,7 @@ pub async fn get_statistics(
     } else {
         quick_or_off_the_workers(&s, work).await?
     };
-    Ok(statistics_answer(n, count, length))
+    Ok(statistics_answer(n, count, length).into_response())
 }
 
 /// Marks a statistics request the stack's direct route gave back after its quick slice on the
@@ -331,7 +331,7 @@ pub fn answer_statistics(
     tid: &str,
     headers: &HeaderMap,
     query: Option<&str>,
-) -> Option<ApiResult<Response>> {
+) -> Option<ApiResult<Answer>> {
     let (n, work) = match statistics_work(s, tid, headers, query) {
         Ok(w) => w,
         Err(e) => return Some(Err(e)),
@@ -371,8 +371,8 @@ fn statistics_work(
     }))
 }
 
-fn statistics_answer(n: crate::api::media::Negotiated, count: u64, length: f64) -> Response {
-    respond(
+fn statistics_answer(n: crate::api::media::Negotiated, count: u64, length: f64) -> Answer {
+    crate::api::media::answer(
         n,
         &Statistics {
             antall: count,

@@ -18,13 +18,15 @@
 
 use std::sync::atomic::Ordering;
 
+use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::super::error::ApiResult;
+use super::super::media::{self, Answer};
 use super::super::read::{posisjon, veg, vegobjekter};
-use super::super::{guard, media, AppState, READ_BASE};
+use super::super::{guard, AppState, READ_BASE};
 use super::etag::entity_tag;
 use super::{
     new_request_id, put_cors, App, CorsHeaders, InFlight, VARY_ACCEPT_ENCODING, X_REQUEST_ID,
@@ -70,27 +72,17 @@ impl App {
             req.extensions_mut().insert(vegobjekter::QuickSliceSpent);
             return Err(req);
         };
-        let mut response = answered.unwrap_or_else(|e| e.into_response());
-        // the handler's only header, when that is its content type (the usual answer)
-        let content_type = match response.headers().iter().next() {
-            Some((name, value))
-                if name == header::CONTENT_TYPE && response.headers().len() == 1 =>
-            {
-                Some(value)
+        let answered = answered.unwrap_or_else(|e| Answer::Response(e.into_response()));
+        let (response, done) = match (&inner.answer_headers, tag, answered) {
+            // the usual answer: its body with the prepared headers, with this tag and id
+            (Some(prepared), Some((tag, false)), Answer::Json { content_type, body }) => {
+                let mut response = Response::new(Body::from(body));
+                *response.headers_mut() = prepared.fill(&content_type, tag, id.clone());
+                (response, true)
             }
-            _ => None,
-        };
-        let done = match (&inner.answer_headers, tag, content_type) {
-            // the usual answer: its headers are the prepared set, with this tag and id
-            (Some(prepared), Some((tag, false)), Some(content_type))
-                if response.status() == StatusCode::OK =>
-            {
-                let headers = prepared.fill(content_type, tag, id.clone());
-                *response.headers_mut() = headers;
-                true
-            }
-            (_, tag, _) => {
+            (_, tag, answered) => {
                 // as `call` and `serve` add them after the routes
+                let mut response = answered.into_response();
                 let headers = response.headers_mut();
                 headers.append(header::VARY, VARY_ACCEPT_ENCODING);
                 if let (Some((tag, private)), StatusCode::OK) = (tag, response.status()) {
@@ -99,7 +91,7 @@ impl App {
                     headers.insert(header::CACHE_CONTROL, self.cache_control(private));
                 }
                 self.add_cors(&mut response, req.headers().get(header::ORIGIN));
-                false
+                (response, false)
             }
         };
         drop(in_flight);
@@ -176,7 +168,7 @@ impl AnswerHeaders {
 /// A handler that answers from the state, the request's path, headers and query alone; None:
 /// it gives the request back to the general path (a statistics selection that needs more than
 /// its quick slice on the worker).
-type Answer = fn(&AppState, &str, &HeaderMap, Option<&str>) -> Option<ApiResult<Response>>;
+type Handler = fn(&AppState, &str, &HeaderMap, Option<&str>) -> Option<ApiResult<Answer>>;
 
 /// `path`: `/vegobjekter/{type}/statistikk` with a type of digits only (the router's path
 /// parameter would be percent-decoded: such paths go the general way).
@@ -185,7 +177,7 @@ fn statistics(
     path: &str,
     h: &HeaderMap,
     q: Option<&str>,
-) -> Option<ApiResult<Response>> {
+) -> Option<ApiResult<Answer>> {
     let tid = statistics_type(path)?;
     vegobjekter::answer_statistics(s, tid, h, q)
 }
@@ -198,11 +190,11 @@ fn statistics_type(below: &str) -> Option<&str> {
 }
 
 /// The handler that answers `req` directly, if it may be (see the module's text).
-fn answer_of(req: &Request) -> Option<Answer> {
+fn answer_of(req: &Request) -> Option<Handler> {
     if req.method() != Method::GET {
         return None;
     }
-    let answer: Answer = match req.uri().path().strip_prefix(READ_BASE)? {
+    let answer: Handler = match req.uri().path().strip_prefix(READ_BASE)? {
         "/posisjon" => |s, _, h, q| Some(posisjon::answer(&s.store, h, q)),
         "/veg" => |s, _, h, q| Some(veg::answer_position(&s.store, h, q)),
         below if statistics_type(below).is_some() => statistics,
