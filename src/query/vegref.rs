@@ -90,20 +90,26 @@ impl Cursor<'_> {
 impl RoadRefFilter {
     /// Parse the filter (or point) form.
     pub fn parse(text: &str) -> Result<RoadRefFilter> {
-        let cleaned: String = text
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect::<String>()
-            .to_ascii_uppercase();
+        // whitespace dropped and upper case, in one pass over the bytes of the usual ASCII
+        // text (a per-char collect and a second copy cost as much as the parse, issue 11)
+        let cleaned: Vec<u8> = if text.is_ascii() {
+            text.bytes()
+                .filter(|b| !char::from(*b).is_whitespace())
+                .map(|b| b.to_ascii_uppercase())
+                .collect()
+        } else {
+            text.chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>()
+                .to_ascii_uppercase()
+                .into_bytes()
+        };
         if cleaned.is_empty() {
             return Err(bad(text, RoadRefProblem::Empty));
         }
-        let mut c = Cursor {
-            s: cleaned.as_bytes(),
-            i: 0,
-        };
+        let mut c = Cursor { s: &cleaned, i: 0 };
         let mut f = RoadRefFilter::default();
-        if cleaned.len() >= 4 && cleaned.as_bytes()[..4].iter().all(u8::is_ascii_digit) {
+        if cleaned.len() >= 4 && cleaned[..4].iter().all(u8::is_ascii_digit) {
             f.county = Some(c.digits(2).expect("two digits") as u8);
             f.municipality_part = Some(c.digits(2).expect("two digits") as u8);
         }
@@ -513,6 +519,41 @@ mod tests {
             prop_assert_eq!(f.status, Some(key.status));
             prop_assert_eq!(f.number, Some(number));
             prop_assert_eq!(f.from, Some(HpMeter { hp, meter: Some(m) }));
+        }
+
+        /// Any text parses as its cleaned form (whitespace dropped, upper case) does when that
+        /// form is made the plain way, char by char: the one-pass byte cleaning of ASCII text
+        /// drops the same whitespace (vertical tab and form feed included).
+        #[test]
+        fn text_parses_as_its_plainly_cleaned_form(
+            text in prop_oneof![
+                "[0-9a-zA-Z?\\- \t\n\r\u{b}\u{c}\u{85}\u{a0}é]{0,24}",
+                (
+                    "1800 ?[EeRrFfKk][Vv] ?[0-9]{1,4} ?[Hh][Pp][0-9]{1,2} ?[Mm][0-9]{1,5}",
+                    proptest::collection::vec(
+                        (0usize..40, prop::sample::select(vec![" ", "\t", "\u{b}", "\u{c}", "\u{85}", "\u{a0}", "\u{2003}"])),
+                        0..4,
+                    ),
+                )
+                    .prop_map(|(mut text, spaces)| {
+                        for (at, space) in spaces {
+                            let at = text.char_indices().map(|(i, _)| i).nth(at).unwrap_or(text.len());
+                            text.insert_str(at, space);
+                        }
+                        text
+                    }),
+            ]
+        ) {
+            let plain: String = text
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>()
+                .to_ascii_uppercase();
+            match (RoadRefFilter::parse(&text), RoadRefFilter::parse(&plain)) {
+                (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+                (Err(_), Err(_)) => {}
+                (a, b) => prop_assert!(false, "{text:?}: {a:?} but {plain:?}: {b:?}"),
+            }
         }
 
         #[test]
