@@ -146,13 +146,13 @@ impl Negotiated {
         }
     }
 
-    /// 3D WKT tagged `Z` (`LINESTRING Z (…)`): from revision 1, and for the plain vendor type.
     /// The answer is compact JSON (no pretty printing, not XML or GeoJSON): what handlers that
     /// write their JSON themselves (`dto::PositionJson`) write; other formats go through serde.
     pub fn compact_json(&self) -> bool {
         self.format == Format::Json && !self.pretty && !self.geojson
     }
 
+    /// 3D WKT tagged `Z` (`LINESTRING Z (…)`): from revision 1, and for the plain vendor type.
     pub fn wkt_z_tag(&self) -> bool {
         self.revision >= 1 || self.plain_vendor
     }
