@@ -11,8 +11,8 @@
 # time per request (user + system of the server process over the run, in µs: the figure that
 # stays meaningful on a busy machine), the ratio of requests/s vegdb / bare ("ratio") and of
 # CPU per request vegdb / bare ("cpu x"), and each server's thread switches per request ("sw/r",
-# from /proc/PID/task/*/status: what `--scheduling` changes). The bare body size is the mean size of that kind's
-# vegdb answers.
+# from /proc/PID/task/*/status: what `--scheduling` changes). The bare body size is the mean
+# size of that kind's vegdb answers.
 # Server options pass through the environment, e.g. VEGDB_RUNTIME=shared, VEGDB_WORKERS=1 or
 # VEGDB_SCHEDULING=normal;
 # NO_BUILD=1 uses the release binaries as they are.

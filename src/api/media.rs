@@ -517,15 +517,16 @@ pub fn json_text(n: Negotiated, text: String) -> Answer {
 
 /// As [`respond`], kept as an [`Answer`]: compact JSON stays a body with its type.
 pub fn answer<T: Serialize + ?Sized>(n: Negotiated, value: &T) -> Answer {
-    if n.compact_json() {
-        if let Ok(body) = render_bytes(n, n.resource.root(), value) {
-            return Answer::Json {
-                content_type: n.content_type(),
-                body,
-            };
-        }
+    if !n.compact_json() {
+        return Answer::Response(respond(n, value));
     }
-    Answer::Response(respond(n, value))
+    match render_bytes(n, n.resource.root(), value) {
+        Ok(body) => Answer::Json {
+            content_type: n.content_type(),
+            body,
+        },
+        Err(e) => Answer::Response(internal(e)),
+    }
 }
 
 /// The bytes of a response body in the negotiated format (also each chunk of a streamed page,
