@@ -26,35 +26,81 @@ pub fn push_int_2(out: &mut String, n: u64) {
 /// most 18.
 pub fn push_fixed(out: &mut String, v: f64, decimals: u32) -> bool {
     use std::fmt::Write;
-    let scale = 10i64.pow(decimals);
-    let scaled = (v * scale as f64).round();
+    let scaled = (v * POW10[decimals as usize]).round();
     if !scaled.is_finite() || scaled.abs() >= 9.0e18 {
         let start = out.len();
         let _ = write!(out, "{v}");
         return out[start..].contains('.');
     }
+    // the digits of |scaled| written once, the point put in `fraction` digits from their end
+    // (issue 11: the two divisions by the scale and two `itoa` calls cost a third more)
     let n = scaled as i64;
+    let mut m = n.unsigned_abs();
+    let mut fraction = decimals as usize;
+    while fraction > 0 && m % 10 == 0 {
+        m /= 10;
+        fraction -= 1;
+    }
     if n < 0 {
         out.push('-');
     }
-    let (int, mut frac) = ((n / scale).unsigned_abs(), (n % scale).unsigned_abs());
-    push_int(out, int);
-    if frac == 0 {
-        return false;
-    }
-    let mut digits = decimals as usize;
-    while frac % 10 == 0 {
-        frac /= 10;
-        digits -= 1;
-    }
-    out.push('.');
     let mut buf = itoa::Buffer::new();
-    let text = buf.format(frac);
-    // leading zeros of the fraction (`0.05`), one slice
-    out.push_str(&"000000000000000000"[..digits - text.len()]);
-    out.push_str(text);
-    true
+    let digits = buf.format(m);
+    match digits.len().checked_sub(fraction) {
+        _ if fraction == 0 => out.push_str(digits),
+        Some(int) if int > 0 => {
+            out.push_str(&digits[..int]);
+            out.push('.');
+            out.push_str(&digits[int..]);
+        }
+        // `0.05`: a zero, the point and the fraction's leading zeros in one slice
+        _ => {
+            out.push_str(&"0.000000000000000000"[..2 + fraction - digits.len()]);
+            out.push_str(digits);
+        }
+    }
+    fraction > 0
 }
+
+/// `text.parse::<f64>().ok()`, with plain decimals (`6994755.76`, `-12`, `.5`) of at most 15
+/// digits taken the short way: their digits as an integer, divided by a power of ten. Both
+/// are exact in an `f64` and the division rounds correctly, so the value is the one the full
+/// parser gives (Clinger's fast path); anything else (exponents, more digits, `inf`, errors)
+/// goes to the full parser. Issue 11: a coordinate parsed in a fifth of the instructions.
+pub fn parse_f64(text: &str) -> Option<f64> {
+    let bytes = text.as_bytes();
+    let (negative, digits) = match bytes.first() {
+        Some(b'-') => (true, &bytes[1..]),
+        Some(b'+') => (false, &bytes[1..]),
+        _ => (false, bytes),
+    };
+    let (mut mantissa, mut count, mut fraction, mut point) = (0u64, 0u32, 0usize, false);
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                if count == 15 {
+                    return text.parse().ok();
+                }
+                mantissa = mantissa * 10 + u64::from(b - b'0');
+                count += 1;
+                fraction += usize::from(point);
+            }
+            b'.' if !point => point = true,
+            _ => return text.parse().ok(),
+        }
+    }
+    if count == 0 {
+        return text.parse().ok();
+    }
+    let v = mantissa as f64 / POW10[fraction];
+    Some(if negative { -v } else { v })
+}
+
+/// 10⁰ … 10²²: the powers of ten an `f64` holds exactly.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
 
 #[cfg(test)]
 mod tests {
@@ -129,6 +175,58 @@ mod tests {
                 point,
                 "{v:?} after {out}"
             );
+        }
+    }
+
+    /// The oracle: core's full parser, bit for bit (a NaN is compared as NaN).
+    fn same_as_core(text: &str) -> Result<(), proptest::test_runner::TestCaseError> {
+        let (ours, core) = (super::parse_f64(text), text.parse::<f64>().ok());
+        proptest::prop_assert_eq!(
+            ours.map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() }),
+            core.map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() }),
+            "{:?}",
+            text
+        );
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        #[test]
+        fn decimals_parse_as_core_parses_them(text in "[+-]?[0-9]{0,19}(\\.[0-9]{0,19})?") {
+            same_as_core(&text)?;
+        }
+
+        #[test]
+        fn any_text_parses_as_core_parses_it(text in "[-+.0-9eEinfINFa]{0,12}|\\PC{0,8}") {
+            same_as_core(&text)?;
+        }
+
+        #[test]
+        fn written_floats_parse_back_as_core_parses_them(v in proptest::num::f64::ANY, d in 0usize..12) {
+            same_as_core(&v.to_string())?;
+            same_as_core(&format!("{v:.d$}"))?;
+            let mut fixed = String::new();
+            super::push_fixed(&mut fixed, v, d as u32);
+            same_as_core(&fixed)?;
+        }
+    }
+
+    #[test]
+    fn plain_decimals_keep_their_value_and_bad_text_is_none() {
+        for (text, v) in [
+            ("6994755.76", 6994755.76),
+            ("-0", -0.0),
+            (".5", 0.5),
+            ("5.", 5.0),
+        ] {
+            assert_eq!(
+                super::parse_f64(text).map(f64::to_bits),
+                Some(f64::to_bits(v))
+            );
+        }
+        for bad in ["", ".", "-", "1.2.3", "1,5", " 1"] {
+            assert_eq!(super::parse_f64(bad), None, "{bad:?}");
         }
     }
 

@@ -266,13 +266,14 @@ fn json_plain(b: u8) -> bool {
     b >= 0x20 && b != b'"' && b != b'\\'
 }
 
-/// A float as serde_json writes it (`null` when not finite), without allocating.
+/// A float as serde_json writes it (`null` when not finite): serde_json's own shortest
+/// round-trip formatter, `zmij`, without its writer machinery.
 fn push_json_f64(out: &mut String, v: f64) {
-    let mut buf = [0u8; 40];
-    let mut rest: &mut [u8] = &mut buf;
-    let _ = serde_json::to_writer(&mut rest, &v);
-    let written = 40 - rest.len();
-    out.push_str(std::str::from_utf8(&buf[..written]).unwrap_or("null"));
+    if v.is_finite() {
+        out.push_str(zmij::Buffer::new().format_finite(v));
+    } else {
+        out.push_str("null");
+    }
 }
 
 #[cfg(test)]

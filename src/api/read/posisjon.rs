@@ -39,9 +39,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 fn float(p: &crate::api::params::Params, name: &str) -> ApiResult<Option<f64>> {
     p.one(name)?
         .map(|s| {
-            s.trim()
-                .parse::<f64>()
-                .ok()
+            crate::util::parse_f64(s.trim())
                 .filter(|v| v.is_finite())
                 .ok_or_else(|| ApiError::bad(4010, format!("Ugyldig flyttall i {name}: '{s}'")))
         })
@@ -123,7 +121,7 @@ pub fn answer(
         return crate::api::geojson::positions(&found, &p, n.wkt_z_tag()).map(Answer::from);
     }
     if n.compact_json() {
-        let mut out = String::with_capacity(256 * found.len().max(1));
+        let mut out = String::with_capacity(384 * found.len().max(1));
         let writer = PositionJson {
             srid,
             z_tag: n.wkt_z_tag(),
