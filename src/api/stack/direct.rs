@@ -43,7 +43,7 @@ impl App {
         let (Some(state), None) = (&inner.direct, &inner.limiter) else {
             return Err(req);
         };
-        let Some(answer) = answer_of(&req) else {
+        let Some((answer, sent_id)) = answer_of(&req) else {
             return Err(req);
         };
         // the general path's span and debug events (`--log debug`), and its head-limit errors
@@ -57,10 +57,7 @@ impl App {
         if inner.ops.max_in_flight > 0 && now_in_flight > inner.ops.max_in_flight {
             return Err(req); // shed by the general path
         }
-        let id = match req.headers().get(&X_REQUEST_ID) {
-            Some(v) => v.clone(),
-            None => new_request_id(),
-        };
+        let id = sent_id.unwrap_or_else(new_request_id);
         let tag = inner
             .ops
             .http_cache
@@ -189,8 +186,9 @@ fn statistics_type(below: &str) -> Option<&str> {
     (!tid.is_empty() && tid.bytes().all(|b| b.is_ascii_digit())).then_some(tid)
 }
 
-/// The handler that answers `req` directly, if it may be (see the module's text).
-fn answer_of(req: &Request) -> Option<Handler> {
+/// The handler that answers `req` directly, if it may be (see the module's text), and the
+/// request id the client sent (found in the same walk over the headers).
+fn answer_of(req: &Request) -> Option<(Handler, Option<HeaderValue>)> {
     if req.method() != Method::GET {
         return None;
     }
@@ -200,12 +198,19 @@ fn answer_of(req: &Request) -> Option<Handler> {
         below if statistics_type(below).is_some() => statistics,
         _ => return None,
     };
-    let general = req.headers().iter().any(|(name, value)| {
-        name == header::ACCEPT_ENCODING
+    let mut sent_id = None;
+    for (name, value) in req.headers() {
+        if name == header::ACCEPT_ENCODING
             || name == header::IF_NONE_MATCH
             || (name == header::ACCEPT && media::mentions_xml(value.as_bytes()))
             || name == media::SUFFIX_FORMAT
             || name == media::RESOURCE_PATH
-    });
-    (!general).then_some(answer)
+        {
+            return None;
+        }
+        if name == X_REQUEST_ID && sent_id.is_none() {
+            sent_id = Some(value.clone());
+        }
+    }
+    Some((answer, sent_id))
 }
