@@ -222,9 +222,39 @@ async fn cors_of(origins: &[String]) -> (CorsLayer, CorsHeaders) {
 fn put_cors(headers: &mut HeaderMap, cors: &Headers) {
     for (name, value) in cors {
         if name == header::VARY {
-            headers.append(name.clone(), value.clone());
+            add_vary(headers, value);
         } else {
             headers.insert(name.clone(), value.clone());
+        }
+    }
+}
+
+/// `value` added to the answer's `Vary`, joined into its one line when it has one (issue 11:
+/// `Vary: accept-encoding, accept` is one header to copy and write per answer, not two).
+fn add_vary(headers: &mut HeaderMap, value: &HeaderValue) {
+    use axum::http::header::Entry;
+    const BOTH: HeaderValue = HeaderValue::from_static("accept-encoding, accept");
+    match headers.entry(header::VARY) {
+        Entry::Occupied(mut e) if e.iter().count() == 1 => {
+            let joined = if e.get() == VARY_ACCEPT_ENCODING && value == "accept" {
+                BOTH
+            } else {
+                let mut text = e.get().as_bytes().to_vec();
+                text.extend_from_slice(b", ");
+                text.extend_from_slice(value.as_bytes());
+                match HeaderValue::from_bytes(&text) {
+                    Ok(joined) => joined,
+                    Err(_) => {
+                        e.append(value.clone());
+                        return;
+                    }
+                }
+            };
+            e.insert(joined);
+        }
+        Entry::Occupied(mut e) => e.append(value.clone()),
+        Entry::Vacant(e) => {
+            e.insert(value.clone());
         }
     }
 }

@@ -110,6 +110,38 @@ async fn cors_headers_are_those_of_the_permissive_layer() {
     assert!(r.headers().contains_key("x-request-id"));
 }
 
+/// Both things an answer varies by are one `Vary` line (one header to write per answer), on
+/// the direct route, the general path and a compressed answer alike. (A small answer to a
+/// client that accepts gzip is not compressed, and the compression layer then adds no
+/// `accept-encoding` to it.)
+#[tokio::test]
+async fn vary_is_one_line_naming_accept_encoding_and_accept() {
+    let s = TestServer::start().await;
+    for (path, encoding) in [
+        ("/posisjon?lat=63.43&lon=10.39&maks_avstand=5000", None),
+        ("/vegobjekter/105?antall=20", None),
+        ("/vegobjekter/105?antall=20", Some("gzip")),
+        ("/status", None),
+    ] {
+        let mut get = s.client.get(format!("{}{path}", s.base));
+        if let Some(e) = encoding {
+            get = get.header("Accept-Encoding", e);
+        }
+        let r = get.send().await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        if let Some(e) = encoding {
+            assert_eq!(r.headers()["content-encoding"], e, "{path} is compressed");
+        }
+        let lines: Vec<_> = r.headers().get_all("vary").iter().collect();
+        assert_eq!(lines.len(), 1, "{path} {encoding:?}: {lines:?}");
+        assert_eq!(
+            vary_of(&r),
+            BTreeSet::from(["accept".to_string(), "accept-encoding".to_string()]),
+            "{path} {encoding:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn request_ids_are_fresh_uuids_unless_sent() {
     let s = TestServer::start().await;
