@@ -91,8 +91,9 @@ impl RoadRefFilter {
     /// Parse the filter (or point) form.
     pub fn parse(text: &str) -> Result<RoadRefFilter> {
         // whitespace dropped and upper case, in one pass over the bytes of the usual ASCII
-        // text (a per-char collect and a second copy cost as much as the parse, issue 11)
-        let cleaned: Vec<u8> = if text.is_ascii() {
+        // text into a buffer on the stack (a per-char collect, a second copy and a growing
+        // vector cost as much as the parse, issue 11)
+        let cleaned: smallvec::SmallVec<[u8; 48]> = if text.is_ascii() {
             text.bytes()
                 .filter(|b| !char::from(*b).is_whitespace())
                 .map(|b| b.to_ascii_uppercase())
@@ -103,6 +104,7 @@ impl RoadRefFilter {
                 .collect::<String>()
                 .to_ascii_uppercase()
                 .into_bytes()
+                .into()
         };
         if cleaned.is_empty() {
             return Err(bad(text, RoadRefProblem::Empty));
