@@ -99,6 +99,9 @@ impl<'q> Params<'q> {
 
     /// All values of a list parameter, comma lists and repeats flattened, empty items dropped.
     pub fn list(&self, name: &str) -> Vec<String> {
+        if !self.has(name) {
+            return Vec::new(); // the usual case, without the iterator's set-up
+        }
         self.items(name).map(str::to_string).collect()
     }
 
@@ -112,6 +115,9 @@ impl<'q> Params<'q> {
     }
 
     pub fn int_list(&self, name: &str) -> ApiResult<Vec<i64>> {
+        if !self.has(name) {
+            return Ok(Vec::new());
+        }
         self.items(name)
             .map(|s| {
                 s.parse::<i64>().map_err(|_| {

@@ -103,9 +103,8 @@ pub fn answer(
         include_connection_links: p.bool("konnekteringslenker")?.unwrap_or(false),
         include_detailed_links: p.bool("detaljerte_lenker")?.unwrap_or(false),
         roads: p
-            .list("vegreferanse")
-            .iter()
-            .map(|r| RoadRefFilter::parse(r))
+            .items("vegreferanse")
+            .map(RoadRefFilter::parse)
             .collect::<Result<_, _>>()?,
     };
     let g = store.current();

@@ -112,12 +112,18 @@ fn type_id(raw: &str) -> ApiResult<u32> {
 
 /// The type's data in this generation; a catalogue type without objects is an empty table.
 fn type_data<'g>(g: &'g Generation, id: u32, empty: &'g TypeData) -> ApiResult<&'g TypeData> {
-    if g.catalog.object_type(id).is_none() {
-        return Err(ApiError::not_found(format!(
-            "Vegobjekttype {id} finnes ikke"
-        )));
-    }
+    known_type(g, id)?;
     Ok(g.objects.get(&id).map(|d| d.as_ref()).unwrap_or(empty))
+}
+
+/// 404 unless the catalogue has the type.
+fn known_type(g: &Generation, id: u32) -> ApiResult<()> {
+    match g.catalog.object_type(id) {
+        Some(_) => Ok(()),
+        None => Err(ApiError::not_found(format!(
+            "Vegobjekttype {id} finnes ikke"
+        ))),
+    }
 }
 
 fn empty_type(id: u32) -> TypeData {
@@ -360,14 +366,19 @@ fn statistics_work(
     };
     let tid = type_id(tid)?;
     let g = s.store.current();
-    type_data(&g, tid, &empty_type(tid))?;
+    known_type(&g, tid)?;
     let filter = parse_filter(&g, &p, tid, p.srid()?, sees_sensitive(s, headers))?;
     let segment = p.bool("segmentering")?.unwrap_or(true);
     Ok((n, move || {
-        let empty = empty_type(tid);
-        let data = type_data(&g, tid, &empty).unwrap_or(&empty);
-        let rows = g.selected_rows(data, &filter);
-        (rows.len(), g.objects_length(data, &rows, &filter, segment))
+        let work = |data: &TypeData| {
+            let rows = g.selected_rows(data, &filter);
+            (rows.len(), g.objects_length(data, &rows, &filter, segment))
+        };
+        // an empty table (three allocations) only for a type without objects
+        match g.objects.get(&tid) {
+            Some(data) => work(data),
+            None => work(&empty_type(tid)),
+        }
     }))
 }
 

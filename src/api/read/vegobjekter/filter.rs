@@ -50,8 +50,8 @@ pub fn parse_filter(
         f.any_of
             .extend(p.int_list(name)?.into_iter().map(|v| (kind, v as u32)));
     }
-    for name in p.list("kontraktsomrade") {
-        let name = unquote(&name);
+    for name in p.items("kontraktsomrade") {
+        let name = unquote(name);
         let i = g
             .areas
             .contracts
@@ -60,8 +60,8 @@ pub fn parse_filter(
             .ok_or_else(|| ApiError::bad(4005, format!("Ukjent kontraktsområde: '{name}'")))?;
         f.contracts.push(i as u32);
     }
-    for name in p.list("riksvegrute") {
-        let name = unquote(&name);
+    for name in p.items("riksvegrute") {
+        let name = unquote(name);
         let hits: Vec<u32> = g
             .areas
             .routes
@@ -78,19 +78,18 @@ pub fn parse_filter(
         }
         f.routes.extend(hits);
     }
+    // (the lists are walked in place: a copy of each would cost every request, issue 11)
     f.roads = p
-        .list("vegreferanse")
-        .iter()
-        .map(|r| RoadRefFilter::parse(r))
+        .items("vegreferanse")
+        .map(RoadRefFilter::parse)
         .collect::<Result<_, _>>()?;
     f.bbox = p
         .one("kartutsnitt")?
         .map(|k| parse_map_extent(k, srid))
         .transpose()?;
     f.links = p
-        .list("veglenke")
-        .iter()
-        .map(|l| LinkRef::parse(l))
+        .items("veglenke")
+        .map(LinkRef::parse)
         .collect::<Result<_, _>>()?;
     if !f.links.is_empty() && (f.segments() || f.bbox.is_some()) {
         return Err(ApiError::bad(
@@ -167,7 +166,10 @@ fn check_list_lengths(p: &Params) -> ApiResult<()> {
         ("vegreferanse", 4006),
         ("veglenke", 4006),
     ] {
-        let n = p.list(name).len();
+        if !p.has(name) {
+            continue;
+        }
+        let n = p.items(name).count();
         if n > MAX_LIST_ITEMS {
             return Err(ApiError::bad(
                 code,
