@@ -1,5 +1,10 @@
 //! Small helpers every layer may use: nothing here names another module of the crate.
 
+/// A hash map with foldhash's fast hasher (randomly seeded per map): for the indexes built at
+/// load and read per request, whose keys come from the data (a request looks keys up and
+/// inserts none). The standard hasher cost about as much as the rest of a look-up (issue 11).
+pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Lower-case hexadecimal of `bytes` (SHA-256 digests in manifests, binary ids, user tokens).
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -37,7 +42,7 @@ pub fn push_fixed(out: &mut String, v: f64, decimals: u32) -> bool {
     let n = scaled as i64;
     let mut m = n.unsigned_abs();
     let mut fraction = decimals as usize;
-    while fraction > 0 && m % 10 == 0 {
+    while fraction > 0 && m.is_multiple_of(10) {
         m /= 10;
         fraction -= 1;
     }

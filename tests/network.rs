@@ -196,3 +196,50 @@ fn road_reference_and_link_position_are_inverses() {
     }
     assert!(checked > 300, "{checked}");
 }
+
+/// The oracle: every level-0 row of the road part scanned, the first by (from_m, link id)
+/// whose meters hold the meter; none when no row does (meters before, between and past the
+/// rows too).
+#[test]
+fn a_point_reference_is_the_first_row_by_meter_that_holds_it() {
+    let g = tiny();
+    let n = &g.network;
+    let mut found = 0;
+    for row in (0..n.len()).step_by(3) {
+        if n.topology_level[row] != 0 {
+            continue;
+        }
+        let key = row_key(n, row);
+        let (lo, hi) = (n.from_m[row], n.to_m[row]);
+        for m in [
+            0,
+            lo.saturating_sub(1),
+            lo,
+            (lo + hi) / 2,
+            hi,
+            hi + 1,
+            hi + 5000,
+        ] {
+            let f = RoadRefFilter {
+                county: Some(key.county),
+                municipality_part: Some(key.municipality_part),
+                category: Some(key.category),
+                status: Some(key.status),
+                number: Some(key.number),
+                from: Some(HpMeter {
+                    hp: key.hp,
+                    meter: Some(m),
+                }),
+                to: None,
+            };
+            let expected = (0..n.len())
+                .filter(|&r| n.topology_level[r] == 0 && row_key(n, r) == key)
+                .filter(|&r| n.from_m[r] <= m && m <= n.to_m[r])
+                .min_by_key(|&r| (n.from_m[r], n.link_id[r], r));
+            let got = locate_road_ref(n, &g.network_indexes, &f).map(|p| p.row as usize);
+            assert_eq!(got, expected, "{}", key.point(m));
+            found += usize::from(got.is_some());
+        }
+    }
+    assert!(found > 100, "{found} references found");
+}

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::util::FastMap;
+
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Array;
@@ -28,16 +30,16 @@ pub fn part_length(network: &RoadNetwork, seg: usize, from: f64, to: f64) -> f64
 pub struct TypeIndex {
     /// (area kind, area number or index) -> rows. Contract areas and routes are keyed by their
     /// index in `Areas::contracts` / `Areas::routes`.
-    pub areas: HashMap<(AreaKind, u32), RoaringBitmap>,
+    pub areas: FastMap<(AreaKind, u32), RoaringBitmap>,
     /// (property type id, allowed value id) -> rows.
-    pub enums: HashMap<(u32, u32), RoaringBitmap>,
+    pub enums: FastMap<(u32, u32), RoaringBitmap>,
     /// Located length of each object (0 for points), meters.
     pub length_m: Vec<f64>,
     /// Sum of `length_m` over the type.
     pub total_length_m: f64,
     /// Per area: the summed length of the objects' parts inside that area (what statistics with
     /// segmentation report for a single area).
-    pub area_length_m: HashMap<(AreaKind, u32), f64>,
+    pub area_length_m: FastMap<(AreaKind, u32), f64>,
 }
 
 /// The areas an object row lies in, each with the object's length inside it, and its total

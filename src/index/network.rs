@@ -1,13 +1,12 @@
 //! Indexes over the road network built at load: road part -> rows sorted by meter, area
 //! bitmaps over rows, the nearest-position grid, and a row-major copy of the hot fields.
 
-use std::collections::HashMap;
-
 use roaring::RoaringBitmap;
 
 use super::grid::SegmentGrid;
 use crate::area::AreaKind;
 use crate::snapshot::columns::RoadNetwork;
+use crate::util::FastMap;
 
 /// What identifies a road part (hp) in the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -89,14 +88,24 @@ pub struct RowInfo {
     pub key: RoadKey,
 }
 
+/// A level-0 row of a road part, with the meters it covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoadRow {
+    pub from_m: u32,
+    pub to_m: u32,
+    pub row: u32,
+}
+
 /// Indexes over the road network built at load.
 #[derive(Debug, Default)]
 pub struct NetworkIndexes {
     pub rows: Vec<RowInfo>,
-    /// Road part -> level-0 rows sorted by from_m.
-    pub roads: HashMap<RoadKey, Vec<u32>>,
+    /// Road part -> its level-0 rows with their meters, sorted by from_m (then link id): a
+    /// point reference is found by a walk over one contiguous run, not a random read of the
+    /// network's columns per row (issue 11).
+    pub roads: FastMap<RoadKey, Vec<RoadRow>>,
     /// (area kind, number) -> rows.
-    pub areas: HashMap<(AreaKind, u32), RoaringBitmap>,
+    pub areas: FastMap<(AreaKind, u32), RoaringBitmap>,
     pub grid: SegmentGrid,
 }
 
@@ -113,11 +122,15 @@ pub fn row_key(n: &RoadNetwork, row: usize) -> RoadKey {
 
 impl NetworkIndexes {
     pub fn build(n: &RoadNetwork) -> NetworkIndexes {
-        let mut roads: HashMap<RoadKey, Vec<u32>> = HashMap::new();
-        let mut areas: HashMap<(AreaKind, u32), RoaringBitmap> = HashMap::new();
+        let mut roads: FastMap<RoadKey, Vec<RoadRow>> = FastMap::default();
+        let mut areas: FastMap<(AreaKind, u32), RoaringBitmap> = FastMap::default();
         for row in 0..n.len() {
             if n.topology_level[row] == 0 {
-                roads.entry(row_key(n, row)).or_default().push(row as u32);
+                roads.entry(row_key(n, row)).or_default().push(RoadRow {
+                    from_m: n.from_m[row],
+                    to_m: n.to_m[row],
+                    row: row as u32,
+                });
             }
             for k in [
                 (AreaKind::Municipality, n.municipality[row] as u32),
@@ -129,7 +142,7 @@ impl NetworkIndexes {
             }
         }
         for rows in roads.values_mut() {
-            rows.sort_by_key(|&r| (n.from_m[r as usize], n.link_id[r as usize]));
+            rows.sort_by_key(|r| (r.from_m, n.link_id[r.row as usize]));
         }
         let rows = (0..n.len())
             .map(|r| RowInfo {

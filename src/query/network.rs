@@ -78,11 +78,14 @@ pub fn locate_road_ref(
         hp: from.hp,
     };
     let m = from.meter? as f64;
-    let rows = idx.roads.get(&key)?;
-    let row = rows
+    // the first (by from_m, then link id) that covers the meter; none past the meter can
+    let row = idx
+        .roads
+        .get(&key)?
         .iter()
-        .map(|&r| r as usize)
-        .find(|&r| n.from_m[r] as f64 <= m && m <= n.to_m[r] as f64)?;
+        .take_while(|r| r.from_m as f64 <= m)
+        .find(|r| m <= r.to_m as f64)?
+        .row as usize;
     let meters = (n.to_m[row] - n.from_m[row]) as f64;
     let f = if meters > 0.0 {
         (m - n.from_m[row] as f64) / meters
