@@ -104,7 +104,7 @@ fn merged_tables_and_incremental_indexes_equal_a_rebuild() {
                 );
                 let full = TypeIndex::build(&merged.table, ty, &g.network, g.areas);
                 fn norm<K: std::fmt::Debug + Copy>(
-                    m: &std::collections::HashMap<K, roaring::RoaringBitmap>,
+                    m: &vegdb::util::FastMap<K, roaring::RoaringBitmap>,
                 ) -> Vec<(String, roaring::RoaringBitmap)> {
                     let mut v: Vec<_> = m
                         .iter()

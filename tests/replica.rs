@@ -7,7 +7,7 @@
 //! load of the same directory; downloads equal the files whose content is new in the
 //! manifest). The process test runs a real writer and two real replicas against a store.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,7 +46,7 @@ fn assert_same_generation(a: &Generation, b: &Generation) {
             assert!(x == y, "type {t} row {r} differs");
         }
         fn norm<K: std::fmt::Debug>(
-            m: &HashMap<K, roaring::RoaringBitmap>,
+            m: &vegdb::util::FastMap<K, roaring::RoaringBitmap>,
         ) -> Vec<(String, roaring::RoaringBitmap)> {
             let mut v: Vec<_> = m
                 .iter()
