@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use proptest::prelude::*;
 use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::Generation;
-use vegdb::index::network::row_key;
+use vegdb::index::network::{row_key, RoadKey};
 use vegdb::query::network::{
     locate_link, locate_road_ref, meter_exact, nearest, nearest_brute_force, NearestFilter,
     NearestQuery,
@@ -131,6 +131,22 @@ proptest! {
     }
 }
 
+/// The point reference `key` at meter `m`.
+fn point_ref(key: &RoadKey, m: u32) -> RoadRefFilter {
+    RoadRefFilter {
+        county: Some(key.county),
+        municipality_part: Some(key.municipality_part),
+        category: Some(key.category),
+        status: Some(key.status),
+        number: Some(key.number),
+        from: Some(HpMeter {
+            hp: key.hp,
+            meter: Some(m),
+        }),
+        to: None,
+    }
+}
+
 #[test]
 fn road_reference_and_link_position_are_inverses() {
     let g = tiny();
@@ -142,18 +158,7 @@ fn road_reference_and_link_position_are_inverses() {
         }
         let key = row_key(n, row);
         for m in [n.from_m[row], (n.from_m[row] + n.to_m[row]) / 2] {
-            let f = RoadRefFilter {
-                county: Some(key.county),
-                municipality_part: Some(key.municipality_part),
-                category: Some(key.category),
-                status: Some(key.status),
-                number: Some(key.number),
-                from: Some(HpMeter {
-                    hp: key.hp,
-                    meter: Some(m),
-                }),
-                to: None,
-            };
+            let f = point_ref(&key, m);
             let p = locate_road_ref(n, &g.network_indexes, &f)
                 .expect("a meter inside the segment is found");
             // meter -> position -> meter within 1 mm
@@ -220,18 +225,7 @@ fn a_point_reference_is_the_first_row_by_meter_that_holds_it() {
             hi + 1,
             hi + 5000,
         ] {
-            let f = RoadRefFilter {
-                county: Some(key.county),
-                municipality_part: Some(key.municipality_part),
-                category: Some(key.category),
-                status: Some(key.status),
-                number: Some(key.number),
-                from: Some(HpMeter {
-                    hp: key.hp,
-                    meter: Some(m),
-                }),
-                to: None,
-            };
+            let f = point_ref(&key, m);
             let expected = (0..n.len())
                 .filter(|&r| n.topology_level[r] == 0 && row_key(n, r) == key)
                 .filter(|&r| n.from_m[r] <= m && m <= n.to_m[r])
