@@ -194,6 +194,9 @@ pub struct PositionJson {
 }
 
 impl PositionJson {
+    /// Room for one result: the text of a typical one (about 300 bytes) fits without growing.
+    pub const RESULT_BYTES: usize = 384;
+
     /// `[result,...]`
     pub fn write_list(&self, out: &mut String, list: &[NetworkPosition]) -> ApiResult<()> {
         out.push('[');

@@ -184,16 +184,32 @@ async fn cors_headers_of(cors: &CorsLayer, origin: Option<&HeaderValue>) -> Head
 /// `headers` with `accept` added to its `Vary` (answers are negotiated by `Accept`, and their
 /// entity tags depend on it): one header value for both.
 fn with_vary_accept(mut headers: Headers) -> Headers {
+    const ACCEPT: HeaderValue = HeaderValue::from_static("accept");
     match headers.iter_mut().find(|(n, _)| n == header::VARY) {
         Some((_, v)) => {
-            let text = format!("{}, accept", v.to_str().unwrap_or(""));
-            if let Ok(joined) = HeaderValue::from_str(text.trim_start_matches(", ")) {
+            if let Some(joined) = joined_vary(v, &ACCEPT) {
                 *v = joined;
             }
         }
-        None => headers.push((header::VARY, HeaderValue::from_static("accept"))),
+        None => headers.push((header::VARY, ACCEPT)),
     }
     headers
+}
+
+/// Two `Vary` values as one (`first, second`; `second` alone when `first` is empty); None when
+/// they do not make a header value. The usual pair is joined without an allocation.
+fn joined_vary(first: &HeaderValue, second: &HeaderValue) -> Option<HeaderValue> {
+    const BOTH: HeaderValue = HeaderValue::from_static("accept-encoding, accept");
+    if first == VARY_ACCEPT_ENCODING && second == "accept" {
+        return Some(BOTH);
+    }
+    if first.is_empty() {
+        return Some(second.clone());
+    }
+    let mut text = first.as_bytes().to_vec();
+    text.extend_from_slice(b", ");
+    text.extend_from_slice(second.as_bytes());
+    HeaderValue::from_bytes(&text).ok()
 }
 
 /// The CORS layer for `origins` (empty: any origin) and the fixed headers of its ordinary
@@ -233,25 +249,13 @@ fn put_cors(headers: &mut HeaderMap, cors: &Headers) {
 /// `Vary: accept-encoding, accept` is one header to copy and write per answer, not two).
 fn add_vary(headers: &mut HeaderMap, value: &HeaderValue) {
     use axum::http::header::Entry;
-    const BOTH: HeaderValue = HeaderValue::from_static("accept-encoding, accept");
     match headers.entry(header::VARY) {
-        Entry::Occupied(mut e) if e.iter().count() == 1 => {
-            let joined = if e.get() == VARY_ACCEPT_ENCODING && value == "accept" {
-                BOTH
-            } else {
-                let mut text = e.get().as_bytes().to_vec();
-                text.extend_from_slice(b", ");
-                text.extend_from_slice(value.as_bytes());
-                match HeaderValue::from_bytes(&text) {
-                    Ok(joined) => joined,
-                    Err(_) => {
-                        e.append(value.clone());
-                        return;
-                    }
-                }
-            };
-            e.insert(joined);
-        }
+        Entry::Occupied(mut e) if e.iter().count() == 1 => match joined_vary(e.get(), value) {
+            Some(joined) => {
+                e.insert(joined);
+            }
+            None => e.append(value.clone()),
+        },
         Entry::Occupied(mut e) => e.append(value.clone()),
         Entry::Vacant(e) => {
             e.insert(value.clone());

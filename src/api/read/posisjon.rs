@@ -120,7 +120,7 @@ pub fn answer(
         return crate::api::geojson::positions(&found, &p, n.wkt_z_tag()).map(Answer::from);
     }
     if n.compact_json() {
-        let mut out = String::with_capacity(384 * found.len().max(1));
+        let mut out = String::with_capacity(PositionJson::RESULT_BYTES * found.len().max(1));
         let writer = PositionJson {
             srid,
             z_tag: n.wkt_z_tag(),

@@ -101,7 +101,7 @@ pub fn answer_position(
     };
     match found {
         Some(pos) if n.compact_json() => {
-            let mut out = String::with_capacity(384);
+            let mut out = String::with_capacity(PositionJson::RESULT_BYTES);
             let writer = PositionJson {
                 srid,
                 z_tag: n.wkt_z_tag(),
