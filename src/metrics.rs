@@ -4,18 +4,23 @@
 //! The registry is a `metrics-exporter-prometheus` recorder owned by one [`Metrics`] (one per
 //! served application, not the process-global recorder, so that two servers in one process —
 //! the tests — count apart). Two kinds of figures:
-//! - per request (`vegdb_http_*`): counted on the hot path through handles resolved once per
-//!   (route, status) cell and kept in a fixed table, so a request costs a table index, an atomic
-//!   add and a histogram sample, no lookup by name and no allocation. `route` is one of the
-//!   fixed [`ROUTES`] (never the raw path); `status` is the code for the codes in [`STATUSES`],
-//!   else `other`.
+//! - per request (`vegdb_http_requests_total` and the latency histogram): counted on the hot
+//!   path in vegdb's own table of (route, status) cells, one copy per thread
+//!   ([`crate::util::striped`]): a request adds one to its latency bucket and its latency to the
+//!   cell's sum, two atomic adds on lines its thread already holds, with no lookup by name and
+//!   no allocation. A scrape sums the copies and writes these two families itself, in the same
+//!   exposition format; the request count is the histogram's count, so the two always agree.
+//!   Through the recorder's handles a request cost two shared counters and a shared sample
+//!   queue, cache lines both worker threads wrote (issue 11). `route` is one of the fixed
+//!   [`ROUTES`] (never the raw path); `status` is the code for the codes in [`STATUSES`], else
+//!   `other`.
 //! - state of the rest of the server (generation, writer, journal, hand-offs): read from the
 //!   plain getters and counters those parts keep (`GenerationStore::current`,
 //!   `generation::LAST_LOAD_MS`, `Writer::stats`, `Journal::count_by_progress`,
 //!   `changeset::adopt::handoff_progress`) when `/metrics` is scraped, and set into gauges then.
 
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use metrics::{Counter, Gauge, Histogram, Key, Label, Level, Metadata, Recorder, Unit};
@@ -23,6 +28,7 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, Prometheu
 
 use crate::changeset::writer::Writer;
 use crate::generation::GenerationStore;
+use crate::util::striped::Striped;
 
 /// Route labels: the first path segment of the read API under `/nvdb/api/v2` (templates with
 /// `*` for what follows), the write API, the login, `/metrics`, and `other`.
@@ -63,6 +69,9 @@ const PUBLISH_BUCKETS: &[f64] = &[
 
 pub const REQUESTS: &str = "vegdb_http_requests_total";
 pub const LATENCY: &str = "vegdb_http_request_duration_seconds";
+const REQUESTS_HELP: &str = "HTTP requests answered, by route and status.";
+const LATENCY_HELP: &str =
+    "Time from a request's arrival to its response head, by route and status.";
 pub const IN_FLIGHT: &str = "vegdb_http_requests_in_flight";
 pub const SHED: &str = "vegdb_http_requests_shed_total";
 pub const RATE_LIMITED: &str = "vegdb_http_requests_rate_limited_total";
@@ -101,6 +110,11 @@ pub fn route_of(path: &str) -> usize {
     ROUTES.len() - 1
 }
 
+/// The request table's cell of a (route, status).
+fn cell_index(route: usize, status: u16) -> usize {
+    route.min(ROUTES.len() - 1) * (STATUSES.len() + 1) + status_index(status)
+}
+
 fn status_index(status: u16) -> usize {
     STATUSES
         .iter()
@@ -108,10 +122,30 @@ fn status_index(status: u16) -> usize {
         .unwrap_or(STATUSES.len())
 }
 
-/// The handles of one (route, status) cell.
-struct Cell {
-    requests: Counter,
-    latency: Histogram,
+/// Slots of a (route, status) cell in the request table: the requests in each latency bucket
+/// (one per bound of [`LATENCY_BUCKETS`], then one past the last), then the latency sum in
+/// nanoseconds.
+const SLOTS: usize = LATENCY_BUCKETS.len() + 2;
+/// Cells of the request table: `ROUTES.len() × (STATUSES.len() + 1)`.
+const CELLS: usize = ROUTES.len() * (STATUSES.len() + 1);
+
+/// One thread's copy of the request table: `CELLS × SLOTS` counters.
+type RequestTable = Box<[AtomicU64]>;
+
+fn request_table() -> RequestTable {
+    (0..CELLS * SLOTS).map(|_| AtomicU64::new(0)).collect()
+}
+
+/// The bounds of [`LATENCY_BUCKETS`] in nanoseconds (a latency is whole nanoseconds, so
+/// `latency <= bound` is decided exactly).
+fn bounds_ns() -> [u64; LATENCY_BUCKETS.len()] {
+    std::array::from_fn(|i| (LATENCY_BUCKETS[i] * 1e9).round() as u64)
+}
+
+/// The slot of a latency's bucket: the first bound at or above it (Prometheus's `le`), or the
+/// one past the last.
+fn bucket_of(bounds: &[u64], ns: u64) -> usize {
+    bounds.partition_point(|&b| b < ns)
 }
 
 /// What the registry reads at scrape time.
@@ -124,8 +158,9 @@ pub struct Sources {
 pub struct Metrics {
     recorder: PrometheusRecorder,
     handle: PrometheusHandle,
-    /// `ROUTES.len() × (STATUSES.len() + 1)` cells, made on first use.
-    cells: Box<[OnceLock<Cell>]>,
+    /// The per-request figures, one copy per thread.
+    requests: Striped<RequestTable>,
+    bounds_ns: [u64; LATENCY_BUCKETS.len()],
     shed: Counter,
     rate_limited: Counter,
     in_flight: Gauge,
@@ -136,16 +171,9 @@ fn metadata() -> Metadata<'static> {
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()))
 }
 
-/// The buckets every histogram of the registry gets (by name).
+/// The buckets the recorder's histogram gets (the request latency's are vegdb's own table's).
 fn builder() -> PrometheusBuilder {
     let b = PrometheusBuilder::new();
-    let b = match b.set_buckets_for_metric(
-        metrics_exporter_prometheus::Matcher::Full(LATENCY.to_string()),
-        LATENCY_BUCKETS,
-    ) {
-        Ok(b) => b,
-        Err(_) => PrometheusBuilder::new(),
-    };
     match b.set_buckets_for_metric(
         metrics_exporter_prometheus::Matcher::Full("vegdb_publish_duration_seconds".to_string()),
         PUBLISH_BUCKETS,
@@ -162,11 +190,6 @@ impl Metrics {
         let describe =
             |name: &'static str, unit: Option<Unit>, help: &'static str| (name, unit, help);
         let counters = [
-            describe(
-                REQUESTS,
-                None,
-                "HTTP requests answered, by route and status.",
-            ),
             describe(
                 SHED,
                 None,
@@ -234,11 +257,6 @@ impl Metrics {
             recorder.describe_gauge(name.into(), unit, help.into());
         }
         recorder.describe_histogram(
-            LATENCY.into(),
-            Some(Unit::Seconds),
-            "Time from a request's arrival to its response head, by route and status.".into(),
-        );
-        recorder.describe_histogram(
             "vegdb_publish_duration_seconds".into(),
             Some(Unit::Seconds),
             "Time the writer took to write, publish and index a generation.".into(),
@@ -250,13 +268,11 @@ impl Metrics {
         // present from the start, so that a scrape shows them at 0
         shed.increment(0);
         rate_limited.increment(0);
-        let cells = (0..ROUTES.len() * (STATUSES.len() + 1))
-            .map(|_| OnceLock::new())
-            .collect();
         Metrics {
             recorder,
             handle,
-            cells,
+            requests: Striped::default(),
+            bounds_ns: bounds_ns(),
             shed,
             rate_limited,
             in_flight,
@@ -264,36 +280,70 @@ impl Metrics {
         }
     }
 
-    fn cell(&self, route: usize, status: u16) -> &Cell {
-        let s = status_index(status);
-        let route = route.min(ROUTES.len() - 1);
-        let index = route * (STATUSES.len() + 1) + s;
-        self.cells[index].get_or_init(|| {
-            let status_label = match STATUSES.get(s) {
-                Some(code) => code.to_string(),
-                None => "other".to_string(),
-            };
-            let labels = vec![
-                Label::new("route", ROUTES[route]),
-                Label::new("status", status_label),
-            ];
-            let m = metadata();
-            Cell {
-                requests: self
-                    .recorder
-                    .register_counter(&Key::from_parts(REQUESTS, labels.clone()), &m),
-                latency: self
-                    .recorder
-                    .register_histogram(&Key::from_parts(LATENCY, labels), &m),
-            }
-        })
-    }
-
     /// One answered request.
     pub fn request(&self, route: usize, status: u16, latency: Duration) {
-        let cell = self.cell(route, status);
-        cell.requests.increment(1);
-        cell.latency.record(latency.as_secs_f64());
+        let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+        let base = cell_index(route, status) * SLOTS;
+        let table = self.requests.mine(request_table);
+        table[base + bucket_of(&self.bounds_ns, ns)].fetch_add(1, Ordering::Relaxed);
+        table[base + SLOTS - 1].fetch_add(ns, Ordering::Relaxed);
+    }
+
+    /// The request table summed over the threads' copies: per cell, its slots.
+    fn request_totals(&self) -> Vec<[u64; SLOTS]> {
+        let mut totals = vec![[0u64; SLOTS]; CELLS];
+        for table in self.requests.each() {
+            for (cell, total) in table.chunks_exact(SLOTS).zip(&mut totals) {
+                for (slot, t) in cell.iter().zip(total.iter_mut()) {
+                    *t = t.wrapping_add(slot.load(Ordering::Relaxed));
+                }
+            }
+        }
+        totals
+    }
+
+    /// The request counter and latency histogram in the text exposition format: the cells that
+    /// counted a request, with their `HELP` and `TYPE` lines (nothing before the first request).
+    fn render_requests(&self, out: &mut String) {
+        use std::fmt::Write;
+        let totals = self.request_totals();
+        let counted: Vec<(usize, &[u64; SLOTS], u64)> = totals
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i, t, t[..SLOTS - 1].iter().sum::<u64>()))
+            .filter(|&(_, _, n)| n > 0)
+            .collect();
+        if counted.is_empty() {
+            return;
+        }
+        let labels = |cell: usize| {
+            let (route, status) = (cell / (STATUSES.len() + 1), cell % (STATUSES.len() + 1));
+            let status = STATUSES
+                .get(status)
+                .map_or("other".to_string(), |c| c.to_string());
+            format!("route=\"{}\",status=\"{status}\"", ROUTES[route])
+        };
+        let _ = writeln!(out, "# HELP {REQUESTS} {REQUESTS_HELP}");
+        let _ = writeln!(out, "# TYPE {REQUESTS} counter");
+        for &(cell, _, n) in &counted {
+            let _ = writeln!(out, "{REQUESTS}{{{}}} {n}", labels(cell));
+        }
+        out.push('\n');
+        let _ = writeln!(out, "# HELP {LATENCY} {LATENCY_HELP}");
+        let _ = writeln!(out, "# TYPE {LATENCY} histogram");
+        for &(cell, slots, n) in &counted {
+            let labels = labels(cell);
+            let mut below = 0;
+            for (bound, count) in LATENCY_BUCKETS.iter().zip(slots) {
+                below += count;
+                let _ = writeln!(out, "{LATENCY}_bucket{{{labels},le=\"{bound}\"}} {below}");
+            }
+            let _ = writeln!(out, "{LATENCY}_bucket{{{labels},le=\"+Inf\"}} {n}");
+            let sum = slots[SLOTS - 1] as f64 / 1e9;
+            let _ = writeln!(out, "{LATENCY}_sum{{{labels}}} {sum}");
+            let _ = writeln!(out, "{LATENCY}_count{{{labels}}} {n}");
+        }
+        out.push('\n');
     }
 
     /// One request refused because too many were in flight.
@@ -368,7 +418,10 @@ impl Metrics {
         self.gauge("vegdb_handoff_in_progress", vec![])
             .set(if waiting { 1.0 } else { 0.0 });
         self.handle.run_upkeep();
-        self.handle.render()
+        let mut out = String::new();
+        self.render_requests(&mut out);
+        out.push_str(&self.handle.render());
+        out
     }
 }
 
@@ -418,5 +471,117 @@ mod tests {
         assert_eq!(status_index(200), 0);
         assert_eq!(status_index(418), STATUSES.len());
         assert_eq!(status_index(599), STATUSES.len());
+    }
+
+    use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        /// A latency's bucket is the first bound it does not exceed, compared in seconds as
+        /// the recorder's histogram compared them (`latency.as_secs_f64() <= bound`).
+        #[test]
+        fn a_latency_falls_in_the_first_bucket_it_does_not_exceed(
+            ns in proptest::prop_oneof![
+                0u64..40_000_000_000,
+                proptest::sample::select(LATENCY_BUCKETS.to_vec())
+                    .prop_flat_map(|b| {
+                        let ns = (b * 1e9).round() as u64;
+                        (ns - 1)..=(ns + 1)
+                    }),
+            ]
+        ) {
+            let secs = Duration::from_nanos(ns).as_secs_f64();
+            let expected = LATENCY_BUCKETS
+                .iter()
+                .position(|&b| secs <= b)
+                .unwrap_or(LATENCY_BUCKETS.len());
+            proptest::prop_assert_eq!(bucket_of(&bounds_ns(), ns), expected);
+        }
+    }
+
+    /// Requests counted on many threads (more than the stripes) come out of the exposition
+    /// text, as the independent `prometheus-parse` reads it, with the counts, cumulative
+    /// buckets and sums of a plain tally of the same requests.
+    #[test]
+    fn the_exposition_is_the_tally_of_the_requests_counted_on_every_thread() {
+        let m = Metrics::new(Sources::default());
+        assert!(!m.render(0).contains(REQUESTS), "no requests, no family");
+        let threads = crate::util::striped::STRIPES + 3;
+        // (route, status, latency) of thread t's i-th request
+        let request = |t: usize, i: usize| {
+            let route = [5, 3, 7, 14][(t + i) % 4];
+            let status = [200, 404, 418][i % 3];
+            let ns = ((t * 7919 + i * 104_729) % 60_000) as u64 * 1_000_000 / 1_000 + i as u64;
+            (route, status, Duration::from_nanos(ns))
+        };
+        std::thread::scope(|scope| {
+            for t in 0..threads {
+                let m = &m;
+                scope.spawn(move || {
+                    for i in 0..500 {
+                        let (route, status, latency) = request(t, i);
+                        m.request(route, status, latency);
+                    }
+                });
+            }
+        });
+        // the tally: per (route label, status label), the latencies
+        let mut tally: std::collections::BTreeMap<(String, String), Vec<Duration>> =
+            Default::default();
+        for t in 0..threads {
+            for i in 0..500 {
+                let (route, status, latency) = request(t, i);
+                let status = if STATUSES.contains(&status) {
+                    status.to_string()
+                } else {
+                    "other".to_string()
+                };
+                tally
+                    .entry((ROUTES[route].to_string(), status))
+                    .or_default()
+                    .push(latency);
+            }
+        }
+        let text = m.render(0);
+        let parsed = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+            .expect("parses");
+        let labels_of = |s: &prometheus_parse::Sample| {
+            (
+                s.labels.get("route").unwrap().to_string(),
+                s.labels.get("status").unwrap().to_string(),
+            )
+        };
+        let mut seen = 0;
+        for s in &parsed.samples {
+            let want = || &tally[&labels_of(s)];
+            match (s.metric.as_str(), &s.value) {
+                (REQUESTS, prometheus_parse::Value::Counter(v)) => {
+                    assert_eq!(*v, want().len() as f64, "{:?}", labels_of(s));
+                    seen += 1;
+                }
+                (LATENCY, prometheus_parse::Value::Histogram(buckets)) => {
+                    for b in buckets {
+                        let below = want()
+                            .iter()
+                            .filter(|l| l.as_secs_f64() <= b.less_than)
+                            .count();
+                        assert_eq!(b.count, below as f64, "le {}", b.less_than);
+                    }
+                    assert!(buckets.last().unwrap().less_than.is_infinite());
+                }
+                (n, _) if n == format!("{LATENCY}_count") => {
+                    assert_eq!(
+                        s.value,
+                        prometheus_parse::Value::Untyped(want().len() as f64)
+                    )
+                }
+                (n, prometheus_parse::Value::Untyped(v)) if n == format!("{LATENCY}_sum") => {
+                    let sum: f64 = want().iter().map(Duration::as_secs_f64).sum();
+                    assert!((v - sum).abs() < 1e-9 * sum.max(1.0), "{v} {sum}");
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(seen, tally.len(), "a counter per cell that counted");
+        assert!(parsed.docs.contains_key(REQUESTS) && parsed.docs.contains_key(LATENCY));
     }
 }

@@ -1,5 +1,7 @@
 //! Small helpers every layer may use: nothing here names another module of the crate.
 
+pub mod striped;
+
 /// A hash map with foldhash's fast hasher (randomly seeded per map): for the indexes built at
 /// load and read per request, whose keys come from the data (a request looks keys up and
 /// inserts none). The standard hasher cost about as much as the rest of a look-up (issue 11).

@@ -6,10 +6,16 @@
 //! fields cost about 19,000 instructions per request (field visitors, `fmt::Write` through
 //! `core::fmt`, a timestamp formatted each time, a lock and a `write` system call to stderr per
 //! line), more than the whole `/posisjon` handler. Here a line is formatted by hand straight into
-//! a shared buffer (numbers with `itoa`, the timestamp's date and time part formatted once per
-//! second per thread), and the buffer goes to its output in batches: when it holds
-//! [`FLUSH_BYTES`], every [`FLUSH_EVERY`] from a background thread, and when the server stops.
-//! A process killed outright loses at most the last [`FLUSH_EVERY`] of lines.
+//! a buffer (numbers with `itoa`, the timestamp's date and time part formatted once per second
+//! per thread), and the buffer goes to its output in batches: when it holds [`FLUSH_BYTES`],
+//! every [`FLUSH_EVERY`] from a background thread, and when the server stops. A process killed
+//! outright loses at most the last [`FLUSH_EVERY`] of lines.
+//!
+//! Each thread has a buffer of its own ([`crate::util::striped`]): one buffer that both worker
+//! threads appended to was a lock and a run of cache lines taken from the other core on every
+//! request (issue 11). So lines are in order within a thread's batch, and batches of different
+//! threads follow each other: two lines of different threads may be out of order by up to
+//! [`FLUSH_EVERY`] (their timestamps say when each was answered).
 //!
 //! The log filter (`--log`) still decides: the stack asks once at start-up whether
 //! `vegdb::access` is enabled at info level, so `--log warn` or `--log info,vegdb::access=off`
@@ -26,6 +32,8 @@ use std::task::{Context, Poll};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::response::Response;
+
+use crate::util::striped::Striped;
 
 /// Target of the access-log lines (what `--log` filters on).
 pub const TARGET: &str = "vegdb::access";
@@ -46,7 +54,8 @@ pub enum LineFormat {
 /// Where the lines of one server go, with the buffer they wait in.
 pub struct AccessLog {
     format: LineFormat,
-    pending: Mutex<Vec<u8>>,
+    /// Lines waiting to be written, one buffer per thread.
+    pending: Striped<Mutex<Vec<u8>>>,
     out: Mutex<Box<dyn Write + Send>>,
 }
 
@@ -74,7 +83,7 @@ impl AccessLog {
     pub fn new(format: LineFormat, out: Box<dyn Write + Send>) -> Arc<AccessLog> {
         let log = Arc::new(AccessLog {
             format,
-            pending: Mutex::new(Vec::with_capacity(FLUSH_BYTES + 512)),
+            pending: Striped::default(),
             out: Mutex::new(out),
         });
         flusher(Arc::downgrade(&log));
@@ -91,14 +100,21 @@ impl AccessLog {
             .clone()
     }
 
-    /// Write out what the buffer holds.
+    /// Write out what the buffers hold.
     pub fn flush(&self) {
+        for pending in self.pending.each() {
+            self.write_out(pending);
+        }
+    }
+
+    /// Write out what one buffer holds.
+    fn write_out(&self, pending: &Mutex<Vec<u8>>) {
         let batch = {
-            let mut pending = lock(&self.pending);
+            let mut pending = lock(pending);
             if pending.is_empty() {
                 return;
             }
-            std::mem::replace(&mut *pending, Vec::with_capacity(FLUSH_BYTES + 512))
+            std::mem::replace(&mut *pending, new_buffer())
         };
         let mut out = lock(&self.out);
         // a log that cannot be written (a closed stderr) must not stop the server
@@ -106,10 +122,11 @@ impl AccessLog {
         let _ = out.flush();
     }
 
-    /// Add one line (`bytes`: the body's length as sent).
+    /// Add one line (`bytes`: the body's length as sent) to the calling thread's buffer.
     pub fn write(&self, line: &AccessLine, bytes: u64) {
+        let pending = self.pending.mine(|| Mutex::new(new_buffer()));
         let full = {
-            let mut pending = lock(&self.pending);
+            let mut pending = lock(pending);
             match self.format {
                 LineFormat::Text => text_line(&mut pending, line, bytes),
                 LineFormat::Json => json_line(&mut pending, line, bytes),
@@ -117,9 +134,13 @@ impl AccessLog {
             pending.len() >= FLUSH_BYTES
         };
         if full {
-            self.flush();
+            self.write_out(pending);
         }
     }
+}
+
+fn new_buffer() -> Vec<u8> {
+    Vec::with_capacity(FLUSH_BYTES + 512)
 }
 
 impl AccessLog {
@@ -365,6 +386,60 @@ mod tests {
         }
     }
 
+    /// An output the test reads back.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Lines written by many threads at once (more threads than stripes, so some share a
+    /// buffer; more bytes than a buffer holds, so buffers are written out by the writers as
+    /// well as by the flusher and the drop): every line arrives once and whole, and each
+    /// thread's lines arrive in the order it wrote them.
+    #[test]
+    fn lines_of_many_threads_arrive_whole_once_and_in_each_threads_order() {
+        use crate::util::striped::STRIPES;
+        let out = Captured::default();
+        let log = AccessLog::new(LineFormat::Text, Box::new(out.clone()));
+        let (threads, per_thread) = (STRIPES + 3, 400);
+        std::thread::scope(|scope| {
+            for t in 0..threads {
+                let log = &log;
+                scope.spawn(move || {
+                    for i in 0..per_thread {
+                        let mut l = line(&format!("/t{t}?i={i}"));
+                        l.id = HeaderValue::from_str(&format!("t{t}-{i}")).unwrap();
+                        log.write(&l, i as u64);
+                    }
+                });
+            }
+        });
+        drop(log);
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let mut next = vec![0usize; threads];
+        for l in text.lines() {
+            let id = l.rsplit_once(" request_id=t").expect(l).1;
+            let (t, i) = id.split_once('-').expect(l);
+            let (t, i): (usize, usize) = (t.parse().unwrap(), i.parse().unwrap());
+            assert!(
+                l.contains(&format!(" path=/t{t}?i={i} status=404 bytes={i} ")),
+                "{l}"
+            );
+            assert_eq!(i, next[t], "thread {t}'s lines out of order");
+            next[t] += 1;
+        }
+        assert_eq!(next, vec![per_thread; threads]);
+        assert!(text.len() > 4 * FLUSH_BYTES, "the buffers filled");
+    }
+
     /// The JSON line is what serde_json reads back, with the fields as given.
     #[test]
     fn json_lines_parse_to_their_fields() {
@@ -431,18 +506,7 @@ mod tests {
     /// the buffer.
     #[test]
     fn lines_reach_the_output_within_the_flush_interval() {
-        #[derive(Clone, Default)]
-        struct Shared(Arc<Mutex<Vec<u8>>>);
-        impl Write for Shared {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let out = Shared::default();
+        let out = Captured::default();
         let log = AccessLog::new(LineFormat::Text, Box::new(out.clone()));
         log.write(&line("/x?y=1"), 5);
         std::thread::sleep(FLUSH_EVERY * 3);
@@ -460,17 +524,6 @@ mod tests {
     /// the timestamp.
     #[test]
     fn lines_are_what_tracing_subscriber_writes() {
-        #[derive(Clone, Default)]
-        struct Captured(Arc<Mutex<Vec<u8>>>);
-        impl Write for Captured {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let l = line("/nvdb/api/v2/posisjon?nord=6650000&ost=260000");
         for format in [LineFormat::Text, LineFormat::Json] {
             let captured = Captured::default();

@@ -211,7 +211,7 @@ fn next_free_id(objects: &BTreeMap<u32, Arc<TypeData>>, deleted: &DeletedTable) 
 pub static LAST_LOAD_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The current generation, swapped atomically when a new one is published. Readers call
-/// `current()` once per request.
+/// `current()` (or `pin()`) once per request.
 pub struct GenerationStore {
     current: arc_swap::ArcSwap<Generation>,
 }
@@ -224,6 +224,14 @@ impl GenerationStore {
     }
     pub fn current(&self) -> std::sync::Arc<Generation> {
         self.current.load_full()
+    }
+    /// The current generation for a short synchronous read (a `/posisjon` or `/veg` answer):
+    /// held through arc-swap's per-thread slots instead of a new reference, so the request
+    /// writes nothing that the other worker threads' requests write too (the shared reference
+    /// count was a cache line taken from the other core twice per request, issue 11). Keep it
+    /// for the answer only; what outlives the call takes `current()`.
+    pub fn pin(&self) -> arc_swap::Guard<std::sync::Arc<Generation>> {
+        self.current.load()
     }
     /// The id of the current generation, without taking a reference to it.
     pub fn current_id(&self) -> u64 {

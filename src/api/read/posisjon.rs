@@ -107,7 +107,7 @@ pub fn answer(
             .map(RoadRefFilter::parse)
             .collect::<Result<_, _>>()?,
     };
-    let g = store.current();
+    let g = store.pin();
     let q = NearestQuery {
         x,
         y,

@@ -82,7 +82,7 @@ pub fn answer_position(
 ) -> ApiResult<Answer> {
     let (p, n) = begin(headers, query, POSITION_PARAMS)?;
     let srid = p.srid()?;
-    let g = store.current();
+    let g = store.pin();
     let found = match (p.one("vegreferanse")?, p.one("veglenke")?) {
         (Some(r), None) => lookup_road_ref(&g, r)?,
         (None, Some(l)) => lookup_link(&g, l)?,
