@@ -1,8 +1,8 @@
 //! Direct routes (issue 11): a plain `GET /posisjon`, `GET /veg` or
-//! `GET /vegobjekter/{type}/statistikk` is answered by its handler function without the router. The router's part of such a request (path matching, the
-//! handler's extractors, the state's clone, the boxed route futures, the timeout and
-//! request-base wrappers a synchronous handler never needs) cost about a third of the
-//! server's instructions per request.
+//! `GET /vegobjekter/{type}/statistikk` is answered by its handler function without the
+//! router. The router's part of such a request (path matching, the handler's extractors, the
+//! state's clone, the boxed route futures, the timeout and request-base wrappers a synchronous
+//! handler never needs) cost about a third of the server's instructions per request.
 //!
 //! A request takes the direct route only when the general path would do nothing else with it
 //! than call the same handler: `GET` (not `HEAD`), the exact path (no format suffix, a type id
@@ -11,10 +11,20 @@
 //! (its root name comes from the suffix rewrite), no internal header, within the guard's head
 //! limits, no rate limit configured and the log below `debug` (the request span). Everything
 //! else about the answer is the stack's own code (`App::try_direct`): request id, in-flight
-//! limit, entity tag, CORS, `Vary`, `Server`, metrics, access log. A statistics selection runs
-//! its quick slice (200 µs) here; when that runs out, the request is given back to the general
-//! path marked `QuickSliceSpent`, and its handler goes straight to the blocking pool (the slice
-//! is not run twice). `tests/api/direct.rs` compares every answer with the general path's.
+//! limit, entity tag, CORS, `Vary`, `Server`, metrics, access log.
+//!
+//! A direct answer is made in one synchronous call on its worker thread, so at most one per
+//! worker is being made at any moment. It is not added to the in-flight count: it reads the
+//! count (shed by the general path when the count is at `--max-in-flight`) and writes nothing
+//! to it. The count's two atomic writes per request were a cache line that both workers took
+//! from each other on every request (issue 11); the price is that the count, and so the limit
+//! and the `vegdb_http_requests_in_flight` gauge, can be low by at most the worker threads'
+//! number.
+//!
+//! A statistics selection runs its quick slice (200 µs) here; when that runs out, the request
+//! is given back to the general path marked `QuickSliceSpent`, and its handler goes straight to
+//! the blocking pool (the slice is not run twice). `tests/api/direct.rs` compares every answer
+//! with the general path's.
 
 use std::sync::atomic::Ordering;
 
@@ -28,9 +38,7 @@ use super::super::media::{self, Answer};
 use super::super::read::{posisjon, veg, vegobjekter};
 use super::super::{guard, AppState, READ_BASE};
 use super::etag::entity_tag;
-use super::{
-    new_request_id, put_cors, App, CorsHeaders, InFlight, VARY_ACCEPT_ENCODING, X_REQUEST_ID,
-};
+use super::{new_request_id, put_cors, App, CorsHeaders, VARY_ACCEPT_ENCODING, X_REQUEST_ID};
 use crate::metrics;
 
 impl App {
@@ -52,9 +60,10 @@ impl App {
         }
         let started = tokio::time::Instant::now();
         let route = metrics::route_of(req.uri().path());
-        let now_in_flight = inner.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
-        let in_flight = InFlight(&inner.in_flight);
-        if inner.ops.max_in_flight > 0 && now_in_flight > inner.ops.max_in_flight {
+        // not counted in flight (see the module's text): the count is only read
+        if inner.ops.max_in_flight > 0
+            && inner.in_flight.load(Ordering::Relaxed) >= inner.ops.max_in_flight
+        {
             return Err(req); // shed by the general path
         }
         let id = sent_id.unwrap_or_else(new_request_id);
@@ -91,7 +100,6 @@ impl App {
                 (response, false)
             }
         };
-        drop(in_flight);
         let (parts, _body) = req.into_parts();
         let log = inner.access_log.as_ref().map(|_| (parts.method, parts.uri));
         Ok(self.finish(response, started, route, id, log, done))
