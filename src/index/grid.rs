@@ -1,8 +1,8 @@
 //! A uniform grid over the straight pieces of every road link segment, for nearest-position
 //! queries with a bounded search radius (`maks_avstand`, 30 m by default). Pieces are stored
-//! flat, grouped by cell, so a query reads a few contiguous runs and computes exact
-//! point-to-segment distances. Radii spanning more than `MAX_CELLS_PER_AXIS` cells are
-//! answered by the R-tree instead.
+//! flat, grouped by cell, and a hash table of the non-empty cells gives each cell's run, so a
+//! query reads a few contiguous runs and computes exact point-to-segment distances. Radii
+//! spanning more than `MAX_CELLS_PER_AXIS` cells are answered by the R-tree instead.
 
 use crate::snapshot::columns::RoadNetwork;
 
@@ -66,29 +66,40 @@ fn cell_of(v: f64) -> i64 {
     (v / CELL_M).floor() as i64
 }
 
-/// Rows of cells per block of the dense block index (64 cells = 4 km).
-const BLOCK_SHIFT: i64 = 6;
-
+/// A non-empty cell: its key (`cell_key`) and its run of pieces.
 #[derive(Debug, Clone, Copy)]
-struct Cell {
-    cy: i32,
+struct Slot {
+    key: u64,
     start: u32,
+    len: u32,
 }
 
-/// Non-empty cells sorted by (column, row), with their pieces stored contiguously. A dense
-/// index over (column, block of 64 rows) points at the first cell of each block, so a query
-/// reads one index entry and one short run of cells and pieces per column.
+/// The key of a free slot (no cell has it: cell keys are below 2^63).
+const FREE: u64 = u64::MAX;
+
+/// Cells a query of the largest grid radius touches at most.
+const MAX_CELLS: usize = (MAX_CELLS_PER_AXIS * MAX_CELLS_PER_AXIS) as usize;
+
+/// Pieces grouped by cell, sorted by (column, row of cells, link row), in one flat array; the
+/// non-empty cells in an open-addressing hash table (linear probing, at most half full) that
+/// gives a cell's run of pieces.
+///
+/// A query looks up its few cells first, all at once (their table slots are independent
+/// loads, so their cache misses overlap), then reads their runs: two dependent memory reads
+/// per cell. The former layout (a dense index per column and block of 64 rows, pointing into
+/// a sorted list of cells, pointing into the pieces) took three, one after the other, and on
+/// the national network each was a cache miss: `nearest`'s largest cost (issue 11).
 #[derive(Debug, Default)]
 pub struct SegmentGrid {
     pieces: Vec<Piece>,
-    /// One extra cell at the end holds the end of the last run.
-    cells: Vec<Cell>,
+    /// A power of two long.
+    slots: Vec<Slot>,
+    /// 64 − log2(slots.len()): the hash's top bits pick the home slot.
+    shift: u32,
     cx_min: i64,
-    cx_count: i64,
+    cx_max: i64,
     cy_min: i64,
-    blocks_per_column: i64,
-    /// First cell of each (column, block); one extra entry at the end.
-    blocks: Vec<u32>,
+    cy_max: i64,
 }
 
 impl SegmentGrid {
@@ -131,48 +142,77 @@ impl SegmentGrid {
             return SegmentGrid::default();
         }
         keyed.sort_unstable_by_key(|(cx, cy, p)| (*cx, *cy, p.row));
-        let cx_min = keyed[0].0;
-        let cx_count = keyed[keyed.len() - 1].0 - cx_min + 1;
-        let cy_min = keyed.iter().map(|k| k.1).min().expect("non-empty");
-        let cy_max = keyed.iter().map(|k| k.1).max().expect("non-empty");
-        let blocks_per_column = ((cy_max - cy_min) >> BLOCK_SHIFT) + 1;
         let mut g = SegmentGrid {
-            cx_min,
-            cx_count,
-            cy_min,
-            blocks_per_column,
+            cx_min: keyed[0].0,
+            cx_max: keyed[keyed.len() - 1].0,
+            cy_min: keyed.iter().map(|k| k.1).min().expect("non-empty"),
+            cy_max: keyed.iter().map(|k| k.1).max().expect("non-empty"),
             pieces: Vec::with_capacity(keyed.len()),
             ..Default::default()
         };
-        let block_of = |cx: i64, cy: i64| {
-            ((cx - cx_min) * blocks_per_column + ((cy - cy_min) >> BLOCK_SHIFT)) as usize
-        };
-        let total_blocks = (cx_count * blocks_per_column) as usize;
-        g.blocks = Vec::with_capacity(total_blocks + 1);
+        let mut runs: Vec<Slot> = Vec::new();
         let mut i = 0;
         while i < keyed.len() {
             let (cx, cy) = (keyed[i].0, keyed[i].1);
-            // blocks up to this cell's block start here
-            while g.blocks.len() <= block_of(cx, cy) {
-                g.blocks.push(g.cells.len() as u32);
-            }
-            g.cells.push(Cell {
-                cy: cy as i32,
-                start: g.pieces.len() as u32,
-            });
+            let start = g.pieces.len();
             while i < keyed.len() && keyed[i].0 == cx && keyed[i].1 == cy {
                 g.pieces.push(keyed[i].2);
                 i += 1;
             }
+            runs.push(Slot {
+                key: g.cell_key(cx, cy),
+                start: start as u32,
+                len: (g.pieces.len() - start) as u32,
+            });
         }
-        while g.blocks.len() <= total_blocks {
-            g.blocks.push(g.cells.len() as u32);
+        let size = (runs.len() * 2).next_power_of_two().max(2);
+        g.shift = 64 - size.trailing_zeros();
+        g.slots = vec![
+            Slot {
+                key: FREE,
+                start: 0,
+                len: 0
+            };
+            size
+        ];
+        let mask = size - 1;
+        for run in runs {
+            let mut at = g.home(run.key);
+            while g.slots[at].key != FREE {
+                at = (at + 1) & mask;
+            }
+            g.slots[at] = run;
         }
-        g.cells.push(Cell {
-            cy: i32::MAX,
-            start: g.pieces.len() as u32,
-        });
         g
+    }
+
+    /// The key of cell (cx, cy) of this grid's extent.
+    #[inline]
+    fn cell_key(&self, cx: i64, cy: i64) -> u64 {
+        (((cx - self.cx_min) as u64) << 32) | (cy - self.cy_min) as u64
+    }
+
+    /// The slot where a key's probe starts (Fibonacci hashing: the product's top bits).
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+    }
+
+    /// The run of pieces of a cell (empty for a cell without pieces).
+    #[inline]
+    fn run(&self, key: u64) -> (u32, u32) {
+        let mask = self.slots.len() - 1;
+        let mut at = self.home(key);
+        loop {
+            let s = self.slots[at];
+            if s.key == key {
+                return (s.start, s.len);
+            }
+            if s.key == FREE {
+                return (0, 0);
+            }
+            at = (at + 1) & mask;
+        }
     }
 
     /// Can a query of this radius be answered from the grid?
@@ -181,51 +221,60 @@ impl SegmentGrid {
     }
 
     /// Call `visit(piece, d2)` for every piece within `radius` of (x, y) (a row may come more
-    /// than once).
+    /// than once), cell by cell in (column, row) order. Any radius works; past what the grid
+    /// [`covers`](Self::covers) it is slow (`nearest` takes the R-tree then).
     #[inline]
     pub fn visit_within(&self, x: f64, y: f64, radius: f64, mut visit: impl FnMut(&Piece, f64)) {
-        if self.blocks.is_empty() {
+        if self.slots.is_empty() {
             return;
         }
         let r2 = radius * radius;
-        let cy_lo = cell_of(y - radius).max(self.cy_min);
-        let cy_hi = cell_of(y + radius);
-        let cy_max = self.cy_min + (self.blocks_per_column << BLOCK_SHIFT) - 1;
-        if cy_lo > cy_hi.min(cy_max) {
+        let (cx_lo, cx_hi) = (
+            cell_of(x - radius).max(self.cx_min),
+            cell_of(x + radius).min(self.cx_max),
+        );
+        let (cy_lo, cy_hi) = (
+            cell_of(y - radius).max(self.cy_min),
+            cell_of(y + radius).min(self.cy_max),
+        );
+        if cx_lo > cx_hi || cy_lo > cy_hi {
             return;
         }
-        let (b_lo, b_hi) = (
-            (cy_lo - self.cy_min) >> BLOCK_SHIFT,
-            (cy_hi.min(cy_max) - self.cy_min) >> BLOCK_SHIFT,
-        );
-        for cx in cell_of(x - radius).max(self.cx_min)
-            ..=cell_of(x + radius).min(self.cx_min + self.cx_count - 1)
-        {
-            let col = (cx - self.cx_min) * self.blocks_per_column;
-            let first = self.blocks[(col + b_lo) as usize] as usize;
-            let last = self.blocks[(col + b_hi + 1) as usize] as usize;
-            for c in first..last {
-                let cell = self.cells[c];
-                let cy = cell.cy as i64;
-                if cy < cy_lo {
+        let mut scan = |(start, len): (u32, u32)| {
+            for p in &self.pieces[start as usize..(start + len) as usize] {
+                // cheap reject on the piece's bounding box before the exact distance
+                let ox = (p.x0.min(p.x1) - x).max(x - p.x0.max(p.x1)).max(0.0);
+                let oy = (p.y0.min(p.y1) - y).max(y - p.y0.max(p.y1)).max(0.0);
+                if ox * ox + oy * oy > r2 {
                     continue;
                 }
-                if cy > cy_hi {
-                    break;
-                }
-                for p in &self.pieces[cell.start as usize..self.cells[c + 1].start as usize] {
-                    // cheap reject on the piece's bounding box before the exact distance
-                    let ox = (p.x0.min(p.x1) - x).max(x - p.x0.max(p.x1)).max(0.0);
-                    let oy = (p.y0.min(p.y1) - y).max(y - p.y0.max(p.y1)).max(0.0);
-                    if ox * ox + oy * oy > r2 {
-                        continue;
-                    }
-                    let d2 = segment_distance2(x, y, p.x0, p.y0, p.x1, p.y1);
-                    if d2 <= r2 {
-                        visit(p, d2);
-                    }
+                let d2 = segment_distance2(x, y, p.x0, p.y0, p.x1, p.y1);
+                if d2 <= r2 {
+                    visit(p, d2);
                 }
             }
+        };
+        let cells = (cx_hi - cx_lo + 1) * (cy_hi - cy_lo + 1);
+        if cells > MAX_CELLS as i64 {
+            // a radius the R-tree answers in `nearest`: cell by cell
+            for cx in cx_lo..=cx_hi {
+                for cy in cy_lo..=cy_hi {
+                    scan(self.run(self.cell_key(cx, cy)));
+                }
+            }
+            return;
+        }
+        // every cell's run first: the slot loads do not wait for each other
+        let mut runs = [(0u32, 0u32); MAX_CELLS];
+        let mut n = 0;
+        for cx in cx_lo..=cx_hi {
+            for cy in cy_lo..=cy_hi {
+                runs[n] = self.run(self.cell_key(cx, cy));
+                n += 1;
+            }
+        }
+        for &run in &runs[..n] {
+            scan(run);
         }
     }
 
