@@ -254,28 +254,21 @@ impl SegmentGrid {
                 }
             }
         };
-        let cells = (cx_hi - cx_lo + 1) * (cy_hi - cy_lo + 1);
-        if cells > MAX_CELLS as i64 {
-            // a radius the R-tree answers in `nearest`: cell by cell
-            for cx in cx_lo..=cx_hi {
-                for cy in cy_lo..=cy_hi {
-                    scan(self.run(self.cell_key(cx, cy)));
-                }
-            }
-            return;
-        }
-        // every cell's run first: the slot loads do not wait for each other
+        // the runs of up to MAX_CELLS cells (all of a covered radius's) looked up before any is
+        // read: the slot loads do not wait for each other
         let mut runs = [(0u32, 0u32); MAX_CELLS];
         let mut n = 0;
         for cx in cx_lo..=cx_hi {
             for cy in cy_lo..=cy_hi {
                 runs[n] = self.run(self.cell_key(cx, cy));
                 n += 1;
+                if n == MAX_CELLS {
+                    runs.iter().for_each(|&run| scan(run));
+                    n = 0;
+                }
             }
         }
-        for &run in &runs[..n] {
-            scan(run);
-        }
+        runs[..n].iter().for_each(|&run| scan(run));
     }
 
     pub fn len(&self) -> usize {
