@@ -118,7 +118,7 @@ impl HttpBody for Offloaded {
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.hint.clone()
+        self.hint
     }
 }
 
