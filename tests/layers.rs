@@ -41,6 +41,8 @@ const LAYERS: &[&[&str]] = &[
     &["api"],
     // the access log's writer: its options are part of `api::OpsOptions`; it names nothing above
     &["api::access_log"],
+    // heavy bodies produced off the async workers (the stack, stream and geojson mark and wrap)
+    &["api::heavy"],
     // the metrics registry: read by the request stack, reads the writer and the generation store
     &["metrics"],
     &["replica"],

@@ -390,6 +390,8 @@ pub fn collection(
         head.push(',');
     }
     head.push_str(r#""features":["#);
+    // more than a few features: rendered off the async workers (`super::heavy`)
+    let heavy = features.count() > super::stream::HEAVY_ITEMS;
     let body = CollectionBody {
         head: Some(head),
         features,
@@ -397,6 +399,9 @@ pub fn collection(
         done: false,
     };
     let mut r = Body::new(body).into_response();
+    if heavy {
+        r.extensions_mut().insert(super::heavy::Heavy);
+    }
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     for (k, v) in headers {

@@ -12,6 +12,7 @@ pub mod forward;
 pub mod geojson;
 pub mod guard;
 pub mod health;
+pub mod heavy;
 pub mod media;
 pub mod object_docs;
 pub mod object_json;

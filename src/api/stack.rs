@@ -26,7 +26,10 @@
 //!   ready at once (a handler that waits: blocking work, streamed pages, the write API).
 //! - gzip: tower-http's `Compression` around the router, as before (it only parses
 //!   `Accept-Encoding`; bodies are compressed only when asked). Errors that the guard reshapes
-//!   are left uncompressed so that their text can be read.
+//!   are left uncompressed so that their text can be read. An answer its handler marked heavy
+//!   (a streamed page of more than a few items) has its body, compression included, produced
+//!   chunk by chunk on the blocking pool under a process-wide limit (`super::heavy`); for any
+//!   other answer this is one look into its (empty) extensions.
 //! - request base: built from `Host` once per thread and host, then shared.
 //! - metrics: the route label from the path (string compares), then a counter add and a
 //!   histogram sample through handles resolved once per (route, status) (`crate::metrics`).
@@ -626,6 +629,11 @@ impl App {
             Some(Err(never)) => match never {},
             None => return guard::timed_out(write),
         };
+        // a large streamed page: rendered and compressed off the async workers, a bounded
+        // number of chunks at a time (`super::heavy`)
+        if r.extensions().get::<super::heavy::Heavy>().is_some() {
+            r = r.map(super::heavy::offload);
+        }
         if let (Some((tag, private)), StatusCode::OK) = (tag, r.status()) {
             if star {
                 return self.not_modified(tag, private);

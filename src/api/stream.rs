@@ -13,8 +13,9 @@
 //! and tail come from rendering the envelope with the two markers only, and every chunk is
 //! checked against them (a mismatch ends the body with an error instead of sending wrong
 //! bytes). The chunk size adapts to the measured bytes per item (at most
-//! [`MAX_ITEMS_PER_CHUNK`] items), so each chunk is a bounded, short piece of work on the
-//! async worker.
+//! [`MAX_ITEMS_PER_CHUNK`] items), so each chunk is a bounded, short piece of work. A page of
+//! more than [`HEAVY_ITEMS`] items is marked [`Heavy`]: the request stack then renders (and
+//! compresses) its chunks off the async workers, a bounded number at a time (`super::heavy`).
 
 use std::ops::Range;
 use std::pin::Pin;
@@ -29,6 +30,7 @@ use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
 
 use super::error::ApiError;
+use super::heavy::Heavy;
 use super::media::{render_bytes, Format, Negotiated};
 use super::paging::{Envelope, PageMetadata};
 use super::xml;
@@ -39,6 +41,8 @@ pub const CHUNK_BYTES: usize = 64 * 1024;
 pub const MAX_ITEMS_PER_CHUNK: usize = 4096;
 /// Items in the first chunk, before the size of an item is known.
 const FIRST_CHUNK_ITEMS: usize = 8;
+/// A streamed page of more items than this (more than its first chunk) is [`Heavy`].
+pub const HEAVY_ITEMS: usize = FIRST_CHUNK_ITEMS;
 /// Written where the items go when finding the head and tail (spaces: never in an `href`,
 /// which is form-encoded, and the markers come before `metadata` in every format).
 const MARKER: &str = "vegdb stream marker 5e1f";
@@ -280,8 +284,15 @@ pub fn respond_page<P: PageItems + Unpin>(
     if !stream {
         return whole(n, &items, metadata);
     }
+    let heavy = items.count() > HEAVY_ITEMS;
     match PageBody::new(items, n, metadata) {
-        Ok(body) => with_type(Body::new(body), n),
+        Ok(body) => {
+            let mut r = with_type(Body::new(body), n);
+            if heavy {
+                r.extensions_mut().insert(Heavy);
+            }
+            r
+        }
         Err((items, metadata)) => whole(n, &items, metadata),
     }
 }

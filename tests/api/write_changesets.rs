@@ -634,6 +634,141 @@ async fn malformed_requests_get_fault_entities_with_4xx() {
     }
 }
 
+/// Control characters and over-long identifiers are refused at registration (and by the
+/// validator) with a fault naming the field, in JSON and XML alike; tab and line breaks in a
+/// text value stay allowed.
+#[tokio::test]
+async fn control_characters_and_huge_ids_are_refused_naming_the_field() {
+    let s = WriteServer::start().await;
+    let (link, _) = usable_link(&s.store.current());
+    let with_text = |temp: &str, text: &str| {
+        let mut o = skiltpunkt(temp, link, 0.5);
+        o["egenskaper"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"typeId": 10854, "verdi": [text]}));
+        changeset(json!({"registrer": {"vegObjekter": [o]}}))
+    };
+    let mut associated = skiltpunkt("mor", link, 0.5);
+    associated["assosiasjoner"] = json!([{"typeId": 96, "tempId": ["d\u{7f}"]}]);
+    let json_cases = [
+        (
+            with_text("a\0b", "tekst"),
+            "registrer/vegObjekt[0]/tempId",
+            "U+0000",
+        ),
+        (
+            with_text("1", "a\u{1}b"),
+            "registrer/vegObjekt[0]/egenskap[typeId=10854]/verdi",
+            "U+0001",
+        ),
+        (
+            with_text("1", "a\u{1b}[31m"),
+            "egenskap[typeId=10854]/verdi",
+            "U+001B",
+        ),
+        (
+            with_text("1", "a\u{85}"),
+            "egenskap[typeId=10854]/verdi",
+            "U+0085",
+        ),
+        (
+            with_text("x".repeat(1 << 20).as_str(), "tekst"),
+            "registrer/vegObjekt[0]/tempId",
+            "1048576 tegn",
+        ),
+        (
+            with_text(&"x".repeat(256), "tekst"),
+            "registrer/vegObjekt[0]/tempId",
+            "256 tegn",
+        ),
+        (
+            changeset(json!({"registrer": {"vegObjekter": [associated]}})),
+            "registrer/vegObjekt[0]/assosiasjon[typeId=96]/tempId",
+            "U+007F",
+        ),
+        (
+            json!({"effektDato": "2026-11-01\u{0}", "datakatalogversjon": "2", "registrer": {"vegObjekter": [skiltpunkt("1", link, 0.5)]}}),
+            "effektDato",
+            "U+0000",
+        ),
+        (
+            {
+                let mut c = with_text("1", "t");
+                c["ansvarlig"] = json!("Kari\u{8}");
+                c
+            },
+            "ansvarlig",
+            "U+0008",
+        ),
+    ];
+    for (i, (c, field, needle)) in json_cases.into_iter().enumerate() {
+        for path in ["/endringssett", "/endringssett/validator"] {
+            let (st, _, body) = s.post_json(path, &s.writer_token, &c).await;
+            assert_eq!(st, 400, "case {i} {path}: {body}");
+            let fault: Value = serde_json::from_str(&body).unwrap();
+            let message = fault["message"].as_str().unwrap();
+            assert!(
+                message.contains(field) && message.contains(needle),
+                "case {i} {path}: '{message}' lacks '{field}' or '{needle}'"
+            );
+            assert!(message.len() < 300, "case {i}: the text is not echoed");
+        }
+    }
+    // tab, line feed and carriage return are text, and a 255-character tempId is an id
+    let ok = with_text(&"x".repeat(255), "linje 1\r\nlinje 2\tmed tab");
+    s.register(&s.writer_token, &ok).await;
+
+    // XML: a character reference and a raw control character, in an attribute and in text
+    let xml = xml_changeset(link);
+    let xml_cases = [
+        (
+            xml.replace("tempId=\"x1\"", "tempId=\"x&#1;1\""),
+            "registrer/vegObjekt[0]/tempId",
+            "U+0001",
+        ),
+        (
+            xml.replace("tempId=\"x1\"", "tempId=\"x\u{2}1\""),
+            "registrer/vegObjekt[0]/tempId",
+            "U+0002",
+        ),
+        (
+            xml.replace("Registrert &amp;", "Registrert &#27;"),
+            "egenskap[typeId=10854]/verdi",
+            "U+001B",
+        ),
+        (
+            xml.replace("Registrert &amp;", "Registrert \u{7}"),
+            "egenskap[typeId=10854]/verdi",
+            "U+0007",
+        ),
+        (
+            xml.replace("tempId=\"x1\"", &format!("tempId=\"{}\"", "x".repeat(300))),
+            "registrer/vegObjekt[0]/tempId",
+            "300 tegn",
+        ),
+    ];
+    for (i, (body, field, needle)) in xml_cases.into_iter().enumerate() {
+        let (st, ct, text) = post_xml(&s, "/endringssett", body).await;
+        assert_eq!(st, 400, "xml case {i}: {text}");
+        assert!(ct.contains("xml"), "{ct}");
+        let (root, v) = vegdb::api::write::xml::parse(text.as_bytes()).unwrap();
+        assert_eq!(root, "fault");
+        let message = v["message"].as_str().unwrap();
+        assert!(
+            message.contains(field) && message.contains(needle),
+            "xml case {i}: '{message}' lacks '{field}' or '{needle}'"
+        );
+    }
+    let (st, _, text) = post_xml(
+        &s,
+        "/endringssett",
+        xml.replace("Registrert &amp;", "Registrert&#9;&#10;"),
+    )
+    .await;
+    assert_eq!(st, 201, "{text}");
+}
+
 #[tokio::test]
 async fn cancel_restart_and_ownership_follow_the_state_rules() {
     let s = WriteServer::start().await;

@@ -1,5 +1,6 @@
 //! What makes a changeset request itself malformed (HTTP 400 at registration): `check_shape`
-//! (dates, counts, ids, partial operations) and `check_numbers` (non-finite numbers).
+//! (text fields, dates, counts, ids, partial operations) and `check_numbers` (non-finite
+//! numbers).
 
 use std::collections::HashSet;
 
@@ -9,6 +10,11 @@ use crate::changeset::model::{has_non_finite, Changeset, Operation, RoadObject};
 
 /// Most objects one changeset may hold.
 pub const MAX_OBJECTS: usize = 100_000;
+
+/// Longest identifier-like text of a changeset (`tempId`, `ressursId`, `format`, `felt`,
+/// `ansvarlig`, `datakatalogversjon`, dates, `kaskadeSletting`), in characters. Property values
+/// have no own limit: the body limit and, at validation, the property's `feltlengde` bound them.
+pub const MAX_ID_CHARS: usize = 255;
 
 /// Why a changeset is malformed; `Display` is the fault entity's message.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -31,6 +37,16 @@ pub enum ShapeError {
     MissingPartialOp(&'static str),
     #[error("Ugyldig sluttDato '{0}': bruk ÅÅÅÅ-MM-DD")]
     EndDate(String),
+    /// A control character in a text field (`position` counts characters from 1).
+    #[error("{field} inneholder kontrolltegnet U+{code:04X} (tegn {position}); {allowed}")]
+    ControlCharacter {
+        field: String,
+        code: u32,
+        position: usize,
+        allowed: &'static str,
+    },
+    #[error("{field} er {chars} tegn lang; største tillatte lengde er {MAX_ID_CHARS} tegn")]
+    TooLong { field: String, chars: usize },
     #[error("{op}: {name} ({id}) har verdien '{value}', som ikke er et endelig tall")]
     NonFinite {
         op: &'static str,
@@ -42,6 +58,8 @@ pub enum ShapeError {
 
 /// Problems that make the request malformed (HTTP 400 at registration or validation).
 pub fn check_shape(c: &Changeset) -> Result<(), ShapeError> {
+    // first, so the messages below never echo a control character or a huge text
+    check_texts(c)?;
     if parse_date(&c.effect_date).is_none() {
         return Err(ShapeError::EffectDate(c.effect_date.clone()));
     }
@@ -93,6 +111,119 @@ fn check_object_shape(op: Operation, o: &RoadObject) -> Result<(), ShapeError> {
     if let Some(d) = &o.end_date {
         if parse_date(d).is_none() {
             return Err(ShapeError::EndDate(d.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// How a text field is checked: an identifier-like field refuses every control character
+/// and is at most `MAX_ID_CHARS` long; a free-text property value may hold tab, line feed and
+/// carriage return (multi-line text properties) but no other control character.
+#[derive(Clone, Copy, PartialEq)]
+enum TextKind {
+    Id,
+    Value,
+}
+
+fn check_text(
+    field: impl FnOnce() -> String,
+    text: &str,
+    kind: TextKind,
+) -> Result<(), ShapeError> {
+    let bad = text.chars().enumerate().find(|(_, ch)| {
+        ch.is_control() && !(kind == TextKind::Value && matches!(ch, '\t' | '\n' | '\r'))
+    });
+    if let Some((i, ch)) = bad {
+        return Err(ShapeError::ControlCharacter {
+            field: field(),
+            code: ch as u32,
+            position: i + 1,
+            allowed: match kind {
+                TextKind::Id => "kontrolltegn er ikke tillatt her",
+                TextKind::Value => "av kontrolltegn tillates bare tabulator og linjeskift",
+            },
+        });
+    }
+    if kind == TextKind::Id && text.len() > MAX_ID_CHARS {
+        let chars = text.chars().count();
+        if chars > MAX_ID_CHARS {
+            return Err(ShapeError::TooLong {
+                field: field(),
+                chars,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every text of the changeset: no control characters (but tab and line breaks in property
+/// values), identifiers at most `MAX_ID_CHARS` long. The fault names the field by its path,
+/// e.g. `registrer/vegObjekt[0]/tempId`, and never echoes the text.
+fn check_texts(c: &Changeset) -> Result<(), ShapeError> {
+    use TextKind::{Id, Value};
+    let top = [
+        ("id", c.id.as_deref()),
+        ("effektDato", Some(c.effect_date.as_str())),
+        ("datakatalogversjon", Some(c.catalogue_version.as_str())),
+        ("ansvarlig", c.responsible.as_deref()),
+    ];
+    for (name, text) in top {
+        if let Some(t) = text {
+            check_text(|| name.to_string(), t, Id)?;
+        }
+    }
+    for op in Operation::ALL {
+        for (i, o) in c.part(op).objects.iter().enumerate() {
+            let at = || format!("{}/vegObjekt[{i}]", op.api_name());
+            let own = [
+                ("tempId", o.temp_id.as_deref()),
+                ("sluttDato", o.end_date.as_deref()),
+                ("kaskadeSletting", o.cascade.as_deref()),
+            ];
+            for (name, text) in own {
+                if let Some(t) = text {
+                    check_text(|| format!("{}/{name}", at()), t, Id)?;
+                }
+            }
+            for p in &o.properties {
+                let at = || format!("{}/egenskap[typeId={}]", at(), p.type_id);
+                for v in &p.values {
+                    check_text(|| format!("{}/verdi", at()), v, Value)?;
+                }
+                for m in p.structs.iter().flat_map(|s| &s.members) {
+                    if let Some(v) = &m.value {
+                        check_text(|| format!("{}/struktur/medlem/verdi", at()), v, Value)?;
+                    }
+                }
+                for b in &p.binaries {
+                    for (name, text) in [("ressursId", &b.resource_id), ("format", &b.format)] {
+                        if let Some(t) = text {
+                            check_text(|| format!("{}/binaer/{name}", at()), t, Id)?;
+                        }
+                    }
+                }
+            }
+            for a in &o.associations {
+                for t in &a.temp_ids {
+                    let field = || format!("{}/assosiasjon[typeId={}]/tempId", at(), a.type_id);
+                    check_text(field, t, Id)?;
+                }
+            }
+            if let Some(l) = &o.location {
+                let points = l.points.iter().map(|p| ("punkt", p.lanes.as_deref()));
+                let lines = l.lines.iter().map(|p| ("linje", p.lanes.as_deref()));
+                let turns = l.turns.iter().flat_map(|t| {
+                    [
+                        ("sving/fra", t.from.lanes.as_deref()),
+                        ("sving/til", t.to.lanes.as_deref()),
+                    ]
+                });
+                for (name, lanes) in points.chain(lines).chain(turns) {
+                    if let Some(t) = lanes {
+                        check_text(|| format!("{}/lokasjon/{name}/felt", at()), t, Id)?;
+                    }
+                }
+            }
         }
     }
     Ok(())
@@ -191,6 +322,50 @@ mod tests {
             "slett",
         );
         assert_eq!(check_shape(&ok), Ok(()));
+    }
+
+    #[test]
+    fn control_characters_and_long_ids_name_the_field() {
+        let text = |t: &str| {
+            one(
+                json!({"typeId": 95, "tempId": "a",
+                    "egenskaper": [{"typeId": 10854, "verdi": [t]}]}),
+                "registrer",
+            )
+        };
+        // free text keeps tab and line breaks; every other control character is refused
+        assert_eq!(check_shape(&text("a\tb\r\nc")), Ok(()));
+        for ch in ['\0', '\u{1}', '\u{b}', '\u{1f}', '\u{7f}', '\u{9f}'] {
+            let e = check_shape(&text(&format!("ab{ch}")))
+                .unwrap_err()
+                .to_string();
+            let want = format!(
+                "registrer/vegObjekt[0]/egenskap[typeId=10854]/verdi inneholder kontrolltegnet U+{:04X} (tegn 3)",
+                ch as u32
+            );
+            assert!(e.starts_with(&want), "{e}");
+        }
+        // ids refuse them all, tab too
+        let id = |t: &str| one(json!({"typeId": 95, "tempId": t}), "delvisKorriger");
+        let e = check_shape(&id("a\tb")).unwrap_err().to_string();
+        assert!(
+            e.starts_with("delvisKorriger/vegObjekt[0]/tempId inneholder kontrolltegnet U+0009"),
+            "{e}"
+        );
+        // the length counts characters, not bytes
+        let ok = one(
+            json!({"typeId": 95, "tempId": "ø".repeat(MAX_ID_CHARS)}),
+            "registrer",
+        );
+        assert_eq!(check_shape(&ok), Ok(()));
+        let long = one(
+            json!({"typeId": 95, "tempId": "ø".repeat(MAX_ID_CHARS + 1)}),
+            "registrer",
+        );
+        assert_eq!(
+            check_shape(&long).unwrap_err().to_string(),
+            format!("registrer/vegObjekt[0]/tempId er 256 tegn lang; største tillatte lengde er {MAX_ID_CHARS} tegn")
+        );
     }
 
     #[test]

@@ -1,0 +1,208 @@
+//! Heavy answers rendered off the async workers, a bounded number at a time (issue 26 item 12).
+//!
+//! A streamed list page (`super::stream`, the GeoJSON collections) renders ~64 KiB when hyper
+//! asks for the next frame, and the compression layer compresses it in the same call. On the
+//! async workers that work delayed every other connection of the worker: 100 clients asking for
+//! 34 MB gzipped pages made `/status` take 54 s. A handler marks such an answer [`Heavy`]; the
+//! request stack ([`super::stack`]) then wraps its body, compression included, in [`offload`]:
+//! each frame is produced on the blocking pool while holding one of [`permits`] permits of one
+//! semaphore for the whole process, so at most `max(1, cores − 1)` chunks are rendered and
+//! compressed at once and at least one core stays free for the cheap requests. The permits are
+//! granted in the order asked (tokio's semaphore is fair), one chunk at a time, so the heavy
+//! answers take turns chunk by chunk. Backpressure is unchanged: the next chunk is produced
+//! only when hyper asks for it, so a client that does not read holds no thread and no permit.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, Wake, Waker};
+
+use axum::body::{Body, Bytes};
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use tokio::sync::Semaphore;
+
+/// A response extension: the body is heavy to produce (render it off the async workers).
+#[derive(Debug, Clone, Copy)]
+pub struct Heavy;
+
+/// How many heavy chunks are produced at once: one less than the CPUs, at least one.
+pub fn permits() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .saturating_sub(1)
+        .max(1)
+}
+
+fn semaphore() -> &'static Arc<Semaphore> {
+    static SEMAPHORE: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    SEMAPHORE.get_or_init(|| Arc::new(Semaphore::new(permits())))
+}
+
+type Produced = (Body, Option<Result<Frame<Bytes>, axum::Error>>);
+
+/// `body` produced frame by frame on the blocking pool, under the heavy-work semaphore.
+pub fn offload(body: Body) -> Body {
+    let hint = body.size_hint();
+    Body::new(Offloaded {
+        body: Some(body),
+        job: None,
+        hint,
+        done: false,
+    })
+}
+
+struct Offloaded {
+    /// The body, while no frame is being produced.
+    body: Option<Body>,
+    /// The frame being produced (it owns the body meanwhile).
+    job: Option<Pin<Box<dyn Future<Output = Produced> + Send>>>,
+    hint: SizeHint,
+    done: bool,
+}
+
+/// The next frame of `body`, on a blocking thread once a permit is free.
+async fn produce(mut body: Body) -> Produced {
+    let permit = semaphore().clone().acquire_owned().await;
+    let work = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let frame = block_on(std::future::poll_fn(|cx| {
+            Pin::new(&mut body).poll_frame(cx)
+        }));
+        (body, frame)
+    });
+    match work.await {
+        Ok(produced) => produced,
+        Err(e) => {
+            tracing::error!(error = %e, "rendering a heavy answer failed");
+            (Body::empty(), Some(Err(axum::Error::new(e))))
+        }
+    }
+}
+
+impl HttpBody for Offloaded {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if this.job.is_none() {
+            let Some(body) = this.body.take() else {
+                return Poll::Ready(None);
+            };
+            if body.is_end_stream() {
+                this.done = true;
+                return Poll::Ready(None);
+            }
+            this.job = Some(Box::pin(produce(body)));
+        }
+        let Some(job) = this.job.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let (body, frame) = std::task::ready!(job.as_mut().poll(cx));
+        this.job = None;
+        match frame {
+            None | Some(Err(_)) => this.done = true,
+            Some(Ok(_)) => this.body = Some(body),
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.hint
+    }
+}
+
+/// Wakes the thread that waits in [`block_on`].
+struct Unpark(std::thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Run `fut` to completion on this (blocking-pool) thread. The bodies offloaded here produce
+/// their frames synchronously, so this normally returns after one poll; a body that waits is
+/// woken through the thread's park token.
+fn block_on<F: Future>(fut: F) -> F::Output {
+    let mut fut = std::pin::pin!(fut);
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A body of `n` frames that records how many of its frames are being produced at once.
+    struct Counting {
+        left: usize,
+        now: Arc<AtomicUsize>,
+        most: Arc<AtomicUsize>,
+    }
+
+    impl HttpBody for Counting {
+        type Data = Bytes;
+        type Error = axum::Error;
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+            if self.left == 0 {
+                return Poll::Ready(None);
+            }
+            self.left -= 1;
+            let at_once = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(at_once, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b"abc")))))
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn frames_come_in_order_and_at_most_permits_at_once() {
+        let now = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let body = offload(Body::new(Counting {
+                left: 10,
+                now: now.clone(),
+                most: most.clone(),
+            }));
+            tasks.push(tokio::spawn(async move {
+                body.collect().await.unwrap().to_bytes()
+            }));
+        }
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), "abc".repeat(10));
+        }
+        let most = most.load(Ordering::SeqCst);
+        assert!(most >= 1 && most <= permits(), "{most} at once");
+    }
+
+    #[tokio::test]
+    async fn an_empty_body_ends_at_once() {
+        let body = offload(Body::empty());
+        assert!(body.collect().await.unwrap().to_bytes().is_empty());
+    }
+}
