@@ -617,6 +617,17 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
     let (status, body) =
         reqwest_get(&format!("{ogc}/ogc/collections/vegnett/items?limit=1000")).await;
     assert_eq!(status, 200, "{body}");
+    // the OGC features are the same rows: as many without a road reference as above
+    let fc: Value = serde_json::from_str(&body).unwrap();
+    let features = fc["features"].as_array().unwrap();
+    assert_eq!(features.len(), with_ref + without_ref);
+    assert_eq!(
+        features
+            .iter()
+            .filter(|f| f["properties"].get("vegreferanse").is_none())
+            .count(),
+        without_ref
+    );
 
     let objects_served = check_objects(&base, &by_type).await;
     assert_eq!(
