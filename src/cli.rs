@@ -357,10 +357,15 @@ pub fn run_queries(data: &Path, kind: QueryKind, count: usize, seed: u64) -> any
             }
         }
         QueryKind::VegBatch => {
+            // rows with a road reference (an imported network may have rows without one)
+            let with_ref: Vec<usize> = (0..n.len())
+                .filter(|&r| n.road_category[r] != crate::snapshot::columns::NO_ROAD_REF)
+                .collect();
+            anyhow::ensure!(!with_ref.is_empty(), "the network has no road references");
             for _ in 0..count {
                 let refs: Vec<String> = (0..1000)
                     .map(|_| {
-                        let r = rng.random_range(0..n.len());
+                        let r = with_ref[rng.random_range(0..with_ref.len())];
                         let key = crate::index::network::row_key(n, r);
                         let m = rng.random_range(n.from_m[r]..=n.to_m[r]);
                         key.point(m).replace(' ', "")

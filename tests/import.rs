@@ -80,6 +80,11 @@ async fn serve(data: &DataDir, generation: u64) -> String {
     format!("http://{addr}/nvdb/api/v2")
 }
 
+async fn reqwest_get(url: &str) -> (u16, String) {
+    let r = reqwest::get(url).await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
 async fn get(base: String, path: String) -> (u16, Value) {
     let r = reqwest::Client::new()
         .get(format!("{base}{path}"))
@@ -149,6 +154,41 @@ async fn check_objects(base: &str, by_type: &BTreeMap<u32, Vec<Value>>) -> usize
         }
     }
     served
+}
+
+/// The sequence ids of an object's placements (lines and points), as the file lists them.
+fn placement_ids(o: &Value) -> Vec<u64> {
+    let st = &o["stedfesting"];
+    ["linjer", "punkter"]
+        .iter()
+        .flat_map(|k| st[*k].as_array().cloned().unwrap_or_default())
+        .map(|l| l["id"].as_u64().unwrap())
+        .collect()
+}
+
+/// Does sequence `s` (a fixture record) have a current veglenke (no sluttdato)?
+fn has_current_link(s: &Value) -> bool {
+    s["veglenker"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|l| l["gyldighetsperiode"].get("sluttdato").is_none())
+}
+
+/// The veglenke of sequence `s` covering link position `pos` (between its ports' positions).
+fn link_at(s: &Value, pos: f64) -> Option<&Value> {
+    let port = |n: &Value| {
+        s["porter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["nummer"] == *n)
+            .and_then(|p| p["posisjon"].as_f64())
+    };
+    s["veglenker"].as_array().unwrap().iter().find(|l| {
+        l["gyldighetsperiode"].get("sluttdato").is_none()
+            && matches!((port(&l["startport"]), port(&l["sluttport"])), (Some(a), Some(b)) if a <= pos && pos <= b)
+    })
 }
 
 fn objects_by_type(dir: &Path) -> BTreeMap<u32, Vec<Value>> {
@@ -353,6 +393,58 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
         summary.objects_imported.values().sum::<usize>() + skipped_objects,
         read.values().sum::<usize>()
     );
+    // every sequence with a current veglenke comes in, with or without a road reference (in
+    // the samples: all 45, though 915 Vegsystem covers only 12 of them)
+    let current: HashSet<u64> = sequences
+        .iter()
+        .filter(|s| has_current_link(s))
+        .map(|s| s["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(current.len(), sequences.len());
+    assert_eq!(summary.sequences_imported, current.len());
+    // every object with a placement on one of them comes in (the 8 speed limits too); only
+    // placements on sequences absent from the source are dropped, each counted
+    let catalog = Catalog::embedded();
+    let mut absent_placements: BTreeMap<u32, usize> = BTreeMap::new();
+    for (t, objs) in &by_type {
+        if catalog.object_type(*t).is_none() {
+            continue;
+        }
+        let expected = objs
+            .iter()
+            .filter(|o| placement_ids(o).iter().any(|i| current.contains(i)))
+            .count();
+        assert_eq!(
+            summary.objects_imported.get(t).copied().unwrap_or(0),
+            expected,
+            "type {t}"
+        );
+        let absent: usize = objs
+            .iter()
+            .map(|o| {
+                placement_ids(o)
+                    .iter()
+                    .filter(|i| !current.contains(i))
+                    .count()
+            })
+            .sum();
+        if absent > 0 {
+            absent_placements.insert(*t, absent);
+        }
+    }
+    assert_eq!(summary.objects_imported.get(&105), Some(&8));
+    assert_eq!(
+        summary.objects_imported.values().sum::<usize>(),
+        read.values().sum::<usize>()
+    );
+    for (t, n) in &absent_placements {
+        assert_eq!(
+            summary.skipped.get(&format!("type {t}: placement on a veglenkesekvens absent from the source (or without a current veglenke)")),
+            Some(n),
+            "type {t}"
+        );
+    }
+    assert!(!absent_placements.is_empty());
     // 616's egenskapstyper that the embedded catalogue lacks are counted per occurrence
     let unknown_616: usize = by_type[&616]
         .iter()
@@ -414,6 +506,129 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
     assert!(served.len() >= 3, "served sequences: {served:?}");
     assert_eq!(served.len(), summary.sequences_imported);
 
+    // every row: a road reference exactly where a 915 covers it, and the medium of its
+    // veglenke (Uberiket's number 2 = L; absent = T)
+    let covered: Vec<(u64, f64, f64)> = by_type[&915]
+        .iter()
+        .flat_map(|o| o["stedfesting"]["linjer"].as_array().unwrap().clone())
+        .map(|l| {
+            let (a, b) = (
+                l["startposisjon"].as_f64().unwrap(),
+                l["sluttposisjon"].as_f64().unwrap(),
+            );
+            (l["id"].as_u64().unwrap(), a.min(b), a.max(b))
+        })
+        .collect();
+    let (mut with_ref, mut without_ref, mut in_air) = (0, 0, HashSet::new());
+    for s in &sequences {
+        let id = s["id"].as_u64().unwrap();
+        let (status, body) = get(format!("/vegnett/lenker/{id}")).await;
+        assert_eq!(status, 200, "sequence {id}");
+        for row in body.as_array().unwrap() {
+            let mid = (row["startposisjon"].as_f64().unwrap()
+                + row["sluttposisjon"].as_f64().unwrap())
+                / 2.0;
+            let is_covered = covered
+                .iter()
+                .any(|&(c, a, b)| c == id && a <= mid && mid <= b);
+            assert_eq!(
+                row.get("vegreferanse").is_some(),
+                is_covered,
+                "sequence {id} at {mid}: {row}"
+            );
+            if is_covered {
+                with_ref += 1;
+            } else {
+                without_ref += 1;
+            }
+            let link = link_at(s, mid).unwrap();
+            let want = if link["geometri"]["medium"] == 2 {
+                in_air.insert((id, link["nummer"].as_u64().unwrap()));
+                "L"
+            } else {
+                "T"
+            };
+            assert_eq!(row["medium"], want, "sequence {id} at {mid}");
+        }
+    }
+    assert!(with_ref > 0 && without_ref > 0, "{with_ref} {without_ref}");
+    // 6 veglenker carry medium 2, one of them closed (605545 #2, not in the network)
+    assert_eq!(in_air.len(), 5, "{in_air:?}");
+
+    // an object on links without a road reference: 200, no vegreferanser, no vegsegmenter,
+    // its placements and geometry kept
+    for q in [
+        "/vegobjekter/105/78712521?inkluder=alle",
+        "/vegobjekter/105/78712521",
+    ] {
+        let (status, body) = get(q.into()).await;
+        assert_eq!(status, 200, "{q}: {body}");
+        assert_eq!(
+            body["lokasjon"]["vegreferanser"],
+            serde_json::json!([]),
+            "{q}"
+        );
+        assert_eq!(
+            body["lokasjon"]["stedfestinger"][0]["veglenkeid"].as_u64(),
+            Some(365652),
+            "{q}"
+        );
+        assert!(body["geometri"]["wkt"].as_str().is_some(), "{q}");
+    }
+    let (_, body) = get("/vegobjekter/105/78712521?inkluder=alle".into()).await;
+    assert_eq!(body["vegsegmenter"], serde_json::json!([]));
+    // lists, statistics and the road-reference filters answer, without a server error
+    let (status, body) = get("/vegobjekter/105?inkluder=alle".into()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["objekter"].as_array().unwrap().len(), 8);
+    let (status, body) = get("/vegobjekter/105/statistikk".into()).await;
+    assert_eq!((status, body["antall"].as_u64()), (200, Some(8)), "{body}");
+    // a link position on such a link: no position answer (a position carries a road reference)
+    let (status, _) = get("/veg?veglenke=0.5@365652".into()).await;
+    assert_eq!(status, 204);
+    let (status, body) = get("/vegobjekter/105?vegreferanse=K".into()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["metadata"]["returnert"].as_u64(), Some(0), "{body}");
+    let (status, body) = get("/vegnett/lenker?vegreferanse=K&antall=1000".into()).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["objekter"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r.get("vegreferanse").is_some()));
+    // /posisjon on a point of 365652 never answers with that link
+    let seq_365652 = sequences.iter().find(|s| s["id"] == 365652).unwrap();
+    let (x, y) = first_point(
+        seq_365652["veglenker"][0]["geometri"]["wkt"]
+            .as_str()
+            .unwrap(),
+    );
+    let (status, body) = get(format!(
+        "/posisjon?ost={x}&nord={y}&srid=5973&maks_avstand=5000&maks_antall=10"
+    ))
+    .await;
+    assert!(status == 200 || status == 404, "{status} {body}");
+    assert!(body
+        .as_array()
+        .into_iter()
+        .flatten()
+        .all(|p| p["veglenke"]["id"] != 365652));
+    let ogc = base.replace("/nvdb/api/v2", "");
+    let (status, body) =
+        reqwest_get(&format!("{ogc}/ogc/collections/vegnett/items?limit=1000")).await;
+    assert_eq!(status, 200, "{body}");
+    // the OGC features are the same rows: as many without a road reference as above
+    let fc: Value = serde_json::from_str(&body).unwrap();
+    let features = fc["features"].as_array().unwrap();
+    assert_eq!(features.len(), with_ref + without_ref);
+    assert_eq!(
+        features
+            .iter()
+            .filter(|f| f["properties"].get("vegreferanse").is_none())
+            .count(),
+        without_ref
+    );
+
     let objects_served = check_objects(&base, &by_type).await;
     assert_eq!(
         objects_served,
@@ -429,6 +644,109 @@ async fn real_samples_import_and_are_served_with_real_ids_geometry_and_values() 
         .find(|p| p["id"] == 11277)
         .unwrap();
     assert_eq!(nummer["verdi"].as_i64(), Some(17308));
+}
+
+/// A `GeometriEgenskap` is the object's own geometry: stored, shown as `geometri` with
+/// `egengeometri: true` and as the geometry property; one of the wrong kind is counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_geometry_is_imported_and_shown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("source");
+    copy_dir(&fixtures(), &src);
+    // a line beside 41383 (its first two vertices, 2 m east) as 591's "Geometri, linje"
+    let seq: Value = serde_json::from_str(
+        &std::fs::read_to_string(src.join("veglenkesekvenser/veglenkesekvens-41383.json")).unwrap(),
+    )
+    .unwrap();
+    let wkt = seq["veglenker"][0]["geometri"]["wkt"].as_str().unwrap();
+    let body = &wkt[wkt.find('(').unwrap() + 1..wkt.rfind(')').unwrap()];
+    let pts: Vec<Vec<f64>> = body
+        .split(',')
+        .take(2)
+        .map(|p| p.split_whitespace().map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let line: Vec<(f64, f64, f64)> = pts.iter().map(|p| (p[0] + 2.0, p[1], p[2])).collect();
+    let own = format!(
+        "LINESTRING Z({})",
+        line.iter()
+            .map(|(x, y, z)| format!("{x} {y} {z}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let edit = |path: &str, key: &str, wkt: &str| {
+        let p = src.join(path);
+        let mut o: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        o["egenskaper"][key] = serde_json::json!(
+            {"type": "GeometriEgenskap", "verdi": {"wkt": wkt, "srid": 5973}});
+        std::fs::write(&p, o.to_string()).unwrap();
+    };
+    edit("vegobjekter/591/vegobjekt-591-848324148.json", "6924", &own);
+    // a point for 105's line property: not the datatype's kind, counted
+    edit(
+        "vegobjekter/105/vegobjekt-105-78712521.json",
+        "11845",
+        &format!("POINT Z({} {} {})", line[0].0, line[0].1, line[0].2),
+    );
+    let data = DataDir::open(tmp.path().join("data")).unwrap();
+    let summary = import_dir(
+        &src,
+        &data,
+        &TypeSelection::parse("105,591").unwrap(),
+        &|_| {},
+    )
+    .unwrap();
+    println!("{}", summary.render());
+    let own_skips: Vec<(&String, &usize)> = summary
+        .skipped
+        .iter()
+        .filter(|(r, _)| r.contains("own geometry"))
+        .collect();
+    assert_eq!(
+        own_skips,
+        vec![(
+            &"type 105: egenskapstype 11845: own geometry not stored: not the datatype's kind (surfaces are not stored)".to_string(),
+            &1
+        )]
+    );
+    let base = serve(&data, summary.generation).await;
+    let (status, body) = get(
+        base.clone(),
+        "/vegobjekter/591/848324148?inkluder=alle&srid=5973".into(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["geometri"]["egengeometri"], true, "{body}");
+    let shown = body["geometri"]["wkt"].as_str().unwrap();
+    assert!(shown.starts_with("LINESTRING"), "{shown}");
+    let (x, y) = first_point(shown);
+    assert!(
+        (x - line[0].0).abs() < 0.01 && (y - line[0].1).abs() < 0.01,
+        "{shown} vs {own}"
+    );
+    let prop = body["egenskaper"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == 6924)
+        .unwrap_or_else(|| panic!("no 6924 in {body}"));
+    let (px, py) = first_point(prop["verdi"].as_str().unwrap());
+    assert!((px - line[0].0).abs() < 0.01 && (py - line[0].1).abs() < 0.01);
+    // the speed limit keeps its placement's geometry
+    let (status, body) = get(base, "/vegobjekter/105/78712521?inkluder=alle".into()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_ne!(body["geometri"]["egengeometri"], true, "{body}");
+    assert!(!body["egenskaper"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["id"] == 11845));
+    // lane placements are counted (the placements table has no lane column)
+    assert_eq!(
+        summary
+            .skipped
+            .get("type 591: kjorefelt of a placement not stored (placement kept)"),
+        Some(&2)
+    );
 }
 
 /// The real binary: a summary on stdout and a published generation; a truncated page and a

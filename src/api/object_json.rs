@@ -368,7 +368,7 @@ impl<'a> Render<'a> {
                     }
                 })
                 .collect(),
-            vegreferanser: ps.iter().map(|p| road_ref_of(g, p, point)).collect(),
+            vegreferanser: ps.iter().filter_map(|p| road_ref_of(g, p, point)).collect(),
             stedfestinger: merged(ps)
                 .iter()
                 .map(|p| PlacementDoc::new(p, point))
@@ -384,6 +384,11 @@ impl<'a> Render<'a> {
         let point = is_point(ps);
         let mut out = Vec::with_capacity(ps.len());
         for p in ps {
+            // a part on a row without a road reference has no segment (v2's segments are
+            // pieces of the road-referenced network; clients read `vegreferanse` of each)
+            let Some(vegreferanse) = road_ref_of(self.g, p, point) else {
+                continue;
+            };
             let Some(w) = self.located_wkt(std::slice::from_ref(p))? else {
                 continue;
             };
@@ -391,7 +396,7 @@ impl<'a> Render<'a> {
             out.push(SegmentDoc {
                 stedfesting: PlacementDoc::new(p, point),
                 geometri: self.geometry(w, None),
-                vegreferanse: road_ref_of(self.g, p, point),
+                vegreferanse,
                 kommune: l.municipality(),
                 fylke: l.county(),
                 region: l.region(),
@@ -511,13 +516,18 @@ impl<'a> Render<'a> {
     }
 }
 
-fn road_ref_of(g: &Generation, p: &Part, point: bool) -> RoadRefDoc {
+/// The road reference of a part; None on a row without one.
+fn road_ref_of(g: &Generation, p: &Part, point: bool) -> Option<RoadRefDoc> {
     let r = p.net_row as usize;
+    let key = g.segment(r).road_key();
+    if !key.has_road_ref() {
+        return None;
+    }
     let (a, b) = (
         g.meter_at(r, p.from).round() as u32,
         g.meter_at(r, p.to).round() as u32,
     );
-    RoadRefDoc::new(&g.segment(r).road_key(), a.min(b), a.max(b), point)
+    Some(RoadRefDoc::new(&key, a.min(b), a.max(b), point))
 }
 
 /// A point object: every part is a point (its placements carry `posisjon` and its road

@@ -7,8 +7,10 @@
 //!   positions, nodes = the row's start/end node), geometry as WKT in EPSG:5973 (UTM 33 + NN2000,
 //!   the storage coordinates as they are), `lengde` = the row's length; the sequence's `lengde`
 //!   = the link's length (rows' length over their position span).
-//! - Road references: one 915 Vegsystem per row (kategori, fase, nummer) over the row's
-//!   positions, and one 916 Strekning per (kategori, fase, nummer, hp, fylke; kommune for K and
+//! - Medium: `geometri.medium` as its number in the SOSI order the import reads (T, the
+//!   default, is left out).
+//! - Road references: one 915 Vegsystem per row with a road reference (kategori, fase, nummer)
+//!   over the row's positions (a row without one gets none), and one 916 Strekning per (kategori, fase, nummer, hp, fylke; kommune for K and
 //!   P roads) chain of rows (each starting where the previous one ends, in metre order; a hp
 //!   part with parallel carriageways gives several chains) with those rows' placements (hp =
 //!   strekning × 100 + delstrekning, so hp 1–99 is S0D<hp>). Their ids follow the
@@ -17,8 +19,8 @@
 //!   (enum → EnumEgenskap, integer → HeltallEgenskap, float → FlyttallEgenskap, text →
 //!   TekstEgenskap, dates → DatoEgenskap), barn, and placements (StedfestingPunkter when every
 //!   placement is a point, else StedfestingLinjer; MOT for placements against the link).
-//!   Own geometry is not written (Uberiket carries it as a GeometriEgenskap, which the import
-//!   does not store).
+//!   Own geometry (a point or a line) as a GeometriEgenskap of the type's first geometry
+//!   property of that kind, WKT in EPSG:5973; a surface is not written.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -29,7 +31,7 @@ use serde_json::{json, Map, Value};
 
 use super::roadref::{STREKNING, VEGSYSTEM};
 use super::{OBJECTS_DIR, SEQUENCES_DIR};
-use crate::catalog::{Catalog, ValueKind};
+use crate::catalog::{datatype, Catalog, ValueKind};
 use crate::changeset::working::value_at;
 use crate::error::{EngineError, Result};
 use crate::generation::Generation;
@@ -171,6 +173,11 @@ fn sequence(net: &RoadNetwork, rows: std::ops::Range<usize>) -> Value {
             "lengde": net.length_m[r],
             "feltoversikt": lanes,
         });
+        if let Some(code) = b"TBLUSOVDIWJX".iter().position(|&m| m == net.medium[r]) {
+            if code > 0 {
+                l["geometri"]["medium"] = json!(code);
+            }
+        }
         if net.super_id[r] != 0 {
             l["superstedfesting"] =
                 json!({"id": net.super_id[r], "startposisjon": 0.0, "sluttposisjon": 1.0});
@@ -213,6 +220,23 @@ pub fn object(catalog: &Catalog, t: &ObjectTable, row: usize) -> Value {
             }
         };
         egenskaper.insert(col.property_id.to_string(), e);
+    }
+    let own = match t.own_geometry(row) {
+        [] => None,
+        g if crate::geo::surface::is_surface(g) => None,
+        [c] => Some((
+            datatype::GEOM_POINT,
+            format!("POINT Z ({} {} {})", c[0], c[1], c[2]),
+        )),
+        g => Some((datatype::GEOM_LINE, wkt(g))),
+    };
+    if let Some((kind, text)) = own {
+        if let Some(p) = ty.and_then(|ty| ty.geometry_property(kind)) {
+            egenskaper.insert(
+                p.id.to_string(),
+                json!({"type": "GeometriEgenskap", "verdi": {"wkt": text, "srid": 5973}}),
+            );
+        }
     }
     let mut barn: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for c in t.children(row) {

@@ -1,6 +1,7 @@
 //! Veglenkesekvenser -> network rows. A v2 link is a veglenkesekvens (link id = sequence id,
 //! positions 0–1 along it); each current veglenke covers the positions of its start and end
-//! ports and becomes one or more rows (split where the 915 road reference changes).
+//! ports and becomes one or more rows (split where the 915 road reference changes). A piece no
+//! 915 covers is kept as a row without a road reference (`NO_ROAD_REF`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -12,7 +13,7 @@ use crate::area::Areas;
 use crate::geo::linref::sub_line;
 use crate::geo::srid::{to_storage, Srid};
 use crate::geo::Coord3;
-use crate::snapshot::columns::{RoadNetwork, ROAD_TYPES, TOPOLOGY_LEVELS};
+use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF, ROAD_TYPES, TOPOLOGY_LEVELS};
 
 /// Upstream `typeVeg` -> index into `ROAD_TYPES` (the v2 `typeVeg` values).
 const ROAD_TYPE_NAMES: [(&str, usize); 7] = [
@@ -24,6 +25,26 @@ const ROAD_TYPE_NAMES: [(&str, usize); 7] = [
     ("BILFERJE", 5),
     ("GATETUN", 6),
 ];
+
+/// The v2 medium letters in the SOSI order. Uberiket's `geometri.medium` is a number the
+/// OpenAPI does not explain; it is read as the 0-based index into this order (so 2 = L, "i
+/// luft": the samples' veglenker with medium 2 are short, level pieces, as bridges are).
+const MEDIUM_LETTERS: &[u8; 12] = b"TBLUSOVDIWJX";
+
+/// Upstream medium -> the v2 letter: absent = T (on the ground), a number outside the list = X
+/// (unknown, counted).
+fn medium_letter(medium: Option<i64>, summary: &mut Summary) -> u8 {
+    match medium {
+        None => b'T',
+        Some(m) => match usize::try_from(m).ok().and_then(|i| MEDIUM_LETTERS.get(i)) {
+            Some(&l) => l,
+            None => {
+                summary.skip(format!("veglenke: medium {m} unknown, stored as X [kept]"));
+                b'X'
+            }
+        },
+    }
+}
 
 /// One network row before sorting.
 struct Row {
@@ -47,6 +68,7 @@ struct Row {
     /// The 916 placement and the piece's positions, metres resolved in `finish`.
     section: Option<(Section, f64, f64)>,
     lanes: String,
+    medium: u8,
     theme: u16,
     connection: bool,
     level: u8,
@@ -157,7 +179,7 @@ impl NetworkBuilder {
             summary.sequences_imported += 1;
             self.sequences.insert(seq.id);
         } else {
-            summary.skip("veglenkesekvens without any current veglenke with a road reference");
+            summary.skip("veglenkesekvens without any current veglenke");
         }
     }
 
@@ -251,12 +273,34 @@ impl NetworkBuilder {
             capture,
         );
         let seq_len = seq.lengde.unwrap_or(link.lengde / (b - a));
+        let medium = medium_letter(link.geometri.medium, summary);
         for (f0, f1, system, section) in refs.pieces(seq.id, a, b) {
-            let Some(system) = system else {
-                summary
-                    .skip("veglenke piece not covered by any 915 Vegsystem (no v2 road reference)");
-                continue;
+            // (category, status, number, metres from the 915's start, hp, 916 placement)
+            let road = match system {
+                Some(system) => (
+                    system.category,
+                    // v2's status G (gang-/sykkelveg) is fase V on a veglenke of that typeVeg
+                    if system.status == b'V' && link.type_veg == "GANG_OG_SYKKELVEG" {
+                        b'G'
+                    } else {
+                        system.status
+                    },
+                    system.number,
+                    (
+                        ((f0 - system.from) * seq_len).round() as u32,
+                        ((f1 - system.from) * seq_len).round() as u32,
+                    ),
+                    section.map(|s| s.hp).unwrap_or(FALLBACK_HP),
+                    section.map(|s| (s, f0, f1)),
+                ),
+                None => {
+                    summary.skip(
+                        "veglenke piece not covered by any 915 Vegsystem: a row without a road reference [kept]",
+                    );
+                    (NO_ROAD_REF, NO_ROAD_REF, 0, (0, 0), 0, None)
+                }
             };
+            let (category, status, number, (from_m, to_m), hp, section) = road;
             let (r0, r1) = ((f0 - a) / (b - a), (f1 - a) / (b - a));
             let g = if r0 == 0.0 && r1 == 1.0 {
                 coords.clone()
@@ -275,19 +319,15 @@ impl NetworkBuilder {
                 county,
                 region,
                 department,
-                category: system.category,
-                // v2's status G (gang-/sykkelveg) is fase V on a veglenke of that typeVeg
-                status: if system.status == b'V' && link.type_veg == "GANG_OG_SYKKELVEG" {
-                    b'G'
-                } else {
-                    system.status
-                },
-                number: system.number,
-                from_m: ((f0 - system.from) * seq_len).round() as u32,
-                to_m: ((f1 - system.from) * seq_len).round() as u32,
-                hp: section.map(|s| s.hp).unwrap_or(FALLBACK_HP),
-                section: section.map(|s| (s, f0, f1)),
+                category,
+                status,
+                number,
+                from_m,
+                to_m,
+                hp,
+                section,
                 lanes: link.feltoversikt.join("#"),
+                medium,
                 theme: link.geometri.temakode.unwrap_or(0),
                 connection: link.konnektering,
                 level: level as u8,
@@ -359,9 +399,7 @@ impl NetworkBuilder {
             n.from_m.push(r.from_m);
             n.to_m.push(r.to_m.max(r.from_m));
             n.lanes.push(r.lanes);
-            // Uberiket's Veglenke has no medium field: stored as T (on the ground), a
-            // documented choice (ARCHITECTURE.md, import mapping)
-            n.medium.push(b'T');
+            n.medium.push(r.medium);
             n.theme_code.push(r.theme);
             n.is_connection.push(r.connection);
             n.topology_level.push(r.level);

@@ -1,6 +1,7 @@
 //! Vegobjekter -> one object table per type: real ids, versions, dates, properties mapped
 //! through the catalogue by egenskapstype id (enum values by id), placements on the imported
-//! sequences, children (barn). Whatever cannot be stored is counted in the summary.
+//! sequences, children (barn), the own geometry (a `GeometriEgenskap`). Whatever cannot be
+//! stored is counted in the summary.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -10,8 +11,11 @@ use arrow_array::ArrayRef;
 
 use super::date_days;
 use super::summary::Summary;
-use super::uberiket::{Placement, RoadObject, Value};
-use crate::catalog::{ObjectType, ValueKind};
+use super::uberiket::{Geometry, Placement, RoadObject, Value};
+use crate::catalog::{ObjectType, PropertyType, ValueKind};
+use crate::changeset::model::Property;
+use crate::changeset::validate::{geometry_value, GeometryError};
+use crate::geo::Coord3;
 use crate::snapshot::columns::{
     ObjectTable, PropertyColumn, DIRECTION_AGAINST, DIRECTION_WITH, OPEN_END,
 };
@@ -31,12 +35,31 @@ struct Row {
     locs: Vec<(u64, f64, f64, u8)>,
     children: Vec<(u32, u64)>,
     values: Vec<(u32, Stored)>,
+    /// Own geometry in storage coordinates (empty = none).
+    geometry: Vec<Coord3>,
 }
 
 /// Objects of one type being collected.
 pub struct TypeBuilder {
     ty: &'static ObjectType,
     rows: Vec<Row>,
+}
+
+/// A `GeometriEgenskap` of geometry property `p` in storage coordinates (the write path's
+/// parser: a POINT for a point property, a LINESTRING for a line property), or why not.
+fn own_geometry(p: &PropertyType, g: &Geometry) -> Result<Vec<Coord3>, &'static str> {
+    let given = Property {
+        type_id: p.id,
+        values: vec![format!("srid={};{}", g.srid, g.wkt)],
+        ..Default::default()
+    };
+    geometry_value(p, &given).map_err(|e| match e {
+        GeometryError::Coordinates(_) => "srid or coordinates not readable",
+        GeometryError::Wkt { .. } => "not valid WKT",
+        GeometryError::EmptyPoint { .. } => "an empty POINT",
+        GeometryError::WrongKind { .. } => "not the datatype's kind (surfaces are not stored)",
+        GeometryError::NonFinite { .. } => "a coordinate that is not a finite number",
+    })
 }
 
 fn direction(r: &Option<String>) -> u8 {
@@ -82,9 +105,11 @@ impl TypeBuilder {
         };
         // placements: a sving is kept as its start and end points
         let mut all = Vec::new();
+        let mut with_lanes = 0usize;
         match &o.stedfesting {
             Some(Placement::StedfestingLinjer { linjer }) => {
                 for l in linjer {
+                    with_lanes += usize::from(!l.kjorefelt.is_empty());
                     let (a, b) = (
                         l.startposisjon.min(l.sluttposisjon),
                         l.startposisjon.max(l.sluttposisjon),
@@ -94,6 +119,7 @@ impl TypeBuilder {
             }
             Some(Placement::StedfestingPunkter { punkter }) => {
                 for p in punkter {
+                    with_lanes += usize::from(!p.kjorefelt.is_empty());
                     all.push((p.id, p.posisjon, p.posisjon, direction(&p.retning)));
                 }
             }
@@ -117,7 +143,7 @@ impl TypeBuilder {
             .collect();
         for _ in locs.len()..read {
             summary.skip(format!(
-                "type {t}: placement on a veglenkesekvens not in the imported network"
+                "type {t}: placement on a veglenkesekvens absent from the source (or without a current veglenke)"
             ));
         }
         if locs.is_empty() {
@@ -126,7 +152,14 @@ impl TypeBuilder {
             ));
             return false;
         }
+        for _ in 0..with_lanes {
+            // the placements table has no lane column (v2's `felt` on a stedfesting)
+            summary.skip(format!(
+                "type {t}: kjorefelt of a placement not stored (placement kept)"
+            ));
+        }
         let mut values = Vec::new();
+        let mut geometry = Vec::new();
         for (key, v) in &o.egenskaper {
             let Some(p) = key.parse::<u32>().ok().and_then(|id| self.ty.property(id)) else {
                 summary.skip(format!(
@@ -134,6 +167,25 @@ impl TypeBuilder {
                 ));
                 continue;
             };
+            if p.is_geometry() {
+                let reason = match v {
+                    Value::GeometriEgenskap { verdi } if geometry.is_empty() => {
+                        match own_geometry(p, verdi) {
+                            Ok(g) => {
+                                geometry = g;
+                                continue;
+                            }
+                            Err(why) => why,
+                        }
+                    }
+                    Value::GeometriEgenskap { .. } => "a second own geometry",
+                    _ => "not a GeometriEgenskap",
+                };
+                summary.skip(format!(
+                    "type {t}: egenskapstype {key}: own geometry not stored: {reason}"
+                ));
+                continue;
+            }
             let stored = match (p.storage(), v) {
                 (ValueKind::Enum, Value::EnumEgenskap { verdi }) => {
                     if u32::try_from(*verdi)
@@ -197,6 +249,7 @@ impl TypeBuilder {
             locs,
             children,
             values,
+            geometry,
         });
         true
     }
@@ -262,6 +315,7 @@ impl TypeBuilder {
                 table.loc_direction.push(l.3);
             }
             table.loc_offsets.push(table.loc_link.len() as u32);
+            table.geom_coords.extend_from_slice(&r.geometry);
             table.geom_offsets.push(table.geom_coords.len() as u32);
             for c in &r.children {
                 table.child_type.push(c.0);

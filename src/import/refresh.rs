@@ -143,6 +143,7 @@ fn road_object(catalog: &Catalog, table: &ObjectTable, row: usize) -> RoadObject
                 }
                 .into(),
             ),
+            kjorefelt: Vec::new(),
         })
         .collect();
     RoadObject {

@@ -7,7 +7,7 @@
 //! growing along its placements in their listed order (a `MOT` placement counts from its end).
 //! Fallback where no 916 covers a piece: hp 1 and metres measured along the sequence from the
 //! start of the 915 placement. Pieces of links that no 915 covers have no v2 road reference:
-//! they are not part of the v2 network and are counted.
+//! they become rows without one (`NO_ROAD_REF`), counted.
 
 use std::collections::HashMap;
 

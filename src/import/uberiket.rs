@@ -46,6 +46,10 @@ pub struct Geometry {
     pub temakode: Option<u16>,
     #[serde(default)]
     pub kvalitet: Option<Quality>,
+    /// The SOSI medium as a number (0-based in the SOSI order T B L U S O V D I W J X; see
+    /// `network::medium_letter`).
+    #[serde(default)]
+    pub medium: Option<i64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -85,6 +89,9 @@ pub struct LinePlacement {
     pub sluttposisjon: f64,
     #[serde(default)]
     pub retning: Option<String>,
+    /// Lanes the placement is on (not stored: counted).
+    #[serde(default)]
+    pub kjorefelt: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -93,6 +100,9 @@ pub struct PointPlacement {
     pub posisjon: f64,
     #[serde(default)]
     pub retning: Option<String>,
+    /// Lanes the placement is on (not stored: counted).
+    #[serde(default)]
+    pub kjorefelt: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -113,8 +123,9 @@ pub enum Placement {
     Other,
 }
 
-/// One property value. Types the import cannot store (`BinaerEgenskap`, `GeometriEgenskap`,
-/// `ListeEgenskap`, `StrukturEgenskap`, ...) land in `Other` and are counted as skipped.
+/// One property value. Types the import cannot store (`BinaerEgenskap`, `ListeEgenskap`,
+/// `StrukturEgenskap`, ...) land in `Other` and are counted as skipped; a `GeometriEgenskap`
+/// is the object's own geometry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type")]
 pub enum Value {
@@ -141,6 +152,9 @@ pub enum Value {
     },
     BoolskEgenskap {
         verdi: bool,
+    },
+    GeometriEgenskap {
+        verdi: Geometry,
     },
     #[serde(other)]
     Other,

@@ -5,7 +5,7 @@ use roaring::RoaringBitmap;
 
 use super::grid::SegmentGrid;
 use crate::area::AreaKind;
-use crate::snapshot::columns::RoadNetwork;
+use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF};
 use crate::util::FastMap;
 
 /// What identifies a road part (hp) in the network.
@@ -20,6 +20,14 @@ pub struct RoadKey {
 }
 
 impl RoadKey {
+    /// False for a row without a road reference (`NO_ROAD_REF`: an imported veglenke piece no
+    /// 915 Vegsystem covers): such a row has no vegreferanse to show, is found by no road
+    /// reference and answers no position question.
+    #[inline]
+    pub fn has_road_ref(&self) -> bool {
+        self.category != NO_ROAD_REF
+    }
+
     /// The municipality part of the prefix: the last two digits for K and P roads, else 0.
     pub fn municipality_part_of(category: u8, municipality: u16) -> u8 {
         if matches!(category, b'K' | b'P') {
@@ -100,7 +108,8 @@ pub struct RoadRow {
 #[derive(Debug, Default)]
 pub struct NetworkIndexes {
     pub rows: Vec<RowInfo>,
-    /// Road part -> its level-0 rows with their meters, sorted by from_m (then link id): a
+    /// Road part -> its level-0 rows with their meters (rows without a road reference are in
+    /// none), sorted by from_m (then link id): a
     /// point reference is found by a walk over one contiguous run, not a random read of the
     /// network's columns per row (issue 11).
     pub roads: FastMap<RoadKey, Vec<RoadRow>>,
@@ -125,7 +134,7 @@ impl NetworkIndexes {
         let mut roads: FastMap<RoadKey, Vec<RoadRow>> = FastMap::default();
         let mut areas: FastMap<(AreaKind, u32), RoaringBitmap> = FastMap::default();
         for row in 0..n.len() {
-            if n.topology_level[row] == 0 {
+            if n.topology_level[row] == 0 && n.road_category[row] != NO_ROAD_REF {
                 roads.entry(row_key(n, row)).or_default().push(RoadRow {
                     from_m: n.from_m[row],
                     to_m: n.to_m[row],

@@ -12,7 +12,7 @@ use crate::geo::Coord3;
 use crate::index::grid::{segment_distance2, Piece, FLAG_CONNECTION, FLAG_DETAILED};
 use crate::index::network::{row_key, NetworkIndexes, RoadKey, RowInfo};
 use crate::index::rtree::NetworkIndex;
-use crate::snapshot::columns::RoadNetwork;
+use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF};
 
 /// A point on the network: the segment row, its link position, the point, and the reference.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,12 +98,13 @@ pub fn locate_road_ref(
     Some(p)
 }
 
-/// Where a link position lies.
+/// Where a link position lies; None also on a row without a road reference (a position
+/// answer always carries one).
 pub fn locate_link(n: &RoadNetwork, link_id: u64, position: f64) -> Option<NetworkPosition> {
     let rows = n.rows_of_link(link_id);
-    let row = rows
-        .clone()
-        .find(|&r| n.from_pos[r] <= position && position <= n.to_pos[r])?;
+    let row = rows.clone().find(|&r| {
+        n.from_pos[r] <= position && position <= n.to_pos[r] && n.road_category[r] != NO_ROAD_REF
+    })?;
     Some(position_in_row(n, row, position, 0.0))
 }
 
@@ -124,19 +125,22 @@ impl NearestFilter {
             && (self.include_detailed_links || flags & FLAG_DETAILED == 0)
     }
 
-    /// The road-reference part of the filter.
+    /// The road-reference part of the filter (a row without a road reference never passes:
+    /// a position answer always carries one).
     #[inline]
     pub fn accepts_road(&self, ri: &RowInfo) -> bool {
-        self.roads.is_empty()
-            || self
-                .roads
-                .iter()
-                .any(|f| f.matches(&ri.key, ri.from_m, ri.to_m))
+        ri.key.has_road_ref()
+            && (self.roads.is_empty()
+                || self
+                    .roads
+                    .iter()
+                    .any(|f| f.matches(&ri.key, ri.from_m, ri.to_m)))
     }
 
     pub fn accepts(&self, n: &RoadNetwork, row: usize) -> bool {
         (self.include_connection_links || !n.is_connection[row])
             && (self.include_detailed_links || n.topology_level[row] == 0)
+            && n.road_category[row] != NO_ROAD_REF
             && (self.roads.is_empty() || {
                 let key = row_key(n, row);
                 self.roads

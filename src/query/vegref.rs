@@ -190,8 +190,10 @@ impl RoadRefFilter {
 
     /// Does a road part (its key and meter range) match this filter? `from_m..=to_m` is the
     /// segment's meter range; it matches when it overlaps the filter's range.
+    /// A row without a road reference matches no filter.
     pub fn matches(&self, key: &RoadKey, from_m: u32, to_m: u32) -> bool {
-        if self.county.is_some_and(|c| c != key.county)
+        if !key.has_road_ref()
+            || self.county.is_some_and(|c| c != key.county)
             || self
                 .municipality_part
                 .is_some_and(|m| m != key.municipality_part)

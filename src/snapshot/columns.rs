@@ -55,6 +55,11 @@ pub const ROAD_TYPES: [&str; 7] = [
     "Gatetun",
 ];
 
+/// `road_category` (and `road_status`) of a row without a road reference: an imported veglenke
+/// piece no 915 Vegsystem covers. Such a row has number, hp and metres 0 and is left out of
+/// everything that answers with a road reference (see `index::network::RoadKey::has_road_ref`).
+pub const NO_ROAD_REF: u8 = b'-';
+
 /// `topologinivå_tekst` per level.
 pub const TOPOLOGY_LEVELS: [&str; 3] = ["VEGTRASE", "KJOREBANE", "KJOREFELT"];
 
@@ -75,7 +80,7 @@ columns! {
             pub region: u8 = "region" Int32<u8>,
             pub road_department: u8 = "road_department" Int32<u8>,
             /// Road reference: category letter (E R F K P), status letter (V G ...), number, hp,
-            /// meters.
+            /// meters; category and status `NO_ROAD_REF` (the rest 0) = none.
             pub road_category: u8 = "road_category" Letter,
             pub road_status: u8 = "road_status" Letter,
             pub road_number: u32 = "road_number" Int32<u32>,

@@ -67,23 +67,30 @@ pub fn layer(g: &Generation, tile: TileId, style: &Style) -> Result<Layer> {
         };
         let s = g.segment(row);
         let key = s.road_key();
-        let props = [
+        let mut props = vec![
             ("veglenke", Prop::Int(s.link_id().0 as i64)),
             ("fra", Prop::Float(s.from_pos())),
             ("til", Prop::Float(s.to_pos())),
-            (
-                "vegkategori",
-                Prop::Text((key.category as char).to_string()),
-            ),
-            ("fase", Prop::Text((key.status as char).to_string())),
-            ("vegnummer", Prop::Int(key.number as i64)),
-            (
-                "vegreferanse",
-                Prop::Text(key.stretch(s.from_m(), s.to_m())),
-            ),
+        ];
+        // a row without a road reference has none of the road-reference properties
+        if key.has_road_ref() {
+            props.extend([
+                (
+                    "vegkategori",
+                    Prop::Text((key.category as char).to_string()),
+                ),
+                ("fase", Prop::Text((key.status as char).to_string())),
+                ("vegnummer", Prop::Int(key.number as i64)),
+                (
+                    "vegreferanse",
+                    Prop::Text(key.stretch(s.from_m(), s.to_m())),
+                ),
+            ]);
+        }
+        props.extend([
             ("kommune", Prop::Int(s.municipality() as i64)),
             ("topologinivå", Prop::Int(s.topology_level() as i64)),
-        ];
+        ]);
         b.add(None, &props, Geometry::Lines(&parts));
     }
     Ok(b.finish())

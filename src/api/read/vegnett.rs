@@ -148,8 +148,10 @@ pub struct LinkDoc {
     pub fylke: u8,
     pub vegavdeling: u8,
     pub kommune: u16,
-    #[schema(value_type = Object)]
-    pub vegreferanse: crate::api::dto::RoadRefStretch,
+    /// Absent on a row without a road reference (an imported veglenke no 915 covers).
+    #[schema(value_type = Option<Object>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegreferanse: Option<crate::api::dto::RoadRefStretch>,
     /// Whole meters, as in the documentation's example (`"strekningslengde": 78`).
     pub strekningslengde: i64,
     #[serde(rename = "typeVeg")]
@@ -216,7 +218,9 @@ pub fn link_json(
         fylke: l.county(),
         vegavdeling: l.road_department(),
         kommune: l.municipality(),
-        vegreferanse: road_ref_stretch(&l.road_key(), l.from_m(), l.to_m()),
+        vegreferanse: Some(l.road_key())
+            .filter(|k| k.has_road_ref())
+            .map(|k| road_ref_stretch(&k, l.from_m(), l.to_m())),
         strekningslengde: l.length_m().round() as i64,
         type_veg: ROAD_TYPES
             .get(l.road_type() as usize)
