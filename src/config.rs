@@ -81,6 +81,16 @@ pub struct ServeArgs {
     /// publishes to finish.
     #[arg(long, env = "VEGDB_STORE_KEEP", default_value_t = crate::remote::publisher::DEFAULT_KEEP)]
     pub store_keep: usize,
+    /// Seconds the writer's lease on the store (`--publish-to`; one writer per store prefix)
+    /// lasts after its last renewal: a writer that stops without releasing it (killed) holds
+    /// the prefix that long, and another writer takes it over only after that.
+    #[arg(long, env = "VEGDB_STORE_LEASE_TTL", default_value_t = crate::remote::lease::DEFAULT_TTL_S)]
+    pub store_lease_ttl: f64,
+    /// Seconds between renewals of the writer's lease (at most half of --store-lease-ttl). A
+    /// writer whose renewals fail for --store-lease-ttl less this accepts no changeset until
+    /// one succeeds.
+    #[arg(long, env = "VEGDB_STORE_LEASE_RENEW", default_value_t = crate::remote::lease::DEFAULT_RENEW_S)]
+    pub store_lease_renew: f64,
     /// How requests are scheduled: `per-core` runs one single-threaded runtime per worker,
     /// each serving the connections given to it round robin (no cross-thread wake-ups; a long
     /// request delays the other requests of its worker); `shared` is tokio's work-stealing
