@@ -67,7 +67,7 @@ pub enum Command {
         #[arg(long, default_value_t = 42)]
         seed: u64,
         /// Data directory to publish the generation into.
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
     },
     /// Import saved NVDB Uberiket responses (see README) as a new generation in --data.
@@ -80,7 +80,7 @@ pub enum Command {
         #[arg(long)]
         download_dir: Option<PathBuf>,
         /// Data directory to publish the generation into.
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
         /// Comma-separated type ids, or all-known.
         #[arg(long, default_value = "all-known", value_parser = crate::import::TypeSelection::parse)]
@@ -97,7 +97,7 @@ pub enum Command {
         #[arg(long)]
         source: String,
         /// Data directory whose current generation is refreshed.
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
     },
     /// Export one object type of the current generation as a GIS file: FlatGeobuf, GeoJSON or
@@ -119,7 +119,7 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Data directory whose CURRENT generation is exported (read-only).
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
     },
     /// Inspect, verify, load, roll back or upgrade snapshot generations.
@@ -150,7 +150,7 @@ pub enum UserAction {
         #[arg(long, value_delimiter = ',')]
         kommuner: Option<Vec<u16>>,
         /// Data directory whose users.json is written (unless --users is given).
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
         /// Users file (default: <data>/users.json).
         #[arg(long, env = "VEGDB_USERS")]
@@ -213,7 +213,7 @@ pub enum SnapshotAction {
     /// Print the manifest and row counts of a generation (default: CURRENT).
     Inspect {
         /// Data directory (read only; no lock is taken).
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
         /// Generation id (default: the one CURRENT names).
         #[arg(long)]
@@ -222,7 +222,7 @@ pub enum SnapshotAction {
     /// Load a generation as the server does and report the time per step and peak memory.
     Load {
         /// Data directory (read only; no lock is taken).
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
         /// Generation id (default: the one CURRENT names).
         #[arg(long)]
@@ -232,7 +232,7 @@ pub enum SnapshotAction {
     /// road with up to ±10 m noise, 20 % anywhere in the extent) or /veg/batch requests.
     Queries {
         /// Data directory (read only; no lock is taken).
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
         /// Which requests to write.
         #[arg(long, value_enum, default_value = "posisjon")]
@@ -249,7 +249,7 @@ pub enum SnapshotAction {
     /// the manifest after them, CURRENT last and conditionally.
     Push {
         /// Data directory holding the generation.
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
         /// The store: `s3://bucket/prefix`, `az://container/prefix`, `gs://bucket/prefix`.
         #[arg(long, value_name = "URL")]
@@ -266,7 +266,7 @@ pub enum SnapshotAction {
         #[arg(long, value_name = "URL")]
         from: String,
         /// Data directory to download into.
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
         /// Generation to download (default: the store's CURRENT).
         #[arg(long)]
@@ -276,7 +276,7 @@ pub enum SnapshotAction {
     /// lists every problem found (exit status 1 when there is one).
     Verify {
         /// Data directory (read only; no lock is taken).
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
         /// Generation id (default: the one CURRENT names).
         #[arg(long)]
@@ -286,7 +286,7 @@ pub enum SnapshotAction {
     /// server owns the directory and for a generation that fails `verify`.
     Rollback {
         /// Data directory (its owner lock is taken while CURRENT is moved).
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
         /// Generation id to make CURRENT.
         #[arg(long)]
@@ -298,7 +298,7 @@ pub enum SnapshotAction {
     /// (refused while a server owns the directory); the result is verified and compared first.
     Upgrade {
         /// Data directory holding the generation.
-        #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+        #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
         data: PathBuf,
         /// Generation to upgrade (default: CURRENT; without --out it must be CURRENT).
         #[arg(long)]

@@ -16,7 +16,7 @@ pub struct ServeArgs {
     #[arg(long, env = "VEGDB_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     /// Runtime data directory (generations + CURRENT). Initialised from --demo when empty.
-    #[arg(long, env = "VEGDB_DATA", default_value = "data")]
+    #[arg(long, env = "VEGDB_DATA", default_value = "data", value_parser = crate::config::data_dir_arg)]
     pub data: PathBuf,
     /// Snapshot to initialise an empty data directory from (default: the embedded demo).
     #[arg(long, env = "VEGDB_DEMO")]
@@ -81,6 +81,16 @@ pub struct ServeArgs {
     /// publishes to finish.
     #[arg(long, env = "VEGDB_STORE_KEEP", default_value_t = crate::remote::publisher::DEFAULT_KEEP)]
     pub store_keep: usize,
+    /// Seconds the writer's lease on the store (`--publish-to`; one writer per store prefix)
+    /// lasts after its last renewal: a writer that stops without releasing it (killed) holds
+    /// the prefix that long, and another writer takes it over only after that.
+    #[arg(long, env = "VEGDB_STORE_LEASE_TTL", default_value_t = crate::remote::lease::DEFAULT_TTL_S)]
+    pub store_lease_ttl: f64,
+    /// Seconds between renewals of the writer's lease (at most half of --store-lease-ttl). A
+    /// writer whose renewals fail for --store-lease-ttl less this accepts no changeset until
+    /// one succeeds.
+    #[arg(long, env = "VEGDB_STORE_LEASE_RENEW", default_value_t = crate::remote::lease::DEFAULT_RENEW_S)]
+    pub store_lease_renew: f64,
     /// How requests are scheduled: `per-core` runs one single-threaded runtime per worker,
     /// each serving the connections given to it round robin (no cross-thread wake-ups; a long
     /// request delays the other requests of its worker); `shared` is tokio's work-stealing
@@ -235,4 +245,88 @@ pub enum RuntimeKind {
 pub struct ServeOnly {
     #[command(flatten)]
     pub args: ServeArgs,
+}
+
+/// The value parser of every `--data` (and `VEGDB_DATA`): a local directory. A URL
+/// (`s3://bucket/prefix`, `gs://…`, `az://…`, `http(s)://…`, `file://…`, any `scheme://`) is
+/// refused with the flags that do reach an object store, never taken as a relative path (which
+/// would make a directory named `s3:` in the working directory and serve that).
+pub fn data_dir_arg(text: &str) -> Result<PathBuf, String> {
+    if let Some(scheme) = url_scheme(text) {
+        let store = crate::remote::is_store_url(text);
+        let what = if store {
+            "an object store"
+        } else if scheme.eq_ignore_ascii_case("file") {
+            "a file: URL (give the directory's path itself)"
+        } else {
+            "a URL"
+        };
+        return Err(format!(
+            "--data takes a local directory, and '{text}' is {what}. The data directory is always \
+             on the local disk; to work with an object store: `vegdb serve --data DIR \
+             --publish-to {example}` (a writer publishing each generation to the store), \
+             `vegdb serve --read-only --follow {example}` (a replica serving the store's \
+             generations), `vegdb snapshot push --data DIR --to {example}` or `vegdb snapshot \
+             pull --from {example} --data DIR` (copy generations between a directory and the \
+             store)",
+            example = if store { text } else { "s3://bucket/prefix" }
+        ));
+    }
+    if text.is_empty() {
+        return Err("--data must name a directory (it is empty)".into());
+    }
+    Ok(PathBuf::from(text))
+}
+
+/// The scheme of `text` when it is written as a URL (`scheme://…`; RFC 3986 scheme
+/// characters), or begins with an object store's scheme and a colon (`s3:/bucket`, a slash short).
+fn url_scheme(text: &str) -> Option<&str> {
+    if let Some((scheme, rest)) = text.split_once(':') {
+        if !rest.starts_with("//") && crate::remote::is_store_url(&format!("{scheme}://")) {
+            return Some(scheme);
+        }
+    }
+    let (scheme, _) = text.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_is_a_local_directory_never_a_url() {
+        for url in [
+            "s3://bucket/prefix",
+            "S3://bucket",
+            "gs://b/p",
+            "az://c/p",
+            "abfss://c/p",
+            "http://host/x",
+            "https://host/x",
+            "file:///tmp/data",
+            "memory://x",
+            "s3:/bucket/prefix",
+            "gs:bucket",
+        ] {
+            let e = data_dir_arg(url).unwrap_err();
+            assert!(
+                e.contains("--publish-to") && e.contains("--follow"),
+                "{url}: {e}"
+            );
+            assert!(
+                e.contains("snapshot push") && e.contains("snapshot pull"),
+                "{e}"
+            );
+            assert!(e.contains(&format!("'{url}'")), "the value is named: {e}");
+        }
+        for path in ["data", "/var/lib/vegdb", "./a:b", "dir/s3:/x", "C:\\data"] {
+            assert_eq!(data_dir_arg(path).unwrap(), PathBuf::from(path));
+        }
+        assert!(data_dir_arg("").is_err());
+    }
 }

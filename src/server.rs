@@ -276,10 +276,15 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
         let publisher = match &args.publish_to {
             Some(url) => {
                 let remote = crate::remote::Remote::open(url)?;
+                let times = crate::remote::lease::LeaseTimes::new(
+                    args.store_lease_ttl,
+                    args.store_lease_renew,
+                )?;
                 let p = crate::remote::publisher::Publisher::start(
                     data.clone(),
                     remote,
                     args.store_keep,
+                    times,
                 )
                 .with_context(|| format!("publishing to {url}"))?;
                 crate::changeset::journal::hold_until_published(p.published_watermark());
@@ -458,6 +463,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     for t in threads {
         let _ = t.join();
     }
+    // a clean stop gives the store's writer lease up (the next writer need not wait it out)
+    crate::remote::lease::release_all();
     served
 }
 

@@ -591,7 +591,8 @@ fn the_writer_publishes_each_generation_to_the_store() {
     assert_eq!(prefixes, vec![current - 1, current]);
 
     // a second writer with its own data directory is refused by the store it does not own
-    drop(s);
+    // (the first stopped cleanly: its lease is released, so the ownership check refuses)
+    stop_cleanly(s);
     let (other, _, _) = setup_writer_dir(8);
     let out = Command::new(BIN)
         .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port())])
@@ -729,4 +730,195 @@ fn killing_the_writer_during_an_upload_loses_nothing() {
         (again.uploaded, again.copied, again.made_current),
         (0, 0, false)
     );
+}
+
+// ---- one writer per store prefix (issue 26 item 11) ----------------------------------------
+
+/// Start `vegdb serve --publish-to url` on `data` with short lease times, without waiting.
+fn start_writer(data: &Path, s3: &s3::S3Server, url: &str) -> Server {
+    let port = free_port();
+    let child = Command::new(BIN)
+        .args(["serve", "--writer-priority", "normal", "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["--publish-to", url])
+        .args(["--store-lease-ttl", "4", "--store-lease-renew", "1"])
+        .arg("--data")
+        .arg(data)
+        .envs(s3.env())
+        .env("VEGDB_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+/// SIGTERM a server and wait until it has stopped.
+fn stop_cleanly(mut s: Server) {
+    assert!(Command::new("kill")
+        .args(["-TERM", &s.child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while s.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the writer did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// GET `path` of a server: (status, body); None when it does not answer.
+fn get(base: &str, path: &str) -> Option<(u16, String)> {
+    let r = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+        .get(format!("{base}{path}"))
+        .send()
+        .ok()?;
+    let st = r.status().as_u16();
+    Some((st, r.text().ok()?))
+}
+
+/// The writer's `/ready` answer once it is `status` (within 30 s).
+fn wait_ready_status(s: &Server, status: u16) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some((st, body)) = get(&s.base, "/ready") {
+            if st == status {
+                return serde_json::from_str(&body).unwrap();
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/ready of {} did not become {status}",
+            s.base
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn one_writer_per_store_prefix() {
+    let Some(s3) = s3::S3Server::start() else {
+        return;
+    };
+    let url = s3.url("lease");
+    let remote = s3.remote("lease");
+    let dirs = [setup_writer_dir(31), setup_writer_dir(32)];
+    // two writers with their own data directories started together on an empty prefix:
+    // exactly one becomes ready, the other refuses to start and names the lease's holder
+    let mut servers: Vec<Option<Server>> = dirs
+        .iter()
+        .map(|(d, _, _)| Some(start_writer(d.path(), &s3, &url)))
+        .collect();
+    let mut ready = Vec::new();
+    let mut refused = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while ready.len() + refused.len() < 2 {
+        assert!(Instant::now() < deadline, "the writers did not settle");
+        for (i, slot) in servers.iter_mut().enumerate() {
+            let Some(s) = slot else { continue };
+            if let Some(code) = s.child.try_wait().unwrap() {
+                let mut err = String::new();
+                s.child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut err)
+                    .unwrap();
+                refused.push((i, code, err));
+                *slot = None;
+            } else if get(&s.base, "/ready").is_some_and(|(st, _)| st == 200) {
+                ready.push((i, slot.take().unwrap()));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        ready.len(),
+        1,
+        "exactly one writer is ready; refused: {refused:?}"
+    );
+    let (winner, s) = ready.pop().unwrap();
+    let (loser, code, err) = refused.pop().unwrap();
+    assert_ne!(winner, loser);
+    assert!(!code.success(), "the second writer refuses to start: {err}");
+    let holder = std::fs::read_to_string(dirs[winner].0.path().join("WRITER-ID")).unwrap();
+    assert!(
+        err.contains("another writer holds the writer lease") && err.contains(holder.trim()),
+        "the refusal names the holder {holder}: {err}"
+    );
+    // the winner's changesets reach the store
+    let (dir, token, link) = &dirs[winner];
+    let id = submit(&s.base, token, *link, "lease-1").unwrap();
+    wait_done(&s.base, token, &id);
+    let g = wait_store_current(&remote, dir.path());
+    assert!(assert_complete(&remote, g).changesets.contains(&id));
+
+    // a clean stop releases the lease; the same directory takes it again at once
+    let lease_key = remote.key(vegdb::remote::lease::LEASE_FILE);
+    let read_lease = || -> Value {
+        let bytes = rt()
+            .block_on(remote.get_opt(&lease_key))
+            .unwrap()
+            .expect("the lease object is there");
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    assert_eq!(read_lease()["holder"], holder.trim());
+    assert_eq!(read_lease()["released"], false);
+    stop_cleanly(s);
+    assert_eq!(read_lease()["released"], true, "{}", read_lease());
+    let s = start_writer(dir.path(), &s3, &url);
+    wait_ready_status(&s, 200);
+
+    // another writer takes the lease over (simulated: the object overwritten): the writer goes
+    // not ready and answers changesets 503 in the write API's fault shape
+    let mut stolen = read_lease();
+    stolen["holder"] = json!("thief");
+    stolen["pid"] = json!(1);
+    rt().block_on(remote.put_raw(&lease_key, serde_json::to_vec(&stolen).unwrap().into()))
+        .unwrap();
+    let r = wait_ready_status(&s, 503);
+    assert_eq!(r["ready"], false);
+    let detail = r["writer"]["detail"].as_str().unwrap();
+    assert!(detail.contains("taken over by writer thief"), "{r}");
+    let cs = json!({"effektDato": "2026-11-01", "datakatalogversjon": "2.38",
+        "registrer": {"vegObjekter": [{"typeId": 95, "tempId": "after",
+            "egenskaper": [{"typeId": 1876, "enum": [2868]}],
+            "lokasjon": {"punkt": [{"lenkeId": link, "posisjon": 0.5}]}}]}});
+    let (st, body) = request(
+        &s.base,
+        reqwest::Method::POST,
+        "/endringssett",
+        token,
+        Some(&cs),
+    )
+    .unwrap();
+    assert_eq!(st, 503, "{body}");
+    let fault: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        fault["message"].as_str().unwrap().contains("thief"),
+        "the fault says why: {body}"
+    );
+    // what it accepted before stays readable
+    let (st, p) = request(
+        &s.base,
+        reqwest::Method::GET,
+        &format!("/endringssett/{id}/fremdrift"),
+        token,
+        None,
+    )
+    .unwrap();
+    assert_eq!((st, p.as_str()), (200, "\"UTFØRT_OG_ETTERBEHANDLET\""));
+    // it stays not ready: the lease is not taken back from its new holder
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(get(&s.base, "/ready").unwrap().0, 503);
+    assert_eq!(read_lease()["holder"], "thief");
 }

@@ -1,7 +1,8 @@
 //! Liveness and readiness for load balancers, orchestrators and `HEALTHCHECK`s: `GET /health`
 //! answers 200 as soon as the process serves HTTP (the port is bound before the data is loaded);
 //! `GET /ready` answers 200 once a generation is loaded and — unless the server is read-only —
-//! the writer thread runs, else 503 with `Retry-After`. Both bodies are JSON saying what is (not)
+//! the writer thread runs (and, publishing to a store, holds the store's writer lease,
+//! `remote::lease`), else 503 with `Retry-After`. Both bodies are JSON saying what is (not)
 //! ready. A read replica (`--follow`) adds a `replica` check: the generation served, the one the
 //! store's CURRENT names and the lag; with `--max-lag` set, a replica behind the store for longer
 //! than that is not ready (503), so a load balancer drains it until it has caught up.
@@ -165,10 +166,17 @@ pub fn readiness(s: &AppState) -> Ready {
             id: None,
             detail: "read-only: no writer needed".into(),
         },
-        Some(w) if w.is_running() => Check {
-            ready: true,
-            id: None,
-            detail: "writer running".into(),
+        Some(w) if w.is_running() => match w.store_problem() {
+            None => Check {
+                ready: true,
+                id: None,
+                detail: "writer running".into(),
+            },
+            Some(why) => Check {
+                ready: false,
+                id: None,
+                detail: format!("the writer takes no changesets: {why}"),
+            },
         },
         Some(_) => Check {
             ready: false,

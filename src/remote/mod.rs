@@ -8,6 +8,7 @@
 //! The store has the names of a local data directory:
 //! ```text
 //! <prefix>/CURRENT                    the current generation id ("42\n"), moved conditionally
+//! <prefix>/WRITER-LEASE               the publishing writer's lease (`lease`): one writer at a time
 //! <prefix>/gen-000042/WRITER          the claim: id of the data directory that uploads gen 42
 //! <prefix>/gen-000042/<file>          every file of the generation (parquet chunks, results)
 //! <prefix>/gen-000042/MANIFEST.json   uploaded last: a generation with a manifest is complete
@@ -19,8 +20,10 @@
 //!
 //! Two writers never both win: a generation's prefix is claimed first with a create-only write
 //! (`If-None-Match: *`) of `WRITER`, and `CURRENT` is replaced only if its ETag is still the
-//! one read before the upload (`If-Match`), or created only if absent.
+//! one read before the upload (`If-Match`), or created only if absent. Beyond that, one writer
+//! publishes to a prefix at all: `lease` (a writer without the lease accepts no changeset).
 
+pub mod lease;
 pub mod publisher;
 pub mod push;
 

@@ -18,6 +18,11 @@
 //! (`<data>/PUBLISHED.json` names the last one) or one it has identically; otherwise another
 //! writer owns the store and this one refuses to publish there (a conditional write guards
 //! the race itself).
+//!
+//! One writer per prefix: the publisher takes the store's writer lease (`lease`) before the
+//! server starts its writer, refuses to start while another writer holds it (naming it), keeps
+//! it renewed, and uploads nothing while it does not hold it (the writer then accepts no
+//! changeset, `Writer::store_problem`).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,6 +31,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::lease::{Lease, LeaseTimes, Taken};
 use super::push::{upload_generation, writer_id, PushError, PushReport};
 use super::{Current, Remote};
 use crate::error::{EngineError, Result};
@@ -66,15 +72,25 @@ pub struct Publisher {
     published: Arc<AtomicU64>,
     status: Mutex<PublisherStatus>,
     wake: (Mutex<bool>, Condvar),
+    lease: Arc<Lease>,
 }
 
 impl Publisher {
-    /// Check that this data directory may publish to `remote` (fails when another writer owns
-    /// it; an unreachable store is only logged) and start the upload thread.
-    pub fn start(data: DataDir, remote: Remote, keep: usize) -> Result<Arc<Publisher>> {
+    /// Take the store's writer lease and check that this data directory may publish to `remote`
+    /// (fails when another writer holds the lease or owns the store; an unreachable store is
+    /// only logged, the lease is then taken once it answers), then start the lease's renewal
+    /// and the upload thread.
+    pub fn start(
+        data: DataDir,
+        remote: Remote,
+        keep: usize,
+        lease_times: LeaseTimes,
+    ) -> Result<Arc<Publisher>> {
         let writer = writer_id(&data.root)?;
         let recorded = read_published(&data, remote.url())?;
+        let lease = Lease::new(remote.clone(), &writer, &data.root, lease_times);
         let p = Arc::new(Publisher {
+            lease,
             remote,
             data,
             writer,
@@ -91,8 +107,15 @@ impl Publisher {
         // for minutes)
         let checked = rt.block_on(async {
             tokio::time::timeout(START_CHECK, async {
+                if let Taken::Theirs(holder) = p.lease.try_acquire().await? {
+                    return Err(PushError::Conflict(p.lease.held_by_message(&holder)));
+                }
                 let current = p.remote.current().await?;
-                p.check_owner(current.as_ref()).await
+                let owned = p.check_owner(current.as_ref()).await;
+                if owned.is_err() {
+                    p.lease.release().await;
+                }
+                owned
             })
             .await
         });
@@ -110,6 +133,7 @@ impl Publisher {
                 )
             }
         }
+        p.lease.keep()?;
         let q = p.clone();
         std::thread::Builder::new()
             .name("vegdb-publisher".into())
@@ -129,6 +153,12 @@ impl Publisher {
 
     pub fn remote(&self) -> &Remote {
         &self.remote
+    }
+
+    /// Why the writer may not accept changesets now: it does not hold the store's writer lease
+    /// (None: it does).
+    pub fn lease_problem(&self) -> Option<String> {
+        self.lease.problem()
     }
 
     /// A new local generation is there: upload it now.
@@ -174,6 +204,9 @@ impl Publisher {
     /// Upload the local CURRENT if the store's is older; then collect the store's garbage.
     /// Returns the upload's report (None when there was nothing to upload).
     pub async fn sync_once(&self) -> std::result::Result<Option<PushReport>, PushError> {
+        if let Some(why) = self.lease.problem() {
+            return Err(PushError::Conflict(why));
+        }
         let Some(local) = self.data.current()? else {
             return Ok(None);
         };

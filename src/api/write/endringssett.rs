@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::xml::DOMAIN_NS;
-use super::{caller, read_body, writer, Caller, Fault, Format};
+use super::{accepting_writer, caller, read_body, writer, Caller, Fault, Format};
 use crate::api::AppState;
 use crate::changeset::journal::{Progress, Record, RejectionReason, WaitingReason};
 use crate::changeset::model::{Changeset, Operation};
@@ -196,7 +196,7 @@ pub async fn post_register(
     let c = caller(&state, &headers)?;
     let f = c.format;
     query_flags(query.as_deref(), &[])?;
-    let w = writer(&state)?.clone();
+    let w = accepting_writer(&state)?.clone();
     let dry_run = match headers.get("x-nvdb-dryrun").and_then(|v| v.to_str().ok()) {
         None => false,
         Some(v) if v.eq_ignore_ascii_case("true") => true,
@@ -307,7 +307,13 @@ async fn transition(
     let c = caller(&state, &headers)?;
     let f = c.format;
     owned_record(&state, &c, &id)?;
-    let w = writer(&state)?.clone();
+    // starting or restarting needs a writer that may publish; cancelling does not
+    let w = if action == "kanselleres" {
+        writer(&state)?
+    } else {
+        accepting_writer(&state)?
+    }
+    .clone();
     let id2 = id.clone();
     tokio::task::spawn_blocking(move || op(&w, &id2))
         .await

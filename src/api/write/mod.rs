@@ -315,6 +315,22 @@ pub fn writer(state: &AppState) -> Result<&std::sync::Arc<Writer>, Fault> {
     })
 }
 
+/// The writer, when it takes changesets now: 503 while it does not hold the writer lease of the
+/// store it publishes to (another writer took it over, or the store cannot be reached).
+pub fn accepting_writer(state: &AppState) -> Result<&std::sync::Arc<Writer>, Fault> {
+    let w = writer(state)?;
+    if let Some(why) = w.store_problem() {
+        return Err(Fault::status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "Skrivetjenesten tar ikke imot endringssett nå: den har ikke skrivelåsen på \
+                 lageret den publiserer til ({why})"
+            ),
+        ));
+    }
+    Ok(w)
+}
+
 /// Run blocking engine work (disk, fsync) off the async workers; its errors are ours (500, or
 /// 507 when the disk is full).
 pub async fn blocking<T: Send + 'static>(

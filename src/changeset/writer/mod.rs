@@ -287,6 +287,12 @@ impl Writer {
         let _ = self.publisher.set(publisher);
     }
 
+    /// Why the writer may not take changesets now: with a store to publish to, it does not
+    /// hold the store's writer lease (`remote::lease`). None: it may.
+    pub fn store_problem(&self) -> Option<String> {
+        self.publisher.get().and_then(|p| p.lease_problem())
+    }
+
     #[cfg(any(test, feature = "failpoints"))]
     /// Let the next publish fail as a full disk would (for tests of VENTER and restart).
     pub fn fail_next_publish(&self) {

@@ -115,6 +115,14 @@ impl Writer {
             if ids.is_empty() {
                 continue;
             }
+            if self.store_problem().is_some() {
+                // without the store's writer lease nothing is published (and so reported
+                // done): the batch stays BEHANDLES, first in line once the lease is held again
+                ids.append(&mut carry);
+                carry = ids;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                continue;
+            }
             retired.push(self.store.current());
             // a bug must not take the writer down with changesets stuck in BEHANDLES
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
