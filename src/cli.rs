@@ -182,6 +182,12 @@ pub fn run_user_add(
         })
         .collect::<anyhow::Result<Vec<Role>>>()?;
     anyhow::ensure!(!name.trim().is_empty(), "the user name must not be empty");
+    anyhow::ensure!(
+        name.len() <= crate::users::MAX_NAME_BYTES,
+        "the user name is {} bytes long, at most {} allowed (a longer one could never log in)",
+        name.len(),
+        crate::users::MAX_NAME_BYTES
+    );
     let path = users.unwrap_or_else(|| data.join(USERS_FILE));
     let password = if password_stdin {
         let mut line = String::new();

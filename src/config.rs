@@ -51,8 +51,9 @@ pub struct ServeArgs {
     /// the open-files limit less a reserve for data files.
     #[arg(long, env = "VEGDB_MAX_CONNECTIONS", default_value_t = crate::api::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
-    /// Seconds a connection may take to send a request's headers, and may stay idle between
-    /// keep-alive requests, before it is closed.
+    /// Seconds a connection may take to send a request's headers, may stay idle between
+    /// keep-alive requests, or may go without reading its answer, before it is closed (never
+    /// while the server works on a request whose headers are in).
     #[arg(long, env = "VEGDB_HEADER_TIMEOUT", default_value_t = 20)]
     pub header_timeout: u64,
     /// Seconds a road-object query's selection may compute before it is stopped with 503

@@ -13,6 +13,7 @@ use crate::generation::{Generation, GenerationStore};
 use crate::snapshot::store::{DataDir, CURRENT_FILE};
 use crate::users::{Users, USERS_FILE};
 
+mod head;
 mod idle;
 pub mod sched;
 
@@ -205,11 +206,10 @@ pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
 }
 
 /// [`load_state`], telling `starting` (what `/ready` shows meanwhile) which step it is at.
+/// Every client sees those steps (`/ready`, `/status`, the write API's 503s): they say
+/// "loading" and the generation, never a path of the server (the log has those).
 pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<AppState> {
-    starting.set(format!(
-        "opening the data directory {}",
-        args.data.display()
-    ));
+    starting.set("loading: opening the data directory");
     if let Some(location) = &args.follow {
         let (follower, g) = open_replica(args, location)?;
         let status = follower.status.clone();
@@ -235,10 +235,8 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
         return Ok(state);
     }
     let (data, current) = open_data(args)?;
-    starting.set(format!(
-        "loading generation {current} from {}",
-        data.root.display()
-    ));
+    tracing::info!(generation = current, data = %data.root.display(), "loading the generation");
+    starting.set(format!("loading generation {current}"));
     // a reader pins the generation while loading it (a live owner may move on meanwhile)
     let pinned = if data.is_owner() {
         None
@@ -252,7 +250,7 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
         Ok(x) => x,
         Err(e) => {
             starting.set(format!(
-                "generation {current} does not load; looking for the last good one"
+                "loading: generation {current} does not load; looking for the last good one"
             ));
             return Err(refuse_corrupt_current(&data, current, e));
         }
@@ -267,7 +265,9 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
         "generation loaded"
     );
     drop(pinned);
-    starting.set(format!("generation {current} loaded; starting the writer"));
+    starting.set(format!(
+        "loading: generation {current} loaded; starting the writer"
+    ));
     let mut state = state_for(args, g, &data)?;
     if args.read_only {
         // no writer to follow CURRENT between batches: a thread of its own
@@ -417,7 +417,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let starting = Starting::new("starting");
+    let starting = Starting::new("loading");
     // the data is loaded on a thread of its own (it is not awaited when the server stops first)
     let (loaded_tx, loaded_rx) = tokio::sync::oneshot::channel();
     {
@@ -539,6 +539,8 @@ pub async fn serve_starting(
         // so that limit answers in the API's shape.
         .keep_alive(true);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // tells connections still reading their first head (`head`) to stop at shutdown
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     tokio::pin!(shutdown);
     let mut next = 0usize;
@@ -562,7 +564,7 @@ pub async fn serve_starting(
                     }
                 },
                 r = listener.accept() => match r {
-                    Ok((stream, _)) => {
+                    Ok((mut stream, _)) => {
                         let svc = starting_app.clone();
                         let hyper_svc = hyper::service::service_fn(
                             move |req: hyper::Request<hyper::body::Incoming>| {
@@ -575,16 +577,28 @@ pub async fn serve_starting(
                             },
                         );
                         let activity = idle::Activity::new();
-                        let io = TokioIo::new(idle::Watched::new(stream, activity.clone()));
-                        let watched = graceful.watch(http.serve_connection(io, hyper_svc));
-                        let header_timeout = limits.header_read_timeout;
+                        let watcher = graceful.watcher();
+                        let http = http.clone();
+                        let (header_timeout, max_buf) =
+                            (limits.header_read_timeout, limits.max_buf_bytes);
+                        let mut stop = stop_rx.clone();
                         tokio::spawn(async move {
-                            tokio::select! {
-                                r = watched => if let Err(e) = r {
-                                    tracing::debug!(error = %e, "connection ended with an error");
-                                },
-                                () = idle::watchdog(activity, header_timeout) => {}
-                            }
+                            let conn = async {
+                                let first = tokio::select! {
+                                    first = head::read_first(&mut stream, max_buf) => first,
+                                    _ = stop.wait_for(|s| *s) => None,
+                                };
+                                let Some(first) = first else {
+                                    return Ok::<(), hyper::Error>(());
+                                };
+                                let io = TokioIo::new(idle::Watched::with_prefix(
+                                    stream,
+                                    activity.clone(),
+                                    first,
+                                ));
+                                watcher.watch(http.serve_connection(io, hyper_svc)).await
+                            };
+                            idle::serve_watched(conn, activity.clone(), header_timeout).await;
                         });
                     }
                     Err(e) => {
@@ -624,9 +638,10 @@ pub async fn serve_starting(
                 // stack's (which it would move into place per request); others are boxed.
                 match svc.try_direct(req.map(axum::body::Body::new)) {
                     Ok(response) => {
+                        // a body in memory: answered now
                         seen.request_answered();
                         Either::Left(std::future::ready(Ok::<_, std::convert::Infallible>(
-                            response,
+                            response.map(idle::Answered::counted),
                         )))
                     }
                     Err(req) => {
@@ -634,26 +649,30 @@ pub async fn serve_starting(
                         let seen = seen.clone();
                         Either::Right(Box::pin(async move {
                             let response = svc.handle_routed(req, Some(peer)).await;
-                            seen.request_answered();
-                            Ok(response)
+                            // answered when its body is made (a streamed page may take long)
+                            Ok(response.map(|body| idle::Answered::later(body, seen)))
                         }))
                     }
                 }
             });
         let http = http.clone();
         let watcher = graceful.watcher();
-        let header_timeout = limits.header_read_timeout;
-        let serve_conn = move |stream: tokio::net::TcpStream| async move {
-            let io = TokioIo::new(idle::Watched::new(stream, activity.clone()));
-            let conn = watcher.watch(http.serve_connection(io, hyper_svc));
-            tokio::select! {
-                r = conn => if let Err(e) = r {
-                    tracing::debug!(error = %e, "connection ended with an error");
-                },
-                () = idle::watchdog(activity, header_timeout) => {
-                    tracing::debug!("connection closed: no request head within the header timeout");
-                }
-            }
+        let (header_timeout, max_buf) = (limits.header_read_timeout, limits.max_buf_bytes);
+        let mut stop = stop_rx.clone();
+        let serve_conn = move |mut stream: tokio::net::TcpStream| async move {
+            let conn = async {
+                // the first head is checked before hyper sees it (`head`)
+                let first = tokio::select! {
+                    first = head::read_first(&mut stream, max_buf) => first,
+                    _ = stop.wait_for(|s| *s) => None,
+                };
+                let Some(first) = first else {
+                    return Ok::<(), hyper::Error>(());
+                };
+                let io = TokioIo::new(idle::Watched::with_prefix(stream, activity.clone(), first));
+                watcher.watch(http.serve_connection(io, hyper_svc)).await
+            };
+            idle::serve_watched(conn, activity.clone(), header_timeout).await;
             drop(permit);
         };
         match workers.get(next % workers.len().max(1)) {
@@ -680,6 +699,7 @@ pub async fn serve_starting(
     }
     drop(listener);
     // Idle keep-alive connections are closed at once; requests in flight finish.
+    let _ = stop_tx.send(true);
     graceful.shutdown().await;
     crate::api::access_log::flush_stderr();
     outcome

@@ -27,6 +27,18 @@ pub struct ErrorBody<'a> {
 
 pub const HELP_URL: &str = "/nvdb/api/v2/openapi.json";
 
+/// Most characters of a rejected parameter name that an error message repeats (both APIs and
+/// the OGC API): a longer name is cut there and ends in `…`.
+pub const MAX_ECHO_CHARS: usize = 200;
+
+/// `text` as an error message repeats it: at most [`MAX_ECHO_CHARS`] characters, then `…`.
+pub fn echoed(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!("{}…", &text[..cut])),
+    }
+}
+
 impl ApiError {
     pub fn new(status: StatusCode, code: u32, message: impl Into<String>) -> Self {
         ApiError {
@@ -42,7 +54,7 @@ impl ApiError {
         Self::new(StatusCode::NOT_FOUND, 4012, message)
     }
     pub fn unknown_parameter(name: &str) -> Self {
-        Self::bad(4013, format!("Ukjent parameter: {name}"))
+        Self::bad(4013, format!("Ukjent parameter: {}", echoed(name)))
     }
 }
 
@@ -280,5 +292,16 @@ mod tests {
             let api = ApiError::from(EngineError::from(e));
             assert_eq!(api.status, StatusCode::UNPROCESSABLE_ENTITY);
         }
+    }
+
+    #[test]
+    fn echoed_text_is_cut_at_max_echo_chars_characters() {
+        assert_eq!(echoed("kort"), "kort");
+        let exact = "ø".repeat(MAX_ECHO_CHARS);
+        assert_eq!(echoed(&exact), exact.as_str());
+        let long = "ø".repeat(20_000);
+        let e = echoed(&long);
+        assert_eq!(e.chars().count(), MAX_ECHO_CHARS + 1);
+        assert!(e.ends_with("ø…"), "{e}");
     }
 }

@@ -13,7 +13,8 @@ use super::error::ApiError;
 use super::write::{response_format, Fault, Format, WRITE_ALIASES, WRITE_BASE};
 
 /// Longest request target (path + query) in bytes; longer is 414. Just below hyper's own bound
-/// (65,534, answered without a body), so long filters reach the filter limits, which say more.
+/// (65,534), so long filters reach the filter limits, which say more; a longer target, or a head
+/// hyper cannot parse, is answered in the API's shape before hyper sees it (`server::head`).
 pub const MAX_URI_BYTES: usize = 64_000;
 /// Largest request head (header names + values) in bytes; larger is 431.
 pub const MAX_HEADER_BYTES: usize = 32 << 10;
@@ -69,16 +70,29 @@ fn has_api_body(headers: &axum::http::HeaderMap) -> bool {
         .is_some_and(|ct| ct.contains("json") || ct.contains("xml"))
 }
 
+/// The API a request head belongs to, for its error's shape: `Some(format)` for the write API
+/// (the fault in the format `headers` ask for), `None` for the read API and everything else.
+pub fn api_of(path: &str, headers: &axum::http::HeaderMap) -> Option<Format> {
+    is_write_path(path).then(|| response_format(headers))
+}
+
+/// The 414 message for a request target of `target` bytes (`at_least`: it was not read to its
+/// end).
+pub fn uri_too_long_message(target: usize, at_least: bool) -> String {
+    let at_least = if at_least { "minst " } else { "" };
+    format!("Forespørselens adresse er for lang: {at_least}{target} byte (høyst {MAX_URI_BYTES})")
+}
+
 /// The checks made before a request goes on: its URI and head within the limits. `Ok` carries
 /// the write-API format when the path belongs to the write API (for [`reshape`]).
 pub fn precheck<B>(req: &Request<B>) -> Result<Option<Format>, Box<Response>> {
-    let write = is_write_path(req.uri().path()).then(|| response_format(req.headers()));
+    let write = api_of(req.uri().path(), req.headers());
     let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target > MAX_URI_BYTES {
         return Err(Box::new(shaped(
             write,
             StatusCode::URI_TOO_LONG,
-            format!("Forespørselens adresse er for lang: {target} byte (høyst {MAX_URI_BYTES})"),
+            uri_too_long_message(target, false),
         )));
     }
     let head: usize = req

@@ -214,7 +214,8 @@ fn not_ready(mut r: Response) -> Response {
     r
 }
 
-/// What the server is doing while it starts (shown by `/ready` and in the 503s).
+/// What the server is doing while it starts (shown by `/ready` and in the 503s, to any client:
+/// "loading" and the step, never a path of the server; `server::load_state_with` sets it).
 #[derive(Clone, Default)]
 pub struct Starting {
     step: Arc<Mutex<String>>,

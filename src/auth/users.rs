@@ -319,6 +319,10 @@ pub const MAX_FAILED_LOGINS: u32 = 5;
 pub const FAILED_LOGIN_WINDOW: Duration = Duration::from_secs(15 * 60);
 /// Most sessions and failure counters kept (the oldest go first beyond that).
 const MAX_TRACKED: usize = 100_000;
+/// Longest user name (bytes) a login may give: a longer one is refused at once
+/// ([`LoginError::NameTooLong`], no verification, nothing kept), so the failure counters hold at
+/// most [`MAX_TRACKED`] names of at most this length. `vegdb user add` refuses longer names.
+pub const MAX_NAME_BYTES: usize = 256;
 
 /// argon2id with the crate's defaults (19 MiB, 2 passes, 1 lane: OWASP's minimum).
 fn argon2() -> argon2::Argon2<'static> {
@@ -381,6 +385,8 @@ pub enum LoginError {
     Invalid,
     /// Too many failed logins for this name: try again after this long.
     Locked(Duration),
+    /// A name longer than [`MAX_NAME_BYTES`] (its length): no user has it.
+    NameTooLong(usize),
 }
 
 struct Session {
@@ -396,25 +402,33 @@ struct Failures {
     first: Instant,
 }
 
-#[derive(Default)]
 struct Logins {
     /// By SHA-256 of the session token.
     sessions: Mutex<HashMap<String, Session>>,
     /// By user name as sent (known or not, so locking reveals nothing).
     failures: Mutex<HashMap<String, Failures>>,
+    /// Most entries in each map ([`MAX_TRACKED`]; smaller in tests).
+    capacity: usize,
 }
 
-/// Keep a map under [`MAX_TRACKED`]: drop what `expired` says, then the oldest by `age`.
+impl Default for Logins {
+    fn default() -> Logins {
+        Logins::with_capacity(MAX_TRACKED)
+    }
+}
+
+/// Keep a map under `capacity` entries: drop what `expired` says, then the oldest by `age`.
 fn bound<V>(
     map: &mut HashMap<String, V>,
+    capacity: usize,
     expired: impl Fn(&V) -> bool,
     age: impl Fn(&V) -> Instant,
 ) {
-    if map.len() < MAX_TRACKED {
+    if map.len() < capacity {
         return;
     }
     map.retain(|_, v| !expired(v));
-    while map.len() >= MAX_TRACKED {
+    while map.len() >= capacity.max(1) {
         let Some(oldest) = map
             .iter()
             .min_by_key(|(_, v)| age(v))
@@ -427,6 +441,14 @@ fn bound<V>(
 }
 
 impl Logins {
+    fn with_capacity(capacity: usize) -> Logins {
+        Logins {
+            sessions: Mutex::default(),
+            failures: Mutex::default(),
+            capacity,
+        }
+    }
+
     fn session_user(&self, hash: &str, users: &HashMap<String, User>) -> Option<User> {
         let mut sessions = self.sessions.lock().expect("sessions lock");
         let s = sessions.get(hash)?;
@@ -451,6 +473,7 @@ impl Logins {
         let mut failures = self.failures.lock().expect("failures lock");
         bound(
             &mut failures,
+            self.capacity,
             |f| f.first.elapsed() >= FAILED_LOGIN_WINDOW,
             |f| f.first,
         );
@@ -473,7 +496,12 @@ impl Logins {
         let token = hex(&bytes);
         let now = Instant::now();
         let mut sessions = self.sessions.lock().expect("sessions lock");
-        bound(&mut sessions, |s| s.expires <= now, |s| s.expires);
+        bound(
+            &mut sessions,
+            self.capacity,
+            |s| s.expires <= now,
+            |s| s.expires,
+        );
         sessions.insert(
             token_hash(&token),
             Session {
@@ -501,8 +529,12 @@ impl Users {
     /// restart logs everyone out). Slow on purpose (one argon2 verification, also for unknown
     /// names and users without a password, so the time tells nothing); after
     /// [`MAX_FAILED_LOGINS`] failures for a name within [`FAILED_LOGIN_WINDOW`] every login for
-    /// it is refused, without verifying, until the window ends.
+    /// it is refused, without verifying, until the window ends. A name longer than
+    /// [`MAX_NAME_BYTES`] is refused at once and not counted.
     pub fn login(&self, name: &str, password: &str) -> std::result::Result<String, LoginError> {
+        if name.len() > MAX_NAME_BYTES {
+            return Err(LoginError::NameTooLong(name.len()));
+        }
         if let Some(left) = self.logins.locked(name) {
             return Err(LoginError::Locked(left));
         }
@@ -676,5 +708,57 @@ mod login_tests {
                 "{what} {d:?} vs wrong password {wrong:?}"
             );
         }
+    }
+
+    #[test]
+    fn over_long_names_are_refused_at_once_and_never_kept() {
+        let (_tmp, _path, users) = users_with_kari();
+        let long = "x".repeat(30_000);
+        let started = Instant::now();
+        for _ in 0..200 {
+            assert_eq!(
+                users.login(&long, "feil"),
+                Err(LoginError::NameTooLong(30_000))
+            );
+        }
+        // no argon2 verification for them (one takes tens of milliseconds)
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+        let failures = users.logins.failures.lock().unwrap();
+        assert!(failures.is_empty(), "{} names kept", failures.len());
+        drop(failures);
+        // the longest allowed name is a login like any other: counted when it fails
+        let longest = "y".repeat(MAX_NAME_BYTES);
+        assert_eq!(users.login(&longest, "feil"), Err(LoginError::Invalid));
+        assert_eq!(users.logins.failures.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn the_failure_table_stays_within_its_capacity_dropping_the_oldest() {
+        let capacity = 1_000;
+        let logins = Logins::with_capacity(capacity);
+        let name = |i: usize| format!("{i:0>width$}", width = MAX_NAME_BYTES);
+        let mut most = 0;
+        for i in 0..5 * capacity {
+            logins.failed(&name(i));
+            most = most.max(logins.failures.lock().unwrap().len());
+        }
+        let failures = logins.failures.lock().unwrap();
+        assert!(most <= capacity, "{most} entries");
+        let bytes: usize = failures.keys().map(String::len).sum();
+        assert!(bytes <= capacity * MAX_NAME_BYTES, "{bytes} bytes of names");
+        // the newest are kept, the oldest went first
+        assert!(failures.contains_key(&name(5 * capacity - 1)));
+        assert!(!failures.contains_key(&name(0)));
+        let kept_newest = (4 * capacity..5 * capacity)
+            .filter(|&i| failures.contains_key(&name(i)))
+            .count();
+        assert!(
+            kept_newest >= capacity - 1,
+            "{kept_newest} of the newest kept"
+        );
     }
 }

@@ -219,3 +219,133 @@ async fn http_layer_errors_come_in_the_api_error_shape() {
     .await
     .expect("client thread");
 }
+
+/// Issue 26 item 7: an unknown parameter name of 20 KB is echoed cut at 200 characters (`…`),
+/// by the read API, the OGC API and the write API alike.
+#[tokio::test]
+async fn a_rejected_parameter_name_is_echoed_cut_at_200_characters() {
+    use crate::write_server::{WriteServer, WRITE};
+    let s = WriteServer::start().await;
+    let long = "x".repeat(20_000);
+    let cut = format!("{}…", "x".repeat(200));
+    let check = |what: &str, status: u16, body: &str| {
+        assert!((400..500).contains(&status), "{what}: {status} {body:.300}");
+        assert!(
+            body.len() < 1_000,
+            "{what}: {} bytes: {body:.300}",
+            body.len()
+        );
+        assert!(body.contains(&cut), "{what}: {body}");
+        assert!(!body.contains(&"x".repeat(201)), "{what}: {body}");
+    };
+    for path in [
+        format!("/nvdb/api/v2/vegobjekter/105?{long}=1"),
+        format!("/nvdb/api/v2/vegobjekttyper?{long}=1"),
+        format!("/ogc/collections/105/items?{long}=1"),
+        format!("/ogc/collections?{long}=1"),
+    ] {
+        let r = s
+            .client
+            .get(format!("{}{path}", s.root))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        check(&path[..30], status, &r.text().await.unwrap());
+    }
+    let r = s
+        .client
+        .post(format!("{}{WRITE}/endringssett?{long}=1", s.root))
+        .headers(WriteServer::headers(&s.writer_token))
+        .header("Content-Type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    check("write", status, &r.text().await.unwrap());
+}
+
+/// Send `request` on a new connection and read the answer to its end (the server closes).
+fn raw_exchange(addr: std::net::SocketAddr, request: &[u8]) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(request).expect("write");
+    let mut text = Vec::new();
+    let _ = s.read_to_end(&mut text);
+    let text = String::from_utf8_lossy(&text).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+/// Issue 26 item 7: heads hyper cannot take (a target over its 64 KB, a raw 0xff byte, a head
+/// over its buffer) are answered in the API's shape — the read API's error array, the write
+/// API's fault — not with hyper's bare status and empty body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heads_hyper_cannot_parse_get_the_api_error_shape() {
+    let addr = start(ConnectionLimits::default()).await;
+    tokio::task::spawn_blocking(move || {
+        let long = "a".repeat(70_000);
+        let huge = "h".repeat(300 << 10);
+        let read_cases: Vec<(Vec<u8>, u16)> = vec![
+            (
+                format!("GET /nvdb/api/v2/vegobjekter/105?x={long} HTTP/1.1\r\nHost: x\r\n\r\n")
+                    .into_bytes(),
+                414,
+            ),
+            (
+                b"GET /nvdb/api/v2/status?\xff=1 HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+                400,
+            ),
+            (b"G\xffT /nvdb/api/v2/status HTTP/1.1\r\n\r\n".to_vec(), 400),
+            (
+                format!("GET /nvdb/api/v2/status HTTP/1.1\r\nX-Big: {huge}\r\n\r\n").into_bytes(),
+                431,
+            ),
+        ];
+        for (request, want) in read_cases {
+            let what = String::from_utf8_lossy(&request[..request.len().min(40)]).into_owned();
+            let (status, head, body) = raw_exchange(addr, &request);
+            assert_eq!(status, want, "{what}: {head}\n{body}");
+            assert!(head.contains("content-type: application/json"), "{what}: {head}");
+            let v: serde_json::Value = serde_json::from_str(&body)
+                .unwrap_or_else(|e| panic!("{what}: {e}: {body:.300}"));
+            assert_eq!(v[0]["code"], 4000, "{what}: {body}");
+            assert!(v[0]["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+            assert!(v[0]["help_url"].is_string(), "{body}");
+            assert!(body.len() < 1_000, "{what}: {} bytes", body.len());
+        }
+        // the write API: its fault, in the format asked for
+        let (status, _, body) = raw_exchange(
+            addr,
+            format!(
+                "GET /nvdb/apiskriv/rest/v2/endringssett?x={long} HTTP/1.1\r\nAccept: application/json\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        assert_eq!(status, 414, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).expect("json fault");
+        assert!(v["message"].as_str().is_some_and(|m| m.contains("64000")), "{body}");
+        assert!(v.is_object(), "a fault, not the read API's array: {body}");
+        let (status, _, body) = raw_exchange(
+            addr,
+            b"POST /nvdb/apiskriv/rest/v2/endringssett\xff HTTP/1.1\r\nAccept: application/xml\r\n\r\n",
+        );
+        assert_eq!(status, 400, "{body}");
+        assert!(body.contains("<fault"), "{body}");
+        // a good request on the same server still works, kept alive as before
+        let (status, _, body) = raw_exchange(
+            addr,
+            b"GET /nvdb/api/v2/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        );
+        assert_eq!(status, 200, "{body:.300}");
+    })
+    .await
+    .expect("client thread");
+}

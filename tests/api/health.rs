@@ -61,7 +61,7 @@ fn header<'a>(h: &'a reqwest::header::HeaderMap, name: &str) -> &'a str {
 
 #[tokio::test]
 async fn while_loading_every_request_is_503_in_the_api_shape_then_ready() {
-    let mut s = start("loading generation 7 from /srv/data").await;
+    let mut s = start("loading generation 7").await;
 
     let (st, h, body) = get(&s, "/health", "*/*").await;
     assert_eq!(st, 200, "{body}");
@@ -77,10 +77,7 @@ async fn while_loading_every_request_is_503_in_the_api_shape_then_ready() {
     let v: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["ready"], false);
     assert_eq!(v["generation"]["ready"], false);
-    assert_eq!(
-        v["generation"]["detail"],
-        "loading generation 7 from /srv/data"
-    );
+    assert_eq!(v["generation"]["detail"], "loading generation 7");
     assert_eq!(v["writer"]["ready"], false);
 
     // the read API: its error array, code 5000, saying why
@@ -189,4 +186,118 @@ async fn a_failed_load_stops_the_server_with_its_error() {
             .is_err(),
         "the port is closed"
     );
+}
+
+/// Replace a file by a FIFO holding the same text: whoever opens it for reading waits until
+/// [`feed`] writes the text.
+fn fifo_in_place_of(path: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    std::fs::remove_file(path).unwrap();
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mkfifo {}", path.display());
+    text
+}
+
+/// Write `text` into the FIFO at `path` (blocks until the server opens it).
+fn feed(path: std::path::PathBuf, text: String) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        std::fs::write(&path, text).unwrap();
+    })
+}
+
+/// Issue 26 item 9: while the real binary loads, `/ready`, `/status` and the write API answer
+/// 503 saying "loading", and none of them names a path of the server (its data directory).
+#[tokio::test]
+async fn a_loading_server_says_loading_and_names_no_path_of_its_own() {
+    let bin = env!("CARGO_BIN_EXE_vegdb");
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("hemmelig-datakatalog");
+    let data_arg = data.to_str().unwrap().to_string();
+    let out = std::process::Command::new(bin)
+        .args(["generate", "--scale", "tiny", "--data", &data_arg])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // CURRENT and the generation's manifest as FIFOs: the load stops at each until fed
+    let current_path = data.join("CURRENT");
+    let current = fifo_in_place_of(&current_path);
+    let generation = format!("gen-{:06}", current.trim().parse::<u64>().unwrap());
+    let manifest_path = data.join(&generation).join("MANIFEST.json");
+    let manifest = fifo_in_place_of(&manifest_path);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(bin)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data"])
+        .arg(&data)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let root = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let secrets = [data_arg.clone(), tmp.path().display().to_string()];
+    // every answer while loading: 503, "loading", no path
+    let answers_while_loading = |expect: &'static str| {
+        let (client, root, secrets) = (client.clone(), root.clone(), secrets.clone());
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            // until the server answers at all, and has reached the step
+            loop {
+                let r = client.get(format!("{root}/ready")).send().await;
+                if let Ok(r) = r {
+                    let body = r.text().await.unwrap();
+                    if body.contains(expect) {
+                        break;
+                    }
+                }
+                assert!(std::time::Instant::now() < deadline, "never at {expect}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            let requests = [
+                client.get(format!("{root}/ready")),
+                client.get(format!("{root}/nvdb/api/v2/status")),
+                client
+                    .post(format!("{root}/nvdb/apiskriv/rest/v2/endringssett"))
+                    .header("Content-Type", "application/json")
+                    .body("{}"),
+                client
+                    .get(format!("{root}/nvdb/apiskriv/rest/v2/endringssett"))
+                    .header("Accept", "application/xml"),
+            ];
+            for request in requests {
+                let r = request.send().await.unwrap();
+                let status = r.status().as_u16();
+                let body = r.text().await.unwrap();
+                assert_eq!(status, 503, "{body}");
+                assert!(body.contains("loading"), "says it is loading: {body}");
+                for secret in &secrets {
+                    assert!(!body.contains(secret.as_str()), "names {secret}: {body}");
+                }
+                assert!(!body.contains("hemmelig"), "names the directory: {body}");
+            }
+        }
+    };
+    answers_while_loading("opening the data directory").await;
+    let fed = feed(current_path, current);
+    answers_while_loading("loading generation").await;
+    fed.join().unwrap();
+    feed(manifest_path, manifest).join().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(r) = client.get(format!("{root}/ready")).send().await {
+            if r.status() == 200 {
+                break;
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "never ready");
+        assert!(child.try_wait().unwrap().is_none(), "the server exited");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -158,6 +158,44 @@ async fn wrong_credentials_are_one_answer_and_failures_are_rate_limited() {
     assert_eq!(r.status().as_u16(), 200);
 }
 
+/// Issue 26 item 14: a name longer than any user's (30 KB) is a 400 at once in OpenAM's shape,
+/// many of them cost no verification, and the same name within the limit still logs in.
+#[tokio::test]
+async fn an_over_long_name_is_refused_at_once() {
+    let s = WriteServer::start().await;
+    let long = "n".repeat(30_000);
+    let started = std::time::Instant::now();
+    for _ in 0..50 {
+        let r = skrivnvdb_login(&s, &long, HeaderValue::from_static("galt")).await;
+        assert_eq!(r.status().as_u16(), 400);
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["code"], 400);
+        let message = v["message"].as_str().unwrap();
+        assert!(
+            message.contains("30000") && message.contains("256"),
+            "{message}"
+        );
+    }
+    // 50 argon2 verifications, two at a time, would take seconds
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let longest = "n".repeat(256);
+    vegdb::users::add_user(
+        &s._data.path().join(USERS_FILE),
+        &longest,
+        vec![vegdb::users::Role::Write],
+        None,
+        None,
+    )
+    .expect("user added");
+    with_password(&s, &longest, "riktig");
+    let r = skrivnvdb_login(&s, &"n".repeat(256), HeaderValue::from_static("riktig")).await;
+    assert_eq!(r.status().as_u16(), 200);
+}
+
 #[tokio::test]
 async fn a_latin1_password_header_matches_the_utf8_password() {
     // Python `requests` sends str header values as Latin-1: 'blåbær' is b"bl\xe5b\xe6r"

@@ -75,7 +75,8 @@ fn property_filter(
             })
             .ok_or_else(|| {
                 OgcError::bad(format!(
-                    "unknown parameter '{k}' (not a parameter of items, nor a property of {})",
+                    "unknown parameter '{}' (not a parameter of items, nor a property of {})",
+                    crate::api::error::echoed(k),
                     t.name
                 ))
             })?;
@@ -182,7 +183,10 @@ fn items_inner(
             .collect();
     let (rows, features_of): (roaring::RoaringBitmap, FeaturesOf) = if id == NETWORK {
         if let Some((k, _)) = filters.first() {
-            return Err(OgcError::bad(format!("unknown parameter '{k}'")));
+            return Err(OgcError::bad(format!(
+                "unknown parameter '{}'",
+                crate::api::error::echoed(k)
+            )));
         }
         let rows = g.select_segments(&NetworkAreaFilter {
             any_of: Vec::new(),

@@ -93,7 +93,10 @@ impl Query {
     /// Refuse parameters outside `allowed`.
     fn only(&self, allowed: &[&str]) -> OgcResult<()> {
         match self.0.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
-            Some((k, _)) => Err(OgcError::bad(format!("unknown parameter '{k}'"))),
+            Some((k, _)) => Err(OgcError::bad(format!(
+                "unknown parameter '{}'",
+                crate::api::error::echoed(k)
+            ))),
             None => Ok(()),
         }
     }

@@ -114,7 +114,10 @@ fn query_flags(query: Option<&str>, allowed: &[&str]) -> Result<Map<String, Valu
     let mut out = Map::new();
     for (k, v) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
         if !allowed.contains(&k.as_ref()) {
-            return Err(Fault::bad(format!("Ukjent parameter: {k}")));
+            return Err(Fault::bad(format!(
+                "Ukjent parameter: {}",
+                crate::api::error::echoed(&k)
+            )));
         }
         out.insert(k.to_string(), Value::String(v.to_string()));
     }

@@ -12,6 +12,8 @@
 //! - 401 `{"code": 401, "reason": "Unauthorized", "message": "Authentication Failed"}` (OpenAM's
 //!   shape) for a missing or unknown name, a user without password or a wrong password alike.
 //! - 429 with `Retry-After` (seconds) after 5 failed logins for a name within 15 minutes.
+//! - 400 `{"code": 400, "reason": "Bad Request", ...}` at once for a name over 256 bytes
+//!   (`MAX_NAME_BYTES`): no user has one, and it is neither verified nor counted.
 //!
 //! Verifications are slow on purpose (argon2id) and run off the async workers, at most two at
 //! a time, so a flood of logins cannot take every core from readers.
@@ -24,7 +26,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{json_response, presented_token, AppState};
-use crate::auth::users::LoginError;
+use crate::auth::users::{LoginError, MAX_NAME_BYTES};
 
 /// The OpenAM REST login path (relative to the server root, as the clients build it).
 pub const AUTHENTICATE: &str = "/openam/json/authenticate";
@@ -79,6 +81,20 @@ fn failed() -> Response {
     )
 }
 
+/// A name longer than any user's: 400 in OpenAM's shape.
+fn name_too_long(bytes: usize) -> Response {
+    json_response(
+        StatusCode::BAD_REQUEST,
+        &LoginFailure {
+            code: 400,
+            reason: "Bad Request",
+            message: format!(
+                "X-OpenAM-Username er for langt: {bytes} byte (høyst {MAX_NAME_BYTES})"
+            ),
+        },
+    )
+}
+
 /// POST /openam/json/authenticate
 pub async fn authenticate(
     axum::extract::State(state): axum::extract::State<AppState>,
@@ -86,6 +102,10 @@ pub async fn authenticate(
 ) -> Response {
     let name = header_text(&headers, "x-openam-username").unwrap_or_default();
     let password = header_text(&headers, "x-openam-password").unwrap_or_default();
+    if name.trim().len() > MAX_NAME_BYTES {
+        // before waiting for a verification slot: such a name is never verified
+        return name_too_long(name.trim().len());
+    }
     let Ok(permit) = VERIFICATIONS.acquire().await else {
         return failed();
     };
@@ -120,6 +140,7 @@ pub async fn authenticate(
                 .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
             r
         }
+        Ok(Err(LoginError::NameTooLong(bytes))) => name_too_long(bytes),
         Ok(Err(LoginError::Invalid)) => failed(),
         Err(e) => {
             tracing::error!(error = %e, "login task failed");
