@@ -12,6 +12,7 @@ use super::date_days;
 use super::summary::Summary;
 use super::uberiket::{Placement, RoadObject, Value};
 use crate::catalog::{ObjectType, ValueKind};
+use crate::geo::extent::position_ok;
 use crate::snapshot::columns::{
     ObjectTable, PropertyColumn, DIRECTION_AGAINST, DIRECTION_WITH, OPEN_END,
 };
@@ -110,12 +111,19 @@ impl TypeBuilder {
                 summary.skip(format!("type {t}: stedfesting of an unknown kind"));
             }
         }
-        let read = all.len();
+        all.retain(|l| {
+            let ok = position_ok(l.1) && position_ok(l.2);
+            if !ok {
+                summary.skip(format!("type {t}: placement with a position outside 0..1"));
+            }
+            ok
+        });
+        let sane = all.len();
         let locs: Vec<_> = all
             .into_iter()
             .filter(|l| sequences.contains(&l.0))
             .collect();
-        for _ in locs.len()..read {
+        for _ in locs.len()..sane {
             summary.skip(format!(
                 "type {t}: placement on a veglenkesekvens not in the imported network"
             ));
