@@ -4,19 +4,17 @@
 //! absurd but finite upstream vertex (`1e20`, `±1e308`) can never reach the indexes: the grid is
 //! sized by the data's extent and the R-tree's envelopes overflow to NaN past ~1e154.
 //!
-//! The box (metres): easting −2,000,000 … 3,000,000, northing 6,000,000 … 9,500,000, height
+//! The box (metres): easting −2,000,000 … 3,000,000, northing 5,500,000 … 10,000,000, height
 //! −1,000,000 … 1,000,000.
-//! - Mainland Norway lies within easting −80 km … 1,120 km and northing 6,420 km … 7,960 km
-//!   (Utsira to Grense Jakobselv, Lindesnes to Knivskjellodden).
-//! - Svalbard (74–81° N, 10–34° E) lies within 330 km … 950 km east and 8,200 km … 9,050 km
-//!   north; Jan Mayen (71° N, 8–9° W), far outside zone 33, at about −330 km east, 8,000 km
-//!   north (both checked in the tests below).
-//! - The margin (about 1,000 km beyond every one of these) keeps data of the neighbouring
-//!   countries that road links run into valid, while the box stays small enough for the
-//!   grid: 39,000 × 27,000 cells of 128 m at most.
-//! - Heights: the deepest subsea tunnel is ~ −300 m, the highest road ~ 1,900 m, but records
-//!   carry −999,999 for an unknown height (the `fiktiv` Uberiket sample does), so the range
-//!   only rules out what is no height at all (and would not fit the grid's `f32` heights).
+//! - Mainland Norway lies within easting −80 km … 1,120 km and northing 6,450 km … 7,960 km
+//!   (Utsira to Grense Jakobselv, Lindesnes to Knivskjellodden); Svalbard (74–81° N) and Jan
+//!   Mayen (71° N, 8° W, far outside zone 33) lie inside too. The test below transforms these
+//!   extreme points and asserts at least 900 km to every edge, so data of the neighbouring
+//!   countries that road links run into stays valid.
+//! - The box stays small enough for the grid: at most 39,000 × 35,000 cells of 128 m.
+//! - Heights: the deepest subsea tunnel is ~ −300 m, the highest road ~ 1,900 m, but the
+//!   `fiktiv` Uberiket sample carries −999,999 (a placeholder for an unknown height, as it
+//!   seems), so the range only rules out what is no height at all.
 //!
 //! Positions on a link are finite and within `0..=1`; lengths are finite and non-negative.
 
