@@ -1055,3 +1055,83 @@ async fn concurrent_download_is_bounded_and_downloads_the_same() {
         assert_eq!(got, want, "{name}");
     }
 }
+
+/// Issue 26: a veglenke whose WKT holds a finite, absurd vertex (`1e20`, `±1e308`) imported
+/// with exit 0 and published a generation no server could load (the grid grew by ~1 GB/s, the
+/// R-tree panicked). Now each such veglenke is skipped and counted like other bad records, and
+/// the generation loads with every other row of the same import without them.
+#[test]
+fn a_veglenke_with_an_absurd_vertex_is_skipped_and_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, _) = covered_source(tmp.path());
+    let sel = TypeSelection::parse("915").unwrap();
+    let clean = DataDir::open(tmp.path().join("clean")).unwrap();
+    let clean_summary = import_dir(&src, &clean, &sel, &|_| {}).unwrap();
+
+    // two current veglenker of 41423 get an extra vertex: one at x = 1e20, one at ±1e308
+    let page = src.join("veglenkesekvenser/veglenkesekvens-41423.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&page).unwrap()).unwrap();
+    let seq = &mut doc["veglenkesekvenser"][0];
+    let port = |seq: &Value, n: &Value| {
+        seq["porter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["nummer"] == *n)
+            .unwrap()["posisjon"]
+            .as_f64()
+            .unwrap()
+    };
+    let mut spoiled = Vec::new();
+    for (i, vertex) in [(0, "1e20 7041316 55"), (1, "-1e308 1e308 0")] {
+        let link = &seq["veglenker"][i];
+        assert!(link["gyldighetsperiode"]["sluttdato"].is_null());
+        spoiled.push((port(seq, &link["startport"]), port(seq, &link["sluttport"])));
+        let wkt = seq["veglenker"][i]["geometri"]["wkt"].as_str().unwrap();
+        let at = wkt.find(',').unwrap();
+        let wkt = format!("{}, {vertex}{}", &wkt[..at], &wkt[at..]);
+        seq["veglenker"][i]["geometri"]["wkt"] = Value::String(wkt);
+    }
+    std::fs::write(&page, doc.to_string()).unwrap();
+
+    let data = DataDir::open(tmp.path().join("data")).unwrap();
+    let summary = import_dir(&src, &data, &sel, &|_| {}).unwrap();
+    let outside: usize = summary
+        .skipped
+        .iter()
+        .filter(|(r, _)| r.contains("outside the storage extent"))
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(outside, 2, "{}", summary.render());
+    assert!(summary
+        .render()
+        .contains("veglenke: coordinate outside the storage extent"));
+    assert_eq!(summary.links_read, clean_summary.links_read);
+
+    let rows = |data: &DataDir, id: u64| {
+        let (g, _) = Generation::load(&data.generation_dir(id), &|_| {}).unwrap();
+        let n = &g.network;
+        (0..n.len())
+            .map(|r| {
+                (
+                    n.link_id[r],
+                    n.from_pos[r],
+                    n.to_pos[r],
+                    n.geometry(r).to_vec(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let expected: Vec<_> = rows(&clean, clean_summary.generation)
+        .into_iter()
+        .filter(|(link, from, to, _)| {
+            !(*link == 41423
+                && spoiled
+                    .iter()
+                    .any(|&(a, b)| *from >= a - 1e-12 && *to <= b + 1e-12))
+        })
+        .collect();
+    let got = rows(&data, summary.generation);
+    assert!(got.len() < rows(&clean, clean_summary.generation).len());
+    assert_eq!(got, expected);
+}

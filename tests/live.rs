@@ -502,3 +502,163 @@ fn import_into_a_served_directory_is_handed_to_the_server() {
     assert_eq!(g["laget_av"], "importert", "{g}");
     assert_eq!(g["kilde"], source.display().to_string(), "{g}");
 }
+
+/// Publish into `data` a copy of its CURRENT generation whose network `poison` spoiled,
+/// bypassing every producer's checks (what a buggy or hostile producer could write). Through
+/// a hand-off when a server owns `data`.
+fn publish_poisoned(
+    data: &vegdb::snapshot::store::DataDir,
+    poison: impl FnOnce(&mut vegdb::snapshot::columns::RoadNetwork),
+) -> vegdb::error::Result<std::path::PathBuf> {
+    use vegdb::snapshot::parquet_write::{write_deleted, write_network, write_type};
+    let current = data.current()?.expect("a generation");
+    let (g, _) = Generation::load(&data.generation_dir(current), &|_| {})?;
+    let mut net = (*g.network).clone();
+    poison(&mut net);
+    let mut staging = data.begin(data.next_id()?)?;
+    let dir = staging.dir.clone();
+    staging.files.push(write_network(&dir, &net)?);
+    for d in g.objects.values() {
+        staging.files.extend(write_type(&dir, &d.table, &net)?);
+    }
+    staging.files.push(write_deleted(&dir, &g.deleted)?);
+    let types: Vec<u32> = g.objects.keys().copied().collect();
+    let (dictionary, _) =
+        vegdb::snapshot::dictionary::write(&dir, g.catalog, g.areas, &types, &[])?;
+    staging.files.extend(dictionary);
+    let manifest = Manifest {
+        parent: None,
+        changesets: vec![],
+        files: vec![],
+        origin: "live test: poisoned network".into(),
+        ..g.manifest.clone()
+    };
+    data.publish(staging, manifest)
+}
+
+/// The vertex of row 3, vertex 1 moved to (x, y).
+fn move_vertex(x: f64, y: f64) -> impl FnOnce(&mut vegdb::snapshot::columns::RoadNetwork) {
+    move |n| {
+        let i = n.geom_offsets[3] as usize + 1;
+        n.coords[i][0] = x;
+        n.coords[i][1] = y;
+    }
+}
+
+/// Issue 26: a generation with a finite, absurd coordinate (written past the importer) grew the
+/// grid's memory by ~1 GB/s (1e20) or panicked in the R-tree (±1e308). Loading it now fails
+/// with a Corrupt error naming the file, the row and the coordinate, and no panic; a bad
+/// position or length too.
+#[test]
+fn a_generation_with_an_absurd_coordinate_is_refused_at_load() {
+    type Poison = Box<dyn FnOnce(&mut vegdb::snapshot::columns::RoadNetwork)>;
+    let cases: Vec<(&str, Poison)> = vec![
+        ("1e20", Box::new(move_vertex(1e20, 6_600_000.0))),
+        ("1e308", Box::new(move_vertex(-1e308, 1e308))),
+        ("NaN", Box::new(move_vertex(f64::NAN, 6_600_000.0))),
+        ("bad positions", Box::new(|n| n.to_pos[3] = 7.5)),
+        ("bad length", Box::new(|n| n.length_m[3] = -1.0)),
+    ];
+    for (want, poison) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        generate_into(Scale::Tiny, 3, tmp.path()).unwrap();
+        let data = vegdb::snapshot::store::DataDir::open_for_publishing(tmp.path()).unwrap();
+        let dir = publish_poisoned(&data, poison).unwrap();
+        let e = Generation::load(&dir, &|_| {}).expect_err(want);
+        assert!(
+            matches!(e, vegdb::error::EngineError::Corrupt { .. }),
+            "{want}: {e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains(vegdb::snapshot::parquet_write::NETWORK_FILE)
+                && msg.contains("network row 3")
+                && msg.contains(want),
+            "{want}: {msg}"
+        );
+    }
+}
+
+/// `vegdb serve` on a directory whose CURRENT generation holds an absurd coordinate never
+/// became ready and said nothing; now it exits at once naming the generation, the row and the
+/// coordinate, and the generation to roll back to.
+#[test]
+fn serve_refuses_a_current_generation_with_an_absurd_coordinate() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate_into(Scale::Tiny, 3, tmp.path()).unwrap();
+    let data = vegdb::snapshot::store::DataDir::open_for_publishing(tmp.path()).unwrap();
+    publish_poisoned(&data, move_vertex(1e20, 6_600_000.0)).unwrap();
+    drop(data);
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port())])
+        .arg("--data")
+        .arg(tmp.path())
+        .env("VEGDB_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve did not refuse the generation within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!status.success(), "{err}");
+    assert!(
+        err.contains("CURRENT generation 2 is corrupt")
+            && err.contains("outside the storage extent")
+            && err.contains("rollback --to 1"),
+        "{err}"
+    );
+}
+
+/// A generation with an absurd coordinate handed to a running server (the server grew to
+/// 10.5 GB in 17 s): the server refuses it with the reason, which the producer gets, and keeps
+/// serving and answering from the generation it had.
+#[test]
+fn a_running_server_rejects_a_handed_generation_with_an_absurd_coordinate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    generate_into(Scale::Tiny, 3, root).unwrap();
+    let s = spawn(root, &[]);
+    let before = served(&s);
+    let links = get(&s, "/vegnett/lenker?antall=5");
+    let data = vegdb::snapshot::store::DataDir::open_for_publishing(root).unwrap();
+    let e = publish_poisoned(&data, move_vertex(-1e308, 1e308)).expect_err("refused");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("does not load") && msg.contains("outside the storage extent"),
+        "{msg}"
+    );
+    assert_eq!(served(&s)["id"], before["id"]);
+    assert_eq!(get(&s, "/vegnett/lenker?antall=5"), links);
+    assert_eq!(
+        std::fs::read_to_string(root.join("CURRENT"))
+            .unwrap()
+            .trim(),
+        before["id"].to_string()
+    );
+    // a position query on the served network still answers, at one of its vertexes
+    let (g, _) = Generation::load(
+        &data.generation_dir(before["id"].as_u64().unwrap()),
+        &|_| {},
+    )
+    .unwrap();
+    let [x, y, _] = g.network.coords[0];
+    let p = get(&s, &format!("/posisjon?nord={y}&ost={x}&maks_avstand=5"));
+    assert!(p.as_array().is_some_and(|a| !a.is_empty()), "{p}");
+}

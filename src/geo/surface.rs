@@ -18,6 +18,11 @@ fn marker(tag: f64) -> Coord3 {
     [f64::NAN, f64::NAN, tag]
 }
 
+/// Whether `c` is a ring marker (`[NaN, NaN, 0 or 1]`).
+pub fn is_marker(c: &Coord3) -> bool {
+    c[0].is_nan() && c[1].is_nan() && (c[2] == EXTERIOR || c[2] == HOLE)
+}
+
 /// Whether an own-geometry run is a surface.
 pub fn is_surface(coords: &[Coord3]) -> bool {
     coords.first().is_some_and(|c| c[0].is_nan())

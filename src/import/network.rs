@@ -10,6 +10,7 @@ use super::roadref::{RoadRefs, Section, FALLBACK_HP};
 use super::summary::Summary;
 use super::uberiket::{Link, Sequence};
 use crate::area::Areas;
+use crate::geo::extent;
 use crate::geo::linref::sub_line;
 use crate::geo::srid::{to_storage, Srid};
 use crate::geo::Coord3;
@@ -101,6 +102,8 @@ pub enum GeometryError {
     NotTransformable(crate::error::EngineError),
     #[error("LINESTRING with fewer than 2 points")]
     TooFewPoints,
+    #[error("coordinate outside the storage extent (UTM 33: x {}..{}, y {}..{}, z {}..{})", extent::X_RANGE.0, extent::X_RANGE.1, extent::Y_RANGE.0, extent::Y_RANGE.1, extent::Z_RANGE.0, extent::Z_RANGE.1)]
+    OutsideExtent,
 }
 
 /// Why a veglenke is left out of the network (the summary counts skips by this text).
@@ -112,6 +115,10 @@ enum SkippedLink {
     PortMissing,
     #[error("end port not after start port")]
     PortsNotOrdered,
+    #[error("port position outside 0..1")]
+    PortPosition,
+    #[error("lengde not a finite, non-negative number")]
+    Length,
     #[error("topologinivå {0} has no v2 value")]
     TopologyLevel(String),
     #[error("typeVeg {0} has no v2 value")]
@@ -144,7 +151,11 @@ pub fn parse_linestring(wkt: &str, srid: u32) -> Result<Vec<Coord3>, GeometryErr
             return Err(GeometryError::ShortPoint);
         }
         let (x, y) = to_storage(srid, v[0], v[1]).map_err(GeometryError::NotTransformable)?;
-        out.push([x, y, v.get(2).copied().unwrap_or(0.0)]);
+        let c = [x, y, v.get(2).copied().unwrap_or(0.0)];
+        if !extent::coord_ok(&c) {
+            return Err(GeometryError::OutsideExtent);
+        }
+        out.push(c);
     }
     if out.len() < 2 {
         return Err(GeometryError::TooFewPoints);
@@ -165,6 +176,11 @@ impl NetworkBuilder {
 
     pub fn add(&mut self, seq: &Sequence, refs: &RoadRefs, areas: &Areas, summary: &mut Summary) {
         summary.sequences_read += 1;
+        if seq.lengde.is_some_and(|l| !extent::length_ok(l)) {
+            summary.links_read += seq.veglenker.len();
+            summary.skip("veglenkesekvens with a lengde that is not a finite, non-negative number");
+            return;
+        }
         if let Some(len) = seq.lengde {
             self.lengths.insert(seq.id, len);
         }
@@ -228,8 +244,14 @@ impl NetworkBuilder {
             return Err(SkippedLink::PortMissing);
         };
         let (a, b) = (sp.posisjon, ep.posisjon);
+        if !extent::position_ok(a) || !extent::position_ok(b) {
+            return Err(SkippedLink::PortPosition);
+        }
         if b.partial_cmp(&a) != Some(std::cmp::Ordering::Greater) {
             return Err(SkippedLink::PortsNotOrdered);
+        }
+        if !extent::length_ok(link.lengde) {
+            return Err(SkippedLink::Length);
         }
         let level = TOPOLOGY_LEVELS
             .iter()

@@ -16,6 +16,7 @@ use crate::catalog::{ObjectType, PropertyType, ValueKind};
 use crate::changeset::model::Property;
 use crate::changeset::validate::{geometry_value, GeometryError};
 use crate::geo::Coord3;
+use crate::geo::extent::{first_bad_own, position_ok};
 use crate::snapshot::columns::{
     ObjectTable, PropertyColumn, DIRECTION_AGAINST, DIRECTION_WITH, OPEN_END,
 };
@@ -53,13 +54,17 @@ fn own_geometry(p: &PropertyType, g: &Geometry) -> Result<Vec<Coord3>, &'static 
         values: vec![format!("srid={};{}", g.srid, g.wkt)],
         ..Default::default()
     };
-    geometry_value(p, &given).map_err(|e| match e {
+    let coords = geometry_value(p, &given).map_err(|e| match e {
         GeometryError::Coordinates(_) => "srid or coordinates not readable",
         GeometryError::Wkt { .. } => "not valid WKT",
         GeometryError::EmptyPoint { .. } => "an empty POINT",
         GeometryError::WrongKind { .. } => "not the datatype's kind (surfaces are not stored)",
         GeometryError::NonFinite { .. } => "a coordinate that is not a finite number",
-    })
+    })?;
+    if first_bad_own(&coords).is_some() {
+        return Err("a coordinate outside the storage extent");
+    }
+    Ok(coords)
 }
 
 fn direction(r: &Option<String>) -> u8 {
@@ -136,12 +141,19 @@ impl TypeBuilder {
                 summary.skip(format!("type {t}: stedfesting of an unknown kind"));
             }
         }
-        let read = all.len();
+        all.retain(|l| {
+            let ok = position_ok(l.1) && position_ok(l.2);
+            if !ok {
+                summary.skip(format!("type {t}: placement with a position outside 0..1"));
+            }
+            ok
+        });
+        let sane = all.len();
         let locs: Vec<_> = all
             .into_iter()
             .filter(|l| sequences.contains(&l.0))
             .collect();
-        for _ in locs.len()..read {
+        for _ in locs.len()..sane {
             summary.skip(format!(
                 "type {t}: placement on a veglenkesekvens absent from the source (or without a current veglenke)"
             ));

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use super::summary::Summary;
 use super::uberiket::{Placement, RoadObject, Value};
 use crate::catalog::Catalog;
+use crate::geo::extent::position_ok;
 
 pub const VEGSYSTEM: u32 = 915;
 const CATEGORY: u32 = 11276;
@@ -90,6 +91,10 @@ impl RoadRefs {
             return;
         };
         for l in linjer {
+            if !position_ok(l.startposisjon) || !position_ok(l.sluttposisjon) {
+                summary.skip("915 Vegsystem placement with a position outside 0..1: no road reference from it");
+                continue;
+            }
             self.by_sequence.entry(l.id).or_default().push(RoadSystem {
                 from: l.startposisjon.min(l.sluttposisjon),
                 to: l.startposisjon.max(l.sluttposisjon),
@@ -116,11 +121,16 @@ impl RoadRefs {
         };
         let object = self.sections.len();
         let mut list = Vec::new();
-        for (i, l) in linjer.iter().enumerate() {
+        for l in linjer {
+            if !position_ok(l.startposisjon) || !position_ok(l.sluttposisjon) {
+                summary.skip("916 Strekning placement with a position outside 0..1: fallback hp/metres where it lies");
+                continue;
+            }
             let (from, to) = (
                 l.startposisjon.min(l.sluttposisjon),
                 l.startposisjon.max(l.sluttposisjon),
             );
+            let i = list.len();
             list.push((l.id, from, to));
             self.sections_by_sequence
                 .entry(l.id)

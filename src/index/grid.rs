@@ -9,6 +9,19 @@ use crate::snapshot::columns::RoadNetwork;
 pub const CELL_M: f64 = 128.0;
 pub const MAX_CELLS_PER_AXIS: i64 = 9;
 
+/// A piece whose bounding box spans more cells than this is entered only in the cells its
+/// line passes through (a column at a time), not in every cell of its box: a long diagonal
+/// (a ferry link) costs cells in proportion to its length, not to its area.
+const MAX_BOX_CELLS: i128 = 4096;
+
+/// The most cell entries a grid holds: four per piece plus a fixed allowance. Past it (or
+/// past 2^31 cells along an axis) the grid gives up and every query takes the R-tree, so no
+/// geometry can make the build's memory unbounded (issue 26; loading refuses coordinates
+/// outside the storage extent before this is reached, this is the second line).
+fn max_entries(pieces: usize) -> usize {
+    pieces.saturating_mul(4).saturating_add(1 << 22)
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Piece {
     pub x0: f64,
@@ -100,10 +113,73 @@ pub struct SegmentGrid {
     cx_max: i64,
     cy_min: i64,
     cy_max: i64,
+    /// The build gave up (see [`max_entries`]): the grid is empty and covers no radius.
+    gave_up: bool,
+}
+
+/// Enter `p` in the cells its line passes through: per column of cells, the rows between the
+/// line's lowest and highest y within the column (widened by a millimetre against rounding).
+/// False when `keyed` would grow past `limit`.
+fn push_along(
+    keyed: &mut Vec<(i64, i64, Piece)>,
+    p: Piece,
+    (cx0, cx1): (i64, i64),
+    limit: usize,
+) -> bool {
+    const EPS: f64 = 1e-3;
+    let (xa, ya, xb, yb) = if p.x0 <= p.x1 {
+        (p.x0, p.y0, p.x1, p.y1)
+    } else {
+        (p.x1, p.y1, p.x0, p.y0)
+    };
+    let dx = xb - xa;
+    let y_at = |x: f64| {
+        if dx > 0.0 {
+            ya + (x.clamp(xa, xb) - xa) / dx * (yb - ya)
+        } else {
+            ya
+        }
+    };
+    for cx in cx0..=cx1 {
+        let (sx0, sx1) = if cx0 == cx1 {
+            (xa, xb)
+        } else {
+            (
+                (cx as f64 * CELL_M - EPS).max(xa),
+                ((cx + 1) as f64 * CELL_M + EPS).min(xb),
+            )
+        };
+        let (mut lo, mut hi) = (y_at(sx0), y_at(sx1));
+        if cx0 == cx1 {
+            (lo, hi) = (ya, yb);
+        }
+        if lo > hi {
+            std::mem::swap(&mut lo, &mut hi);
+        }
+        let (cy0, cy1) = (cell_of(lo - EPS), cell_of(hi + EPS));
+        let rows = (cy1 as i128 - cy0 as i128 + 1).max(0);
+        if keyed.len() as i128 + rows > limit as i128 {
+            return false;
+        }
+        for cy in cy0..=cy1 {
+            keyed.push((cx, cy, p));
+        }
+    }
+    true
 }
 
 impl SegmentGrid {
+    /// A grid that answers no query (the R-tree takes them all).
+    fn given_up() -> SegmentGrid {
+        SegmentGrid {
+            gave_up: true,
+            ..Default::default()
+        }
+    }
+
     pub fn build(n: &RoadNetwork) -> SegmentGrid {
+        let pieces = n.coords.len().saturating_sub(n.len());
+        let limit = max_entries(pieces);
         let mut keyed: Vec<(i64, i64, Piece)> = Vec::with_capacity(n.coords.len() + n.len() / 2);
         for row in 0..n.len() {
             let flags = if n.is_connection[row] {
@@ -131,6 +207,17 @@ impl SegmentGrid {
                 along_m += p.length();
                 let (cx0, cx1) = (cell_of(p.x0.min(p.x1)), cell_of(p.x0.max(p.x1)));
                 let (cy0, cy1) = (cell_of(p.y0.min(p.y1)), cell_of(p.y0.max(p.y1)));
+                let box_cells =
+                    (cx1 as i128 - cx0 as i128 + 1).saturating_mul(cy1 as i128 - cy0 as i128 + 1);
+                if box_cells > MAX_BOX_CELLS {
+                    if !push_along(&mut keyed, p, (cx0, cx1), limit) {
+                        return SegmentGrid::given_up();
+                    }
+                    continue;
+                }
+                if keyed.len() as i128 + box_cells > limit as i128 {
+                    return SegmentGrid::given_up();
+                }
                 for cx in cx0..=cx1 {
                     for cy in cy0..=cy1 {
                         keyed.push((cx, cy, p));
@@ -150,6 +237,12 @@ impl SegmentGrid {
             pieces: Vec::with_capacity(keyed.len()),
             ..Default::default()
         };
+        // cell keys hold 32 bits per axis
+        if g.cx_max as i128 - g.cx_min as i128 >= 1 << 31
+            || g.cy_max as i128 - g.cy_min as i128 >= 1 << 31
+        {
+            return SegmentGrid::given_up();
+        }
         let mut runs: Vec<Slot> = Vec::new();
         let mut i = 0;
         while i < keyed.len() {
@@ -217,7 +310,12 @@ impl SegmentGrid {
 
     /// Can a query of this radius be answered from the grid?
     pub fn covers(&self, radius: f64) -> bool {
-        ((2.0 * radius / CELL_M).ceil() as i64) < MAX_CELLS_PER_AXIS
+        !self.gave_up && ((2.0 * radius / CELL_M).ceil() as i64) < MAX_CELLS_PER_AXIS
+    }
+
+    /// Did the build give up (too many cell entries: every query takes the R-tree)?
+    pub fn gave_up(&self) -> bool {
+        self.gave_up
     }
 
     /// Call `visit(piece, d2)` for every piece within `radius` of (x, y) (a row may come more
@@ -277,5 +375,86 @@ impl SegmentGrid {
 
     pub fn is_empty(&self) -> bool {
         self.pieces.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geo::Coord3;
+
+    fn network(lines: &[Vec<Coord3>]) -> RoadNetwork {
+        let mut n = RoadNetwork {
+            geom_offsets: vec![0],
+            ..Default::default()
+        };
+        for (i, l) in lines.iter().enumerate() {
+            n.link_id.push(i as u64 + 1);
+            n.is_connection.push(false);
+            n.topology_level.push(0);
+            n.coords.extend_from_slice(l);
+            n.geom_offsets.push(n.coords.len() as u32);
+        }
+        n
+    }
+
+    /// Rows within `r` of (x, y) by the grid, and by every piece.
+    fn both(g: &SegmentGrid, n: &RoadNetwork, x: f64, y: f64, r: f64) -> (Vec<u32>, Vec<u32>) {
+        let mut got = Vec::new();
+        g.visit_within(x, y, r, |p, _| got.push(p.row));
+        got.sort_unstable();
+        got.dedup();
+        let mut want = Vec::new();
+        for row in 0..n.len() {
+            if n.geometry(row)
+                .windows(2)
+                .any(|w| segment_distance2(x, y, w[0][0], w[0][1], w[1][0], w[1][1]) <= r * r)
+            {
+                want.push(row as u32);
+            }
+        }
+        (got, want)
+    }
+
+    /// A 300 km diagonal (a box of 5.5 million cells) costs cells along its line only, and is
+    /// found from every point beside it like a short piece is.
+    #[test]
+    fn a_long_diagonal_is_entered_along_its_line() {
+        let (x0, y0) = (100_000.0, 6_600_000.0);
+        let n = network(&[
+            vec![[x0, y0, 0.0], [x0 + 300_000.0, y0 + 240_000.0, 0.0]],
+            vec![[x0 + 50.0, y0, 0.0], [x0 + 60.0, y0 + 70.0, 0.0]],
+        ]);
+        let g = SegmentGrid::build(&n);
+        assert!(!g.gave_up());
+        assert!(g.len() < 10_000, "{}", g.len());
+        for i in 0..2_000 {
+            let t = i as f64 / 2_000.0;
+            let off = (i % 7) as f64 * 9.0 - 30.0;
+            let (x, y) = (x0 + t * 300_000.0 + off, y0 + t * 240_000.0 - off);
+            let (got, want) = both(&g, &n, x, y, 30.0);
+            assert_eq!(got, want, "at {x} {y}");
+        }
+    }
+
+    /// Absurd coordinates (which loading refuses before this) cannot make the build's memory
+    /// unbounded: it gives up and covers no radius.
+    #[test]
+    fn absurd_coordinates_give_up_instead_of_growing() {
+        for far in [
+            [1e20, 6_600_000.0, 0.0],
+            [1e308, -1e308, 0.0],
+            [100_000.0, 1e12, 0.0],
+        ] {
+            let n = network(&[vec![[100_000.0, 6_600_000.0, 0.0], far]]);
+            let g = SegmentGrid::build(&n);
+            assert!(g.gave_up() && !g.covers(30.0), "{far:?}");
+        }
+        // two sane pieces 1e15 m apart: no cell key can hold the span
+        let n = network(&[
+            vec![[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]],
+            vec![[1e15, 0.0, 0.0], [1e15 + 10.0, 0.0, 0.0]],
+        ]);
+        assert!(SegmentGrid::build(&n).gave_up());
     }
 }

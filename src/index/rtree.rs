@@ -10,6 +10,9 @@ use crate::snapshot::columns::RoadNetwork;
 
 pub type SegmentEntry = GeomWithData<Line<f64>, u32>;
 
+/// Coordinates beyond this magnitude (or not finite) never enter the tree.
+const SANE_ABS: f64 = 1e15;
+
 #[derive(Debug)]
 pub struct NetworkIndex {
     pub tree: RTree<SegmentEntry>,
@@ -21,6 +24,15 @@ impl NetworkIndex {
         for row in 0..network.len() {
             let g = network.geometry(row);
             for w in g.windows(2) {
+                // rstar's envelope arithmetic turns values past ~1e154 into NaN and panics on
+                // it; loading refuses such coordinates first (`geo::extent`), this keeps an
+                // unchecked network from taking the process down
+                if ![w[0][0], w[0][1], w[1][0], w[1][1]]
+                    .iter()
+                    .all(|v| v.abs() <= SANE_ABS)
+                {
+                    continue;
+                }
                 entries.push(GeomWithData::new(
                     Line::new((w[0][0], w[0][1]), (w[1][0], w[1][1])),
                     row as u32,

@@ -201,6 +201,28 @@ impl RoadNetwork {
     pub fn check_lengths(&self) -> Result<(), TableError> {
         self.check_stored_lengths().map_err(TableError::Network)
     }
+
+    /// Checks that every value the indexes are built from is sane: each coordinate finite and
+    /// inside the storage extent (`geo::extent`), positions within `0..=1` and in order,
+    /// lengths finite and non-negative. The first problem, naming the row and its link.
+    /// Call after [`check_lengths`](Self::check_lengths).
+    pub fn check_values(&self) -> Result<(), String> {
+        use crate::geo::extent;
+        for row in 0..self.len() {
+            let at = || format!("network row {row} (link {})", self.link_id[row]);
+            let (from, to) = (self.from_pos[row], self.to_pos[row]);
+            if !extent::position_ok(from) || !extent::position_ok(to) || from > to {
+                return Err(format!("{}: bad positions {from}..{to}", at()));
+            }
+            if !extent::length_ok(self.length_m[row]) {
+                return Err(format!("{}: bad length {}", at(), self.length_m[row]));
+            }
+            if let Some((i, c)) = extent::first_bad(self.geometry(row)) {
+                return Err(format!("{}, vertex {i}: {}", at(), extent::describe(&c)));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Direction of a placement relative to the link's digitising direction.
@@ -389,6 +411,34 @@ impl ObjectTable {
             return Err(TableError::IdsNotAscending {
                 type_id: self.type_id,
             });
+        }
+        Ok(())
+    }
+
+    /// Checks that every placement's positions lie within `0..=1` (from ≤ to) and every vertex
+    /// of an own geometry is finite and inside the storage extent (`geo::extent`). The first
+    /// problem, naming the object. Call after [`check_lengths`](Self::check_lengths).
+    pub fn check_values(&self) -> Result<(), String> {
+        use crate::geo::extent;
+        for row in 0..self.len() {
+            let at = || format!("type {} object {}", self.type_id, self.id[row]);
+            for p in self.placements(row) {
+                let (from, to) = (self.loc_from[p], self.loc_to[p]);
+                if !extent::position_ok(from) || !extent::position_ok(to) || from > to {
+                    return Err(format!(
+                        "{}: bad placement {from}..{to} on link {}",
+                        at(),
+                        self.loc_link[p]
+                    ));
+                }
+            }
+            if let Some((i, c)) = extent::first_bad_own(self.own_geometry(row)) {
+                return Err(format!(
+                    "{}, own geometry vertex {i}: {}",
+                    at(),
+                    extent::describe(&c)
+                ));
+            }
         }
         Ok(())
     }

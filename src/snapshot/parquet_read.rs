@@ -86,6 +86,9 @@ pub fn read_network(path: &Path) -> Result<RoadNetwork> {
     if !n.link_id.windows(2).all(|w| w[0] <= w[1]) {
         return Err(EngineError::corrupt(path, "rows are not sorted by link id"));
     }
+    // before any index is built on them: an absurd coordinate would size the grid by it
+    n.check_values()
+        .map_err(|e| EngineError::corrupt(path, e))?;
     n.build_link_index();
     Ok(n)
 }
@@ -130,6 +133,8 @@ pub fn read_objects(path: &Path, type_id: u32) -> Result<ObjectTable> {
         t = t.take(&order).map_err(|e| EngineError::corrupt(path, e))?;
     }
     t.check_lengths()
+        .map_err(|e| EngineError::corrupt(path, e))?;
+    t.check_values()
         .map_err(|e| EngineError::corrupt(path, e))?;
     Ok(t)
 }

@@ -384,3 +384,43 @@ fn a_version_conflict_is_flagged() {
     assert!(o.version_conflict);
     assert!(!o.unauthorized);
 }
+
+/// Issue 26: a geometry with a finite but absurd coordinate (or one that lands outside the
+/// storage extent once transformed) is an invalid geometry naming the extent; one inside it
+/// is accepted.
+#[test]
+fn coordinates_outside_the_storage_extent_are_invalid_geometry() {
+    let (link, pos) = plain_link(demo());
+    let with = |wkt: &str| {
+        run(&register(sign(
+            "1",
+            link,
+            pos,
+            json!([{"typeId": 4794, "verdi": [wkt]}]),
+        )))
+    };
+    let geometry_errors = |o: &Outcome| -> Vec<String> {
+        o.objects
+            .iter()
+            .flat_map(|r| &r.errors)
+            .filter(|i| i.is(Code::InvalidGeometry))
+            .map(|i| i.message.clone())
+            .collect()
+    };
+    for wkt in [
+        "srid=32633;POINT(1e20 6650000)",
+        "POINT(-1e308 1e308)",
+        "srid=4326;POINT(179 0)",
+        "POINT Z(262000 6650000 1e300)",
+    ] {
+        let errors = geometry_errors(&with(wkt));
+        assert!(
+            errors.len() == 1 && errors[0].contains("utenfor"),
+            "{wkt}: {errors:?}"
+        );
+    }
+    assert_eq!(
+        geometry_errors(&with("srid=32633;POINT Z(262000 6650000 10)")),
+        Vec::<String>::new()
+    );
+}

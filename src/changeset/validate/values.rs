@@ -8,6 +8,7 @@ use super::Code;
 use crate::catalog::{datatype, PropertyType, ValueKind};
 use crate::changeset::model::Property;
 use crate::error::{EngineError, Invalid};
+use crate::geo::extent::{coord_ok, X_RANGE, Y_RANGE, Z_RANGE};
 use crate::geo::srid::{to_storage, Srid};
 use crate::geo::Coord3;
 use crate::value::Value;
@@ -223,6 +224,14 @@ pub enum GeometryError {
     },
     #[error("{name} ({id}) har en koordinat som ikke er et endelig tall")]
     NonFinite { name: String, id: u32 },
+    #[error("{name} ({id}) har en koordinat ({x:?} {y:?} {z:?}) utenfor det lagrede koordinatsystemets gyldige område (UTM 33: x {}..{}, y {}..{}, z {}..{})", X_RANGE.0, X_RANGE.1, Y_RANGE.0, Y_RANGE.1, Z_RANGE.0, Z_RANGE.1)]
+    OutsideExtent {
+        name: String,
+        id: u32,
+        x: f64,
+        y: f64,
+        z: f64,
+    },
 }
 
 impl GeometryError {
@@ -285,6 +294,10 @@ pub fn geometry_value(p: &PropertyType, given: &Property) -> Result<Vec<Coord3>,
             if !(x.is_finite() && y.is_finite() && z.is_finite()) {
                 let (name, id) = named();
                 return Err(GeometryError::NonFinite { name, id });
+            }
+            if !coord_ok(&[x, y, z]) {
+                let (name, id) = named();
+                return Err(GeometryError::OutsideExtent { name, id, x, y, z });
             }
             Ok([x, y, z])
         })
