@@ -138,7 +138,20 @@ fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String> {
         }
         cur = err.source();
     }
-    None
+    // the TLS error may sit behind a wrapper that hides it from `source()`: its text then
+    let text = chain(e);
+    if text.contains("invalid peer certificate: UnknownIssuer") {
+        return Some(format!(
+            "TLS: the server's certificate is not issued by a CA this machine trusts (untrusted issuer; {text}); install the CA store (Debian: ca-certificates) or point SSL_CERT_FILE at a PEM file holding the CA"
+        ));
+    }
+    if text.contains("certificate not valid for name") || text.contains("NotValidForName") {
+        return Some(format!(
+            "TLS: the server's certificate is not valid for the host name of the source (name mismatch; {text})"
+        ));
+    }
+    text.contains("invalid peer certificate")
+        .then(|| format!("TLS: {text}"))
 }
 
 /// How a failed `send` is taken: a TLS failure, a refused redirect and a bad URL are fatal;
@@ -197,7 +210,11 @@ fn body_failure(url: &str, e: &std::io::Error, read: u64, announced: Option<u64>
 }
 
 /// Fail at once when the announced length is over `limit`.
-fn check_announced(url: &str, announced: Option<u64>, limit: u64) -> std::result::Result<(), Failure> {
+fn check_announced(
+    url: &str,
+    announced: Option<u64>,
+    limit: u64,
+) -> std::result::Result<(), Failure> {
     match announced {
         Some(n) if n > limit => Err(Failure::Fatal(format!(
             "{url}: answer of {n} bytes, more than the {limit} allowed"
@@ -355,10 +372,7 @@ fn fetch_json(
         }
         serde_json::from_slice(&body).map(Some).map_err(|e| {
             if e.is_eof() {
-                Failure::Cut(format!(
-                    "{url}: truncated JSON ({} bytes): {e}",
-                    body.len()
-                ))
+                Failure::Cut(format!("{url}: truncated JSON ({} bytes): {e}", body.len()))
             } else {
                 Failure::Fatal(format!("{url}: not JSON: {e}"))
             }
@@ -659,9 +673,10 @@ pub fn download_events(
                 Some(s) => format!("{url}?start={s}&antall={antall}"),
                 None => format!("{url}?antall={antall}"),
             };
-            let page = fetch_json(&client, &call, MAX_EVENT_PAGE_BYTES, opts, &mut report)?.ok_or_else(|| {
-                EngineError::Internal(format!("download failed: {call}: HTTP 404"))
-            })?;
+            let page = fetch_json(&client, &call, MAX_EVENT_PAGE_BYTES, opts, &mut report)?
+                .ok_or_else(|| {
+                    EngineError::Internal(format!("download failed: {call}: HTTP 404"))
+                })?;
             let events = page
                 .get("hendelser")
                 .and_then(serde_json::Value::as_array)

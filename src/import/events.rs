@@ -152,7 +152,11 @@ pub fn last_event_ids(source: &Path, types: &[u32]) -> Result<BTreeMap<String, u
     }
     for &t in types {
         let events = read_object_events(source, t)?;
-        check_event_ids(&object_stream(t), None, events.last().map(|e| e.hendelse_id))?;
+        check_event_ids(
+            &object_stream(t),
+            None,
+            events.last().map(|e| e.hendelse_id),
+        )?;
         if let Some(e) = events.last() {
             out.insert(object_stream(t), e.hendelse_id);
         }
