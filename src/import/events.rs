@@ -17,7 +17,40 @@ use serde::Deserialize;
 
 use super::source;
 use super::{OBJECTS_DIR, SEQUENCES_DIR};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
+
+/// The largest event id taken: 2^53 − 1, the largest integer every JSON reader holds exactly
+/// (Uberiket's ids are far below it).
+pub const MAX_EVENT_ID: u64 = (1 << 53) - 1;
+/// The most an event id may lie past the one before it in its stream (the recorded last id,
+/// or the previous event): 2^32, more events than NVDB records in years. An id past that is
+/// refused: as the cursor it would skip every event the upstream records afterwards.
+pub const MAX_EVENT_ID_JUMP: u64 = 1 << 32;
+
+/// Refuse event ids of `stream` (ascending, all after `after` when it is set) that lie past
+/// [`MAX_EVENT_ID`] or more than [`MAX_EVENT_ID_JUMP`] past the one before.
+pub fn check_event_ids(
+    stream: &str,
+    after: Option<u64>,
+    ids: impl IntoIterator<Item = u64>,
+) -> Result<()> {
+    let mut prev = after;
+    for id in ids {
+        if id > MAX_EVENT_ID {
+            return Err(EngineError::input(format!(
+                "{stream}: event id {id} is larger than any real event id (at most {MAX_EVENT_ID}): refused, since as the last event id it would skip every later event"
+            )));
+        }
+        if let Some(p) = prev.filter(|&p| id > p && id - p > MAX_EVENT_ID_JUMP) {
+            return Err(EngineError::input(format!(
+                "{stream}: event id {id} jumps {} past the event id {p} before it (at most {MAX_EVENT_ID_JUMP} allowed): refused, since as the last event id it would skip every later event",
+                id - p
+            )));
+        }
+        prev = Some(id);
+    }
+    Ok(())
+}
 
 /// Sub-directory of the events in a source directory.
 pub const EVENTS_DIR: &str = "hendelser";
@@ -108,14 +141,23 @@ pub fn read_object_events(source: &Path, type_id: u32) -> Result<Vec<ObjectEvent
 }
 
 /// The highest event id per stream that `source` holds (what an import records as the point
-/// a later refresh continues from). Streams without events are absent.
+/// a later refresh continues from). Streams without events are absent; an id past
+/// [`MAX_EVENT_ID`] is refused (`check_event_ids`).
 pub fn last_event_ids(source: &Path, types: &[u32]) -> Result<BTreeMap<String, u64>> {
     let mut out = BTreeMap::new();
-    if let Some(e) = read_sequence_events(source)?.last() {
+    let seq = read_sequence_events(source)?;
+    check_event_ids(SEQUENCE_STREAM, None, seq.last().map(|e| e.hendelse_id))?;
+    if let Some(e) = seq.last() {
         out.insert(SEQUENCE_STREAM.to_string(), e.hendelse_id);
     }
     for &t in types {
-        if let Some(e) = read_object_events(source, t)?.last() {
+        let events = read_object_events(source, t)?;
+        check_event_ids(
+            &object_stream(t),
+            None,
+            events.last().map(|e| e.hendelse_id),
+        )?;
+        if let Some(e) = events.last() {
             out.insert(object_stream(t), e.hendelse_id);
         }
     }

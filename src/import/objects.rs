@@ -16,7 +16,7 @@ use crate::catalog::{ObjectType, PropertyType, ValueKind};
 use crate::changeset::model::Property;
 use crate::changeset::validate::{geometry_value, GeometryError};
 use crate::geo::Coord3;
-use crate::geo::extent::{first_bad_own, position_ok};
+use crate::geo::extent::position_ok;
 use crate::snapshot::columns::{
     ObjectTable, PropertyColumn, DIRECTION_AGAINST, DIRECTION_WITH, OPEN_END,
 };
@@ -54,17 +54,14 @@ fn own_geometry(p: &PropertyType, g: &Geometry) -> Result<Vec<Coord3>, &'static 
         values: vec![format!("srid={};{}", g.srid, g.wkt)],
         ..Default::default()
     };
-    let coords = geometry_value(p, &given).map_err(|e| match e {
+    geometry_value(p, &given).map_err(|e| match e {
         GeometryError::Coordinates(_) => "srid or coordinates not readable",
         GeometryError::Wkt { .. } => "not valid WKT",
         GeometryError::EmptyPoint { .. } => "an empty POINT",
         GeometryError::WrongKind { .. } => "not the datatype's kind (surfaces are not stored)",
         GeometryError::NonFinite { .. } => "a coordinate that is not a finite number",
-    })?;
-    if first_bad_own(&coords).is_some() {
-        return Err("a coordinate outside the storage extent");
-    }
-    Ok(coords)
+        GeometryError::OutsideExtent { .. } => "a coordinate outside the storage extent",
+    })
 }
 
 fn direction(r: &Option<String>) -> u8 {

@@ -17,7 +17,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::events::{
-    event_types, object_stream, read_object_events, read_sequence_events, SEQUENCE_STREAM,
+    check_event_ids, event_types, object_stream, read_object_events, read_sequence_events,
+    SEQUENCE_STREAM,
 };
 use super::network::NetworkBuilder;
 use super::objects::TypeBuilder;
@@ -69,7 +70,15 @@ impl RefreshSummary {
     /// The summary as printed by `vegdb refresh`.
     pub fn render(&self) -> String {
         let sum = |m: &BTreeMap<u32, usize>| m.values().sum::<usize>();
-        let mut s = format!(
+        let mut s = if self.generation == self.parent {
+            format!(
+                "nothing published: generation {} stays current ({} new events, none about a stored veglenkesekvens or object), in {:.1} s\n",
+                self.generation,
+                self.events.values().sum::<usize>(),
+                self.seconds
+            )
+        } else {
+            format!(
             "generation {} (from {}): {} events; {} veglenkesekvenser mapped again, {} removed; objects {} created, {} changed, {} removed; {} files written, {} shared, in {:.1} s\n",
             self.generation,
             self.parent,
@@ -82,7 +91,8 @@ impl RefreshSummary {
             self.files_written,
             self.files_shared,
             self.seconds
-        );
+        )
+        };
         for (stream, n) in &self.events {
             let last = self
                 .last_event_ids
@@ -310,6 +320,7 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
             .into_iter()
             .filter(|e| after.is_none_or(|a| e.hendelse_id > a))
             .collect();
+        check_event_ids(&stream, after, events.iter().map(|e| e.hendelse_id))?;
         if events.is_empty() {
             continue;
         }
@@ -342,6 +353,7 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
             .into_iter()
             .filter(|e| after.is_none_or(|a| e.hendelse_id > a))
             .collect();
+        check_event_ids(SEQUENCE_STREAM, after, events.iter().map(|e| e.hendelse_id))?;
         if !events.is_empty() {
             if after.is_none() {
                 summary.note(format!(
