@@ -3,6 +3,7 @@
 //! 32633 numbers; heights in meters).
 
 pub mod linref;
+pub mod map_extent;
 pub mod srid;
 pub mod surface;
 pub mod wkb;
