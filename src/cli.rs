@@ -22,7 +22,7 @@ pub use upgrade::run_upgrade;
 #[command(
     name = "vegdb",
     version,
-    about = "NVDB API v2 compatible road database server (read API LES v2 and write API SKRIV v2)"
+    about = "NVDB API v2 compatible road database server (read API LES v2 and write API SKRIV v2), with an OGC API Features service (/ogc), vector tiles (/tiles) and a map page (/kart)"
 )]
 pub struct Cli {
     /// Log filter (tracing env-filter syntax), e.g. info, vegdb=debug.
@@ -38,7 +38,8 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve both APIs over HTTP: the read API (/nvdb/api/v2) and the write API
-    /// (/nvdb/apiskriv/rest/v2), with /health and /ready (default command).
+    /// (/nvdb/apiskriv/rest/v2), the OGC API Features service (/ogc), vector tiles (/tiles) and
+    /// the map page (/kart), with /health and /ready (default command).
     Serve(ServeArgs),
     /// Ask a running server for /health: exit status 0 when it answers 200 (for container
     /// health checks; the runtime image has no curl).
@@ -73,7 +74,7 @@ pub enum Command {
     /// Import saved NVDB Uberiket responses (see README) as a new generation in --data.
     Import {
         /// Directory of saved responses (veglenkesekvenser/, vegobjekter/<typeId>/), or the
-        /// http:// base URL of an Uberiket API (…/api/v1) to download from first.
+        /// http:// or https:// base URL of an Uberiket API (…/api/v1) to download from first.
         #[arg(long)]
         source: String,
         /// Where a URL source is downloaded to (resumable); default <data>/import-download.
@@ -93,7 +94,8 @@ pub enum Command {
     /// generation in --data (copy-on-write; see README).
     Refresh {
         /// Directory of saved events and current states (hendelser/, veglenkesekvenser/,
-        /// vegobjekter/<typeId>/), or the http:// base URL of an Uberiket API (…/api/v1).
+        /// vegobjekter/<typeId>/), or the http:// or https:// base URL of an Uberiket API
+        /// (…/api/v1).
         #[arg(long)]
         source: String,
         /// Data directory whose current generation is refreshed.

@@ -51,3 +51,26 @@ fn user_add_prints_a_working_token_as_its_last_line() {
         .unwrap()
         .contains("ola"));
 }
+
+fn help(args: &[&str]) -> String {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn help_names_the_gis_entry_points_and_https_sources() {
+    for args in [&["--help"][..], &["serve", "--help"]] {
+        let text = help(args);
+        for path in ["/ogc", "/tiles", "/kart"] {
+            assert!(
+                text.contains(path),
+                "{args:?} does not name {path}:\n{text}"
+            );
+        }
+    }
+    for command in ["import", "refresh"] {
+        let text = help(&[command, "--help"]);
+        assert!(text.contains("https://"), "{command} --help:\n{text}");
+    }
+}

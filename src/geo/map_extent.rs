@@ -93,7 +93,12 @@ impl MapExtent {
             f64::NEG_INFINITY,
         ];
         // inner proposal: inside the left, bottom, right and top edges' images
-        let mut inner = outer;
+        let mut inner = [
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            f64::INFINITY,
+        ];
         for (x, y) in edge_samples(search) {
             let (sx, sy) = to_storage(srid, x, y)?;
             outer = [
