@@ -22,7 +22,7 @@ pub use upgrade::run_upgrade;
 #[command(
     name = "vegdb",
     version,
-    about = "NVDB API v2 compatible road database server (read API LES v2 and write API SKRIV v2)"
+    about = "NVDB API v2 compatible road database server (read API LES v2 and write API SKRIV v2), with an OGC API Features service (/ogc), vector tiles (/tiles) and a map page (/kart)"
 )]
 pub struct Cli {
     /// Log filter (tracing env-filter syntax), e.g. info, vegdb=debug.
@@ -38,7 +38,8 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve both APIs over HTTP: the read API (/nvdb/api/v2) and the write API
-    /// (/nvdb/apiskriv/rest/v2), with /health and /ready (default command).
+    /// (/nvdb/apiskriv/rest/v2), the OGC API Features service (/ogc), vector tiles (/tiles) and
+    /// the map page (/kart), with /health and /ready (default command).
     Serve(ServeArgs),
     /// Ask a running server for /health: exit status 0 when it answers 200 (for container
     /// health checks; the runtime image has no curl).

@@ -158,4 +158,26 @@ fn every_data_flag_refuses_a_url_and_makes_no_directory_of_it() {
             }
         }
     }
+
+fn help(args: &[&str]) -> String {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn help_names_the_gis_entry_points_and_https_sources() {
+    for args in [&["--help"][..], &["serve", "--help"]] {
+        let text = help(args);
+        for path in ["/ogc", "/tiles", "/kart"] {
+            assert!(
+                text.contains(path),
+                "{args:?} does not name {path}:\n{text}"
+            );
+        }
+    }
+    for command in ["import", "refresh"] {
+        let text = help(&[command, "--help"]);
+        assert!(text.contains("https://"), "{command} --help:\n{text}");
+    }
 }

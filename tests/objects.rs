@@ -83,15 +83,34 @@ fn brute(g: &Generation, d: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
                     .iter()
                     .any(|q| q.matches(&key, n.from_m[r], n.to_m[r]))
             });
-        let in_box = f.bbox.is_none_or(|[x0, y0, x1, y1]| {
-            net.iter().any(|&r| {
-                n.geometry(r).windows(2).any(|w| {
-                    w[0][0].min(w[1][0]) <= x1
-                        && w[0][0].max(w[1][0]) >= x0
-                        && w[0][1].min(w[1][1]) <= y1
-                        && w[0][1].max(w[1][1]) >= y0
-                })
-            })
+        // the feature's geometry (own, else located; storage numbers) intersects the box
+        let in_box = f.bbox.as_ref().is_none_or(|e| {
+            let [x0, y0, x1, y1] = e.rect();
+            let rect = geo::Rect::new(geo::Coord { x: x0, y: y0 }, geo::Coord { x: x1, y: y1 });
+            let feature = g
+                .feature(
+                    vegdb::generation::rows::ObjectRow::new(&d.table, row),
+                    &vegdb::generation::feature::FeatureOptions {
+                        geometry_only: true,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+            let c = |p: &[f64; 3]| geo::Coord { x: p[0], y: p[1] };
+            let line = |l: &[[f64; 3]]| geo::LineString::new(l.iter().map(c).collect());
+            use geo::Intersects;
+            use vegdb::generation::feature::Geometry;
+            match feature.geometry {
+                None => false,
+                Some(Geometry::Point(p)) => geo::Point::from(c(&p)).intersects(&rect),
+                Some(Geometry::LineString(l)) => line(&l).intersects(&rect),
+                Some(Geometry::MultiLineString(ls)) => ls.iter().any(|l| line(l).intersects(&rect)),
+                Some(Geometry::MultiPolygon(ps)) => ps.iter().any(|rings| {
+                    let mut rs = rings.iter().map(|r| line(r));
+                    let ext = rs.next().unwrap();
+                    geo::Polygon::new(ext, rs.collect()).intersects(&rect)
+                }),
+            }
         });
         let on_link = f.links.is_empty()
             || d.table.placements(row).any(|p| {
@@ -235,7 +254,13 @@ proptest! {
         }
         if let Some((seed, half)) = bbox {
             let c = g.network.coords[seed % g.network.coords.len()];
-            f.bbox = Some([c[0] - half, c[1] - half, c[0] + half, c[1] + half]);
+            f.bbox = Some(
+                vegdb::geo::map_extent::MapExtent::new(
+                    vegdb::geo::srid::Srid::Utm33Etrs89,
+                    [c[0] - half, c[1] - half, c[0] + half, c[1] + half],
+                )
+                .unwrap(),
+            );
         }
         if let Some(i) = route {
             f.routes.push((i % g.areas.routes.len()) as u32);

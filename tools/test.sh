@@ -93,6 +93,13 @@ PYTHONDONTWRITEBYTECODE=1 VEGDB_BIN="$CARGO_TARGET_DIR/debug/vegdb" \
   "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/tiles || rc=$?
 if [ "$rc" -ne 0 ]; then echo "tile tests failed (or collected nothing): $rc" >&2; exit 1; fi
 
+echo "== GIS clients (issue 26): bbox answers of the OGC API (OWSLib) and v2 kartutsnitt against shapely, on the demo"
+"$VENV/bin/pip" install --quiet --disable-pip-version-check OWSLib==0.35.0 shapely requests pytest
+rc=0
+PYTHONDONTWRITEBYTECODE=1 VEGDB_BIN="$CARGO_TARGET_DIR/debug/vegdb" \
+  "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/gis || rc=$?
+if [ "$rc" -ne 0 ]; then echo "GIS client tests failed (or collected nothing): $rc" >&2; exit 1; fi
+
 echo "== files (issues 15/16): GIS exports in GDAL, engines (DuckDB, Dask) over a generation on S3 (moto)"
 # gdal-bin for ogrinfo (only when missing; another block may install it too)
 apt_install ogrinfo gdal-bin

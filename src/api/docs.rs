@@ -49,6 +49,21 @@ pub const LANDING_LINKS: &[(&str, &str, &str)] = &[
         "Write interface: changesets, binaries, converters (needs a token)",
     ),
     (
+        "/ogc",
+        "OGC API Features",
+        "The road network and every object type as feature collections (QGIS, GDAL's OAPIF)",
+    ),
+    (
+        "/tiles",
+        "Vector tiles",
+        "Mapbox Vector Tiles of the network and each object type, with TileJSON",
+    ),
+    (
+        "/kart",
+        "Map",
+        "The road network and one object type on a map",
+    ),
+    (
         "/nvdb/api/v2/openapi.json",
         "Read OpenAPI document",
         "For client generators (openapi-python-client, openapi-generator, …)",

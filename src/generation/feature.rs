@@ -26,6 +26,7 @@ use super::rows::{ObjectRow, StoredValue};
 use super::Generation;
 use crate::catalog::{datatype, ObjectType};
 use crate::error::Result;
+use crate::geo::map_extent::MapExtent;
 use crate::geo::srid::{from_storage, Srid};
 use crate::geo::Coord3;
 use crate::snapshot::columns::ObjectTable;
@@ -95,6 +96,17 @@ impl Geometry {
                 ]
             },
         )
+    }
+
+    /// Does the geometry (storage coordinates) intersect map extent `e`'s rectangle, in the
+    /// rectangle's own system?
+    pub fn meets(&self, e: &MapExtent) -> bool {
+        match self {
+            Geometry::Point(p) => e.meets_line(&[*p]),
+            Geometry::LineString(l) => e.meets_line(l),
+            Geometry::MultiLineString(ls) => ls.iter().any(|l| e.meets_line(l)),
+            Geometry::MultiPolygon(ps) => ps.iter().any(|p| e.meets_polygon(p)),
+        }
     }
 
     /// The geometry of an own-geometry run (`ObjectTable::own_geometry`); None when empty.

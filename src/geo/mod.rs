@@ -4,6 +4,7 @@
 
 pub mod extent;
 pub mod linref;
+pub mod map_extent;
 pub mod srid;
 pub mod surface;
 pub mod wkb;

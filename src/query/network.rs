@@ -8,6 +8,7 @@ use super::vegref::RoadRefFilter;
 use crate::area::AreaKind;
 use crate::generation::Generation;
 use crate::geo::linref::{point_at, project};
+use crate::geo::map_extent::MapExtent;
 use crate::geo::Coord3;
 use crate::index::grid::{segment_distance2, Piece, FLAG_CONNECTION, FLAG_DETAILED};
 use crate::index::network::{row_key, NetworkIndexes, RoadKey, RowInfo};
@@ -279,12 +280,13 @@ pub fn nearest_brute_force(n: &RoadNetwork, q: &NearestQuery) -> Vec<(u32, f64)>
 }
 
 /// Rows selected by the network area filters: the OR group (region, county, road department,
-/// municipality) intersected with road references and a map extent (storage coordinates).
+/// municipality) intersected with road references and a map extent (the rows whose geometry
+/// intersects its rectangle in the rectangle's own system).
 #[derive(Debug, Clone, Default)]
 pub struct NetworkAreaFilter {
     pub any_of: Vec<(AreaKind, u32)>,
     pub roads: Vec<RoadRefFilter>,
-    pub bbox: Option<[f64; 4]>,
+    pub bbox: Option<MapExtent>,
 }
 
 pub fn select_rows(
@@ -319,16 +321,45 @@ pub fn select_rows(
         }
         rows = matched;
     }
-    if let Some([x0, y0, x1, y1]) = f.bbox {
-        use rstar::AABB;
-        let env = AABB::from_corners(geo::Point::new(x0, y0), geo::Point::new(x1, y1));
-        let mut inside = RoaringBitmap::new();
-        for e in rtree.tree.locate_in_envelope_intersecting(&env) {
-            inside.insert(e.data);
+    if let Some(e) = &f.bbox {
+        let (inside, edge) = extent_candidates(n, rtree, e);
+        let mut kept = &rows & &inside;
+        for r in (&rows & &edge).iter() {
+            if e.meets_line(n.geometry(r as usize)) {
+                kept.insert(r);
+            }
         }
-        rows &= inside;
+        rows = kept;
     }
     rows
+}
+
+/// The network rows the R-tree finds for map extent `e` (its outer storage envelope), split
+/// into those whose every vertex surely lies in the rectangle and the rest, near or past its
+/// edge, which are to be tested exactly ([`MapExtent`]).
+pub fn extent_candidates(
+    n: &RoadNetwork,
+    rtree: &NetworkIndex,
+    e: &MapExtent,
+) -> (RoaringBitmap, RoaringBitmap) {
+    let (mut inside, mut edge) = (RoaringBitmap::new(), RoaringBitmap::new());
+    let Some([x0, y0, x1, y1]) = e.storage_envelope() else {
+        return (inside, edge);
+    };
+    use rstar::AABB;
+    let env = AABB::from_corners(geo::Point::new(x0, y0), geo::Point::new(x1, y1));
+    let mut found = RoaringBitmap::new();
+    for entry in rtree.tree.locate_in_envelope_intersecting(&env) {
+        found.insert(entry.data);
+    }
+    for r in found.iter() {
+        if e.surely_holds(n.geometry(r as usize)) {
+            inside.insert(r);
+        } else {
+            edge.insert(r);
+        }
+    }
+    (inside, edge)
 }
 
 /// The network queries as methods of the generation they run on, so callers pass one

@@ -11,11 +11,13 @@ use arrow_array::Array;
 use roaring::RoaringBitmap;
 
 use super::egenskap::{self, Cell, Expr, Rows};
-use super::network::{select_rows, NetworkAreaFilter};
+use super::network::{extent_candidates, select_rows, NetworkAreaFilter};
 use super::vegref::{LinkRef, RoadRefFilter};
 use crate::area::AreaKind;
 use crate::catalog::ValueKind;
+use crate::generation::feature::{Geometry, Piece};
 use crate::generation::{Generation, TypeData};
+use crate::geo::map_extent::MapExtent;
 use crate::ids::{ObjectId, TypeId};
 use crate::index::bitmaps::part_length;
 use crate::index::network::row_key;
@@ -31,8 +33,8 @@ pub struct ObjectFilter {
     /// National routes (indexes into Areas::routes), OR-ed, AND-ed onto the rest.
     pub routes: Vec<u32>,
     pub roads: Vec<RoadRefFilter>,
-    /// Map extent in storage coordinates.
-    pub bbox: Option<[f64; 4]>,
+    /// Map extent: objects whose geometry (own, else located) intersects it.
+    pub bbox: Option<MapExtent>,
     /// veglenke: stands alone.
     pub links: Vec<LinkRef>,
     pub egenskap: Option<Expr>,
@@ -164,6 +166,57 @@ fn overlapping_rows(
         .collect()
 }
 
+/// The objects of `candidates` whose geometry — their own, else the located geometry of the
+/// feature view ([`Generation::feature`]) — intersects map extent `e`. An object with its own
+/// geometry is tested on that geometry alone. A located one is a candidate when it is placed on
+/// a network row the R-tree finds; with a drawn piece on a row wholly in the rectangle it is in
+/// without more work, the rest are tested exactly.
+fn in_extent(
+    g: &Generation,
+    table: &ObjectTable,
+    candidates: &RoaringBitmap,
+    e: &MapExtent,
+) -> RoaringBitmap {
+    let (inside, edge) = extent_candidates(&g.network, &g.network_index, e);
+    let near = &inside | &edge;
+    let mut ticker = super::budget::Ticker::new();
+    candidates
+        .iter()
+        .take_while(|_| !ticker.exhausted())
+        .filter(|&o| {
+            let o = o as usize;
+            if let Some(own) = Geometry::from_own(table.own_geometry(o)) {
+                return own.meets(e);
+            }
+            let placed_near = table.placements(o).any(|p| {
+                g.network
+                    .rows_overlapping(table.loc_link[p], table.loc_from[p], table.loc_to[p])
+                    .any(|r| near.contains(r as u32))
+            });
+            if !placed_near {
+                return false;
+            }
+            let pieces = g.placement_pieces(table, o, |_| true);
+            // the pieces the located geometry is drawn from: the first point when all are
+            // points, else the lines
+            let points = pieces.iter().all(|p| p.from == p.to);
+            let drawn = |i: usize, p: &Piece| if points { i == 0 } else { p.to > p.from };
+            let on = |rows: &RoaringBitmap| {
+                pieces
+                    .iter()
+                    .enumerate()
+                    .any(|(i, p)| drawn(i, p) && rows.contains(p.net_row as u32))
+            };
+            if on(&inside) {
+                return true;
+            }
+            on(&edge)
+                && g.located_geometry(&pieces)
+                    .is_some_and(|geom| geom.meets(e))
+        })
+        .collect()
+}
+
 /// Intervals per link of a type's selected objects (for overlapp).
 fn intervals(table: &ObjectTable, rows: &RoaringBitmap) -> HashMap<u64, Vec<(f64, f64)>> {
     let mut m: HashMap<u64, Vec<(f64, f64)>> = HashMap::new();
@@ -242,7 +295,7 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
             rows = Cow::Owned(egenskap::evaluate_in(e, &TableRows { g, data }, &rows));
         }
     }
-    if !rows.is_empty() && (!f.roads.is_empty() || f.bbox.is_some()) {
+    if !rows.is_empty() && !f.roads.is_empty() {
         let net = select_rows(
             &g.network,
             &g.network_indexes,
@@ -250,10 +303,15 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
             &NetworkAreaFilter {
                 any_of: vec![],
                 roads: f.roads.clone(),
-                bbox: f.bbox,
+                bbox: None,
             },
         );
         rows = Cow::Owned(overlapping_rows(g, table, &rows, &net));
+    }
+    if let Some(e) = &f.bbox {
+        if !rows.is_empty() {
+            rows = Cow::Owned(in_extent(g, table, &rows, e));
+        }
     }
     for (other_type, filter) in &f.overlaps {
         if rows.is_empty() || super::budget::exhausted() {

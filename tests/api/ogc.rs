@@ -448,3 +448,124 @@ async fn gdal_reads_the_ogc_api_and_geojson() {
     );
     assert!(info.contains("Fartsgrense"), "{info}");
 }
+
+#[tokio::test]
+async fn the_root_page_links_the_ogc_api_tiles_and_map() {
+    let s = TestServer::start().await;
+    let root = s.base.replace("/nvdb/api/v2", "");
+    let html = "text/html,application/xhtml+xml,*/*;q=0.8";
+    let r = get(&s, &format!("{root}/"), Some(html)).await;
+    assert_eq!(r.status(), 200);
+    let page = r.text().await.expect("page");
+    for path in ["/ogc", "/tiles", "/kart"] {
+        assert!(
+            page.contains(&format!("<a href=\"{path}\">")),
+            "the root page does not link {path}:\n{page}"
+        );
+        let r = get(&s, &format!("{root}{path}"), Some(html)).await;
+        assert_eq!(r.status(), 200, "{path}");
+    }
+}
+
+/// A GeoJSON geometry (lon/lat) as a `geo` geometry.
+fn geo_geometry(g: &Value) -> geo::Geometry<f64> {
+    use geo::{Coord, LineString, MultiLineString, MultiPolygon, Point, Polygon};
+    let c = |v: &Value| Coord {
+        x: v[0].as_f64().expect("x"),
+        y: v[1].as_f64().expect("y"),
+    };
+    let line = |v: &Value| LineString::new(v.as_array().expect("line").iter().map(c).collect());
+    let poly = |v: &Value| {
+        let rings: Vec<LineString<f64>> = v.as_array().expect("rings").iter().map(line).collect();
+        let mut rings = rings.into_iter();
+        Polygon::new(rings.next().expect("exterior"), rings.collect())
+    };
+    let k = &g["coordinates"];
+    match g["type"].as_str().expect("type") {
+        "Point" => Point::from(c(k)).into(),
+        "LineString" => line(k).into(),
+        "MultiLineString" => {
+            MultiLineString::new(k.as_array().expect("lines").iter().map(line).collect()).into()
+        }
+        "Polygon" => poly(k).into(),
+        "MultiPolygon" => {
+            MultiPolygon::new(k.as_array().expect("polygons").iter().map(poly).collect()).into()
+        }
+        other => panic!("geometry type {other}"),
+    }
+}
+
+#[tokio::test]
+async fn bbox_answers_hold_exactly_the_features_that_intersect_the_box() {
+    use geo::{Coord, Intersects, Rect};
+    let s = TestServer::start().await;
+    let root = ogc_root(&s);
+    for collection in ["105", "vegnett"] {
+        let (all, _) = get_ok(
+            &s,
+            &format!("{root}/collections/{collection}/items?limit=10000"),
+        )
+        .await;
+        let all = all["features"].as_array().expect("features").clone();
+        assert!(all.len() < 10000, "one page holds every feature");
+        // boxes around three features, a few hundred metres wide: many features cross an edge
+        for f in [&all[0], &all[all.len() / 2], &all[all.len() - 1]] {
+            let (lon, lat) = first_coord(&f["geometry"]);
+            let b = [lon - 0.004, lat - 0.002, lon + 0.004, lat + 0.002];
+            let grown = Rect::new(
+                Coord {
+                    x: b[0] - 1e-7,
+                    y: b[1] - 1e-7,
+                },
+                Coord {
+                    x: b[2] + 1e-7,
+                    y: b[3] + 1e-7,
+                },
+            );
+            let shrunk = Rect::new(
+                Coord {
+                    x: b[0] + 1e-7,
+                    y: b[1] + 1e-7,
+                },
+                Coord {
+                    x: b[2] - 1e-7,
+                    y: b[3] - 1e-7,
+                },
+            );
+            let (answer, _) = get_ok(
+                &s,
+                &format!(
+                    "{root}/collections/{collection}/items?limit=10000&bbox={},{},{},{}",
+                    b[0], b[1], b[2], b[3]
+                ),
+            )
+            .await;
+            let got: BTreeSet<String> = answer["features"]
+                .as_array()
+                .expect("features")
+                .iter()
+                .map(|f| f["id"].to_string())
+                .collect();
+            assert_eq!(answer["numberMatched"].as_u64(), Some(got.len() as u64));
+            let mut sure_in = BTreeSet::new();
+            let mut sure_out = BTreeSet::new();
+            for f in &all {
+                let g = geo_geometry(&f["geometry"]);
+                if g.intersects(&shrunk) {
+                    sure_in.insert(f["id"].to_string());
+                } else if !g.intersects(&grown) {
+                    sure_out.insert(f["id"].to_string());
+                }
+            }
+            assert!(
+                sure_in.iter().all(|id| got.contains(id)),
+                "{collection} {b:?}: a feature in the box is left out"
+            );
+            assert!(
+                got.iter().all(|id| !sure_out.contains(id)),
+                "{collection} {b:?}: a feature outside the box is answered"
+            );
+            assert!(got.contains(&f["id"].to_string()));
+        }
+    }
+}

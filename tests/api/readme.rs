@@ -1,9 +1,13 @@
-//! The README's example queries stay true: every `curl` line of its "Example queries" block runs
-//! against a real server on the committed demo snapshot and must answer 2xx with data.
+//! The README's example queries stay true: every `curl` line of its "Example queries" block and
+//! of the example blocks of its "GIS" section runs against a real server on the committed demo
+//! snapshot and must answer 2xx with data (a vector tile: 200 with a body, not 204); the GIS
+//! section's `ogrinfo`/`ogr2ogr` lines run through GDAL and must read every feature (without
+//! `ogrinfo` that test fails; `VEGDB_SKIP_GDAL=1` skips it locally); the number of object types
+//! the README names is the demo's.
 //!
 //! Each line is split into words as a POSIX shell would (quotes, backslashes, comments) and
 //! interpreted as curl would: the options the README uses (`-s`, `-i`, `-g`, `-G`, `-d`,
-//! `--data-urlencode`, `-H`, `-X`), curl's URL globbing (`[]{}` without `-g` is curl's "bad range
+//! `--data-urlencode`, `-H`, `-X`, `-o`), curl's URL globbing (`[]{}` without `-g` is curl's "bad range
 //! in URL") and no characters a URL may not carry (curl refuses a space; hyper answers 400 to
 //! a raw `"`). When a `curl` binary is installed the same words also run through it.
 
@@ -105,6 +109,9 @@ fn curl_request(words: &[String]) -> Result<CurlRequest, String> {
         let mut value = || it.next().cloned().ok_or(format!("{w} needs a value"));
         match w.as_str() {
             "-s" | "--silent" | "-i" | "--include" => {}
+            "-o" | "--output" => {
+                value()?;
+            }
             "-g" | "--globoff" => globoff = true,
             "-G" | "--get" => get = true,
             "-X" | "--request" => method = Some(value()?),
@@ -160,32 +167,78 @@ fn curl_request(words: &[String]) -> Result<CurlRequest, String> {
     })
 }
 
-/// The `curl` lines of the README's "Example queries" block.
-fn readme_queries() -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .expect("README.md");
-    let section = readme
-        .split("## Example queries")
-        .nth(1)
-        .expect("an 'Example queries' section");
-    let block = section
-        .split("```sh")
-        .nth(1)
-        .and_then(|b| b.split("```").next())
-        .expect("a sh code block");
+fn readme() -> String {
+    std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md")
+}
+
+/// The commands of a `sh` code block: continuation lines joined, comments and blank lines out.
+fn block_lines(block: &str) -> Vec<String> {
     // a trailing backslash continues the command on the next line
-    let joined = block.replace("\\\n", " ");
-    let lines: Vec<String> = joined
+    block
+        .replace("\\\n", " ")
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(str::to_string)
-        .collect();
+        .collect()
+}
+
+/// The `sh` blocks of the README section headed `heading` (up to the next `## `).
+fn sh_blocks(heading: &str) -> Vec<Vec<String>> {
+    let readme = readme();
+    let section = readme
+        .split(&format!("\n{heading}\n"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("a '{heading}' section"));
+    let section = section.split("\n## ").next().unwrap_or(section);
+    section
+        .split("```sh")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .map(block_lines)
+        .collect()
+}
+
+const GIS_TOOLS: [&str; 3] = ["curl ", "ogrinfo ", "ogr2ogr "];
+
+/// The example blocks of the README's "GIS" section (those that start with curl, ogrinfo or
+/// ogr2ogr; the test-running block is not one), every line one of those commands.
+fn gis_lines() -> Vec<String> {
+    let mut out = Vec::new();
+    for block in sh_blocks("## GIS") {
+        if !block
+            .first()
+            .is_some_and(|l| GIS_TOOLS.iter().any(|t| l.starts_with(t)))
+        {
+            continue;
+        }
+        for l in block {
+            assert!(
+                GIS_TOOLS.iter().any(|t| l.starts_with(t)),
+                "not a curl, ogrinfo or ogr2ogr line in a GIS example block: {l}"
+            );
+            out.push(l);
+        }
+    }
+    out
+}
+
+/// The `curl` lines of the README's "Example queries" block and of its GIS examples.
+fn readme_queries() -> Vec<String> {
+    let lines = sh_blocks("## Example queries")
+        .into_iter()
+        .next()
+        .expect("a sh code block");
     for l in &lines {
         assert!(l.starts_with("curl "), "not a curl query: {l}");
     }
-    lines
+    let gis: Vec<String> = gis_lines()
+        .into_iter()
+        .filter(|l| l.starts_with("curl "))
+        .collect();
+    assert!(gis.len() >= 8, "{} GIS curl lines found", gis.len());
+    lines.into_iter().chain(gis).collect()
 }
 
 /// Data, not just a status: non-empty arrays and objects, lists with objects, counts above 0,
@@ -200,6 +253,16 @@ fn has_data(v: &Value) -> Result<(), String> {
                 if objects.as_array().is_none_or(Vec::is_empty) {
                     return Err("no objekter".into());
                 }
+            }
+            if let Some(features) = o.get("features") {
+                if features.as_array().is_none_or(Vec::is_empty) {
+                    return Err("no features".into());
+                }
+            }
+            if o.get("numberMatched")
+                .is_some_and(|n| n.as_u64() == Some(0))
+            {
+                return Err("numberMatched 0".into());
             }
             if let Some(n) = o.get("antall").and_then(Value::as_f64) {
                 if n <= 0.0 {
@@ -247,8 +310,8 @@ fn shell_words_and_curl_options_are_read_as_curl_reads_them() {
     assert!(has_data(&serde_json::json!({"antall": 3})).is_ok());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_readme_example_answers_with_data_on_the_demo_snapshot() {
+/// A server on the committed demo snapshot; its `host:port`.
+async fn demo_server() -> String {
     let demo = DataDir::read_only(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo"));
     let current = demo.current().expect("CURRENT").expect("a generation");
     let (g, _) = Generation::load(&demo.generation_dir(current), &|_| {}).expect("demo loads");
@@ -264,10 +327,31 @@ async fn every_readme_example_answers_with_data_on_the_demo_snapshot() {
         state,
         std::future::pending(),
     ));
-    let host = format!("localhost:{}", addr.port());
+    format!("localhost:{}", addr.port())
+}
+
+#[test]
+fn the_readme_names_the_demos_number_of_object_types() {
+    let demo = DataDir::read_only(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo"));
+    let current = demo.current().expect("CURRENT").expect("a generation");
+    let (g, _) = Generation::load(&demo.generation_dir(current), &|_| {}).expect("demo loads");
+    let with_objects = g.objects.values().filter(|d| !d.table.is_empty()).count();
+    let readme = readme();
+    let named: usize = readme
+        .split(" real types")
+        .next()
+        .and_then(|t| t.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("'objects of N real types' in the README");
+    assert_eq!(named, with_objects, "the README's count of object types");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_readme_example_answers_with_data_on_the_demo_snapshot() {
+    let host = demo_server().await;
 
     let queries = readme_queries();
-    assert!(queries.len() >= 15, "{} queries found", queries.len());
+    assert!(queries.len() >= 23, "{} queries found", queries.len());
     let client = reqwest::Client::new();
     let curl_installed = std::process::Command::new("curl")
         .arg("--version")
@@ -301,8 +385,20 @@ async fn every_readme_example_answers_with_data_on_the_demo_snapshot() {
         }
         let r = rb.send().await.expect("request");
         let status = r.status().as_u16();
-        let text = r.text().await.expect("body");
-        let checked = if (200..300).contains(&status) {
+        let tile = req
+            .url
+            .split('?')
+            .next()
+            .is_some_and(|p| p.ends_with(".mvt"));
+        let bytes = r.bytes().await.expect("body");
+        let text = String::from_utf8_lossy(&bytes).to_string();
+        let checked = if tile {
+            // a tile with features: 200 and a body (an empty tile is 204)
+            match (status, bytes.is_empty()) {
+                (200, false) => Ok(()),
+                _ => Err(format!("tile: HTTP {status}, {} bytes", bytes.len())),
+            }
+        } else if (200..300).contains(&status) {
             serde_json::from_str::<Value>(&text)
                 .map_err(|e| format!("not JSON: {e}"))
                 .and_then(|v| has_data(&v))
@@ -313,7 +409,16 @@ async fn every_readme_example_answers_with_data_on_the_demo_snapshot() {
             failures.push(format!("{line}\n  {e}: {}", &text[..text.len().min(300)]));
         }
         if curl_installed {
-            let args = words[1..].to_vec();
+            // the README's `-o FILE` would write into the working directory
+            let mut args = Vec::new();
+            let mut it = words[1..].iter();
+            while let Some(w) = it.next() {
+                if w == "-o" || w == "--output" {
+                    it.next();
+                } else {
+                    args.push(w.clone());
+                }
+            }
             let out = tokio::task::spawn_blocking(move || {
                 std::process::Command::new("curl")
                     .args(&args)
@@ -324,7 +429,7 @@ async fn every_readme_example_answers_with_data_on_the_demo_snapshot() {
             .expect("curl task")
             .expect("curl runs");
             let code = String::from_utf8_lossy(&out.stdout).to_string();
-            if !out.status.success() || !code.starts_with('2') {
+            if !out.status.success() || !code.starts_with('2') || (tile && code != "200") {
                 failures.push(format!(
                     "{line}\n  real curl: exit {:?}, HTTP {code}, {}",
                     out.status.code(),
@@ -336,6 +441,139 @@ async fn every_readme_example_answers_with_data_on_the_demo_snapshot() {
     assert!(
         failures.is_empty(),
         "README examples failing:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// Runs a GDAL tool in `dir`; its output (stdout and stderr), or why it failed.
+fn gdal(dir: &std::path::Path, words: &[String]) -> Result<String, String> {
+    let out = std::process::Command::new(&words[0])
+        .args(&words[1..])
+        .current_dir(dir)
+        .output()
+        .map_err(|e| {
+            format!(
+                "{} cannot run ({e}): install Debian gdal-bin (or set VEGDB_SKIP_GDAL=1 locally)",
+                words[0]
+            )
+        })?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(format!("exit {:?}: {text}", out.status.code()))
+    }
+}
+
+fn feature_count(ogrinfo: &str) -> Option<u64> {
+    ogrinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("Feature Count: "))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+async fn number_matched(client: &reqwest::Client, url: &str) -> u64 {
+    let v: Value = client
+        .get(url)
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("JSON");
+    v["numberMatched"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no numberMatched from {url}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_readme_gdal_example_reads_all_features_on_the_demo_snapshot() {
+    if std::env::var("VEGDB_SKIP_GDAL").is_ok_and(|v| v == "1") {
+        eprintln!("VEGDB_SKIP_GDAL=1: GDAL test skipped");
+        return;
+    }
+    let lines: Vec<String> = gis_lines()
+        .into_iter()
+        .filter(|l| !l.starts_with("curl "))
+        .collect();
+    assert!(lines.len() >= 3, "{} GDAL lines found", lines.len());
+    let host = demo_server().await;
+    let client = reqwest::Client::new();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut failures = Vec::new();
+    for line in &lines {
+        let words: Vec<String> = shell_words(line)
+            .expect("shell words")
+            .iter()
+            .map(|w| w.replace("localhost:8080", &host))
+            .collect();
+        let path = dir.path().to_path_buf();
+        let run_words = words.clone();
+        let out = tokio::task::spawn_blocking(move || gdal(&path, &run_words))
+            .await
+            .expect("GDAL task");
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{line}\n  {e}"));
+                continue;
+            }
+        };
+        let oapif = words.iter().find(|w| w.starts_with("OAPIF:"));
+        let checked = if words[0] == "ogr2ogr" {
+            // the copy holds every feature of the layer
+            let file = words
+                .iter()
+                .position(|w| w == "-f")
+                .and_then(|i| words.get(i + 2))
+                .expect("ogr2ogr -f FORMAT OUT");
+            let layer = words.last().expect("layer");
+            let root = oapif.expect("an OAPIF source").trim_start_matches("OAPIF:");
+            let want = number_matched(
+                &client,
+                &format!("{root}/collections/{layer}/items?limit=1"),
+            )
+            .await;
+            let path = dir.path().to_path_buf();
+            let info_words: Vec<String> = ["ogrinfo", "-ro", "-so", "-al", file.as_str()]
+                .map(String::from)
+                .to_vec();
+            let info = tokio::task::spawn_blocking(move || gdal(&path, &info_words))
+                .await
+                .expect("GDAL task");
+            match info.map(|i| feature_count(&i)) {
+                Ok(Some(n)) if n == want => Ok(()),
+                other => Err(format!("copy holds {other:?} features, the layer {want}")),
+            }
+        } else if let Some(url) = words.iter().find(|w| w.contains(".geojson")) {
+            // a GeoJSON answer read whole: as many features as the query matches
+            let want = number_matched(&client, url).await;
+            match feature_count(&out) {
+                Some(n) if n == want => Ok(()),
+                other => Err(format!("ogrinfo reads {other:?} of {want} features")),
+            }
+        } else if oapif.is_some() {
+            // the layer listing names the network and the speed limits
+            let listed = |id: &str| out.lines().any(|l| l.split_whitespace().nth(1) == Some(id));
+            if listed("vegnett") && listed("105") {
+                Ok(())
+            } else {
+                Err(format!("layers vegnett and 105 not listed: {out}"))
+            }
+        } else {
+            Err("no check for this GDAL line".into())
+        };
+        if let Err(e) = checked {
+            failures.push(format!("{line}\n  {e}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "README GDAL examples failing:\n{}",
         failures.join("\n")
     );
 }

@@ -1,10 +1,11 @@
 //! Coordinate reference systems of OGC API Features Part 2: the CRS URIs served, `crs` and
-//! `bbox-crs` parsed into output systems, and `bbox` into storage coordinates.
+//! `bbox-crs` parsed into output systems, and `bbox` into a map extent in its own system.
 
 use super::error::{OgcError, OgcResult};
 use super::Query;
 use crate::api::geojson::Crs;
-use crate::geo::srid::{to_storage, Srid};
+use crate::geo::map_extent::MapExtent;
+use crate::geo::srid::Srid;
 
 pub(super) const CRS84: &str = "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
 pub(super) const EPSG: &str = "http://www.opengis.net/def/crs/EPSG/0/";
@@ -57,8 +58,8 @@ pub(super) fn crs_uri(c: Crs) -> String {
     }
 }
 
-/// `bbox` in `bbox-crs` → storage coordinates.
-pub(super) fn parse_bbox(text: &str, crs: Crs) -> OgcResult<[f64; 4]> {
+/// `bbox` in `bbox-crs`: the features answered intersect it in that system.
+pub(super) fn parse_bbox(text: &str, crs: Crs) -> OgcResult<MapExtent> {
     let v: Vec<f64> = text
         .split(',')
         .map(|x| x.trim().parse::<f64>())
@@ -80,20 +81,5 @@ pub(super) fn parse_bbox(text: &str, crs: Crs) -> OgcResult<[f64; 4]> {
     } else {
         (a, b, c, d)
     };
-    let mut out = [
-        f64::INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NEG_INFINITY,
-    ];
-    for (x, y) in [(x0, y0), (x1, y0), (x0, y1), (x1, y1)] {
-        let (sx, sy) = to_storage(crs.srid, x, y)?;
-        out = [
-            out[0].min(sx),
-            out[1].min(sy),
-            out[2].max(sx),
-            out[3].max(sy),
-        ];
-    }
-    Ok(out)
+    Ok(MapExtent::new(crs.srid, [x0, y0, x1, y1])?)
 }

@@ -23,7 +23,8 @@ use crate::api::{begin, begin_geo, AppState};
 use crate::area::AreaKind;
 use crate::generation::feature::Geometry;
 use crate::generation::Generation;
-use crate::geo::srid::{to_storage, Srid};
+use crate::geo::map_extent::MapExtent;
+use crate::geo::srid::Srid;
 use crate::geo::wkt;
 use crate::query::network::NetworkAreaFilter;
 use crate::query::vegref::{link_range_short, LinkRef, RoadRefFilter};
@@ -231,8 +232,9 @@ pub fn link_json(
     })
 }
 
-/// `kartutsnitt=xmin,ymin,xmax,ymax` in `srid` -> storage bbox.
-pub fn parse_map_extent(text: &str, srid: Srid) -> ApiResult<[f64; 4]> {
+/// `kartutsnitt=xmin,ymin,xmax,ymax` in `srid`: what it selects intersects that rectangle in
+/// `srid` (not merely its storage envelope).
+pub fn parse_map_extent(text: &str, srid: Srid) -> ApiResult<MapExtent> {
     let v: Vec<f64> = text
         .trim_matches(|c| c == '{' || c == '}')
         .split(',')
@@ -250,17 +252,7 @@ pub fn parse_map_extent(text: &str, srid: Srid) -> ApiResult<[f64; 4]> {
             format!("Ugyldig kartutsnitt '{text}': forventet xmin,ymin,xmax,ymax med min <= maks"),
         ));
     }
-    let mut b = [
-        f64::INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NEG_INFINITY,
-    ];
-    for (x, y) in [(v[0], v[1]), (v[2], v[1]), (v[0], v[3]), (v[2], v[3])] {
-        let (sx, sy) = to_storage(srid, x, y)?;
-        b = [b[0].min(sx), b[1].min(sy), b[2].max(sx), b[3].max(sy)];
-    }
-    Ok(b)
+    Ok(MapExtent::new(srid, [v[0], v[1], v[2], v[3]])?)
 }
 
 fn area_numbers(p: &Params, name: &str, kind: AreaKind) -> ApiResult<Vec<(AreaKind, u32)>> {
