@@ -158,6 +158,7 @@ fn every_data_flag_refuses_a_url_and_makes_no_directory_of_it() {
             }
         }
     }
+}
 
 fn help(args: &[&str]) -> String {
     let out = Command::new(BIN).args(args).output().unwrap();

@@ -5,21 +5,21 @@
 //! async workers that work delayed every other connection of the worker: 100 clients asking for
 //! 34 MB gzipped pages made `/status` take 54 s. A handler marks such an answer [`Heavy`]; the
 //! request stack ([`super::stack`]) then wraps its body, compression included, in [`offload`]:
-//! each frame is produced on the blocking pool while holding one of [`permits`] permits of one
-//! semaphore for the whole process, so at most `max(1, cores − 1)` chunks are rendered and
-//! compressed at once and at least one core stays free for the cheap requests. The permits are
-//! granted in the order asked (tokio's semaphore is fair), one chunk at a time, so the heavy
-//! answers take turns chunk by chunk. Backpressure is unchanged: the next chunk is produced
+//! each frame is produced on one of [`permits`] heavy-work threads for the whole process, so at
+//! most `max(1, cores − 1)` chunks are rendered and compressed at once and at least one core
+//! stays free for the cheap requests. The threads take the chunks in the order asked (one FIFO
+//! queue), one chunk at a time, so the heavy answers take turns chunk by chunk. Backpressure is
+//! unchanged: the next chunk is produced
 //! only when hyper asks for it, so a client that does not read holds no thread and no permit.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 
 use axum::body::{Body, Bytes};
 use http_body::{Body as HttpBody, Frame, SizeHint};
-use tokio::sync::Semaphore;
 
 /// A response extension: the body is heavy to produce (render it off the async workers).
 #[derive(Debug, Clone, Copy)]
@@ -33,14 +33,45 @@ pub fn permits() -> usize {
         .max(1)
 }
 
-fn semaphore() -> &'static Arc<Semaphore> {
-    static SEMAPHORE: OnceLock<Arc<Semaphore>> = OnceLock::new();
-    SEMAPHORE.get_or_init(|| Arc::new(Semaphore::new(permits())))
+/// One chunk to produce on a heavy-work thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The queue of the heavy-work threads: [`permits`] threads started at first use, each taking
+/// the oldest job. A fixed set of threads (not the blocking pool, which starts a thread for
+/// nearly every chunk when chunks follow each other closely) keeps the allocator's per-thread
+/// caches to those few threads: with a thread per waiting answer, 40 clients that did not read
+/// held 8 MB each.
+fn queue() -> &'static Mutex<SyncSender<Job>> {
+    static QUEUE: OnceLock<Mutex<SyncSender<Job>>> = OnceLock::new();
+    QUEUE.get_or_init(|| {
+        // room for one waiting chunk per connection the server lets in is not needed: a full
+        // queue makes the sender wait on a blocking thread (see `produce`)
+        let (tx, rx) = sync_channel::<Job>(1024);
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..permits() {
+            let rx = rx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("vegdb-heavy-{i}"))
+                .spawn(move || loop {
+                    let job = match rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(poisoned) => poisoned.into_inner().recv(),
+                    };
+                    let Ok(job) = job else { return };
+                    // a panicking chunk ends its answer (its sender is dropped), not the thread
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                });
+            if let Err(e) = spawned {
+                tracing::error!(error = %e, "starting a heavy-work thread failed");
+            }
+        }
+        Mutex::new(tx)
+    })
 }
 
 type Produced = (Body, Option<Result<Frame<Bytes>, axum::Error>>);
 
-/// `body` produced frame by frame on the blocking pool, under the heavy-work semaphore.
+/// `body` produced frame by frame on the heavy-work threads, oldest chunk first.
 pub fn offload(body: Body) -> Body {
     let hint = body.size_hint();
     Body::new(Offloaded {
@@ -60,22 +91,46 @@ struct Offloaded {
     done: bool,
 }
 
-/// The next frame of `body`, on a blocking thread once a permit is free.
-async fn produce(mut body: Body) -> Produced {
-    let permit = semaphore().clone().acquire_owned().await;
-    let work = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
+fn failed(why: &str) -> Produced {
+    tracing::error!("rendering a heavy answer failed: {why}");
+    (
+        Body::empty(),
+        Some(Err(axum::Error::new(std::io::Error::other(
+            why.to_string(),
+        )))),
+    )
+}
+
+/// The next frame of `body`, made on a heavy-work thread.
+async fn produce(body: Body) -> Produced {
+    let (done, made) = tokio::sync::oneshot::channel();
+    let job: Job = Box::new(move || {
+        let mut body = body;
         let frame = block_on(std::future::poll_fn(|cx| {
             Pin::new(&mut body).poll_frame(cx)
         }));
-        (body, frame)
+        let _ = done.send((body, frame));
     });
-    match work.await {
-        Ok(produced) => produced,
-        Err(e) => {
-            tracing::error!(error = %e, "rendering a heavy answer failed");
-            (Body::empty(), Some(Err(axum::Error::new(e))))
+    let sender = match queue().lock() {
+        Ok(q) => q.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    };
+    let queued = match sender.try_send(job) {
+        Ok(()) => true,
+        // more chunks waiting than the queue holds: wait for room off the async workers
+        Err(TrySendError::Full(job)) => {
+            tokio::task::spawn_blocking(move || sender.send(job).is_ok())
+                .await
+                .unwrap_or(false)
         }
+        Err(TrySendError::Disconnected(_)) => false,
+    };
+    if !queued {
+        return failed("no heavy-work thread");
+    }
+    match made.await {
+        Ok(produced) => produced,
+        Err(_) => failed("the chunk's rendering panicked"),
     }
 }
 

@@ -28,7 +28,7 @@
 //!   `Accept-Encoding`; bodies are compressed only when asked). Errors that the guard reshapes
 //!   are left uncompressed so that their text can be read. An answer its handler marked heavy
 //!   (a streamed page of more than a few items) has its body, compression included, produced
-//!   chunk by chunk on the blocking pool under a process-wide limit (`super::heavy`); for any
+//!   chunk by chunk on the few heavy-work threads of the process (`super::heavy`); for any
 //!   other answer this is one look into its (empty) extensions.
 //! - request base: built from `Host` once per thread and host, then shared.
 //! - metrics: the route label from the path (string compares), then a counter add and a

@@ -15,8 +15,8 @@ use super::uberiket::{Geometry, Placement, RoadObject, Value};
 use crate::catalog::{ObjectType, PropertyType, ValueKind};
 use crate::changeset::model::Property;
 use crate::changeset::validate::{geometry_value, GeometryError};
-use crate::geo::Coord3;
 use crate::geo::extent::position_ok;
+use crate::geo::Coord3;
 use crate::snapshot::columns::{
     ObjectTable, PropertyColumn, DIRECTION_AGAINST, DIRECTION_WITH, OPEN_END,
 };
