@@ -1,10 +1,11 @@
 //! Heavy answers rendered off the async workers, a bounded number at a time (issue 26 item 12).
 //!
-//! A streamed list page (`super::stream`, the GeoJSON collections) renders ~64 KiB when hyper
-//! asks for the next frame, and the compression layer compresses it in the same call. On the
-//! async workers that work delayed every other connection of the worker: 100 clients asking for
-//! 34 MB gzipped pages made `/status` take 54 s. A handler marks such an answer [`Heavy`]; the
-//! request stack ([`super::stack`]) then wraps its body, compression included, in [`offload`]:
+//! A streamed list page (the stream module's pages, the GeoJSON collections) renders ~64 KiB
+//! when hyper asks for the next frame, and the compression layer compresses it in the same
+//! call. On the async workers that work delayed every other connection of the worker: 100
+//! clients asking for 34 MB gzipped pages made `/status` take 54 s. A handler marks such an
+//! answer [`Heavy`]; the request stack then wraps its body, compression included, in
+//! [`offload`]:
 //! each frame is produced on one of [`permits`] heavy-work threads for the whole process, so at
 //! most `max(1, cores − 1)` chunks are rendered and compressed at once and at least one core
 //! stays free for the cheap requests. The threads take the chunks in the order asked (one FIFO

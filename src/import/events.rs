@@ -52,6 +52,34 @@ pub fn check_event_ids(
     Ok(())
 }
 
+/// An upstream event: its id orders its stream.
+pub trait Event {
+    fn id(&self) -> u64;
+}
+
+impl Event for NetworkEvent {
+    fn id(&self) -> u64 {
+        self.hendelse_id
+    }
+}
+
+impl Event for ObjectEvent {
+    fn id(&self) -> u64 {
+        self.hendelse_id
+    }
+}
+
+/// The events of `stream` after the recorded last id `after` (all when none is recorded), their
+/// ids checked by [`check_event_ids`].
+pub fn events_after<E: Event>(stream: &str, after: Option<u64>, events: Vec<E>) -> Result<Vec<E>> {
+    let events: Vec<E> = events
+        .into_iter()
+        .filter(|e| after.is_none_or(|a| e.id() > a))
+        .collect();
+    check_event_ids(stream, after, events.iter().map(Event::id))?;
+    Ok(events)
+}
+
 /// Sub-directory of the events in a source directory.
 pub const EVENTS_DIR: &str = "hendelser";
 

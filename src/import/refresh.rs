@@ -17,12 +17,13 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::events::{
-    check_event_ids, event_types, object_stream, read_object_events, read_sequence_events,
+    event_types, events_after, object_stream, read_object_events, read_sequence_events,
     SEQUENCE_STREAM,
 };
 use super::network::NetworkBuilder;
 use super::objects::TypeBuilder;
 use super::roadref::{RoadRefs, STREKNING, VEGSYSTEM};
+pub use super::summary::RefreshSummary;
 use super::summary::Summary;
 use super::uberiket::{LinePlacement, Placement, RoadObject, Sequence, Validity, Value};
 use super::{source, OBJECTS_DIR, SEQUENCES_DIR};
@@ -38,78 +39,6 @@ use crate::snapshot::parquet_write::{
 use crate::snapshot::plan::{plan, write_chunks, Touched};
 use crate::snapshot::store::DataDir;
 use crate::value::Value as Stored;
-
-/// What a refresh read and changed.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct RefreshSummary {
-    pub generation: u64,
-    pub parent: u64,
-    /// Events newer than the recorded last id, per stream.
-    pub events: BTreeMap<String, usize>,
-    /// The last event id per stream after this refresh (stored in the manifest).
-    pub last_event_ids: BTreeMap<String, u64>,
-    /// Sequences mapped again from the source / removed from the network.
-    pub sequences_changed: usize,
-    pub sequences_removed: usize,
-    pub objects_created: BTreeMap<u32, usize>,
-    pub objects_changed: BTreeMap<u32, usize>,
-    pub objects_removed: BTreeMap<u32, usize>,
-    /// Files written anew / shared with the parent generation.
-    pub files_written: usize,
-    pub files_shared: usize,
-    /// Reasons -> counts (the import's mapping reasons, and the refresh's own).
-    pub skipped: BTreeMap<String, usize>,
-    pub seconds: f64,
-}
-
-impl RefreshSummary {
-    fn note(&mut self, reason: impl Into<String>) {
-        *self.skipped.entry(reason.into()).or_default() += 1;
-    }
-
-    /// The summary as printed by `vegdb refresh`.
-    pub fn render(&self) -> String {
-        let sum = |m: &BTreeMap<u32, usize>| m.values().sum::<usize>();
-        let mut s = if self.generation == self.parent {
-            format!(
-                "nothing published: generation {} stays current ({} new events, none about a stored veglenkesekvens or object), in {:.1} s\n",
-                self.generation,
-                self.events.values().sum::<usize>(),
-                self.seconds
-            )
-        } else {
-            format!(
-            "generation {} (from {}): {} events; {} veglenkesekvenser mapped again, {} removed; objects {} created, {} changed, {} removed; {} files written, {} shared, in {:.1} s\n",
-            self.generation,
-            self.parent,
-            self.events.values().sum::<usize>(),
-            self.sequences_changed,
-            self.sequences_removed,
-            sum(&self.objects_created),
-            sum(&self.objects_changed),
-            sum(&self.objects_removed),
-            self.files_written,
-            self.files_shared,
-            self.seconds
-        )
-        };
-        for (stream, n) in &self.events {
-            let last = self
-                .last_event_ids
-                .get(stream)
-                .map(|id| id.to_string())
-                .unwrap_or_else(|| "-".into());
-            s.push_str(&format!("  {stream}: {n} events, last event id {last}\n"));
-        }
-        if !self.skipped.is_empty() {
-            s.push_str("notes (counted; lines marked [kept] were stored after a conversion):\n");
-            for (reason, n) in &self.skipped {
-                s.push_str(&format!("  {n:>8}  {reason}\n"));
-            }
-        }
-        s
-    }
-}
 
 fn event_time(text: &str) -> i64 {
     chrono::DateTime::parse_from_rfc3339(text)
@@ -316,11 +245,7 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
     for &t in &tracked {
         let stream = object_stream(t);
         let after = last.get(&stream).copied();
-        let events: Vec<_> = read_object_events(source, t)?
-            .into_iter()
-            .filter(|e| after.is_none_or(|a| e.hendelse_id > a))
-            .collect();
-        check_event_ids(&stream, after, events.iter().map(|e| e.hendelse_id))?;
+        let events = events_after(&stream, after, read_object_events(source, t)?)?;
         if events.is_empty() {
             continue;
         }
@@ -349,11 +274,7 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
     let mut named_sequences: BTreeMap<u64, i64> = BTreeMap::new();
     {
         let after = last.get(SEQUENCE_STREAM).copied();
-        let events: Vec<_> = read_sequence_events(source)?
-            .into_iter()
-            .filter(|e| after.is_none_or(|a| e.hendelse_id > a))
-            .collect();
-        check_event_ids(SEQUENCE_STREAM, after, events.iter().map(|e| e.hendelse_id))?;
+        let events = events_after(SEQUENCE_STREAM, after, read_sequence_events(source)?)?;
         if !events.is_empty() {
             if after.is_none() {
                 summary.note(format!(

@@ -1,4 +1,4 @@
-//! What an import read, kept and skipped (and why).
+//! What an import or a refresh read, kept, changed and skipped (and why).
 
 use std::collections::BTreeMap;
 
@@ -70,6 +70,78 @@ impl Summary {
         }
         if !self.skipped.is_empty() {
             s.push_str("skipped (lines marked [kept] were stored after a conversion):\n");
+            for (reason, n) in &self.skipped {
+                s.push_str(&format!("  {n:>8}  {reason}\n"));
+            }
+        }
+        s
+    }
+}
+
+/// What a refresh read and changed.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RefreshSummary {
+    pub generation: u64,
+    pub parent: u64,
+    /// Events newer than the recorded last id, per stream.
+    pub events: BTreeMap<String, usize>,
+    /// The last event id per stream after this refresh (stored in the manifest).
+    pub last_event_ids: BTreeMap<String, u64>,
+    /// Sequences mapped again from the source / removed from the network.
+    pub sequences_changed: usize,
+    pub sequences_removed: usize,
+    pub objects_created: BTreeMap<u32, usize>,
+    pub objects_changed: BTreeMap<u32, usize>,
+    pub objects_removed: BTreeMap<u32, usize>,
+    /// Files written anew / shared with the parent generation.
+    pub files_written: usize,
+    pub files_shared: usize,
+    /// Reasons -> counts (the import's mapping reasons, and the refresh's own).
+    pub skipped: BTreeMap<String, usize>,
+    pub seconds: f64,
+}
+
+impl RefreshSummary {
+    pub(super) fn note(&mut self, reason: impl Into<String>) {
+        *self.skipped.entry(reason.into()).or_default() += 1;
+    }
+
+    /// The summary as printed by `vegdb refresh`.
+    pub fn render(&self) -> String {
+        let sum = |m: &BTreeMap<u32, usize>| m.values().sum::<usize>();
+        let mut s = if self.generation == self.parent {
+            format!(
+                "nothing published: generation {} stays current ({} new events, none about a stored veglenkesekvens or object), in {:.1} s\n",
+                self.generation,
+                self.events.values().sum::<usize>(),
+                self.seconds
+            )
+        } else {
+            format!(
+            "generation {} (from {}): {} events; {} veglenkesekvenser mapped again, {} removed; objects {} created, {} changed, {} removed; {} files written, {} shared, in {:.1} s\n",
+            self.generation,
+            self.parent,
+            self.events.values().sum::<usize>(),
+            self.sequences_changed,
+            self.sequences_removed,
+            sum(&self.objects_created),
+            sum(&self.objects_changed),
+            sum(&self.objects_removed),
+            self.files_written,
+            self.files_shared,
+            self.seconds
+        )
+        };
+        for (stream, n) in &self.events {
+            let last = self
+                .last_event_ids
+                .get(stream)
+                .map(|id| id.to_string())
+                .unwrap_or_else(|| "-".into());
+            s.push_str(&format!("  {stream}: {n} events, last event id {last}\n"));
+        }
+        if !self.skipped.is_empty() {
+            s.push_str("notes (counted; lines marked [kept] were stored after a conversion):\n");
             for (reason, n) in &self.skipped {
                 s.push_str(&format!("  {n:>8}  {reason}\n"));
             }
