@@ -68,20 +68,24 @@ def running_vegdb(
     generate_timeout: float,
     prepare: Optional[Callable[[Path, Path], object]] = None,
     ready_timeout: float = READY_TIMEOUT_S,
+    demo: bool = False,
 ) -> Iterator[Running]:
-    """Generate, serve and wait (see the module's doc); `prepare`'s result is `Running.prepared`."""
+    """Generate, serve and wait (see the module's doc); `prepare`'s result is `Running.prepared`.
+    With `demo`, nothing is generated: `serve` fills the empty data directory from the embedded
+    demo snapshot (Trøndelag)."""
     binary = vegdb_binary()
     assert binary.is_file(), f"{binary} is missing: build it first (`cargo build`), or set VEGDB_BIN"
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         data = tmp / "data"
-        gen = subprocess.run(
-            [str(binary), "generate", "--scale", "tiny", "--data", str(data)],
-            capture_output=True,
-            text=True,
-            timeout=generate_timeout,
-        )
-        assert gen.returncode == 0, f"vegdb generate failed:\n{gen.stdout}\n{gen.stderr}"
+        if not demo:
+            gen = subprocess.run(
+                [str(binary), "generate", "--scale", "tiny", "--data", str(data)],
+                capture_output=True,
+                text=True,
+                timeout=generate_timeout,
+            )
+            assert gen.returncode == 0, f"vegdb generate failed:\n{gen.stdout}\n{gen.stderr}"
         prepared = prepare(binary, data) if prepare else None
         port = free_port()
         log_path = tmp / "serve.log"
