@@ -27,6 +27,17 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive "${as[@]}" apt-get install -y -qq --no-install-recommends "$@"
 }
 
+# suite PYTHON DIR [PYTEST OPTION...]: one pytest suite against the debug binary `cargo test`
+# built; a failure, or a suite that collected no tests (pytest's exit 5), fails the script.
+suite() {
+  local python=$1 dir=$2; shift 2
+  local rc=0
+  PYTHONDONTWRITEBYTECODE=1 VEGDB_BIN="$CARGO_TARGET_DIR/debug/vegdb" \
+    "$python" -m pytest -q -p no:cacheprovider "$@" "$dir" || rc=$?
+  if [ "$rc" -eq 5 ]; then echo "$dir: pytest collected no tests" >&2; exit 1; fi
+  if [ "$rc" -ne 0 ]; then echo "$dir: pytest failed ($rc)" >&2; exit "$rc"; fi
+}
+
 # curl: tests/api/readme.rs runs every README example through the real curl too
 apt_install curl curl
 # --- geo (issue 15): GDAL for tests/api/ogc.rs (ogrinfo/ogr2ogr through the OAPIF and GeoJSON
@@ -74,31 +85,18 @@ echo "demo: ogrinfo reads $demo_rows Fartsgrense lines exported from snapshots/d
 
 echo "== client suite: pnvdb 0.4.0 against the real server (the debug binary cargo test built)"
 cargo build --locked --quiet --bin vegdb
-rc=0
-PYTHONDONTWRITEBYTECODE=1 VEGDB_BIN="$CARGO_TARGET_DIR/debug/vegdb" \
-  "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/clients || rc=$?
-if [ "$rc" -eq 5 ]; then
-  echo "client suite: pytest collected no tests" >&2
-  exit 1
-fi
-if [ "$rc" -ne 0 ]; then exit "$rc"; fi
+suite "$VENV/bin/python" tests/clients
 
 echo "== vector tiles and the map page (issue 15, tests/tiles): an independent MVT decoder and headless Chromium"
 # tiles: Debian chromium for the map-page test (installed only when missing), the MVT decoder
 # and the CDP client's websocket package from PyPI; the screenshot lands in tests/artifacts/.
 apt_install chromium chromium
 "$VENV/bin/pip" install --quiet --disable-pip-version-check mapbox-vector-tile websockets shapely requests pytest
-rc=0
-PYTHONDONTWRITEBYTECODE=1 VEGDB_BIN="$CARGO_TARGET_DIR/debug/vegdb" \
-  "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/tiles || rc=$?
-if [ "$rc" -ne 0 ]; then echo "tile tests failed (or collected nothing): $rc" >&2; exit 1; fi
+suite "$VENV/bin/python" tests/tiles
 
 echo "== GIS clients (issue 26): bbox answers of the OGC API (OWSLib) and v2 kartutsnitt against shapely, on the demo"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check OWSLib==0.35.0 shapely requests pytest
-rc=0
-PYTHONDONTWRITEBYTECODE=1 VEGDB_BIN="$CARGO_TARGET_DIR/debug/vegdb" \
-  "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/gis || rc=$?
-if [ "$rc" -ne 0 ]; then echo "GIS client tests failed (or collected nothing): $rc" >&2; exit 1; fi
+suite "$VENV/bin/python" tests/gis
 
 echo "== files (issues 15/16): GIS exports in GDAL, engines (DuckDB, Dask) over a generation on S3 (moto)"
 # gdal-bin for ogrinfo (only when missing; another block may install it too)
@@ -112,14 +110,7 @@ fi
   duckdb-ext-httpfs==1.4.4.20260205 duckdb-ext-spatial==1.4.4.20260205 pyarrow==26.0.1 \
   shapely==2.2.0 pyproj==3.7.2 "moto[server]==5.2.5" "dask[distributed]==2026.8.0" \
   distributed==2026.8.0 dask-geopandas==0.5.0 geopandas==1.2.0 s3fs==2026.9.0 pytest==9.2.0
-rc=0
-PYTHONDONTWRITEBYTECODE=1 VEGDB_BIN="$CARGO_TARGET_DIR/debug/vegdb" \
-  "$ENGINES_VENV/bin/python" -m pytest -q -p no:cacheprovider -p no:logging tests/engines || rc=$?
-if [ "$rc" -eq 5 ]; then
-  echo "engines: pytest collected no tests" >&2
-  exit 1
-fi
-if [ "$rc" -ne 0 ]; then exit "$rc"; fi
+suite "$ENGINES_VENV/bin/python" tests/engines -p no:logging
 # ---- openapi: Python clients generated from both OpenAPI documents, docs pages in Chromium ----
 # openapi-python-client generates a client from each served document and the tests use it against
 # the real server; headless Chromium (Debian `chromium`, driven over DevTools by websocket-client)
@@ -129,14 +120,7 @@ echo "== OpenAPI: generated Python clients (openapi-python-client 0.29.1) and do
 apt_install chromium chromium
 "$VENV/bin/pip" install --quiet --disable-pip-version-check openapi-python-client==0.29.1 \
   websocket-client==1.9.2
-rc=0
-PYTHONDONTWRITEBYTECODE=1 VEGDB_BIN="$CARGO_TARGET_DIR/debug/vegdb" \
-  "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/openapi_clients || rc=$?
-if [ "$rc" -eq 5 ]; then
-  echo "OpenAPI client suite: pytest collected no tests" >&2
-  exit 1
-fi
-if [ "$rc" -ne 0 ]; then exit "$rc"; fi
+suite "$VENV/bin/python" tests/openapi_clients
 # ---- end openapi ----
 
 echo "== schemathesis 4.32.5 against both OpenAPI documents (fixed generation, 50 examples per operation)"
