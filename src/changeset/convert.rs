@@ -270,139 +270,212 @@ struct Group {
 
 /// A SOSI file (KOORDSYS 23 = EUREF89 UTM 33, VERT-DATUM NN54) to a changeset.
 pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset, ConversionError> {
-    let mut koordsys = None;
-    let mut vert = None;
-    let mut origo = (0.0f64, 0.0f64);
-    let mut unit = 1.0f64;
-    let mut groups: Vec<Group> = Vec::new();
-    let mut in_head = false;
-    let mut reading_coords = false;
-    let mut ended = false;
-    let num = |s: &str, line: usize| -> Result<f64, ConversionError> {
-        s.trim()
-            .replace(',', ".")
-            .parse::<f64>()
-            .map_err(|_| format!("linje {line}: '{s}' er ikke et tall").into())
-    };
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let line = raw.split('!').next().unwrap_or("").trim(); // '!' starts a comment
-        if line.is_empty() {
-            continue;
-        }
-        if ended {
-            return Err(format!("linje {line_no}: tekst etter .SLUTT").into());
-        }
-        if let Some(rest) = line.strip_prefix('.').filter(|r| !r.starts_with('.')) {
-            reading_coords = false;
-            let word = rest.split_whitespace().next().unwrap_or("");
-            in_head = word == "HODE";
-            match word {
-                "HODE" => {}
-                "SLUTT" => ended = true,
-                "PUNKT" | "KURVE" => groups.push(Group {
-                    kind: word.to_string(),
-                    line: line_no,
-                    type_name: None,
-                    props: Vec::new(),
-                    date: None,
-                    quality: None,
-                    coords: Vec::new(),
-                }),
-                "FLATE" => {
-                    return Err(format!(
-                        "linje {line_no}: .FLATE støttes ikke (flategeometri lagres ikke)"
-                    )
-                    .into())
-                }
-                other => return Err(format!("linje {line_no}: ukjent gruppe .{other}").into()),
-            }
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("..") {
-            let rest = rest.trim_start_matches('.');
-            let (key, value) = match rest.split_once(char::is_whitespace) {
-                Some((k, v)) => (k.trim(), v.trim()),
-                None => (rest.trim(), ""),
-            };
-            let value = value.trim_matches('"');
-            reading_coords = false;
-            if in_head {
-                match key {
-                    "KOORDSYS" => koordsys = Some(value.to_string()),
-                    "VERT-DATUM" => vert = Some(value.to_string()),
-                    "ORIGO-NØ" => {
-                        let mut it = value.split_whitespace();
-                        let n = num(it.next().unwrap_or(""), line_no)?;
-                        let e = num(it.next().unwrap_or(""), line_no)?;
-                        origo = (n, e);
-                    }
-                    "ENHET" => unit = num(value, line_no)?,
-                    _ => {}
-                }
+    let file = SosiFile::read(text)?;
+    file.check_head()?;
+    let mut objects = Vec::with_capacity(file.groups.len());
+    for (i, g) in file.groups.iter().enumerate() {
+        objects.push(file.object(g, i, catalog)?);
+    }
+    if objects.is_empty() {
+        return Err("SOSI-filen har ingen objekter".into());
+    }
+    Ok(changeset(catalog, objects, today))
+}
+
+/// A SOSI number (a decimal comma allowed).
+fn sosi_number(s: &str, line: usize) -> Result<f64, ConversionError> {
+    s.trim()
+        .replace(',', ".")
+        .parse::<f64>()
+        .map_err(|_| format!("linje {line}: '{s}' er ikke et tall").into())
+}
+
+/// A SOSI file as read: the head's reference system and units, and the groups.
+#[derive(Default)]
+struct SosiFile {
+    koordsys: Option<String>,
+    vert: Option<String>,
+    /// ORIGO-NØ (north, east)
+    origo: (f64, f64),
+    unit: f64,
+    groups: Vec<Group>,
+}
+
+/// Where the reader is in a SOSI file.
+#[derive(Default)]
+struct SosiReader {
+    in_head: bool,
+    reading_coords: bool,
+    ended: bool,
+}
+
+impl SosiFile {
+    /// Read the lines of a SOSI file (`!` starts a comment) up to `.SLUTT`.
+    fn read(text: &str) -> Result<SosiFile, ConversionError> {
+        let mut file = SosiFile {
+            unit: 1.0,
+            ..Default::default()
+        };
+        let mut at = SosiReader::default();
+        for (i, raw) in text.lines().enumerate() {
+            let line_no = i + 1;
+            let line = raw.split('!').next().unwrap_or("").trim();
+            if line.is_empty() {
                 continue;
             }
-            let g = groups
-                .last_mut()
-                .ok_or_else(|| format!("linje {line_no}: egenskap utenfor en gruppe"))?;
+            if at.ended {
+                return Err(format!("linje {line_no}: tekst etter .SLUTT").into());
+            }
+            if let Some(rest) = line.strip_prefix('.').filter(|r| !r.starts_with('.')) {
+                file.group_start(&mut at, rest, line_no)?;
+            } else if let Some(rest) = line.strip_prefix("..") {
+                file.property(&mut at, rest, line_no)?;
+            } else if at.reading_coords {
+                file.coordinates(line, line_no)?;
+            } else {
+                return Err(format!("linje {line_no}: uventet innhold '{line}'").into());
+            }
+        }
+        if !at.ended {
+            return Err("SOSI-filen mangler .SLUTT".into());
+        }
+        Ok(file)
+    }
+
+    /// A `.WORD` line: the head, a point or curve group, or the end.
+    fn group_start(
+        &mut self,
+        at: &mut SosiReader,
+        rest: &str,
+        line_no: usize,
+    ) -> Result<(), ConversionError> {
+        at.reading_coords = false;
+        let word = rest.split_whitespace().next().unwrap_or("");
+        at.in_head = word == "HODE";
+        match word {
+            "HODE" => {}
+            "SLUTT" => at.ended = true,
+            "PUNKT" | "KURVE" => self.groups.push(Group {
+                kind: word.to_string(),
+                line: line_no,
+                type_name: None,
+                props: Vec::new(),
+                date: None,
+                quality: None,
+                coords: Vec::new(),
+            }),
+            "FLATE" => {
+                return Err(format!(
+                    "linje {line_no}: .FLATE støttes ikke (flategeometri lagres ikke)"
+                )
+                .into())
+            }
+            other => return Err(format!("linje {line_no}: ukjent gruppe .{other}").into()),
+        }
+        Ok(())
+    }
+
+    /// A `..KEY value` line: a head setting, or a property of the current group (`..NØ` and
+    /// `..NØH` start its coordinates).
+    fn property(
+        &mut self,
+        at: &mut SosiReader,
+        rest: &str,
+        line_no: usize,
+    ) -> Result<(), ConversionError> {
+        let rest = rest.trim_start_matches('.');
+        let (key, value) = match rest.split_once(char::is_whitespace) {
+            Some((k, v)) => (k.trim(), v.trim()),
+            None => (rest.trim(), ""),
+        };
+        let value = value.trim_matches('"');
+        at.reading_coords = false;
+        if at.in_head {
             match key {
-                "OBJTYPE" => g.type_name = Some(value.to_string()),
-                "PTEMA" => {}
-                "DATAFANGSTDATO" => g.date = Some(value.to_string()),
-                "KVALITET" => g.quality = Some(value.to_string()),
-                "NØ" | "NØH" => reading_coords = true,
-                _ => g.props.push((key.to_string(), value.to_string())),
+                "KOORDSYS" => self.koordsys = Some(value.to_string()),
+                "VERT-DATUM" => self.vert = Some(value.to_string()),
+                "ORIGO-NØ" => {
+                    let mut it = value.split_whitespace();
+                    let n = sosi_number(it.next().unwrap_or(""), line_no)?;
+                    let e = sosi_number(it.next().unwrap_or(""), line_no)?;
+                    self.origo = (n, e);
+                }
+                "ENHET" => self.unit = sosi_number(value, line_no)?,
+                _ => {}
             }
-            continue;
+            return Ok(());
         }
-        if reading_coords {
-            let g = groups
-                .last_mut()
-                .expect("coordinates follow ..NØ in a group");
-            let parts: Vec<&str> = line.split_whitespace().collect();
-            if parts.len() < 2 {
-                return Err(format!("linje {line_no}: ugyldig koordinatlinje '{line}'").into());
+        let g = self
+            .groups
+            .last_mut()
+            .ok_or_else(|| format!("linje {line_no}: egenskap utenfor en gruppe"))?;
+        match key {
+            "OBJTYPE" => g.type_name = Some(value.to_string()),
+            "PTEMA" => {}
+            "DATAFANGSTDATO" => g.date = Some(value.to_string()),
+            "KVALITET" => g.quality = Some(value.to_string()),
+            "NØ" | "NØH" => at.reading_coords = true,
+            _ => g.props.push((key.to_string(), value.to_string())),
+        }
+        Ok(())
+    }
+
+    /// A coordinate line (north east [height]) of the current group.
+    fn coordinates(&mut self, line: &str, line_no: usize) -> Result<(), ConversionError> {
+        let g = self
+            .groups
+            .last_mut()
+            .expect("coordinates follow ..NØ in a group");
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if parts.len() < 2 {
+            return Err(format!("linje {line_no}: ugyldig koordinatlinje '{line}'").into());
+        }
+        let n = sosi_number(parts[0], line_no)?;
+        let e = sosi_number(parts[1], line_no)?;
+        let h = parts.get(2).map(|h| sosi_number(h, line_no)).transpose()?;
+        g.coords.push((n, e, h));
+        Ok(())
+    }
+
+    /// The head names the one reference system taken, and the groups are not too many.
+    fn check_head(&self) -> Result<(), ConversionError> {
+        match self.koordsys.as_deref() {
+            Some("23") => {}
+            other => {
+                return Err(format!(
+                    "KOORDSYS må være 23 (EUREF89 UTM 33), filen har {}",
+                    other.unwrap_or("ingen")
+                )
+                .into())
             }
-            let n = num(parts[0], line_no)?;
-            let e = num(parts[1], line_no)?;
-            let h = parts.get(2).map(|h| num(h, line_no)).transpose()?;
-            g.coords.push((n, e, h));
-            continue;
         }
-        return Err(format!("linje {line_no}: uventet innhold '{line}'").into());
-    }
-    if !ended {
-        return Err("SOSI-filen mangler .SLUTT".into());
-    }
-    match koordsys.as_deref() {
-        Some("23") => {}
-        other => {
+        match self.vert.as_deref() {
+            Some("NN54") => {}
+            other => {
+                return Err(format!(
+                    "VERT-DATUM må være NN54, filen har {}",
+                    other.unwrap_or("ingen")
+                )
+                .into())
+            }
+        }
+        if self.groups.len() > MAX_FEATURES {
             return Err(format!(
-                "KOORDSYS må være 23 (EUREF89 UTM 33), filen har {}",
-                other.unwrap_or("ingen")
+                "For mange grupper: {} (grensen er {MAX_FEATURES})",
+                self.groups.len()
             )
-            .into())
+            .into());
         }
+        Ok(())
     }
-    match vert.as_deref() {
-        Some("NN54") => {}
-        other => {
-            return Err(format!(
-                "VERT-DATUM må være NN54, filen har {}",
-                other.unwrap_or("ingen")
-            )
-            .into())
-        }
-    }
-    if groups.len() > MAX_FEATURES {
-        return Err(format!(
-            "For mange grupper: {} (grensen er {MAX_FEATURES})",
-            groups.len()
-        )
-        .into());
-    }
-    let mut objects = Vec::with_capacity(groups.len());
-    for (i, g) in groups.iter().enumerate() {
+
+    /// Group number `i` as a new road object (temporary id `i + 1`).
+    fn object(
+        &self,
+        g: &Group,
+        i: usize,
+        catalog: &Catalog,
+    ) -> Result<RoadObject, ConversionError> {
         let at = format!("linje {}", g.line);
         let name = g
             .type_name
@@ -418,49 +491,51 @@ pub fn from_sosi(text: &str, catalog: &Catalog, today: &str) -> Result<Changeset
             o.properties.push(property(t, k, v, &at)?);
         }
         if !g.coords.is_empty() {
-            let mut ewkt = vec!["srid=25833".to_string()];
-            if let Some(d) = &g.date {
-                let d = chrono::NaiveDate::parse_from_str(d, "%Y%m%d")
-                    .map_err(|_| format!("{at}: DATAFANGSTDATO '{d}' er ikke ÅÅÅÅMMDD"))?;
-                ewkt.push(format!("datafangstdato={}", d.format("%Y-%m-%d")));
-            }
-            if let Some(q) = &g.quality {
-                for (name, v) in QUALITY.iter().zip(q.split_whitespace()) {
-                    ewkt.push(format!("{name}={v}"));
-                }
-            }
-            let pts: Vec<String> = g
-                .coords
-                .iter()
-                .map(|&(n, e, h)| {
-                    // round away the binary noise of ENHET (0.01 is not exact)
-                    let r = |v: f64| (v * 1e6).round() / 1e6;
-                    let x = r(origo.1 + e * unit);
-                    let y = r(origo.0 + n * unit);
-                    match h {
-                        Some(h) => format!("{x} {y} {}", r(h * unit)),
-                        None => format!("{x} {y}"),
-                    }
-                })
-                .collect();
-            let (kind, wkt) = match g.kind.as_str() {
-                "PUNKT" if pts.len() == 1 => (datatype::GEOM_POINT, format!("POINT({})", pts[0])),
-                "KURVE" if pts.len() >= 2 => (
-                    datatype::GEOM_LINE,
-                    format!("LINESTRING({})", pts.join(", ")),
-                ),
-                _ => return Err(format!("{at}: .{} har {} koordinater", g.kind, pts.len()).into()),
-            };
-            ewkt.push(wkt);
-            o.properties
-                .push(geometry_property(t, kind, ewkt.join(";"), &at)?);
+            let (kind, ewkt) = self.geometry(g, &at)?;
+            o.properties.push(geometry_property(t, kind, ewkt, &at)?);
         }
-        objects.push(o);
+        Ok(o)
     }
-    if objects.is_empty() {
-        return Err("SOSI-filen har ingen objekter".into());
+
+    /// A group's geometry as EWKT with its capture date and quality, and its geometry kind.
+    fn geometry(&self, g: &Group, at: &str) -> Result<(u16, String), ConversionError> {
+        let mut ewkt = vec!["srid=25833".to_string()];
+        if let Some(d) = &g.date {
+            let d = chrono::NaiveDate::parse_from_str(d, "%Y%m%d")
+                .map_err(|_| format!("{at}: DATAFANGSTDATO '{d}' er ikke ÅÅÅÅMMDD"))?;
+            ewkt.push(format!("datafangstdato={}", d.format("%Y-%m-%d")));
+        }
+        if let Some(q) = &g.quality {
+            for (name, v) in QUALITY.iter().zip(q.split_whitespace()) {
+                ewkt.push(format!("{name}={v}"));
+            }
+        }
+        let (origo, unit) = (self.origo, self.unit);
+        let pts: Vec<String> = g
+            .coords
+            .iter()
+            .map(|&(n, e, h)| {
+                // round away the binary noise of ENHET (0.01 is not exact)
+                let r = |v: f64| (v * 1e6).round() / 1e6;
+                let x = r(origo.1 + e * unit);
+                let y = r(origo.0 + n * unit);
+                match h {
+                    Some(h) => format!("{x} {y} {}", r(h * unit)),
+                    None => format!("{x} {y}"),
+                }
+            })
+            .collect();
+        let (kind, wkt) = match g.kind.as_str() {
+            "PUNKT" if pts.len() == 1 => (datatype::GEOM_POINT, format!("POINT({})", pts[0])),
+            "KURVE" if pts.len() >= 2 => (
+                datatype::GEOM_LINE,
+                format!("LINESTRING({})", pts.join(", ")),
+            ),
+            _ => return Err(format!("{at}: .{} har {} koordinater", g.kind, pts.len()).into()),
+        };
+        ewkt.push(wkt);
+        Ok((kind, ewkt.join(";")))
     }
-    Ok(changeset(catalog, objects, today))
 }
 
 #[cfg(test)]

@@ -350,10 +350,34 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
         }
     }
 
-    // property columns: the base's, plus any property first given a value by the edits
+    t.properties = merged_properties(catalog, base, &news, &runs)?;
+    t.check_lengths()
+        .map_err(|e| EngineError::Internal(e.to_string()))?;
+    let changes = (!removed_any).then(|| RowChanges {
+        replaced: touched.iter().map(|x| x.0).collect(),
+        appended_from: base.len(),
+    });
+    let mut edited_ids: Vec<u64> = e.upserts.keys().chain(e.removed.iter()).copied().collect();
+    edited_ids.sort_unstable();
+    Ok(Merged {
+        table: t,
+        changes,
+        edited_ids,
+    })
+}
+
+/// The merged table's property columns: the base's, plus any property first given a value by
+/// the edits, each concatenated from the base's and the new rows' slices in `runs` order.
+fn merged_properties(
+    catalog: &Catalog,
+    base: &ObjectTable,
+    news: &[&ObjectState],
+    runs: &[Run],
+) -> Result<Vec<PropertyColumn>> {
+    let mut columns = Vec::new();
     let mut property_ids: Vec<u32> = base.properties.iter().map(|c| c.property_id).collect();
     let mut extra: BTreeSet<u32> = BTreeSet::new();
-    for o in &news {
+    for o in news {
         extra.extend(o.values.keys().filter(|k| base.property(**k).is_none()));
     }
     property_ids.extend(extra);
@@ -372,7 +396,7 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
             },
         };
         let base_col = base_col.unwrap_or_else(|| new_null_array(&data_type, base.len()));
-        let new_col = new_values(&data_type, &news, pid)?;
+        let new_col = new_values(&data_type, news, pid)?;
         let parts: Vec<ArrayRef> = runs
             .iter()
             .map(|r| match *r {
@@ -387,24 +411,12 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
             arrow_select::concat::concat(&refs)
                 .map_err(|e| EngineError::Internal(format!("concatenating column {pid}: {e}")))?
         };
-        t.properties.push(PropertyColumn {
+        columns.push(PropertyColumn {
             property_id: pid,
             values,
         });
     }
-    t.check_lengths()
-        .map_err(|e| EngineError::Internal(e.to_string()))?;
-    let changes = (!removed_any).then(|| RowChanges {
-        replaced: touched.iter().map(|x| x.0).collect(),
-        appended_from: base.len(),
-    });
-    let mut edited_ids: Vec<u64> = e.upserts.keys().chain(e.removed.iter()).copied().collect();
-    edited_ids.sort_unstable();
-    Ok(Merged {
-        table: t,
-        changes,
-        edited_ids,
-    })
+    Ok(columns)
 }
 
 /// Append an object's stored columns to a table (the inverse of `ObjectState::from_row`;

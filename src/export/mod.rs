@@ -18,7 +18,7 @@ use std::sync::Arc;
 use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder,
 };
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use geozero::{ColumnValue, CoordDimensions, GeomProcessor, GeozeroGeometry, PropertyProcessor};
 use roaring::RoaringBitmap;
@@ -427,15 +427,51 @@ fn write_geoparquet(
         Int64Builder::new(),
         BooleanBuilder::new(),
     );
-    let mut geom = BinaryBuilder::new();
-    let mut kinds: Vec<&str> = Vec::new();
-    let mut bbox: Option<[f64; 4]> = None;
     let all_vals: Vec<BTreeMap<String, Val>> = features.iter().map(values).collect();
     for f in features {
         id.append_value(f.id as i64);
         ty.append_value(f.type_id as i64);
         ver.append_value(f.version as i64);
         own.append_value(f.own_geometry);
+    }
+    let (geom, kinds, bbox) = geometry_column(features);
+    let mut arrays: Vec<ArrayRef> = vec![
+        Arc::new(id.finish()),
+        Arc::new(ty.finish()),
+        Arc::new(ver.finish()),
+        Arc::new(own.finish()),
+    ];
+    for (c, k) in &columns {
+        let array = property_array(c, *k, &all_vals);
+        fields.push(Field::new(c, array.data_type().clone(), true));
+        arrays.push(array);
+    }
+    fields.push(Field::new("geometry", DataType::Binary, true));
+    arrays.push(Arc::new(geom));
+    let crs_json = crs.map(|c| format!(",\"crs\":{c}")).unwrap_or_default();
+    let bbox_json = bbox
+        .map(|b| format!(",\"bbox\":[{},{},{},{}]", b[0], b[1], b[2], b[3]))
+        .unwrap_or_default();
+    let geo = format!(
+        "{{\"version\":\"1.1.0\",\"primary_column\":\"geometry\",\"columns\":{{\"geometry\":{{\"encoding\":\"WKB\",\"geometry_types\":{}{crs_json}{bbox_json}}}}}}}",
+        serde_json::to_string(&kinds).unwrap_or_else(|_| "[]".into())
+    );
+    let schema = Arc::new(
+        Schema::new(fields).with_metadata(std::collections::HashMap::from([(
+            "geo".to_string(),
+            geo.clone(),
+        )])),
+    );
+    write_parquet(w, schema, arrays, geo)
+}
+
+/// The features' geometries as WKB (null where none), their GeoParquet geometry types and
+/// their bounding box.
+fn geometry_column(features: &[Feature]) -> (BinaryArray, Vec<&'static str>, Option<[f64; 4]>) {
+    let mut geom = BinaryBuilder::new();
+    let mut kinds: Vec<&'static str> = Vec::new();
+    let mut bbox: Option<[f64; 4]> = None;
+    for f in features {
         match &f.geometry {
             Some(g) => {
                 let kind = match g {
@@ -462,65 +498,53 @@ fn write_geoparquet(
             None => geom.append_null(),
         }
     }
-    let mut arrays: Vec<ArrayRef> = vec![
-        Arc::new(id.finish()),
-        Arc::new(ty.finish()),
-        Arc::new(ver.finish()),
-        Arc::new(own.finish()),
-    ];
-    for (c, k) in &columns {
-        let array: ArrayRef = match k {
-            Kind::Text => {
-                let mut b = StringBuilder::new();
-                for v in &all_vals {
-                    match v.get(c) {
-                        Some(Val::Text(s)) => b.append_value(s),
-                        _ => b.append_null(),
-                    }
+    (geom.finish(), kinds, bbox)
+}
+
+/// Property column `c` (of kind `k`) over the features' values.
+fn property_array(c: &str, k: Kind, all_vals: &[BTreeMap<String, Val>]) -> ArrayRef {
+    match k {
+        Kind::Text => {
+            let mut b = StringBuilder::new();
+            for v in all_vals {
+                match v.get(c) {
+                    Some(Val::Text(s)) => b.append_value(s),
+                    _ => b.append_null(),
                 }
-                Arc::new(b.finish())
             }
-            Kind::Integer => {
-                let mut b = Int64Builder::new();
-                for v in &all_vals {
-                    b.append_option(match v.get(c) {
-                        Some(Val::Integer(i)) => Some(*i),
-                        _ => None,
-                    });
-                }
-                Arc::new(b.finish())
+            Arc::new(b.finish())
+        }
+        Kind::Integer => {
+            let mut b = Int64Builder::new();
+            for v in all_vals {
+                b.append_option(match v.get(c) {
+                    Some(Val::Integer(i)) => Some(*i),
+                    _ => None,
+                });
             }
-            Kind::Float => {
-                let mut b = Float64Builder::new();
-                for v in &all_vals {
-                    b.append_option(match v.get(c) {
-                        Some(Val::Float(x)) => Some(*x),
-                        Some(Val::Integer(i)) => Some(*i as f64),
-                        _ => None,
-                    });
-                }
-                Arc::new(b.finish())
+            Arc::new(b.finish())
+        }
+        Kind::Float => {
+            let mut b = Float64Builder::new();
+            for v in all_vals {
+                b.append_option(match v.get(c) {
+                    Some(Val::Float(x)) => Some(*x),
+                    Some(Val::Integer(i)) => Some(*i as f64),
+                    _ => None,
+                });
             }
-        };
-        fields.push(Field::new(c, array.data_type().clone(), true));
-        arrays.push(array);
+            Arc::new(b.finish())
+        }
     }
-    fields.push(Field::new("geometry", DataType::Binary, true));
-    arrays.push(Arc::new(geom.finish()));
-    let crs_json = crs.map(|c| format!(",\"crs\":{c}")).unwrap_or_default();
-    let bbox_json = bbox
-        .map(|b| format!(",\"bbox\":[{},{},{},{}]", b[0], b[1], b[2], b[3]))
-        .unwrap_or_default();
-    let geo = format!(
-        "{{\"version\":\"1.1.0\",\"primary_column\":\"geometry\",\"columns\":{{\"geometry\":{{\"encoding\":\"WKB\",\"geometry_types\":{}{crs_json}{bbox_json}}}}}}}",
-        serde_json::to_string(&kinds).unwrap_or_else(|_| "[]".into())
-    );
-    let schema = Arc::new(
-        Schema::new(fields).with_metadata(std::collections::HashMap::from([(
-            "geo".to_string(),
-            geo.clone(),
-        )])),
-    );
+}
+
+/// One record batch as a zstd-compressed Parquet file with the `geo` metadata.
+fn write_parquet(
+    w: &mut (impl Write + Send),
+    schema: Arc<Schema>,
+    arrays: Vec<ArrayRef>,
+    geo: String,
+) -> Result<()> {
     let batch = RecordBatch::try_new(schema.clone(), arrays)
         .map_err(|e| EngineError::Internal(format!("export batch: {e}")))?;
     let props = parquet::file::properties::WriterProperties::builder()

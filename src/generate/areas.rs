@@ -174,124 +174,186 @@ pub fn generate(
 ) -> Vec<ObjectTable> {
     let n = &net.network;
     let modified = start as i64 * 86_400;
-    let utm33 = |type_id: u32, pid: u32| enum_id(catalog, type_id, pid, "UTM sone 33 (EUREF89)");
-    let by_municipality = rows_by(n, |r| n.municipality[r]);
-    let by_county = rows_by(n, |r| n.county[r]);
-    let centre_placement = |shape: &MultiPolygon<f64>, rows: Option<&Vec<usize>>| {
-        let (x, y) = Areas::interior_point(shape)?;
-        let (link, pos) = nearest_position(n, rows?, x, y)?;
-        Some(vec![(link, pos, pos)])
+    let objects = AreaObjects {
+        catalog,
+        areas,
+        n,
+        by_municipality: rows_by(n, |r| n.municipality[r]),
+        by_county: rows_by(n, |r| n.county[r]),
     };
-    let with = |values: Vec<(u32, Option<Cell>)>| -> Vec<(u32, Cell)> {
-        values
-            .into_iter()
-            .filter_map(|(p, c)| c.map(|c| (p, c)))
-            .collect()
-    };
-
-    let regions = areas
-        .regions
-        .iter()
-        .map(|r| AreaObject {
-            id: AreaKind::Region.object_id(r.number as u32),
-            shape: Some(areas.region_shape(r.number)),
-            placements: vec![],
-            values: with(vec![
-                (4580, Some(Cell::Int(r.number as i64))),
-                (4581, Some(Cell::Text(r.name.clone()))),
-                (8147, utm33(534, 8147)),
-            ]),
-        })
-        .collect();
-    let counties = areas
-        .counties
-        .iter()
-        .map(|c| AreaObject {
-            id: AreaKind::County.object_id(c.number as u32),
-            shape: Some(c.shape.clone()),
-            placements: centre_placement(&c.shape, by_county.get(&c.number)).unwrap_or_default(),
-            values: with(vec![
-                (11764, Some(Cell::Int(c.number as i64))),
-                (11765, Some(Cell::Text(c.name.clone()))),
-                (11768, utm33(945, 11768)),
-            ]),
-        })
-        .collect();
-    let departments = areas
-        .road_departments
-        .iter()
-        .map(|d| AreaObject {
-            id: AreaKind::RoadDepartment.object_id(d.number as u32),
-            shape: Some(areas.road_department_shape(d)),
-            placements: vec![],
-            values: with(vec![
-                (4586, Some(Cell::Int(d.number as i64))),
-                (4587, Some(Cell::Text(d.name.clone()))),
-                (8149, utm33(537, 8149)),
-            ]),
-        })
-        .collect();
-    let municipalities = areas
-        .municipalities
-        .iter()
-        .map(|m| AreaObject {
-            id: AreaKind::Municipality.object_id(m.number as u32),
-            shape: Some(m.shape.clone()),
-            placements: centre_placement(&m.shape, by_municipality.get(&m.number))
-                .unwrap_or_default(),
-            values: with(vec![
-                (11769, Some(Cell::Int(m.number as i64))),
-                (11770, Some(Cell::Text(m.name.clone()))),
-                (11773, utm33(946, 11773)),
-            ]),
-        })
-        .collect();
-    let contracts = areas
-        .contracts
-        .iter()
-        .map(|c| AreaObject {
-            id: AreaKind::Contract.object_id(c.number),
-            shape: Some(areas.contract_shape(c)),
-            placements: vec![],
-            values: with(vec![
-                (5174, Some(Cell::Text(c.name.clone()))),
-                (5175, Some(Cell::Text(c.number.to_string()))),
-                (8832, enum_id(catalog, 580, 8832, &c.kind)),
-            ]),
-        })
-        .collect();
-    let route_rows = rows_by(n, |r| (n.road_category[r], n.road_number[r], n.county[r]));
-    let routes = areas
-        .routes
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let mut rows: Vec<usize> = route_rows
-                .iter()
-                .filter(|((cat, num, county), _)| r.covers(*cat, *num, *county))
-                .flat_map(|(_, rows)| rows.iter().copied())
-                .collect();
-            rows.sort_unstable();
-            AreaObject {
-                id: AreaKind::Route.object_id(i as u32),
-                shape: None,
-                placements: line_placements(n, &rows),
-                values: with(vec![
-                    (6835, enum_id(catalog, 704, 6835, &r.period)),
-                    (11953, Some(Cell::Text(r.name.clone()))),
-                    (6827, r.number.parse::<i64>().ok().map(Cell::Int)),
-                    (6822, Some(Cell::Text(r.name.clone()))),
-                    (6828, Some(Cell::Text(r.description.clone()))),
-                ]),
-            }
-        })
-        .collect();
     vec![
-        table(AreaKind::Region, regions, start, modified),
-        table(AreaKind::County, counties, start, modified),
-        table(AreaKind::RoadDepartment, departments, start, modified),
-        table(AreaKind::Municipality, municipalities, start, modified),
-        table(AreaKind::Contract, contracts, start, modified),
-        table(AreaKind::Route, routes, start, modified),
+        table(AreaKind::Region, objects.regions(), start, modified),
+        table(AreaKind::County, objects.counties(), start, modified),
+        table(
+            AreaKind::RoadDepartment,
+            objects.departments(),
+            start,
+            modified,
+        ),
+        table(
+            AreaKind::Municipality,
+            objects.municipalities(),
+            start,
+            modified,
+        ),
+        table(AreaKind::Contract, objects.contracts(), start, modified),
+        table(AreaKind::Route, objects.routes(), start, modified),
     ]
+}
+
+/// What the area objects are made from: the catalogue, the areas and the network (its rows
+/// per municipality and per county).
+struct AreaObjects<'a> {
+    catalog: &'a Catalog,
+    areas: &'a Areas,
+    n: &'a RoadNetwork,
+    by_municipality: HashMap<u16, Vec<usize>>,
+    by_county: HashMap<u8, Vec<usize>>,
+}
+
+/// The values that are known (a `None` is left out).
+fn known(values: Vec<(u32, Option<Cell>)>) -> Vec<(u32, Cell)> {
+    values
+        .into_iter()
+        .filter_map(|(p, c)| c.map(|c| (p, c)))
+        .collect()
+}
+
+impl AreaObjects<'_> {
+    fn utm33(&self, type_id: u32, pid: u32) -> Option<Cell> {
+        enum_id(self.catalog, type_id, pid, "UTM sone 33 (EUREF89)")
+    }
+
+    /// A point placement at the network position nearest the area's interior point.
+    fn centre_placement(
+        &self,
+        shape: &MultiPolygon<f64>,
+        rows: Option<&Vec<usize>>,
+    ) -> Vec<(u64, f64, f64)> {
+        let centre = || {
+            let (x, y) = Areas::interior_point(shape)?;
+            let (link, pos) = nearest_position(self.n, rows?, x, y)?;
+            Some(vec![(link, pos, pos)])
+        };
+        centre().unwrap_or_default()
+    }
+
+    fn regions(&self) -> Vec<AreaObject> {
+        let areas = self.areas;
+        areas
+            .regions
+            .iter()
+            .map(|r| AreaObject {
+                id: AreaKind::Region.object_id(r.number as u32),
+                shape: Some(areas.region_shape(r.number)),
+                placements: vec![],
+                values: known(vec![
+                    (4580, Some(Cell::Int(r.number as i64))),
+                    (4581, Some(Cell::Text(r.name.clone()))),
+                    (8147, self.utm33(534, 8147)),
+                ]),
+            })
+            .collect()
+    }
+
+    fn counties(&self) -> Vec<AreaObject> {
+        self.areas
+            .counties
+            .iter()
+            .map(|c| AreaObject {
+                id: AreaKind::County.object_id(c.number as u32),
+                shape: Some(c.shape.clone()),
+                placements: self.centre_placement(&c.shape, self.by_county.get(&c.number)),
+                values: known(vec![
+                    (11764, Some(Cell::Int(c.number as i64))),
+                    (11765, Some(Cell::Text(c.name.clone()))),
+                    (11768, self.utm33(945, 11768)),
+                ]),
+            })
+            .collect()
+    }
+
+    fn departments(&self) -> Vec<AreaObject> {
+        let areas = self.areas;
+        areas
+            .road_departments
+            .iter()
+            .map(|d| AreaObject {
+                id: AreaKind::RoadDepartment.object_id(d.number as u32),
+                shape: Some(areas.road_department_shape(d)),
+                placements: vec![],
+                values: known(vec![
+                    (4586, Some(Cell::Int(d.number as i64))),
+                    (4587, Some(Cell::Text(d.name.clone()))),
+                    (8149, self.utm33(537, 8149)),
+                ]),
+            })
+            .collect()
+    }
+
+    fn municipalities(&self) -> Vec<AreaObject> {
+        self.areas
+            .municipalities
+            .iter()
+            .map(|m| AreaObject {
+                id: AreaKind::Municipality.object_id(m.number as u32),
+                shape: Some(m.shape.clone()),
+                placements: self.centre_placement(&m.shape, self.by_municipality.get(&m.number)),
+                values: known(vec![
+                    (11769, Some(Cell::Int(m.number as i64))),
+                    (11770, Some(Cell::Text(m.name.clone()))),
+                    (11773, self.utm33(946, 11773)),
+                ]),
+            })
+            .collect()
+    }
+
+    fn contracts(&self) -> Vec<AreaObject> {
+        let areas = self.areas;
+        areas
+            .contracts
+            .iter()
+            .map(|c| AreaObject {
+                id: AreaKind::Contract.object_id(c.number),
+                shape: Some(areas.contract_shape(c)),
+                placements: vec![],
+                values: known(vec![
+                    (5174, Some(Cell::Text(c.name.clone()))),
+                    (5175, Some(Cell::Text(c.number.to_string()))),
+                    (8832, enum_id(self.catalog, 580, 8832, &c.kind)),
+                ]),
+            })
+            .collect()
+    }
+
+    /// Routes: line placements over every row of the roads (category, number, county) they cover.
+    fn routes(&self) -> Vec<AreaObject> {
+        let n = self.n;
+        let route_rows = rows_by(n, |r| (n.road_category[r], n.road_number[r], n.county[r]));
+        self.areas
+            .routes
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut rows: Vec<usize> = route_rows
+                    .iter()
+                    .filter(|((cat, num, county), _)| r.covers(*cat, *num, *county))
+                    .flat_map(|(_, rows)| rows.iter().copied())
+                    .collect();
+                rows.sort_unstable();
+                AreaObject {
+                    id: AreaKind::Route.object_id(i as u32),
+                    shape: None,
+                    placements: line_placements(n, &rows),
+                    values: known(vec![
+                        (6835, enum_id(self.catalog, 704, 6835, &r.period)),
+                        (11953, Some(Cell::Text(r.name.clone()))),
+                        (6827, r.number.parse::<i64>().ok().map(Cell::Int)),
+                        (6822, Some(Cell::Text(r.name.clone()))),
+                        (6828, Some(Cell::Text(r.description.clone()))),
+                    ]),
+                }
+            })
+            .collect()
+    }
 }

@@ -194,22 +194,80 @@ impl<'a> DraftBuilder<'a> {
         spec: &RoadSpec,
         hp_every_m: f64,
     ) -> (u64, f64) {
-        let total = length_2d(coords);
-        let mut hp = 0u16;
-        let mut meter = spec.first_meter;
-        let mut walked = 0.0;
-        let mut node = start;
-        let mut i0 = 0usize;
-        let mut county = 0u8;
-        let mut chain = Chain {
-            parts: vec![],
-            category: spec.category,
-            municipality: self.home,
-            length_m: 0.0,
-            tunnels: vec![],
-            bridges: vec![],
+        let structures = self.structures(spec, length_2d(coords));
+        let mut walk = Walk {
+            hp: 0,
+            meter: spec.first_meter,
+            walked: 0.0,
+            node: start,
+            county: 0,
+            hp_every_m,
+            hp_border: hp_every_m,
+            chain: Chain {
+                parts: vec![],
+                category: spec.category,
+                municipality: self.home,
+                length_m: 0.0,
+                tunnels: vec![],
+                bridges: vec![],
+            },
         };
-        // tunnels/bridges: decided per path
+        walk.hp_border = walk.next_hp_at(0.0);
+        let mut i0 = 0usize;
+        while i0 + 1 < coords.len() {
+            let (i1, len) = self.next_link_end(coords, i0);
+            let geom = coords[i0..=i1].to_vec();
+            let mid = geom[geom.len() / 2];
+            let m = self.municipality_at(mid[0], mid[1]);
+            let is_last = i1 + 1 >= coords.len();
+            let end_node = match (is_last, end) {
+                (true, Some(end)) => end,
+                _ => self.node(),
+            };
+            self.enter_county(&mut walk, spec, (m / 100) as u8);
+            let segments = self.segments(&mut walk, spec, len, is_last);
+            let (in_tunnel, on_bridge) = structures.at(walk.walked, len);
+            let medium = if in_tunnel {
+                b'U'
+            } else if on_bridge {
+                b'L'
+            } else {
+                b'T'
+            };
+            let idx = self.drafts.len();
+            self.drafts.push(LinkDraft {
+                start_node: walk.node,
+                end_node,
+                coords: geom,
+                segments,
+                municipality: m,
+                lanes: spec.lanes,
+                medium,
+                theme_code: spec.theme,
+                road_type: spec.road_type,
+                topology_level: 0,
+                super_link: None,
+                is_connection: false,
+            });
+            self.add_to_chain(&mut walk.chain, idx, len, in_tunnel, on_bridge);
+            walk.chain.municipality = m;
+            if spec.category == b'E' && medium == b'T' && self.rng.random_bool(0.04) {
+                self.add_carriageways(idx);
+            }
+            if self.rng.random_bool(0.15) {
+                self.junctions
+                    .push((end_node, (coords[i1][0], coords[i1][1])));
+            }
+            walk.node = end_node;
+            walk.walked += len;
+            i0 = i1;
+        }
+        self.finish_chain(&mut walk.chain);
+        (walk.node, walk.meter)
+    }
+
+    /// Where a road's tunnel and bridge lie: decided once per road.
+    fn structures(&mut self, spec: &RoadSpec, total: f64) -> Structures {
         let tunnel_len =
             if matches!(spec.category, b'E' | b'R') && total > 6000.0 && self.rng.random_bool(0.35)
             {
@@ -223,154 +281,124 @@ impl<'a> DraftBuilder<'a> {
         } else {
             f64::INFINITY
         };
-        let next_hp_at = |w: f64| ((w / hp_every_m).floor() + 1.0) * hp_every_m;
-        let mut hp_border = next_hp_at(0.0);
-        while i0 + 1 < coords.len() {
-            let target = self.rng.random_range(40.0..160.0);
-            // walk vertices until the link is long enough
-            let mut i1 = i0 + 1;
-            let mut len = seg_len(&coords[i0], &coords[i1]);
-            while len < target && i1 + 1 < coords.len() {
+        Structures {
+            tunnel_len,
+            tunnel_at,
+            bridge_at,
+        }
+    }
+
+    /// The vertex the next link ends at (from vertex `i0`) and its length: vertices are walked
+    /// until the link reaches a random target length, and a tiny last link is avoided.
+    fn next_link_end(&mut self, coords: &[Coord3], i0: usize) -> (usize, f64) {
+        let target = self.rng.random_range(40.0..160.0);
+        let mut i1 = i0 + 1;
+        let mut len = seg_len(&coords[i0], &coords[i1]);
+        while len < target && i1 + 1 < coords.len() {
+            len += seg_len(&coords[i1], &coords[i1 + 1]);
+            i1 += 1;
+        }
+        if coords.len() - 1 - i1 < 2 && i1 + 1 < coords.len() {
+            while i1 + 1 < coords.len() {
                 len += seg_len(&coords[i1], &coords[i1 + 1]);
                 i1 += 1;
             }
-            if coords.len() - 1 - i1 < 2 && i1 + 1 < coords.len() {
-                // avoid a tiny last link
-                while i1 + 1 < coords.len() {
-                    len += seg_len(&coords[i1], &coords[i1 + 1]);
-                    i1 += 1;
-                }
-            }
-            let geom = coords[i0..=i1].to_vec();
-            let mid = geom[geom.len() / 2];
-            let m = self.municipality_at(mid[0], mid[1]);
-            let c = (m / 100) as u8;
-            let is_last = i1 + 1 >= coords.len();
-            let end_node = if is_last {
-                end.unwrap_or_else(|| self.node())
-            } else {
-                self.node()
-            };
-            if county == 0 {
-                hp = self.next_hp(spec, c);
-            } else if c != county && spec.category != b'K' && spec.category != b'P' {
-                // new county: new hp, meters restart
-                hp = self.next_hp(spec, c);
-                meter = 0.0;
-                self.finish_chain(&mut chain);
-                hp_border = next_hp_at(walked);
-            }
-            county = c;
-            let mut segments = Vec::new();
-            if walked + len > hp_border && hp_border > walked + 1.0 && !is_last {
-                // a hp border inside this link: two segment rows
-                let f = (hp_border - walked) / len;
-                let m1 = meter + (hp_border - walked);
-                segments.push(SegmentDraft {
-                    from: 0.0,
-                    to: f,
-                    category: spec.category,
-                    status: spec.status,
-                    number: spec.number,
-                    hp,
-                    from_m: meter.round() as u32,
-                    to_m: m1.round() as u32,
-                });
-                hp = self.next_hp(spec, c);
-                let rest = len - (hp_border - walked);
-                segments.push(SegmentDraft {
-                    from: f,
-                    to: 1.0,
-                    category: spec.category,
-                    status: spec.status,
-                    number: spec.number,
-                    hp,
-                    from_m: 0,
-                    to_m: rest.round() as u32,
-                });
-                meter = rest;
-                hp_border = next_hp_at(walked + len);
-            } else {
-                segments.push(SegmentDraft {
-                    from: 0.0,
-                    to: 1.0,
-                    category: spec.category,
-                    status: spec.status,
-                    number: spec.number,
-                    hp,
-                    from_m: meter.round() as u32,
-                    to_m: (meter + len).round() as u32,
-                });
-                meter += len;
-            }
-            let in_tunnel =
-                tunnel_len > 0.0 && walked + len > tunnel_at && walked < tunnel_at + tunnel_len;
-            let on_bridge = walked <= bridge_at && walked + len > bridge_at;
-            let medium = if in_tunnel {
-                b'U'
-            } else if on_bridge {
-                b'L'
-            } else {
-                b'T'
-            };
-            let idx = self.drafts.len();
-            let split = segments.len() == 2;
-            self.drafts.push(LinkDraft {
-                start_node: node,
-                end_node,
-                coords: geom,
-                segments,
-                municipality: m,
-                lanes: spec.lanes,
-                medium,
-                theme_code: spec.theme,
-                road_type: spec.road_type,
-                topology_level: 0,
-                super_link: None,
-                is_connection: false,
-            });
-            if split {
-                let f = self.drafts[idx].segments[0].to;
-                chain.parts.push((idx, 0.0, f));
-                chain.length_m += len * f;
-                self.finish_chain(&mut chain);
-                chain.parts.push((idx, f, 1.0));
-                chain.length_m += len * (1.0 - f);
-            } else {
-                let n = chain.parts.len();
-                if in_tunnel {
-                    extend_run(&mut chain.tunnels, n);
-                }
-                if on_bridge {
-                    extend_run(&mut chain.bridges, n);
-                }
-                chain.parts.push((idx, 0.0, 1.0));
-                chain.length_m += len;
-            }
-            chain.municipality = m;
-            // carriageways for some trunk links: two parallel links one level down
-            if spec.category == b'E' && medium == b'T' && self.rng.random_bool(0.04) {
-                for (side, lanes) in [(6.0, "1"), (-6.0, "2")] {
-                    let g = offset(&self.drafts[idx].coords, side);
-                    let mut d = self.drafts[idx].clone();
-                    d.coords = g;
-                    d.lanes = lanes;
-                    d.topology_level = 1;
-                    d.road_type = 1;
-                    d.super_link = Some(idx);
-                    self.drafts.push(d);
-                }
-            }
-            if self.rng.random_bool(0.15) {
-                self.junctions
-                    .push((end_node, (coords[i1][0], coords[i1][1])));
-            }
-            node = end_node;
-            walked += len;
-            i0 = i1;
         }
-        self.finish_chain(&mut chain);
-        (node, meter)
+        (i1, len)
+    }
+
+    /// The walk reaches a link in `county`: the first link takes an hp; a new county (for roads
+    /// numbered per county) a new hp, with meters restarting and the chain ended.
+    fn enter_county(&mut self, walk: &mut Walk, spec: &RoadSpec, county: u8) {
+        if walk.county == 0 {
+            walk.hp = self.next_hp(spec, county);
+        } else if county != walk.county && spec.category != b'K' && spec.category != b'P' {
+            walk.hp = self.next_hp(spec, county);
+            walk.meter = 0.0;
+            self.finish_chain(&mut walk.chain);
+            walk.hp_border = walk.next_hp_at(walk.walked);
+        }
+        walk.county = county;
+    }
+
+    /// The segment rows of the next link (`len` metres): one, or two where an hp border falls
+    /// inside it (the second on the next hp, its meters from 0).
+    fn segments(
+        &mut self,
+        walk: &mut Walk,
+        spec: &RoadSpec,
+        len: f64,
+        is_last: bool,
+    ) -> Vec<SegmentDraft> {
+        let row = |hp, from, to, from_m: f64, to_m: f64| SegmentDraft {
+            from,
+            to,
+            category: spec.category,
+            status: spec.status,
+            number: spec.number,
+            hp,
+            from_m: from_m.round() as u32,
+            to_m: to_m.round() as u32,
+        };
+        let (walked, border) = (walk.walked, walk.hp_border);
+        if walked + len > border && border > walked + 1.0 && !is_last {
+            let f = (border - walked) / len;
+            let first = row(walk.hp, 0.0, f, walk.meter, walk.meter + (border - walked));
+            walk.hp = self.next_hp(spec, walk.county);
+            let rest = len - (border - walked);
+            let second = row(walk.hp, f, 1.0, 0.0, rest);
+            walk.meter = rest;
+            walk.hp_border = walk.next_hp_at(walked + len);
+            vec![first, second]
+        } else {
+            let only = row(walk.hp, 0.0, 1.0, walk.meter, walk.meter + len);
+            walk.meter += len;
+            vec![only]
+        }
+    }
+
+    /// Add draft `idx` (`len` metres) to the road's chain: a link split by an hp border ends
+    /// the chain at the split; a whole link extends the tunnel and bridge runs it lies in.
+    fn add_to_chain(
+        &mut self,
+        chain: &mut Chain,
+        idx: usize,
+        len: f64,
+        in_tunnel: bool,
+        on_bridge: bool,
+    ) {
+        if self.drafts[idx].segments.len() == 2 {
+            let f = self.drafts[idx].segments[0].to;
+            chain.parts.push((idx, 0.0, f));
+            chain.length_m += len * f;
+            self.finish_chain(chain);
+            chain.parts.push((idx, f, 1.0));
+            chain.length_m += len * (1.0 - f);
+        } else {
+            let n = chain.parts.len();
+            if in_tunnel {
+                extend_run(&mut chain.tunnels, n);
+            }
+            if on_bridge {
+                extend_run(&mut chain.bridges, n);
+            }
+            chain.parts.push((idx, 0.0, 1.0));
+            chain.length_m += len;
+        }
+    }
+
+    /// Separate carriageways for trunk link `idx`: two parallel links one level down.
+    fn add_carriageways(&mut self, idx: usize) {
+        for (side, lanes) in [(6.0, "1"), (-6.0, "2")] {
+            let g = offset(&self.drafts[idx].coords, side);
+            let mut d = self.drafts[idx].clone();
+            d.coords = g;
+            d.lanes = lanes;
+            d.topology_level = 1;
+            d.road_type = 1;
+            d.super_link = Some(idx);
+            self.drafts.push(d);
+        }
     }
 
     fn finish_chain(&mut self, chain: &mut Chain) {
@@ -388,6 +416,44 @@ impl<'a> DraftBuilder<'a> {
             );
             self.chains.push(done);
         }
+    }
+}
+
+/// Where a road's tunnel and bridge lie, in metres walked along it.
+struct Structures {
+    tunnel_len: f64,
+    tunnel_at: f64,
+    bridge_at: f64,
+}
+
+impl Structures {
+    /// Whether a link from `walked` over `len` metres is in the tunnel, and on the bridge.
+    fn at(&self, walked: f64, len: f64) -> (bool, bool) {
+        let in_tunnel = self.tunnel_len > 0.0
+            && walked + len > self.tunnel_at
+            && walked < self.tunnel_at + self.tunnel_len;
+        let on_bridge = walked <= self.bridge_at && walked + len > self.bridge_at;
+        (in_tunnel, on_bridge)
+    }
+}
+
+/// How far a road being laid has come: its hp, meter value, metres walked, last node, county,
+/// the next hp border and the chain it is building.
+struct Walk {
+    hp: u16,
+    meter: f64,
+    walked: f64,
+    node: u64,
+    county: u8,
+    hp_every_m: f64,
+    hp_border: f64,
+    chain: Chain,
+}
+
+impl Walk {
+    /// The first hp border after `walked` metres.
+    fn next_hp_at(&self, walked: f64) -> f64 {
+        ((walked / self.hp_every_m).floor() + 1.0) * self.hp_every_m
     }
 }
 

@@ -17,9 +17,14 @@ pub(super) fn local_roads(
     centre_node: u64,
     budget_m: f64,
 ) {
-    // K: street grid, 45 % of the budget
+    street_grid(b, centre, centre_node, budget_m * 0.45);
+    let f_left = county_roads(b, m, place_in_county, centre, centre_node, budget_m * 0.35);
+    private_roads(b, budget_m * 0.20 + f_left.max(0.0));
+}
+
+/// K: a street grid around the centre using about `k_budget` metres, laid edge by edge.
+fn street_grid(b: &mut DraftBuilder, centre: (f64, f64), centre_node: u64, k_budget: f64) {
     let spacing = 120.0;
-    let k_budget = budget_m * 0.45;
     let side = ((k_budget / (2.0 * spacing)).sqrt().floor() as i64).clamp(1, 400);
     let angle: f64 = b.rng.random_range(0.0..1.5);
     let (ca, sa) = (angle.cos(), angle.sin());
@@ -80,8 +85,19 @@ pub(super) fn local_roads(
             }
         }
     }
-    // F roads: 35 % of the budget, from the centre to villages
-    let mut f_left = budget_m * 0.35;
+}
+
+/// F: county roads from the centre to villages inside the municipality, using about `budget_m`
+/// metres; returns the budget left.
+fn county_roads(
+    b: &mut DraftBuilder,
+    m: &Municipality,
+    place_in_county: u32,
+    centre: (f64, f64),
+    centre_node: u64,
+    budget_m: f64,
+) -> f64 {
+    let mut f_left = budget_m;
     // county road numbers are unique per county: 1000 + 100 × (municipality's place in county)
     let mut f_no = 1000 + 100 * place_in_county;
     let mut attempts = 0;
@@ -112,8 +128,12 @@ pub(super) fn local_roads(
         b.lay_road(&path, centre_node, None, &spec, 10_000.0);
         f_left -= length_2d(&path);
     }
-    // P roads: the rest, short dead ends off existing junctions
-    let mut p_left = budget_m * 0.20 + f_left.max(0.0);
+    f_left
+}
+
+/// P: private roads, short dead ends off existing junctions, using about `budget_m` metres.
+fn private_roads(b: &mut DraftBuilder, budget_m: f64) {
+    let mut p_left = budget_m;
     let mut p_no = 1u32;
     while p_left > 100.0 && !b.junctions.is_empty() {
         let (node, at) = b.junctions[b.rng.random_range(0..b.junctions.len())];

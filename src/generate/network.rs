@@ -48,7 +48,8 @@ fn trunk_roads(areas: &Areas, county: u8) -> Vec<(u8, u32)> {
     out
 }
 
-/// Generate the network for the given municipalities.
+/// Generate the network for the given municipalities: a trunk skeleton joining their centres,
+/// then each municipality's local roads (in parallel), merged skeleton first.
 pub fn generate(
     areas: &Areas,
     plan: &NetworkPlan,
@@ -64,42 +65,40 @@ pub fn generate(
         .iter()
         .map(|m| Areas::interior_point(&m.shape).unwrap_or((m.bbox.center().x, m.bbox.center().y)))
         .collect();
-
-    // 1. skeleton: Prim's MST over the centres
     let mut sk = DraftBuilder::new(areas, seed ^ 0x5EED, 0, ms[0].number);
     sk.date_range = dates;
     let centre_nodes: Vec<u64> = (0..ms.len()).map(|_| sk.node()).collect();
-    let n = ms.len();
-    let mut in_tree = vec![false; n];
-    let mut best = vec![(f64::INFINITY, usize::MAX); n];
-    in_tree[0] = true;
-    for j in 1..n {
-        best[j] = (dist(centres[0], centres[j]), 0);
-    }
-    let mut edges = Vec::new();
-    for _ in 1..n {
-        let (j, _) = (0..n)
-            .filter(|&j| !in_tree[j])
-            .map(|j| (j, best[j].0))
-            .fold(
-                (usize::MAX, f64::INFINITY),
-                |a, b| if b.1 < a.1 { b } else { a },
-            );
-        if j == usize::MAX {
-            break;
-        }
-        in_tree[j] = true;
-        edges.push((best[j].1, j));
-        for k in 0..n {
-            if !in_tree[k] {
-                let d = dist(centres[j], centres[k]);
-                if d < best[k].0 {
-                    best[k] = (d, j);
-                }
-            }
-        }
-    }
-    for (e, &(a, b)) in edges.iter().enumerate() {
+    lay_skeleton(&mut sk, areas, &ms, &centres, &centre_nodes);
+    let skeleton_km: f64 = sk
+        .drafts
+        .iter()
+        .filter(|d| d.topology_level == 0)
+        .map(|d| length_2d(&d.coords))
+        .sum::<f64>()
+        / 1000.0;
+    let remaining_km = (plan.target_km - skeleton_km).max(plan.target_km * 0.3);
+    let local = LocalPlan {
+        areas,
+        ms: &ms,
+        centres: &centres,
+        centre_nodes: &centre_nodes,
+        seed,
+        dates,
+    };
+    let locals = local.lay(remaining_km);
+    let (drafts, chains) = merge(sk, locals);
+    finish(areas, drafts, chains, seed, dates)
+}
+
+/// The skeleton: trunk roads along the edges of a minimum spanning tree over the centres.
+fn lay_skeleton(
+    sk: &mut DraftBuilder,
+    areas: &Areas,
+    ms: &[&Municipality],
+    centres: &[(f64, f64)],
+    centre_nodes: &[u64],
+) {
+    for (e, &(a, b)) in spanning_tree(centres).iter().enumerate() {
         let county = ms[a].county;
         let roads = trunk_roads(areas, county);
         let (category, number) = if roads.is_empty() || e % 4 == 3 {
@@ -129,47 +128,94 @@ pub fn generate(
             10_000.0,
         );
     }
-    let skeleton_km: f64 = sk
-        .drafts
-        .iter()
-        .filter(|d| d.topology_level == 0)
-        .map(|d| length_2d(&d.coords))
-        .sum::<f64>()
-        / 1000.0;
-    let remaining_km = (plan.target_km - skeleton_km).max(plan.target_km * 0.3);
-    let weight: Vec<f64> = ms
-        .iter()
-        .map(|m| (m.population as f64).sqrt().max(20.0))
-        .collect();
-    let wsum: f64 = weight.iter().sum();
+}
 
-    // 2. municipal networks in parallel, each in its own node id space
-    let locals: Vec<DraftBuilder> = ms
-        .par_iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let budget_m = remaining_km * 1000.0 * weight[i] / wsum;
-            let mut b = DraftBuilder::new(
-                areas,
-                seed.wrapping_mul(31).wrapping_add(m.number as u64),
-                (i as u64 + 1) << 32,
-                m.number,
+/// Prim's minimum spanning tree over `points` from point 0: the edges (tree point, new point)
+/// in the order they join.
+fn spanning_tree(points: &[(f64, f64)]) -> Vec<(usize, usize)> {
+    let n = points.len();
+    let mut in_tree = vec![false; n];
+    let mut best = vec![(f64::INFINITY, usize::MAX); n];
+    in_tree[0] = true;
+    for j in 1..n {
+        best[j] = (dist(points[0], points[j]), 0);
+    }
+    let mut edges = Vec::new();
+    for _ in 1..n {
+        let (j, _) = (0..n)
+            .filter(|&j| !in_tree[j])
+            .map(|j| (j, best[j].0))
+            .fold(
+                (usize::MAX, f64::INFINITY),
+                |a, b| if b.1 < a.1 { b } else { a },
             );
-            b.date_range = dates;
-            let place = ms[..i].iter().filter(|o| o.county == m.county).count() as u32;
-            super::local_roads::local_roads(
-                &mut b,
-                m,
-                place,
-                centres[i],
-                centre_nodes[i],
-                budget_m,
-            );
-            b
-        })
-        .collect();
+        if j == usize::MAX {
+            break;
+        }
+        in_tree[j] = true;
+        edges.push((best[j].1, j));
+        for k in 0..n {
+            if !in_tree[k] {
+                let d = dist(points[j], points[k]);
+                if d < best[k].0 {
+                    best[k] = (d, j);
+                }
+            }
+        }
+    }
+    edges
+}
 
-    // merge: skeleton first, then municipalities in order
+/// What each municipality's local network is laid from.
+struct LocalPlan<'a> {
+    areas: &'a Areas,
+    ms: &'a [&'a Municipality],
+    centres: &'a [(f64, f64)],
+    centre_nodes: &'a [u64],
+    seed: u64,
+    dates: (Days, Days),
+}
+
+impl LocalPlan<'_> {
+    /// The municipal networks, in parallel, each in its own node id space, sharing
+    /// `remaining_km` by the square root of the population.
+    fn lay(&self, remaining_km: f64) -> Vec<DraftBuilder<'_>> {
+        let weight: Vec<f64> = self
+            .ms
+            .iter()
+            .map(|m| (m.population as f64).sqrt().max(20.0))
+            .collect();
+        let wsum: f64 = weight.iter().sum();
+        self.ms
+            .par_iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let budget_m = remaining_km * 1000.0 * weight[i] / wsum;
+                let mut b = DraftBuilder::new(
+                    self.areas,
+                    self.seed.wrapping_mul(31).wrapping_add(m.number as u64),
+                    (i as u64 + 1) << 32,
+                    m.number,
+                );
+                b.date_range = self.dates;
+                let place = self.ms[..i].iter().filter(|o| o.county == m.county).count() as u32;
+                super::local_roads::local_roads(
+                    &mut b,
+                    m,
+                    place,
+                    self.centres[i],
+                    self.centre_nodes[i],
+                    budget_m,
+                );
+                b
+            })
+            .collect()
+    }
+}
+
+/// The skeleton's drafts and chains first, then each municipality's in order (their draft
+/// indexes shifted).
+fn merge(sk: DraftBuilder, locals: Vec<DraftBuilder>) -> (Vec<LinkDraft>, Vec<Chain>) {
     let mut drafts = sk.drafts;
     let mut chains = sk.chains;
     for b in locals {
@@ -185,7 +231,7 @@ pub fn generate(
             d
         }));
     }
-    finish(areas, drafts, chains, seed, dates)
+    (drafts, chains)
 }
 
 /// Assign link ids and node ids and build the columnar network.

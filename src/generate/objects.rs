@@ -416,126 +416,183 @@ fn family(ctx: &Ctx, spec: &Spec, seed: u64, density: f64) -> Vec<Draft> {
     let child_t = spec
         .children
         .and_then(|(c, _, _)| ctx.catalog.object_type(c));
-    let mut d = Draft::new(t, &mut rng);
-    let mut cd = child_t.map(|ct| Draft::new(ct, &mut rng));
+    let d = Draft::new(t, &mut rng);
+    let cd = child_t.map(|ct| Draft::new(ct, &mut rng));
+    let mut f = Family {
+        ctx,
+        spec,
+        density,
+        rng,
+        t,
+        child_t,
+        d,
+        cd,
+    };
     let eligible = |c: &Chain| spec.categories.is_empty() || spec.categories.contains(&c.category);
     for chain in ctx.net.chains.iter().filter(|c| eligible(c)) {
-        let mut items: Vec<Item> = Vec::new();
-        match spec.layout {
-            Layout::Cover(a, b) => {
-                let mut at = 0.0;
-                while at < chain.length_m - 0.5 {
-                    let end = if !rng.random_bool(spec.multi) {
-                        // the rest of the link the object starts on
-                        ctx.part_around(chain, at).1
-                    } else {
-                        let len = rng.random_range(a..b);
-                        if chain.length_m - (at + len) < a / 3.0 {
-                            chain.length_m
-                        } else {
-                            (at + len).min(chain.length_m)
-                        }
-                    };
-                    let pl = ctx.placements(chain, at, end);
-                    if !pl.is_empty() {
-                        items.push((pl, None, None));
-                    }
-                    at = end;
-                }
-            }
-            Layout::Stretch(k, a, b) => {
-                let n = poisson(&mut rng, k * density * chain.length_m / 1000.0);
-                for _ in 0..n {
-                    let len = rng.random_range(a..b).min(chain.length_m);
-                    let (lo, hi) = if rng.random_bool(spec.multi) {
-                        (0.0, chain.length_m)
-                    } else {
-                        // within one link
-                        ctx.part_around(chain, rng.random_range(0.0..chain.length_m.max(0.001)))
-                    };
-                    let len = len.min(hi - lo);
-                    let start = rng.random_range(lo..=(hi - len).max(lo));
-                    let pl = ctx.placements(chain, start, start + len);
-                    if !pl.is_empty() {
-                        items.push((pl, None, None));
-                    }
-                }
-            }
-            Layout::Point(k) => {
-                let n = poisson(&mut rng, k * density * chain.length_m / 1000.0);
-                for _ in 0..n {
-                    let (idx, pos) =
-                        ctx.point(chain, rng.random_range(0.0..chain.length_m.max(0.001)));
-                    let g = side_point(ctx, idx, pos, &mut rng);
-                    items.push((vec![(idx, pos, pos)], Some(g), None));
-                }
-            }
-            Layout::Tunnel | Layout::Bridge => {
-                let runs = if matches!(spec.layout, Layout::Tunnel) {
-                    &chain.tunnels
-                } else {
-                    &chain.bridges
-                };
-                for run in runs {
-                    let parts: Vec<(usize, f64, f64)> = chain.parts[run.clone()].to_vec();
-                    let (idx, pos, _) = parts[0];
-                    if matches!(spec.layout, Layout::Tunnel) {
-                        let g = ctx.point_on(idx, pos);
-                        // the child (tunnel bore) covers the run
-                        let child = match (child_t, cd.as_mut()) {
-                            (Some(ct), Some(cd)) => {
-                                let local = cd.table.id.len() as u64;
-                                push_object(ctx, cd, &mut rng, ct, &parts, None, chain.category);
-                                Some(local)
-                            }
-                            _ => None,
-                        };
-                        items.push((vec![(idx, pos, pos)], Some(g), child));
-                    } else {
-                        items.push((parts, None, None));
-                    }
-                }
-            }
-        }
-        for (pl, g, premade) in items {
-            let row = d.table.id.len();
-            push_object(ctx, &mut d, &mut rng, t, &pl, g, chain.category);
-            if let (Some((_, lo, hi)), Some(ct), Some(cd)) = (spec.children, child_t, cd.as_mut()) {
-                if let Some(child_local) = premade {
-                    // the bore made above is this tunnel's child
-                    d.table.child_type.push(ct.id);
-                    d.table.child_id.push(child_local);
-                } else {
-                    let n = rng.random_range(lo..=hi);
-                    for k in 0..n {
-                        let child_pl = if pl.len() == 1 && pl[0].1 == pl[0].2 {
-                            pl.clone()
-                        } else {
-                            // stretch parents: children at the ends
-                            let (idx, f, e) = if k == 0 {
-                                pl[0]
-                            } else {
-                                *pl.last().expect("non-empty")
-                            };
-                            let pos = if k == 0 { f } else { e };
-                            vec![(idx, pos, pos)]
-                        };
-                        let cg = g.or_else(|| {
-                            Some(side_point(ctx, child_pl[0].0, child_pl[0].1, &mut rng))
-                        });
-                        let child_local = cd.table.id.len() as u64;
-                        push_object(ctx, cd, &mut rng, ct, &child_pl, cg, chain.category);
-                        d.table.child_type.push(ct.id);
-                        d.table.child_id.push(child_local);
-                    }
-                }
-                d.table.child_offsets[row + 1] = d.table.child_id.len() as u32;
-            }
+        let items = match spec.layout {
+            Layout::Cover(a, b) => f.cover(chain, a, b),
+            Layout::Stretch(k, a, b) => f.stretches(chain, k, a, b),
+            Layout::Point(k) => f.points(chain, k),
+            Layout::Tunnel => f.tunnels(chain),
+            Layout::Bridge => chain
+                .bridges
+                .iter()
+                .map(|run| (chain.parts[run.clone()].to_vec(), None, None))
+                .collect(),
+        };
+        for item in items {
+            f.push(chain, item);
         }
     }
-    let mut out = vec![d];
-    out.extend(cd);
+    let mut out = vec![f.d];
+    out.extend(f.cd);
     out
+}
+
+/// One family being generated: its type's draft and its child type's.
+struct Family<'a> {
+    ctx: &'a Ctx<'a>,
+    spec: &'a Spec,
+    density: f64,
+    rng: ChaCha8Rng,
+    t: &'a ObjectType,
+    child_t: Option<&'a ObjectType>,
+    d: Draft,
+    cd: Option<Draft>,
+}
+
+impl Family<'_> {
+    /// Objects covering the whole chain end to end, each `a..b` metres long or the rest of the
+    /// link it starts on.
+    fn cover(&mut self, chain: &Chain, a: f64, b: f64) -> Vec<Item> {
+        let (ctx, rng) = (self.ctx, &mut self.rng);
+        let mut items = Vec::new();
+        let mut at = 0.0;
+        while at < chain.length_m - 0.5 {
+            let end = if !rng.random_bool(self.spec.multi) {
+                ctx.part_around(chain, at).1
+            } else {
+                let len = rng.random_range(a..b);
+                if chain.length_m - (at + len) < a / 3.0 {
+                    chain.length_m
+                } else {
+                    (at + len).min(chain.length_m)
+                }
+            };
+            let pl = ctx.placements(chain, at, end);
+            if !pl.is_empty() {
+                items.push((pl, None, None));
+            }
+            at = end;
+        }
+        items
+    }
+
+    /// About `k` objects per km of `a..b` metres, over several links or within one.
+    fn stretches(&mut self, chain: &Chain, k: f64, a: f64, b: f64) -> Vec<Item> {
+        let (ctx, rng) = (self.ctx, &mut self.rng);
+        let mut items = Vec::new();
+        let n = poisson(rng, k * self.density * chain.length_m / 1000.0);
+        for _ in 0..n {
+            let len = rng.random_range(a..b).min(chain.length_m);
+            let (lo, hi) = if rng.random_bool(self.spec.multi) {
+                (0.0, chain.length_m)
+            } else {
+                ctx.part_around(chain, rng.random_range(0.0..chain.length_m.max(0.001)))
+            };
+            let len = len.min(hi - lo);
+            let start = rng.random_range(lo..=(hi - len).max(lo));
+            let pl = ctx.placements(chain, start, start + len);
+            if !pl.is_empty() {
+                items.push((pl, None, None));
+            }
+        }
+        items
+    }
+
+    /// About `k` point objects per km, each with a geometry beside the road.
+    fn points(&mut self, chain: &Chain, k: f64) -> Vec<Item> {
+        let (ctx, rng) = (self.ctx, &mut self.rng);
+        let n = poisson(rng, k * self.density * chain.length_m / 1000.0);
+        (0..n)
+            .map(|_| {
+                let (idx, pos) = ctx.point(chain, rng.random_range(0.0..chain.length_m.max(0.001)));
+                let g = side_point(ctx, idx, pos, rng);
+                (vec![(idx, pos, pos)], Some(g), None)
+            })
+            .collect()
+    }
+
+    /// A tunnel (a point at its mouth) per tunnel run of the chain, with its bore (the child,
+    /// covering the run) made at once.
+    fn tunnels(&mut self, chain: &Chain) -> Vec<Item> {
+        let ctx = self.ctx;
+        let mut items = Vec::new();
+        for run in &chain.tunnels {
+            let parts: Vec<(usize, f64, f64)> = chain.parts[run.clone()].to_vec();
+            let (idx, pos, _) = parts[0];
+            let g = ctx.point_on(idx, pos);
+            let child = match (self.child_t, self.cd.as_mut()) {
+                (Some(ct), Some(cd)) => {
+                    let local = cd.table.id.len() as u64;
+                    push_object(ctx, cd, &mut self.rng, ct, &parts, None, chain.category);
+                    Some(local)
+                }
+                _ => None,
+            };
+            items.push((vec![(idx, pos, pos)], Some(g), child));
+        }
+        items
+    }
+
+    /// Add an item as an object of the type, with its children: the one made already, or
+    /// `lo..=hi` new ones (at a point parent, or at the ends of a stretch parent).
+    fn push(&mut self, chain: &Chain, (pl, g, premade): Item) {
+        let ctx = self.ctx;
+        let row = self.d.table.id.len();
+        push_object(
+            ctx,
+            &mut self.d,
+            &mut self.rng,
+            self.t,
+            &pl,
+            g,
+            chain.category,
+        );
+        let (Some((_, lo, hi)), Some(ct), Some(cd)) =
+            (self.spec.children, self.child_t, self.cd.as_mut())
+        else {
+            return;
+        };
+        let d = &mut self.d;
+        if let Some(child_local) = premade {
+            d.table.child_type.push(ct.id);
+            d.table.child_id.push(child_local);
+        } else {
+            let n = self.rng.random_range(lo..=hi);
+            for k in 0..n {
+                let child_pl = if pl.len() == 1 && pl[0].1 == pl[0].2 {
+                    pl.clone()
+                } else {
+                    let (idx, f, e) = if k == 0 {
+                        pl[0]
+                    } else {
+                        *pl.last().expect("non-empty")
+                    };
+                    let pos = if k == 0 { f } else { e };
+                    vec![(idx, pos, pos)]
+                };
+                let cg = g
+                    .or_else(|| Some(side_point(ctx, child_pl[0].0, child_pl[0].1, &mut self.rng)));
+                let child_local = cd.table.id.len() as u64;
+                push_object(ctx, cd, &mut self.rng, ct, &child_pl, cg, chain.category);
+                d.table.child_type.push(ct.id);
+                d.table.child_id.push(child_local);
+            }
+        }
+        d.table.child_offsets[row + 1] = d.table.child_id.len() as u32;
+    }
 }
 
 fn poisson(rng: &mut ChaCha8Rng, mean: f64) -> usize {

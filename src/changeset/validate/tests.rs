@@ -99,15 +99,25 @@ fn existing_sign(g: &Generation) -> (u64, u32) {
 /// Each case: the code it must produce and the outcome it got.
 fn cases() -> Vec<(Code, Outcome)> {
     let g = demo();
-    let cat = Catalog::embedded();
     let (link, pos) = plain_link(g);
     let (id, version) = existing_sign(g);
-    let t95 = cat.object_type(95).expect("type 95");
-    let p = |id| t95.property(id).expect("property of 95");
+    let mut out = changeset_and_object_cases(g, link, pos, id, version);
+    out.extend(property_cases(link, pos));
+    out.extend(location_cases(g, link, pos, id));
+    out
+}
+
+/// Cases about the changeset itself, rights, and the object and its version.
+fn changeset_and_object_cases(
+    g: &Generation,
+    link: u64,
+    pos: f64,
+    id: u64,
+    version: u32,
+) -> Vec<(Code, Outcome)> {
     let update = |o: Json| changeset(json!({"oppdater": {"vegObjekter": [o]}}));
     let mut out = Vec::new();
     let mut case = |code, outcome| out.push((code, outcome));
-
     let mut c = register(sign("1", link, pos, json!([])));
     c.effect_date = "2026-13-01".into();
     case(Code::InvalidEffectDate, run(&c));
@@ -174,8 +184,16 @@ fn cases() -> Vec<(Code, Outcome)> {
             json!({"typeId": 95, "nvdbId": id, "versjon": version + 1}),
         )),
     );
+    out
+}
 
-    // properties
+/// Cases about property values against the catalogue.
+fn property_cases(link: u64, pos: f64) -> Vec<(Code, Outcome)> {
+    let cat = Catalog::embedded();
+    let t95 = cat.object_type(95).expect("type 95");
+    let p = |id| t95.property(id).expect("property of 95");
+    let mut out = Vec::new();
+    let mut case = |code, outcome| out.push((code, outcome));
     let with = |props: Json| run(&register(sign("1", link, pos, props)));
     case(
         Code::UnknownPropertyType,
@@ -245,8 +263,13 @@ fn cases() -> Vec<(Code, Outcome)> {
         Code::ExceedsFieldLength,
         with(json!([{"typeId": 10854, "verdi": [long]}])),
     );
+    out
+}
 
-    // location
+/// Cases about the location and the associations.
+fn location_cases(g: &Generation, link: u64, pos: f64, id: u64) -> Vec<(Code, Outcome)> {
+    let mut out = Vec::new();
+    let mut case = |code, outcome| out.push((code, outcome));
     case(
         Code::MissingLocation,
         run(&register(json!({"typeId": 95, "tempId": "1",

@@ -37,31 +37,7 @@ pub(super) fn property_value(
     }
     let kind = p.storage();
     if kind == ValueKind::Enum {
-        let id = match (given.enum_ids.first(), given.values.first()) {
-            (Some(&id), _) => Some(id),
-            (None, Some(text)) => text.trim().parse::<u32>().ok(),
-            _ => None,
-        };
-        return match id.and_then(|id| p.allowed_value(id).map(|_| id)) {
-            Some(id) => Some(Value::Int(id as i64)),
-            None => {
-                check.error(
-                    Code::InvalidEnumValue,
-                    format!(
-                        "{:?} er ikke en tillatt verdi for {} ({})",
-                        given
-                            .enum_ids
-                            .first()
-                            .map(|i| i.to_string())
-                            .or(given.values.first().cloned()),
-                        p.name,
-                        p.id
-                    ),
-                    pid,
-                );
-                None
-            }
-        };
+        return enum_value(check, p, given);
     }
     if !given.enum_ids.is_empty() {
         check.error(
@@ -73,133 +49,177 @@ pub(super) fn property_value(
     }
     let raw = given.values.first().map(|s| s.trim()).unwrap_or("");
     match kind {
-        ValueKind::Integer | ValueKind::Float => {
-            let text = raw.replace(',', ".");
-            let Some(v) = text.parse::<f64>().ok().filter(|v| v.is_finite()) else {
-                check.error(
-                    Code::InvalidValue,
-                    format!("'{raw}' er ikke et endelig tall ({}, {})", p.name, p.id),
-                    pid,
-                );
-                return None;
-            };
-            // trailing zeros carry no precision: "0,30" has one decimal (the SOSI example)
-            let decimals = text
-                .split('.')
-                .nth(1)
-                .map(|d| d.trim_end_matches('0').len())
-                .unwrap_or(0);
-            let allowed = p.decimals.unwrap_or(0) as usize;
-            let mut ok = true;
-            if decimals > allowed {
-                check.error(
-                    Code::TooManyDecimals,
-                    format!(
-                        "{raw} har {decimals} desimaler; {} ({}) tillater {allowed}",
-                        p.name, p.id
-                    ),
-                    pid,
-                );
-                ok = false;
-            }
-            if let Some(max) = p.max {
-                if v > max {
-                    check.error(
-                        Code::AboveAbsoluteMaximum,
-                        format!(
-                            "{raw} er større enn maksimum {max} for {} ({})",
-                            p.name, p.id
-                        ),
-                        pid,
-                    );
-                    ok = false;
-                }
-            }
-            if let Some(min) = p.min {
-                if v < min {
-                    check.error(
-                        Code::BelowAbsoluteMinimum,
-                        format!(
-                            "{raw} er mindre enn minimum {min} for {} ({})",
-                            p.name, p.id
-                        ),
-                        pid,
-                    );
-                    ok = false;
-                }
-            }
-            if let Some(fl) = p.field_length {
-                if digits_of(&text) > fl as usize {
-                    check.error(
-                        Code::ExceedsFieldLength,
-                        format!("{raw} har flere enn {fl} sifre ({}, {})", p.name, p.id),
-                        pid,
-                    );
-                    ok = false;
-                }
-            }
-            if !ok {
-                return None;
-            }
-            Some(if kind == ValueKind::Integer {
-                Value::Int(v as i64)
-            } else {
-                Value::Float(v)
-            })
-        }
-        _ => {
-            let normalised = match p.datatype {
-                datatype::DATE => {
-                    let d = NaiveDate::parse_from_str(raw, "%Y-%m-%d")
-                        .or_else(|_| NaiveDate::parse_from_str(raw, "%Y%m%d"));
-                    d.ok().map(|d| d.format("%Y-%m-%d").to_string())
-                }
-                datatype::SHORT_DATE => {
-                    let ok = raw.len() == 5
-                        && NaiveDate::parse_from_str(&format!("2000-{raw}"), "%Y-%m-%d").is_ok();
-                    ok.then(|| raw.to_string())
-                }
-                datatype::TIME => chrono::NaiveTime::parse_from_str(raw, "%H:%M")
-                    .ok()
-                    .map(|t| t.format("%H:%M").to_string()),
-                datatype::BOOLEAN => match raw.to_ascii_lowercase().as_str() {
-                    "true" | "ja" | "1" => Some("true".into()),
-                    "false" | "nei" | "0" => Some("false".into()),
-                    _ => None,
-                },
-                _ => Some(raw.to_string()),
-            };
-            let Some(text) = normalised else {
-                check.error(
-                    Code::InvalidValue,
-                    format!(
-                        "'{raw}' er ikke en gyldig verdi av datatype {} ({}, {})",
-                        p.datatype_tekst, p.name, p.id
-                    ),
-                    pid,
-                );
-                return None;
-            };
-            if p.datatype == datatype::TEXT {
-                if let Some(fl) = p.field_length {
-                    if text.chars().count() > fl as usize {
-                        check.error(
-                            Code::ExceedsFieldLength,
-                            format!(
-                                "Verdien har {} tegn; {} ({}) tillater {fl}",
-                                text.chars().count(),
-                                p.name,
-                                p.id
-                            ),
-                            pid,
-                        );
-                        return None;
-                    }
-                }
-            }
-            Some(Value::Text(text))
+        ValueKind::Integer | ValueKind::Float => number_value(check, p, raw, kind),
+        _ => text_value(check, p, raw),
+    }
+}
+
+/// An enumerated value: an allowed value's id (given as an id or as text).
+fn enum_value(check: &mut ObjectCheck, p: &PropertyType, given: &Property) -> Option<Value> {
+    let pid = Some(p.id);
+    let id = match (given.enum_ids.first(), given.values.first()) {
+        (Some(&id), _) => Some(id),
+        (None, Some(text)) => text.trim().parse::<u32>().ok(),
+        _ => None,
+    };
+    match id.and_then(|id| p.allowed_value(id).map(|_| id)) {
+        Some(id) => Some(Value::Int(id as i64)),
+        None => {
+            check.error(
+                Code::InvalidEnumValue,
+                format!(
+                    "{:?} er ikke en tillatt verdi for {} ({})",
+                    given
+                        .enum_ids
+                        .first()
+                        .map(|i| i.to_string())
+                        .or(given.values.first().cloned()),
+                    p.name,
+                    p.id
+                ),
+                pid,
+            );
+            None
         }
     }
+}
+
+/// A number: finite, within the decimals, minimum, maximum and field length the catalogue
+/// allows (every broken rule is reported).
+fn number_value(
+    check: &mut ObjectCheck,
+    p: &PropertyType,
+    raw: &str,
+    kind: ValueKind,
+) -> Option<Value> {
+    let pid = Some(p.id);
+    let text = raw.replace(',', ".");
+    let Some(v) = text.parse::<f64>().ok().filter(|v| v.is_finite()) else {
+        check.error(
+            Code::InvalidValue,
+            format!("'{raw}' er ikke et endelig tall ({}, {})", p.name, p.id),
+            pid,
+        );
+        return None;
+    };
+    // trailing zeros carry no precision: "0,30" has one decimal (the SOSI example)
+    let decimals = text
+        .split('.')
+        .nth(1)
+        .map(|d| d.trim_end_matches('0').len())
+        .unwrap_or(0);
+    let allowed = p.decimals.unwrap_or(0) as usize;
+    let mut ok = true;
+    if decimals > allowed {
+        check.error(
+            Code::TooManyDecimals,
+            format!(
+                "{raw} har {decimals} desimaler; {} ({}) tillater {allowed}",
+                p.name, p.id
+            ),
+            pid,
+        );
+        ok = false;
+    }
+    if let Some(max) = p.max {
+        if v > max {
+            check.error(
+                Code::AboveAbsoluteMaximum,
+                format!(
+                    "{raw} er større enn maksimum {max} for {} ({})",
+                    p.name, p.id
+                ),
+                pid,
+            );
+            ok = false;
+        }
+    }
+    if let Some(min) = p.min {
+        if v < min {
+            check.error(
+                Code::BelowAbsoluteMinimum,
+                format!(
+                    "{raw} er mindre enn minimum {min} for {} ({})",
+                    p.name, p.id
+                ),
+                pid,
+            );
+            ok = false;
+        }
+    }
+    if let Some(fl) = p.field_length {
+        if digits_of(&text) > fl as usize {
+            check.error(
+                Code::ExceedsFieldLength,
+                format!("{raw} har flere enn {fl} sifre ({}, {})", p.name, p.id),
+                pid,
+            );
+            ok = false;
+        }
+    }
+    if !ok {
+        return None;
+    }
+    Some(if kind == ValueKind::Integer {
+        Value::Int(v as i64)
+    } else {
+        Value::Float(v)
+    })
+}
+
+/// A text, date, short date, time or boolean value, normalised, within its field length.
+fn text_value(check: &mut ObjectCheck, p: &PropertyType, raw: &str) -> Option<Value> {
+    let pid = Some(p.id);
+    let normalised = match p.datatype {
+        datatype::DATE => {
+            let d = NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+                .or_else(|_| NaiveDate::parse_from_str(raw, "%Y%m%d"));
+            d.ok().map(|d| d.format("%Y-%m-%d").to_string())
+        }
+        datatype::SHORT_DATE => {
+            let ok = raw.len() == 5
+                && NaiveDate::parse_from_str(&format!("2000-{raw}"), "%Y-%m-%d").is_ok();
+            ok.then(|| raw.to_string())
+        }
+        datatype::TIME => chrono::NaiveTime::parse_from_str(raw, "%H:%M")
+            .ok()
+            .map(|t| t.format("%H:%M").to_string()),
+        datatype::BOOLEAN => match raw.to_ascii_lowercase().as_str() {
+            "true" | "ja" | "1" => Some("true".into()),
+            "false" | "nei" | "0" => Some("false".into()),
+            _ => None,
+        },
+        _ => Some(raw.to_string()),
+    };
+    let Some(text) = normalised else {
+        check.error(
+            Code::InvalidValue,
+            format!(
+                "'{raw}' er ikke en gyldig verdi av datatype {} ({}, {})",
+                p.datatype_tekst, p.name, p.id
+            ),
+            pid,
+        );
+        return None;
+    };
+    if p.datatype == datatype::TEXT {
+        if let Some(fl) = p.field_length {
+            if text.chars().count() > fl as usize {
+                check.error(
+                    Code::ExceedsFieldLength,
+                    format!(
+                        "Verdien har {} tegn; {} ({}) tillater {fl}",
+                        text.chars().count(),
+                        p.name,
+                        p.id
+                    ),
+                    pid,
+                );
+                return None;
+            }
+        }
+    }
+    Some(Value::Text(text))
 }
 
 /// Why a geometry value was refused; `Display` is the UGYLDIG_GEOMETRI message.
