@@ -106,7 +106,7 @@ pub struct ServeArgs {
     /// Worker threads serving requests (default: one per CPU).
     #[arg(long, env = "VEGDB_WORKERS")]
     pub workers: Option<usize>,
-    /// Operations layers of the request stack (issue 14).
+    /// Operations layers of the request stack.
     #[command(flatten)]
     pub ops: OpsArgs,
     // --- read replicas (README "Scaling out") ---
@@ -145,7 +145,7 @@ pub struct ServeArgs {
     pub write_forwarding: crate::api::forward::Forwarding,
 }
 
-/// `vegdb serve` flags of the request stack's operations layers (issue 14): metrics, access
+/// `vegdb serve` flags of the request stack's operations layers: metrics, access
 /// log, HTTP caching, load shedding, rate limiting, CORS origins.
 #[derive(clap::Args, Debug, Clone)]
 pub struct OpsArgs {

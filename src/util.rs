@@ -4,7 +4,7 @@ pub mod striped;
 
 /// A hash map with foldhash's fast hasher (randomly seeded per map): for the indexes built at
 /// load and read per request, whose keys come from the data (a request looks keys up and
-/// inserts none). The standard hasher cost about as much as the rest of a look-up (issue 11).
+/// inserts none). The standard hasher cost about as much as the rest of a look-up.
 pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Lower-case hexadecimal of `bytes` (SHA-256 digests in manifests, binary ids, user tokens).
@@ -40,7 +40,7 @@ pub fn push_fixed(out: &mut String, v: f64, decimals: u32) -> bool {
         return out[start..].contains('.');
     }
     // the digits of |scaled| written once, the point put in `fraction` digits from their end
-    // (issue 11: the two divisions by the scale and two `itoa` calls cost a third more)
+    // (the two divisions by the scale and two `itoa` calls cost a third more)
     let n = scaled as i64;
     let mut m = n.unsigned_abs();
     let mut fraction = decimals as usize;
@@ -73,7 +73,8 @@ pub fn push_fixed(out: &mut String, v: f64, decimals: u32) -> bool {
 /// digits taken the short way: their digits as an integer, divided by a power of ten. Both
 /// are exact in an `f64` and the division rounds correctly, so the value is the one the full
 /// parser gives (Clinger's fast path); anything else (exponents, more digits, `inf`, errors)
-/// goes to the full parser. Issue 11: a coordinate parsed in a fifth of the instructions.
+/// goes to the full parser. A coordinate is parsed in a fifth of the full parser's
+/// instructions.
 pub fn parse_f64(text: &str) -> Option<f64> {
     let bytes = text.as_bytes();
     let (negative, digits) = match bytes.first() {

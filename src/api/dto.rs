@@ -180,7 +180,7 @@ pub fn oslo_date_time(utc_secs: i64, with_t: bool) -> String {
 
 /// Position results written straight from the engine's positions as compact JSON: the bytes
 /// serde_json writes for [`position_result`]'s value (a property test holds them to it), with
-/// no result structs, intermediate strings or escaping pass (issue 11: `/posisjon` and `/veg`
+/// no result structs, intermediate strings or escaping pass (`/posisjon` and `/veg`
 /// are the hottest answers). Every piece is digits, ASCII letters, spaces and `.@-()`, which a
 /// JSON string holds as it is; a road key whose category or status letter would need escaping
 /// goes through serde instead.

@@ -19,7 +19,7 @@ pub struct Params<'q> {
 
 /// The name-value pairs of a query string as `form_urlencoded::parse` reads them, in one pass
 /// over its bytes: a pair without `%` or `+` is borrowed as it is; only such pairs are decoded
-/// (issue 11: the split on `&`, the scan for escapes and the split on `=` were three passes).
+/// (the split on `&`, the scan for escapes and the split on `=` were three passes).
 fn pairs(query: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
     let bytes = query.as_bytes();
     let mut out = Vec::with_capacity(8);
@@ -74,7 +74,7 @@ impl<'q> Params<'q> {
 
     /// A single-valued parameter; given twice is 422/4014.
     pub fn one(&self, name: &str) -> ApiResult<Option<&str>> {
-        // one plain loop: the hot answers ask for about ten names per request (issue 11)
+        // one plain loop: the hot answers ask for about ten names per request
         let mut found = None;
         for (k, v) in &self.pairs {
             if k.as_ref() == name {

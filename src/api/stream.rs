@@ -1,4 +1,5 @@
-//! Large list pages streamed with backpressure (issue 10 item 7).
+//! Large list pages streamed with backpressure, so a client that does not read holds a
+//! bounded amount of the server's memory.
 //!
 //! A page is a [`PageBody`]: an HTTP body that renders the next ~[`CHUNK_BYTES`] of the page
 //! only when hyper asks for the next frame, which it does after it has written the previous

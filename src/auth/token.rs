@@ -16,7 +16,7 @@ pub const SSO_COOKIES: [&str; 3] = [
 /// The token a request presents (Bearer header or SSO cookie).
 pub fn presented_token(headers: &HeaderMap) -> Option<String> {
     // most read requests present nothing: a walk over their few headers says so without the
-    // two hashed look-ups (issue 11)
+    // two hashed look-ups
     if !headers
         .keys()
         .any(|name| name == header::AUTHORIZATION || name == header::COOKIE)

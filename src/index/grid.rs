@@ -16,7 +16,7 @@ const MAX_BOX_CELLS: i128 = 4096;
 
 /// The most cell entries a grid holds: four per piece plus a fixed allowance. Past it (or
 /// past 2^31 cells along an axis) the grid gives up and every query takes the R-tree, so no
-/// geometry can make the build's memory unbounded (issue 26; loading refuses coordinates
+/// geometry can make the build's memory unbounded (loading refuses coordinates
 /// outside the storage extent before this is reached, this is the second line).
 fn max_entries(pieces: usize) -> usize {
     pieces.saturating_mul(4).saturating_add(1 << 22)
@@ -101,7 +101,7 @@ const MAX_CELLS: usize = (MAX_CELLS_PER_AXIS * MAX_CELLS_PER_AXIS) as usize;
 /// loads, so their cache misses overlap), then reads their runs: two dependent memory reads
 /// per cell. The former layout (a dense index per column and block of 64 rows, pointing into
 /// a sorted list of cells, pointing into the pieces) took three, one after the other, and on
-/// the national network each was a cache miss: `nearest`'s largest cost (issue 11).
+/// the national network each was a cache miss: `nearest`'s largest cost.
 #[derive(Debug, Default)]
 pub struct SegmentGrid {
     pieces: Vec<Piece>,

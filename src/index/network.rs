@@ -111,7 +111,7 @@ pub struct NetworkIndexes {
     /// Road part -> its level-0 rows with their meters (rows without a road reference are in
     /// none), sorted by from_m (then link id): a
     /// point reference is found by a walk over one contiguous run, not a random read of the
-    /// network's columns per row (issue 11).
+    /// network's columns per row.
     pub roads: FastMap<RoadKey, Vec<RoadRow>>,
     /// (area kind, number) -> rows.
     pub areas: FastMap<(AreaKind, u32), RoaringBitmap>,

@@ -92,7 +92,7 @@ impl RoadRefFilter {
     pub fn parse(text: &str) -> Result<RoadRefFilter> {
         // whitespace dropped and upper case, in one pass over the bytes of the usual ASCII
         // text into a buffer on the stack (a per-char collect, a second copy and a growing
-        // vector cost as much as the parse, issue 11)
+        // vector cost as much as the parse)
         let cleaned: smallvec::SmallVec<[u8; 48]> = if text.is_ascii() {
             text.bytes()
                 .filter(|b| !char::from(*b).is_whitespace())

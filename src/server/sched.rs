@@ -1,4 +1,4 @@
-//! How the OS schedules the server's threads (`--scheduling`, issue 11).
+//! How the OS schedules the server's threads (`--scheduling`).
 //!
 //! A worker thread sleeps in `epoll_wait` when its connections have nothing to read and is
 //! woken when a request arrives. Under the normal policy (Linux `SCHED_OTHER`) a woken worker

@@ -1,4 +1,4 @@
-//! Per-thread stripes of a shared figure (issue 11): each thread writes its own copy, on cache
+//! Per-thread stripes of a shared figure: each thread writes its own copy, on cache
 //! lines of its own, and a reader sums the copies.
 //!
 //! A counter every request adds to (the metrics' request table, the access log's buffer) is

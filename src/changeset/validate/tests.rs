@@ -408,7 +408,7 @@ fn a_version_conflict_is_flagged() {
     assert!(!o.unauthorized);
 }
 
-/// Issue 26: a geometry with a finite but absurd coordinate (or one that lands outside the
+/// A geometry with a finite but absurd coordinate (or one that lands outside the
 /// storage extent once transformed) is an invalid geometry naming the extent; one inside it
 /// is accepted.
 #[test]
