@@ -25,6 +25,10 @@
 //! and its last write-side call was a completed flush. A refusal hyper never gets to (it
 //! closes for a reason of its own: `Connection: close` on its answer, an error) is not written.
 //!
+//! vegdb serves no protocol upgrade (hyper's connections are built without them), so a
+//! `CONNECT` or `Upgrade` request is answered as any other and the head after it is checked as
+//! usual. `Expect: 100-continue` changes no framing: the body follows hyper's interim answer.
+//!
 //! Cost on the usual path: per read, one parse of each head that arrived (`httparse` with
 //! uninitialised header slots, the target checked against a byte table instead of parsed) and
 //! a count-down for `Content-Length` bodies; per write, a counter read; no copy, no allocation.

@@ -1,18 +1,24 @@
-//! The first request head of a connection, read and checked before hyper sees it (issue 26
-//! item 7). hyper answers a head it cannot parse — bytes outside HTTP's grammar (a raw `0xff` in
-//! the request line), a request target over its 65,534 bytes, a head over its buffer — with a
-//! bare status and an empty body. Here the same parser hyper uses (`httparse`, hyper's
-//! configuration) and hyper's further checks (method, target, `Content-Length`) look at the head
-//! first; a head they refuse is answered in the shape of the API its path belongs to (the read
-//! API's error array or the write API's fault, `api::guard::shaped`) with `Connection: close`,
+//! A connection's request heads, read and checked before hyper sees them (issue 26 item 7).
+//! hyper answers a head it cannot parse — bytes outside HTTP's grammar (a raw `0xff` in the
+//! request line), a request target over its 65,534 bytes, a head over its buffer, a bad
+//! `Content-Length` or `Transfer-Encoding` — with a bare status and an empty body. Here the same
+//! parser hyper uses (`httparse`, hyper's configuration) and hyper's further rules (method,
+//! target, `Content-Length` digits, `Transfer-Encoding` ending in `chunked` and only on
+//! HTTP/1.1: [`check`], which also says how the body is framed) look at the head first; a head
+//! they refuse is answered in the shape of the API its path belongs to (the read API's error
+//! array or the write API's fault, `api::guard::shaped`, [`answer`]) with `Connection: close`,
 //! and the connection is closed after the client's remaining bytes are drained for a moment
 //! (so that closing does not reset the connection before the client has read the answer).
-//! A head that passes goes to hyper unchanged ([`super::idle::Watched::with_prefix`]).
+//!
+//! The first head is read here ([`read_first`]); it and every later head of a kept-alive
+//! connection then go through `super::framing::Checked`, which follows the requests' bodies
+//! to each next head and refuses a bad one after hyper's last answer (on a connection of the
+//! starting server, later heads are hyper's alone: `super::idle::Watched::with_prefix`).
 //!
 //! Limits: a request target of at most [`MAX_URI_BYTES`] bytes (414), a head of at most the
 //! connection's buffer (`ConnectionLimits::max_buf_bytes`, 256 KiB; 431) and
 //! [`HYPER_MAX_HEADERS`] header lines (431); the API's own, lower head limits are checked by the
-//! guard. Later heads on a kept-alive connection are parsed by hyper alone.
+//! guard.
 
 use std::time::Duration;
 
@@ -211,19 +217,31 @@ pub fn check(buf: &[u8], max_bytes: usize) -> Verdict {
     {
         return bad("ugyldig adresse", target());
     }
-    let http11 = req.version == Some(1);
+    if req.headers.iter().any(|h| h.name.len() >= 1 << 16) {
+        return too_large(target());
+    }
+    match framing(req.headers, req.version == Some(1)) {
+        Ok((body, keep_alive)) => Verdict::Complete(Head {
+            len,
+            body,
+            keep_alive,
+        }),
+        Err(message) => bad(message, target()),
+    }
+}
+
+/// How hyper frames the body of a request with these headers and whether it reads another
+/// head after it, in its order (a `Content-Length` after `Transfer-Encoding` is not read);
+/// Err: why hyper refuses the head.
+fn framing(headers: &[httparse::Header<'_>], http11: bool) -> Result<(Body, bool), &'static str> {
     let mut keep_alive = http11;
     let (mut closed, mut length, mut te, mut cl, mut chunked) = (false, None, false, false, false);
-    for h in req.headers.iter() {
+    for h in headers {
         let name = h.name.as_bytes();
-        if name.len() >= 1 << 16 {
-            return too_large(target());
-        }
-        // hyper's order: a `Content-Length` after `Transfer-Encoding` is not read
         match name.len() {
             17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
                 if !http11 {
-                    return bad("Transfer-Encoding i HTTP/1.0", target());
+                    return Err("Transfer-Encoding i HTTP/1.0");
                 }
                 te = true;
                 length = None;
@@ -239,8 +257,8 @@ pub fn check(buf: &[u8], max_bytes: usize) -> Verdict {
                 match (digits(h.value), length) {
                     (Some(n), None) if n <= u64::MAX - 2 => length = Some(n),
                     (Some(n), Some(l)) if n == l => {}
-                    (Some(_), Some(_)) => return bad("ulike Content-Length", target()),
-                    _ => return bad("ugyldig Content-Length", target()),
+                    (Some(_), Some(_)) => return Err("ulike Content-Length"),
+                    _ => return Err("ugyldig Content-Length"),
                 }
             }
             10 if name.eq_ignore_ascii_case(b"connection") => {
@@ -255,17 +273,14 @@ pub fn check(buf: &[u8], max_bytes: usize) -> Verdict {
         }
     }
     if te && !chunked {
-        return bad("Transfer-Encoding må ende med chunked", target());
+        return Err("Transfer-Encoding må ende med chunked");
     }
-    Verdict::Complete(Head {
-        len,
-        body: if chunked {
-            Body::Chunked
-        } else {
-            Body::Length(length.unwrap_or(0))
-        },
-        keep_alive: keep_alive && !(te && cl),
-    })
+    let body = if chunked {
+        Body::Chunked
+    } else {
+        Body::Length(length.unwrap_or(0))
+    };
+    Ok((body, keep_alive && !(te && cl)))
 }
 
 /// The request target as far as it was read (lossy), for the answer's shape.
