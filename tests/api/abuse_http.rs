@@ -521,6 +521,16 @@ async fn later_heads_hyper_cannot_parse_get_the_api_error_shape() {
         }
         assert_shaped_last(&mut r, 400, false, "0xff pipelined");
 
+        // pipelined behind a streamed page: the refusal follows the page's last chunk
+        let (mut s, mut r) = connect(addr);
+        let page = b"GET /nvdb/api/v2/vegobjekter/105?antall=1000&inkluder=alle HTTP/1.1\r\nHost: x\r\n\r\n";
+        s.write_all(&[&page[..], bad].concat()).expect("write");
+        let (status, head, body) = next_answer(&mut r).expect("page");
+        assert_eq!(status, 200, "{head}");
+        let page: serde_json::Value = serde_json::from_slice(&body).expect("the whole page");
+        assert!(page["objekter"].as_array().is_some_and(|o| !o.is_empty()), "{page:.300}");
+        assert_shaped_last(&mut r, 400, false, "0xff behind a page");
+
         // after a Content-Length body: the write API's fault for a target over 64 KB
         let (mut s, mut r) = connect(addr);
         s.write_all(&[&with_length(&token, "")[..], long_write.as_bytes()].concat())
