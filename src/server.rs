@@ -13,6 +13,7 @@ use crate::generation::{Generation, GenerationStore};
 use crate::snapshot::store::{DataDir, CURRENT_FILE};
 use crate::users::{Users, USERS_FILE};
 
+mod framing;
 mod head;
 mod idle;
 pub mod sched;
@@ -669,7 +670,9 @@ pub async fn serve_starting(
                 let Some(first) = first else {
                     return Ok::<(), hyper::Error>(());
                 };
-                let io = TokioIo::new(idle::Watched::with_prefix(stream, activity.clone(), first));
+                // and every later one (`framing`)
+                let checked = framing::Checked::new(stream, activity.clone(), first, max_buf);
+                let io = TokioIo::new(idle::Watched::new(checked, activity.clone()));
                 watcher.watch(http.serve_connection(io, hyper_svc)).await
             };
             idle::serve_watched(conn, activity.clone(), header_timeout).await;

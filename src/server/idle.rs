@@ -38,6 +38,9 @@ pub struct Activity {
     in_flight: AtomicU32,
     /// The last response write found the socket full: the client is not reading.
     blocked: AtomicBool,
+    /// Requests handed to the service so far (only the connection's task counts): how the
+    /// later-head check (`framing`) knows hyper has taken every head it was given.
+    started: AtomicU64,
 }
 
 impl Activity {
@@ -54,6 +57,18 @@ impl Activity {
     /// A request head arrived and goes to the handlers.
     pub fn request_started(&self) {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
+        let n = self.started.load(Ordering::Relaxed);
+        self.started.store(n.wrapping_add(1), Ordering::Relaxed);
+    }
+
+    /// Requests handed to the service so far.
+    pub fn started(&self) -> u64 {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    /// Whether a request is in the handlers or its answer's body is being made.
+    pub fn busy(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) > 0
     }
 
     /// The answer is made: the handlers answered with a body in memory, or the body of a
@@ -202,7 +217,6 @@ pub struct Watched<S> {
 }
 
 impl<S> Watched<S> {
-    #[cfg(test)]
     pub fn new(inner: S, activity: Arc<Activity>) -> Watched<S> {
         Watched::with_prefix(inner, activity, Vec::new())
     }

@@ -349,3 +349,296 @@ async fn heads_hyper_cannot_parse_get_the_api_error_shape() {
     .await
     .expect("client thread");
 }
+
+/// One answer read from `r`: status, head (lower case) and body (`Content-Length` or chunked);
+/// None at the end of the stream.
+fn next_answer(r: &mut impl std::io::BufRead) -> Option<(u16, String, Vec<u8>)> {
+    let mut head = String::new();
+    loop {
+        let mut line = Vec::new();
+        if r.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        if line == b"\r\n" && !head.is_empty() {
+            break;
+        }
+        head.push_str(&String::from_utf8_lossy(&line).to_ascii_lowercase());
+    }
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    let field = |name: &str| {
+        head.lines()
+            .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
+    };
+    let mut body = Vec::new();
+    if let Some(n) = field("content-length:") {
+        body.resize(n.parse().ok()?, 0);
+        r.read_exact(&mut body).ok()?;
+    } else if field("transfer-encoding:").as_deref() == Some("chunked") {
+        loop {
+            let mut line = String::new();
+            r.read_line(&mut line).ok()?;
+            let size = usize::from_str_radix(line.trim(), 16).ok()?;
+            let mut chunk = vec![0; size + 2];
+            r.read_exact(&mut chunk).ok()?;
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    }
+    Some((status, head, body))
+}
+
+/// A connection with a reader over it.
+fn connect(addr: std::net::SocketAddr) -> (TcpStream, std::io::BufReader<TcpStream>) {
+    let s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let reader = std::io::BufReader::new(s.try_clone().expect("clone"));
+    (s, reader)
+}
+
+/// The read API's error array with `status`, and the connection closed after it.
+fn assert_shaped_last(r: &mut impl std::io::BufRead, status: u16, write: bool, what: &str) {
+    let (got, head, body) = next_answer(r).unwrap_or_else(|| panic!("{what}: no answer"));
+    let body = String::from_utf8_lossy(&body);
+    assert_eq!(got, status, "{what}: {head}{body}");
+    assert!(head.contains("connection: close"), "{what}: {head}");
+    assert!(
+        head.contains("content-type: application/json"),
+        "{what}: {head}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{what}: {e}: {body:.300}"));
+    if write {
+        assert!(
+            v.is_object() && v["message"].is_string(),
+            "{what}: a fault: {body}"
+        );
+    } else {
+        assert_eq!(v[0]["code"], 4000, "{what}: {body}");
+        assert!(
+            v[0]["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+        assert!(v[0]["help_url"].is_string(), "{body}");
+    }
+    assert!(
+        next_answer(r).is_none(),
+        "{what}: the connection ends after the refusal"
+    );
+}
+
+/// A write-API server (its validator reads request bodies) and its address.
+async fn write_server() -> (crate::write_server::WriteServer, std::net::SocketAddr) {
+    let server = crate::write_server::WriteServer::start().await;
+    let addr = server
+        .root
+        .trim_start_matches("http://")
+        .parse()
+        .expect("addr");
+    (server, addr)
+}
+
+/// A body whose bytes would be refused as a head: bodies are not read as heads.
+const BODY: &[u8] = br#"{"datakatalogversjon":"\u00ff GET / HTTP/1.1"}"#;
+
+/// A validator request for `BODY` with `Content-Length` (`extra` header lines added).
+fn with_length(token: &str, extra: &str) -> Vec<u8> {
+    [
+        format!(
+            "POST /nvdb/apiskriv/rest/v2/endringssett/validator HTTP/1.1\r\nHost: x\r\nX-Client: vegdb-test\r\nAuthorization: Bearer {token}\r\nAccept: application/json\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\n\r\n",
+            BODY.len()
+        )
+        .into_bytes(),
+        BODY.to_vec(),
+    ]
+    .concat()
+}
+
+/// A validator request for `BODY`, chunked (an extension, a trailer): head and body.
+fn chunked(token: &str) -> (Vec<u8>, Vec<u8>) {
+    let head = format!(
+        "POST /nvdb/apiskriv/rest/v2/endringssett/validator HTTP/1.1\r\nHost: x\r\nX-Client: vegdb-test\r\nAuthorization: Bearer {token}\r\nAccept: application/json\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
+    let body = [
+        b"a;ext=1\r\n".to_vec(),
+        BODY[..10].to_vec(),
+        format!("\r\n{:X}\r\n", BODY.len() - 10).into_bytes(),
+        BODY[10..].to_vec(),
+        b"\r\n0\r\nX-Trailer: 1\r\n\r\n".to_vec(),
+    ]
+    .concat();
+    (head.into_bytes(), body)
+}
+
+/// What the validator answers `BODY`, on a connection of its own.
+fn validator_status(addr: std::net::SocketAddr, token: &str) -> u16 {
+    let (mut s, mut r) = connect(addr);
+    s.write_all(&with_length(token, "Connection: close\r\n"))
+        .expect("write");
+    let status = next_answer(&mut r).expect("validator").0;
+    assert!((200..500).contains(&status), "{status}");
+    status
+}
+
+/// Issue 26 item 7: a head hyper cannot take that comes later on a kept-alive connection —
+/// after an answered request, pipelined behind good requests, after a request with a
+/// `Content-Length` or chunked body — gets the API's shape as the first head does, after the
+/// answers to every request before it, and the connection is closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn later_heads_hyper_cannot_parse_get_the_api_error_shape() {
+    let (server, addr) = write_server().await;
+    let token = server.writer_token.clone();
+    tokio::task::spawn_blocking(move || {
+        let validated = validator_status(addr, &token);
+        let good = b"GET /nvdb/api/v2/status HTTP/1.1\r\nHost: x\r\n\r\n";
+        let bad = b"GET /nvdb/api/v2/status?\xff=1 HTTP/1.1\r\nHost: x\r\n\r\n";
+        let long = "a".repeat(70_000);
+        let long_write = format!(
+            "GET /nvdb/apiskriv/rest/v2/endringssett?x={long} HTTP/1.1\r\nAccept: application/json\r\n\r\n"
+        );
+        let huge = format!(
+            "GET /nvdb/api/v2/status HTTP/1.1\r\nX-Big: {}\r\n\r\n",
+            "h".repeat(300 << 10)
+        );
+
+        // after an answered request
+        let (mut s, mut r) = connect(addr);
+        s.write_all(good).expect("write");
+        let first = next_answer(&mut r).expect("first");
+        assert_eq!(first.0, 200, "{first:?}");
+        s.write_all(bad).expect("write");
+        assert_shaped_last(&mut r, 400, false, "0xff after an answer");
+
+        // pipelined behind good requests, in one write
+        let (mut s, mut r) = connect(addr);
+        s.write_all(&[&good[..], good, good, bad].concat())
+            .expect("write");
+        for i in 0..3 {
+            let a = next_answer(&mut r).expect("answer");
+            assert_eq!(a.0, 200, "pipelined {i}: {a:?}");
+        }
+        assert_shaped_last(&mut r, 400, false, "0xff pipelined");
+
+        // pipelined behind a streamed page: the refusal follows the page's last chunk
+        let (mut s, mut r) = connect(addr);
+        let page = b"GET /nvdb/api/v2/vegobjekter/105?antall=1000&inkluder=alle HTTP/1.1\r\nHost: x\r\n\r\n";
+        s.write_all(&[&page[..], bad].concat()).expect("write");
+        let (status, head, body) = next_answer(&mut r).expect("page");
+        assert_eq!(status, 200, "{head}");
+        let page: serde_json::Value = serde_json::from_slice(&body).expect("the whole page");
+        assert!(page["objekter"].as_array().is_some_and(|o| !o.is_empty()), "{page:.300}");
+        assert_shaped_last(&mut r, 400, false, "0xff behind a page");
+
+        // after a Content-Length body: the write API's fault for a target over 64 KB
+        let (mut s, mut r) = connect(addr);
+        s.write_all(&[&with_length(&token, "")[..], long_write.as_bytes()].concat())
+            .expect("write");
+        let a = next_answer(&mut r).expect("answer");
+        assert_eq!(a.0, validated, "{a:?}");
+        assert_shaped_last(&mut r, 414, true, "long target after a Content-Length body");
+
+        // after a chunked body: a head over the buffer
+        let (mut s, mut r) = connect(addr);
+        let (head, body) = chunked(&token);
+        s.write_all(&[head, body].concat()).expect("write");
+        s.write_all(huge.as_bytes()).expect("write");
+        let a = next_answer(&mut r).expect("answer");
+        assert_eq!(a.0, validated, "{a:?}");
+        assert_shaped_last(&mut r, 431, false, "huge head after a chunked body");
+
+        // a later target over 64 KB on the read API, the head split across writes
+        let (mut s, mut r) = connect(addr);
+        s.write_all(good).expect("write");
+        assert_eq!(next_answer(&mut r).expect("first").0, 200);
+        let later =
+            format!("GET /nvdb/api/v2/vegobjekter/105?x={long} HTTP/1.1\r\nHost: x\r\n\r\n");
+        let (a, b) = later.as_bytes().split_at(1_000);
+        s.write_all(a).expect("write");
+        std::thread::sleep(Duration::from_millis(50));
+        s.write_all(b).expect("write");
+        assert_shaped_last(&mut r, 414, false, "long target, later, split");
+    })
+    .await
+    .expect("client thread");
+}
+
+/// Good traffic on one kept-alive connection passes the later-head check unchanged: many
+/// requests, bodies of both framings (read by the handler, with 100-continue, and not read),
+/// heads and bodies split across writes, pipelined batches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_alive_connections_serve_every_good_request() {
+    let (server, addr) = write_server().await;
+    let token = server.writer_token.clone();
+    tokio::task::spawn_blocking(move || {
+        let body = BODY;
+        let with_length = |extra: &str| with_length(&token, extra);
+        let (chunked_head, chunked_body) = chunked(&token);
+        let status = b"GET /nvdb/api/v2/status HTTP/1.1\r\nHost: x\r\n\r\n";
+
+        let want = validator_status(addr, &token);
+        let (mut s, mut r) = connect(addr);
+        let expect = |s: &mut TcpStream,
+                      r: &mut std::io::BufReader<TcpStream>,
+                      bytes: &[u8],
+                      statuses: &[u16],
+                      what: &str| {
+            s.write_all(bytes).expect("write");
+            for (i, want) in statuses.iter().enumerate() {
+                let a = next_answer(r).unwrap_or_else(|| panic!("{what} {i}: no answer"));
+                assert_eq!(a.0, *want, "{what} {i}: {} {}", a.1, String::from_utf8_lossy(&a.2));
+            }
+        };
+        for i in 0..40 {
+            expect(&mut s, &mut r, status, &[200], &format!("status {i}"));
+        }
+        expect(&mut s, &mut r, &with_length(""), &[want], "Content-Length body");
+        expect(&mut s, &mut r, &[&chunked_head[..], &chunked_body].concat(), &[want], "chunked body");
+        // split: the head, then the body a few bytes at a time
+        s.write_all(&chunked_head).expect("write");
+        for part in chunked_body.chunks(7) {
+            std::thread::sleep(Duration::from_millis(5));
+            s.write_all(part).expect("write");
+        }
+        expect(&mut s, &mut r, b"", &[want], "chunked body in pieces");
+        // a head in pieces
+        for part in status.chunks(9) {
+            std::thread::sleep(Duration::from_millis(5));
+            s.write_all(part).expect("write");
+        }
+        expect(&mut s, &mut r, b"", &[200], "head in pieces");
+        // 100-continue: the head, the interim answer, then the body
+        s.write_all(&with_length("Expect: 100-continue\r\n")[..with_length("Expect: 100-continue\r\n").len() - body.len()])
+            .expect("write");
+        let interim = next_answer(&mut r).expect("100");
+        assert_eq!(interim.0, 100, "{interim:?}");
+        expect(&mut s, &mut r, body, &[want], "after 100-continue");
+        // a pipelined batch of every kind in one write
+        let batch = [
+            &status[..],
+            &with_length(""),
+            status,
+            &chunked_head[..],
+            &chunked_body,
+            b"\r\n",
+            status,
+        ]
+        .concat();
+        expect(&mut s, &mut r, &batch, &[200, want, 200, want, 200], "pipelined");
+        // a body the handler does not read (405), then more requests
+        let unread = b"POST /nvdb/api/v2/status HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n\xff\xff\xff\xff\xff";
+        expect(&mut s, &mut r, &[&unread[..], status].concat(), &[405, 200], "unread body");
+        // an HTTP/1.0 request kept alive
+        expect(
+            &mut s,
+            &mut r,
+            b"GET /nvdb/api/v2/status HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+            &[200],
+            "HTTP/1.0",
+        );
+        expect(&mut s, &mut r, status, &[200], "last");
+    })
+    .await
+    .expect("client thread");
+}
