@@ -12,8 +12,6 @@ const MAX_LINES: usize = 120;
 /// Functions still over the limit while they are being split (file, function name). Empty when
 /// the work is done; an entry that is no longer needed fails the test too, so the list only shrinks.
 const NOT_YET: &[(&str, &str)] = &[
-    ("src/api/ogc/items.rs", "items_inner"),
-    ("src/api/read/endringer.rs", "list_changes"),
     ("src/changeset/convert.rs", "from_sosi"),
     ("src/changeset/validate/tests.rs", "cases"),
     ("src/changeset/validate/values.rs", "property_value"),
@@ -31,7 +29,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("src/import/network.rs", "add_link"),
     ("src/import/objects.rs", "add"),
     ("src/import/refresh.rs", "refresh_dir"),
-    ("src/server.rs", "serve_starting"),
 ];
 
 struct Lengths<'a> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use vegdb::api::health::Starting;
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 
 use crate::server::store;
 
