@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use serde::ser::{SerializeSeq, Serializer};
 use vegdb::api::geojson::{push_object, Crs};
 use vegdb::api::object_json::{Include, Render, StreamedObjects};
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::{Generation, GenerationStore};
 use vegdb::geo::srid::Srid;

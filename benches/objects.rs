@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use vegdb::api::object_json::{Include, Render, StreamedObjects};
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 use vegdb::area::AreaKind;
 use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::{Generation, GenerationStore};

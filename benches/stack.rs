@@ -19,7 +19,7 @@ use axum::body::Body;
 use axum::extract::Request;
 use criterion::{criterion_group, criterion_main, Criterion};
 use tower::ServiceExt;
-use vegdb::api::{ApiConfig, AppState, OpsOptions};
+use vegdb::api::state::{ApiConfig, AppState, OpsOptions};
 use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::{Generation, GenerationStore};
 
@@ -89,7 +89,7 @@ struct Counted {
 async fn run_routes(c: &Counted, iters: usize) {
     for _ in 0..iters {
         let mut req = request(&c.path);
-        vegdb::api::rewrite_suffix_in_place(&mut req);
+        vegdb::api::stack::rewrite_suffix_in_place(&mut req);
         let r = c.routes.clone().oneshot(req).await.unwrap();
         axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap();
     }
@@ -134,9 +134,9 @@ fn instruction_count_run(rt: &tokio::runtime::Runtime) -> bool {
     let s = state_with(ops_off());
     let path = path(&s);
     let c = Counted {
-        routes: vegdb::api::routes(s.clone()),
-        off: rt.block_on(vegdb::api::app(s)),
-        on: rt.block_on(vegdb::api::app(state_with(ops_on()))),
+        routes: vegdb::api::router::routes(s.clone()),
+        off: rt.block_on(vegdb::api::router::app(s)),
+        on: rt.block_on(vegdb::api::router::app(state_with(ops_on()))),
         path,
     };
     // warm-up outside the counted functions
@@ -183,8 +183,8 @@ fn bench(c: &mut Criterion) {
     }
     let s = state_with(OpsOptions::default());
     let path = path(&s);
-    let app = rt.block_on(vegdb::api::app(s.clone()));
-    let routes = vegdb::api::routes(s);
+    let app = rt.block_on(vegdb::api::router::app(s.clone()));
+    let routes = vegdb::api::router::routes(s);
     let check = rt.block_on(app.handle(request(&path)));
     assert_eq!(check.status(), 200);
     let body = rt
@@ -209,7 +209,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             rt.block_on(async {
                 let mut req = request(&path);
-                vegdb::api::rewrite_suffix_in_place(&mut req);
+                vegdb::api::stack::rewrite_suffix_in_place(&mut req);
                 let r = routes.clone().oneshot(req).await.unwrap();
                 axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap()
             })
@@ -218,8 +218,8 @@ fn bench(c: &mut Criterion) {
     g.finish();
 
     // issue 14: the operations layers on and off
-    let on = rt.block_on(vegdb::api::app(state_with(ops_on())));
-    let off = rt.block_on(vegdb::api::app(state_with(ops_off())));
+    let on = rt.block_on(vegdb::api::router::app(state_with(ops_on())));
+    let off = rt.block_on(vegdb::api::router::app(state_with(ops_off())));
     let tag = rt
         .block_on(on.handle(request(&path)))
         .headers()

@@ -34,7 +34,7 @@ pub struct ServeArgs {
     #[arg(long, env = "VEGDB_READ_ONLY")]
     pub read_only: bool,
     /// Largest changeset or converter request body in bytes (413 beyond).
-    #[arg(long, env = "VEGDB_MAX_CHANGESET_BYTES", default_value_t = crate::api::DEFAULT_MAX_CHANGESET_BYTES)]
+    #[arg(long, env = "VEGDB_MAX_CHANGESET_BYTES", default_value_t = crate::api::state::DEFAULT_MAX_CHANGESET_BYTES)]
     pub max_changeset_bytes: usize,
     /// Scheduling of the writer's threads against the readers' (idle, low, normal).
     #[arg(
@@ -45,11 +45,11 @@ pub struct ServeArgs {
     )]
     pub writer_priority: crate::changeset::writer::WriterPriority,
     /// Largest binary upload in bytes (413 beyond).
-    #[arg(long, env = "VEGDB_MAX_BINARY_BYTES", default_value_t = crate::api::DEFAULT_MAX_BINARY_BYTES)]
+    #[arg(long, env = "VEGDB_MAX_BINARY_BYTES", default_value_t = crate::api::state::DEFAULT_MAX_BINARY_BYTES)]
     pub max_binary_bytes: usize,
     /// Most client connections open at once; further ones wait in the listen backlog. Capped at
     /// the open-files limit less a reserve for data files.
-    #[arg(long, env = "VEGDB_MAX_CONNECTIONS", default_value_t = crate::api::DEFAULT_MAX_CONNECTIONS)]
+    #[arg(long, env = "VEGDB_MAX_CONNECTIONS", default_value_t = crate::api::state::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
     /// Seconds a connection may take to send a request's headers, may stay idle between
     /// keep-alive requests, or may go without reading its answer, before it is closed (never
@@ -166,7 +166,7 @@ pub struct OpsArgs {
     pub cache_max_age: u32,
     /// Most requests answered at once; further ones are refused at once with 503 and
     /// Retry-After (load shedding; /metrics, /health and /ready are exempt). 0: no limit.
-    #[arg(long, env = "VEGDB_MAX_IN_FLIGHT", default_value_t = crate::api::DEFAULT_MAX_IN_FLIGHT)]
+    #[arg(long, env = "VEGDB_MAX_IN_FLIGHT", default_value_t = crate::api::state::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
     /// Retry-After seconds sent with a 503 of load shedding.
     #[arg(long, env = "VEGDB_RETRY_AFTER", default_value_t = 1)]
@@ -197,8 +197,8 @@ pub struct OpsArgs {
 
 impl OpsArgs {
     /// The request stack's options.
-    pub fn options(&self) -> crate::api::OpsOptions {
-        crate::api::OpsOptions {
+    pub fn options(&self) -> crate::api::state::OpsOptions {
+        crate::api::state::OpsOptions {
             metrics: self.metrics,
             access_log: self.access_log,
             access_log_to: None,

@@ -12,7 +12,7 @@
 //!   exposition format; the request count is the histogram's count, so the two always agree.
 //!   Through the recorder's handles a request cost two shared counters and a shared sample
 //!   queue, cache lines both worker threads wrote (issue 11). `route` is one of the fixed
-//!   [`ROUTES`] (never the raw path); `status` is the code for the codes in [`STATUSES`], else
+//!   [`RouteLabel`]s (never the raw path); `status` is the code for the codes in [`STATUSES`], else
 //!   `other`.
 //! - state of the rest of the server (generation, writer, journal, hand-offs): read from the
 //!   plain getters and counters those parts keep (`GenerationStore::current`,
@@ -31,24 +31,71 @@ use crate::generation::GenerationStore;
 use crate::util::striped::Striped;
 
 /// Route labels: the first path segment of the read API under `/nvdb/api/v2` (templates with
-/// `*` for what follows), the write API, the login, `/metrics`, and `other`.
-pub const ROUTES: &[&str] = &[
-    "/nvdb/api/v2/vegobjekttyper*",
-    "/nvdb/api/v2/omrader*",
-    "/nvdb/api/v2/status",
-    "/nvdb/api/v2/veg",
-    "/nvdb/api/v2/veg/batch",
-    "/nvdb/api/v2/posisjon",
-    "/nvdb/api/v2/vegnett*",
-    "/nvdb/api/v2/vegobjekter*",
-    "/nvdb/api/v2/vegobjekt",
-    "/nvdb/api/v2/openapi.json",
-    "/nvdb/api/v2/*",
-    "/nvdb/apiskriv/*",
-    "/openam/*",
-    "/metrics",
-    "other",
-];
+/// `*` for what follows), the write API, the login, `/metrics`, and `other`. A request's label
+/// is decided with the rest of its class from its path (`api::route::classify`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteLabel {
+    ObjectTypes,
+    Areas,
+    Status,
+    Road,
+    RoadBatch,
+    Position,
+    Network,
+    Objects,
+    Object,
+    OpenApi,
+    ReadOther,
+    Write,
+    Login,
+    Metrics,
+    Other,
+}
+
+impl RouteLabel {
+    /// Every label, in the order of their cells in the request table (`ALL[l as usize] == l`).
+    pub const ALL: [RouteLabel; 15] = [
+        RouteLabel::ObjectTypes,
+        RouteLabel::Areas,
+        RouteLabel::Status,
+        RouteLabel::Road,
+        RouteLabel::RoadBatch,
+        RouteLabel::Position,
+        RouteLabel::Network,
+        RouteLabel::Objects,
+        RouteLabel::Object,
+        RouteLabel::OpenApi,
+        RouteLabel::ReadOther,
+        RouteLabel::Write,
+        RouteLabel::Login,
+        RouteLabel::Metrics,
+        RouteLabel::Other,
+    ];
+
+    /// The `route` label's value.
+    pub const fn label(self) -> &'static str {
+        match self {
+            RouteLabel::ObjectTypes => "/nvdb/api/v2/vegobjekttyper*",
+            RouteLabel::Areas => "/nvdb/api/v2/omrader*",
+            RouteLabel::Status => "/nvdb/api/v2/status",
+            RouteLabel::Road => "/nvdb/api/v2/veg",
+            RouteLabel::RoadBatch => "/nvdb/api/v2/veg/batch",
+            RouteLabel::Position => "/nvdb/api/v2/posisjon",
+            RouteLabel::Network => "/nvdb/api/v2/vegnett*",
+            RouteLabel::Objects => "/nvdb/api/v2/vegobjekter*",
+            RouteLabel::Object => "/nvdb/api/v2/vegobjekt",
+            RouteLabel::OpenApi => "/nvdb/api/v2/openapi.json",
+            RouteLabel::ReadOther => "/nvdb/api/v2/*",
+            RouteLabel::Write => "/nvdb/apiskriv/*",
+            RouteLabel::Login => "/openam/*",
+            RouteLabel::Metrics => "/metrics",
+            RouteLabel::Other => "other",
+        }
+    }
+}
+
+/// Number of route labels.
+const LABELS: usize = RouteLabel::ALL.len();
 
 /// Status codes with a label of their own; every other code counts as `other`.
 pub const STATUSES: &[u16] = &[
@@ -76,43 +123,9 @@ pub const IN_FLIGHT: &str = "vegdb_http_requests_in_flight";
 pub const SHED: &str = "vegdb_http_requests_shed_total";
 pub const RATE_LIMITED: &str = "vegdb_http_requests_rate_limited_total";
 
-/// The route label index of a request path (after the format suffix was stripped).
-pub fn route_of(path: &str) -> usize {
-    const READ: &str = "/nvdb/api/v2";
-    if let Some(below) = path.strip_prefix(READ) {
-        let segment = below
-            .strip_prefix('/')
-            .map(|b| b.split('/').next().unwrap_or(""));
-        let r = match segment {
-            Some("vegobjekttyper") => 0,
-            Some("omrader") => 1,
-            Some("status") => 2,
-            Some("veg") if below.starts_with("/veg/batch") => 4,
-            Some("veg") => 3,
-            Some("posisjon") => 5,
-            Some("vegnett") => 6,
-            Some("vegobjekter") => 7,
-            Some("vegobjekt") => 8,
-            Some("openapi.json") => 9,
-            _ => 10,
-        };
-        return r;
-    }
-    if path.starts_with("/nvdb/apiskriv/") || path.starts_with("/registry/apiskriv/") {
-        return 11;
-    }
-    if path.starts_with("/openam/") {
-        return 12;
-    }
-    if path == "/metrics" {
-        return 13;
-    }
-    ROUTES.len() - 1
-}
-
 /// The request table's cell of a (route, status).
-fn cell_index(route: usize, status: u16) -> usize {
-    route.min(ROUTES.len() - 1) * (STATUSES.len() + 1) + status_index(status)
+fn cell_index(route: RouteLabel, status: u16) -> usize {
+    route as usize * (STATUSES.len() + 1) + status_index(status)
 }
 
 fn status_index(status: u16) -> usize {
@@ -126,8 +139,8 @@ fn status_index(status: u16) -> usize {
 /// (one per bound of [`LATENCY_BUCKETS`], then one past the last), then the latency sum in
 /// nanoseconds.
 const SLOTS: usize = LATENCY_BUCKETS.len() + 2;
-/// Cells of the request table: `ROUTES.len() × (STATUSES.len() + 1)`.
-const CELLS: usize = ROUTES.len() * (STATUSES.len() + 1);
+/// Cells of the request table: `LABELS × (STATUSES.len() + 1)`.
+const CELLS: usize = LABELS * (STATUSES.len() + 1);
 
 /// One thread's copy of the request table: `CELLS × SLOTS` counters.
 type RequestTable = Box<[AtomicU64]>;
@@ -281,7 +294,7 @@ impl Metrics {
     }
 
     /// One answered request.
-    pub fn request(&self, route: usize, status: u16, latency: Duration) {
+    pub fn request(&self, route: RouteLabel, status: u16, latency: Duration) {
         let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
         let base = cell_index(route, status) * SLOTS;
         let table = self.requests.mine(request_table);
@@ -321,7 +334,10 @@ impl Metrics {
             let status = STATUSES
                 .get(status)
                 .map_or("other".to_string(), |c| c.to_string());
-            format!("route=\"{}\",status=\"{status}\"", ROUTES[route])
+            format!(
+                "route=\"{}\",status=\"{status}\"",
+                RouteLabel::ALL[route].label()
+            )
         };
         let _ = writeln!(out, "# HELP {REQUESTS} {REQUESTS_HELP}");
         let _ = writeln!(out, "# TYPE {REQUESTS} counter");
@@ -443,27 +459,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn routes_are_the_fixed_labels() {
-        let cases = [
-            ("/nvdb/api/v2/posisjon", "/nvdb/api/v2/posisjon"),
-            ("/nvdb/api/v2/veg", "/nvdb/api/v2/veg"),
-            ("/nvdb/api/v2/veg/batch", "/nvdb/api/v2/veg/batch"),
-            ("/nvdb/api/v2/vegobjekter/105/", "/nvdb/api/v2/vegobjekter*"),
-            ("/nvdb/api/v2/vegobjekt", "/nvdb/api/v2/vegobjekt"),
-            (
-                "/nvdb/api/v2/vegobjekttyper/105",
-                "/nvdb/api/v2/vegobjekttyper*",
-            ),
-            ("/nvdb/api/v2/nothing/here", "/nvdb/api/v2/*"),
-            ("/nvdb/api/v2", "/nvdb/api/v2/*"),
-            ("/nvdb/apiskriv/rest/v2/endringssett", "/nvdb/apiskriv/*"),
-            ("/openam/json/authenticate", "/openam/*"),
-            ("/metrics", "/metrics"),
-            ("/x/y/z", "other"),
-        ];
-        for (path, label) in cases {
-            assert_eq!(ROUTES[route_of(path)], label, "{path}");
+    fn every_label_has_its_own_cell_in_order() {
+        for (i, l) in RouteLabel::ALL.iter().enumerate() {
+            assert_eq!(*l as usize, i, "{l:?}");
         }
+        let labels: std::collections::BTreeSet<_> =
+            RouteLabel::ALL.iter().map(|l| l.label()).collect();
+        assert_eq!(labels.len(), LABELS);
     }
 
     #[test]
@@ -509,6 +511,7 @@ mod tests {
         // (route, status, latency) of thread t's i-th request
         let request = |t: usize, i: usize| {
             let route = [5, 3, 7, 14][(t + i) % 4];
+            let route = RouteLabel::ALL[route];
             let status = [200, 404, 418][i % 3];
             let ns = ((t * 7919 + i * 104_729) % 60_000) as u64 * 1_000_000 / 1_000 + i as u64;
             (route, status, Duration::from_nanos(ns))
@@ -536,7 +539,7 @@ mod tests {
                     "other".to_string()
                 };
                 tally
-                    .entry((ROUTES[route].to_string(), status))
+                    .entry((route.label().to_string(), status))
                     .or_default()
                     .push(latency);
             }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use crate::api::health::{Starting, VERSION};
-use crate::api::{self, ApiConfig, AppState};
+use crate::api::state::{ApiConfig, AppState};
 use crate::changeset::writer::Writer;
 use crate::config::{RuntimeKind, ServeArgs};
 use crate::generation::{Generation, GenerationStore};
@@ -223,9 +223,9 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
         let config = Arc::make_mut(&mut state.config);
         config.replica = Some(status.clone());
         config.write_route = Some(match &args.writer_url {
-            Some(url) => api::forward::WriteRoute::to_writer(url, args.write_forwarding)
+            Some(url) => crate::api::forward::WriteRoute::to_writer(url, args.write_forwarding)
                 .map_err(|e| anyhow::anyhow!(e))?,
-            None => api::forward::WriteRoute::Refuse {
+            None => crate::api::forward::WriteRoute::Refuse {
                 message: format!(
                     "Denne tjenesten er en lesereplika av {}; skriveforespørsler må sendes til \
                      skrivetjenesten (ingen --writer-url er satt)",
@@ -305,7 +305,7 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
     }
     if let (Some(url), true) = (&args.writer_url, args.read_only) {
         Arc::make_mut(&mut state.config).write_route = Some(
-            api::forward::WriteRoute::to_writer(url, args.write_forwarding)
+            crate::api::forward::WriteRoute::to_writer(url, args.write_forwarding)
                 .map_err(|e| anyhow::anyhow!(e))?,
         );
     }
@@ -341,7 +341,9 @@ fn state_for(args: &ServeArgs, g: Generation, data: &DataDir) -> anyhow::Result<
     config.max_changeset_bytes = args.max_changeset_bytes;
     config.max_binary_bytes = args.max_binary_bytes;
     let files = raise_file_limit();
-    let cap = (files as usize).saturating_sub(api::RESERVED_FILES).max(16);
+    let cap = (files as usize)
+        .saturating_sub(crate::api::state::RESERVED_FILES)
+        .max(16);
     if args.max_connections > cap {
         tracing::warn!(
             requested = args.max_connections,
@@ -349,15 +351,15 @@ fn state_for(args: &ServeArgs, g: Generation, data: &DataDir) -> anyhow::Result<
             "connection limit lowered to stay below the open-files limit"
         );
     }
-    config.connections = api::ConnectionLimits {
+    config.connections = crate::api::state::ConnectionLimits {
         max_connections: args.max_connections.min(cap).max(1),
         header_read_timeout: Duration::from_secs(args.header_timeout.max(1)),
-        ..api::ConnectionLimits::default()
+        ..crate::api::state::ConnectionLimits::default()
     };
     config.ops = args.ops.options();
     config.query_budget = Duration::try_from_secs_f64(args.query_budget)
         .context("--query-budget must be a non-negative number of seconds")?
-        .min(api::max_query_budget(config.request_timeout));
+        .min(crate::api::state::max_query_budget(config.request_timeout));
     Ok(AppState {
         store,
         config: Arc::new(config),
@@ -518,102 +520,213 @@ pub async fn serve_starting(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     workers: Vec<tokio::runtime::Handle>,
 ) -> anyhow::Result<()> {
-    use hyper_util::rt::TokioIo;
-
     // the configuration is not known yet: the defaults (any origin, no cache headers matter)
     let starting_config = ApiConfig::new("http://localhost", timeout);
-    let starting_app =
-        api::stack::App::without_data(api::health::starting_router(starting), &starting_config)
-            .await;
+    let starting_app = crate::api::stack::App::without_data(
+        crate::api::health::starting_router(starting),
+        &starting_config,
+    )
+    .await;
     let mut loading = std::pin::pin!(loading);
-    let mut app: Option<api::stack::App> = None;
-    let mut outcome = Ok(());
-    // connection limits are the defaults until the configured ones are known
-    let mut limits = api::ConnectionLimits::default();
-    let mut http = hyper::server::conn::http1::Builder::new();
-    // No hyper timer: the header-read timeout is the connection's watchdog (`idle`), one timer
-    // per connection instead of one per request.
-    http.max_buf_size(limits.max_buf_bytes)
-        // No `max_headers`: hyper's default (api::guard::HYPER_MAX_HEADERS) keeps its header
-        // arrays inline; any explicit bound, even the same one, fills them per request, and a
-        // larger one allocates them per request. The API's own header-count limit is below it,
-        // so that limit answers in the API's shape.
-        .keep_alive(true);
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    // tells connections still reading their first head (`head`) to stop at shutdown
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let mut connections = Connections::new();
     tokio::pin!(shutdown);
+    let outcome = match accept_while_loading(
+        &mut connections,
+        &listener,
+        &mut loading,
+        &starting_app,
+        &mut shutdown,
+    )
+    .await
+    {
+        Ok(Some(app)) => {
+            accept_serving(&connections, &listener, app, &mut shutdown, &workers).await?;
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(e) => Err(e),
+    };
+    drop(listener);
+    // Idle keep-alive connections are closed at once; requests in flight finish.
+    connections.shut_down().await;
+    crate::api::access_log::flush_stderr();
+    outcome
+}
+
+/// The accept loop's HTTP settings, connection limit and shutdown signals (both phases).
+struct Connections {
+    /// The defaults until the configured ones are known.
+    limits: crate::api::state::ConnectionLimits,
+    http: hyper::server::conn::http1::Builder,
+    graceful: hyper_util::server::graceful::GracefulShutdown,
+    /// Tells connections still reading their first head (`head`) to stop at shutdown.
+    stop: tokio::sync::watch::Sender<bool>,
+    permits: Arc<tokio::sync::Semaphore>,
+}
+
+/// What serving one connection takes from [`Connections`].
+struct ConnectionSettings {
+    http: hyper::server::conn::http1::Builder,
+    watcher: hyper_util::server::graceful::Watcher,
+    header_timeout: Duration,
+    max_buf: usize,
+    stop: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Connections {
+    fn new() -> Connections {
+        let limits = crate::api::state::ConnectionLimits::default();
+        let mut http = hyper::server::conn::http1::Builder::new();
+        // No hyper timer: the header-read timeout is the connection's watchdog (`idle`), one
+        // timer per connection instead of one per request.
+        http.max_buf_size(limits.max_buf_bytes)
+            // No `max_headers`: hyper's default (api::guard::HYPER_MAX_HEADERS) keeps its header
+            // arrays inline; any explicit bound, even the same one, fills them per request, and
+            // a larger one allocates them per request. The API's own header-count limit is
+            // below it, so that limit answers in the API's shape.
+            .keep_alive(true);
+        Connections {
+            permits: Arc::new(tokio::sync::Semaphore::new(limits.max_connections)),
+            limits,
+            http,
+            graceful: hyper_util::server::graceful::GracefulShutdown::new(),
+            stop: tokio::sync::watch::channel(false).0,
+        }
+    }
+
+    /// The configured limits, once the state is loaded.
+    fn configure(&mut self, limits: crate::api::state::ConnectionLimits) {
+        self.permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+        self.http.max_buf_size(limits.max_buf_bytes);
+        self.limits = limits;
+    }
+
+    fn settings(&self) -> ConnectionSettings {
+        ConnectionSettings {
+            http: self.http.clone(),
+            watcher: self.graceful.watcher(),
+            header_timeout: self.limits.header_read_timeout,
+            max_buf: self.limits.max_buf_bytes,
+            stop: self.stop.subscribe(),
+        }
+    }
+
+    /// Stop connections still reading their first head; wait for requests in flight.
+    async fn shut_down(self) {
+        let _ = self.stop.send(true);
+        self.graceful.shutdown().await;
+    }
+}
+
+/// Serve one connection, while the server starts and after: its first head is checked before
+/// hyper sees it (`head`), then hyper serves it under the connection's watchdog (`idle`).
+async fn serve_connection<S>(
+    settings: ConnectionSettings,
+    mut stream: tokio::net::TcpStream,
+    service: S,
+    activity: Arc<idle::Activity>,
+) where
+    S: hyper::service::HttpService<hyper::body::Incoming>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::ResBody: 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let ConnectionSettings {
+        http,
+        watcher,
+        header_timeout,
+        max_buf,
+        mut stop,
+    } = settings;
+    let conn = async {
+        // the first head is checked before hyper sees it (`head`)
+        let first = tokio::select! {
+            first = head::read_first(&mut stream, max_buf) => first,
+            _ = stop.wait_for(|s| *s) => None,
+        };
+        let Some(first) = first else {
+            return Ok::<(), hyper::Error>(());
+        };
+        // and every later one (`framing`)
+        let checked = framing::Checked::new(stream, activity.clone(), first, max_buf);
+        let io = hyper_util::rt::TokioIo::new(idle::Watched::new(checked, activity.clone()));
+        watcher.watch(http.serve_connection(io, service)).await
+    };
+    idle::serve_watched(conn, activity.clone(), header_timeout).await;
+}
+
+/// While the server starts: accept (one at a time is plenty) and serve with `starting_app`
+/// until `loading` gives the state; the state first, so a state that is there already
+/// (`serve_on`) serves every connection. The application of the loaded state, or None when
+/// `shutdown` came first.
+async fn accept_while_loading<L, S>(
+    connections: &mut Connections,
+    listener: &tokio::net::TcpListener,
+    loading: &mut std::pin::Pin<&mut L>,
+    starting_app: &crate::api::stack::App,
+    shutdown: &mut std::pin::Pin<&mut S>,
+) -> anyhow::Result<Option<crate::api::stack::App>>
+where
+    L: std::future::Future<Output = anyhow::Result<AppState>>,
+    S: std::future::Future<Output = ()>,
+{
+    loop {
+        tokio::select! {
+            biased;
+            loaded = &mut *loading => {
+                let state = loaded?;
+                connections.configure(state.config.connections.clone());
+                return Ok(Some(crate::api::router::app(state).await));
+            }
+            r = listener.accept() => match r {
+                Ok((stream, _)) => {
+                    let svc = starting_app.clone();
+                    let activity = idle::Activity::new();
+                    let seen = activity.clone();
+                    // requests are counted as on the serving path (`framing` reads the count;
+                    // the starting router's answers close their connection anyway)
+                    let hyper_svc = hyper::service::service_fn(
+                        move |req: hyper::Request<hyper::body::Incoming>| {
+                            seen.request_started();
+                            let (svc, seen) = (svc.clone(), seen.clone());
+                            async move {
+                                let response = svc.handle(req.map(axum::body::Body::new)).await;
+                                Ok::<_, std::convert::Infallible>(
+                                    response.map(|body| idle::Answered::later(body, seen)),
+                                )
+                            }
+                        },
+                    );
+                    let settings = connections.settings();
+                    tokio::spawn(serve_connection(settings, stream, hyper_svc, activity));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            () = &mut *shutdown => return Ok(None),
+        }
+    }
+}
+
+/// Serve `app` until `shutdown`: accept within the connection limit and hand each connection
+/// round robin to `workers` (none: the current runtime).
+async fn accept_serving<S>(
+    connections: &Connections,
+    listener: &tokio::net::TcpListener,
+    app: crate::api::stack::App,
+    shutdown: &mut std::pin::Pin<&mut S>,
+    workers: &[tokio::runtime::Handle],
+) -> anyhow::Result<()>
+where
+    S: std::future::Future<Output = ()>,
+{
     let mut next = 0usize;
     loop {
-        if app.is_none() {
-            // starting: accept (one at a time is plenty) until the state is loaded; the state
-            // first, so a state that is there already (`serve_on`) serves every connection
-            tokio::select! {
-                biased;
-                loaded = &mut loading => match loaded {
-                    Ok(state) => {
-                        limits = state.config.connections.clone();
-                        permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-                        http.max_buf_size(limits.max_buf_bytes);
-                        app = Some(api::app(state).await);
-                        continue;
-                    }
-                    Err(e) => {
-                        outcome = Err(e);
-                        break;
-                    }
-                },
-                r = listener.accept() => match r {
-                    Ok((mut stream, _)) => {
-                        let svc = starting_app.clone();
-                        let hyper_svc = hyper::service::service_fn(
-                            move |req: hyper::Request<hyper::body::Incoming>| {
-                                let svc = svc.clone();
-                                async move {
-                                    Ok::<_, std::convert::Infallible>(
-                                        svc.handle(req.map(axum::body::Body::new)).await,
-                                    )
-                                }
-                            },
-                        );
-                        let activity = idle::Activity::new();
-                        let watcher = graceful.watcher();
-                        let http = http.clone();
-                        let (header_timeout, max_buf) =
-                            (limits.header_read_timeout, limits.max_buf_bytes);
-                        let mut stop = stop_rx.clone();
-                        tokio::spawn(async move {
-                            let conn = async {
-                                let first = tokio::select! {
-                                    first = head::read_first(&mut stream, max_buf) => first,
-                                    _ = stop.wait_for(|s| *s) => None,
-                                };
-                                let Some(first) = first else {
-                                    return Ok::<(), hyper::Error>(());
-                                };
-                                let io = TokioIo::new(idle::Watched::with_prefix(
-                                    stream,
-                                    activity.clone(),
-                                    first,
-                                ));
-                                watcher.watch(http.serve_connection(io, hyper_svc)).await
-                            };
-                            idle::serve_watched(conn, activity.clone(), header_timeout).await;
-                        });
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                },
-                () = &mut shutdown => break,
-            }
-            continue;
-        }
         let permit = tokio::select! {
-            p = permits.clone().acquire_owned() => p.context("connection limiter closed")?,
-            () = &mut shutdown => break,
+            p = connections.permits.clone().acquire_owned() => p.context("connection limiter closed")?,
+            () = &mut *shutdown => return Ok(()),
         };
         let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
@@ -625,19 +738,22 @@ pub async fn serve_starting(
                     continue;
                 }
             },
-            () = &mut shutdown => break,
+            () = &mut *shutdown => return Ok(()),
         };
         let _ = stream.set_nodelay(true);
-        let Some(svc) = app.clone() else { continue };
+        let svc = app.clone();
         let activity = idle::Activity::new();
         let seen = activity.clone();
         let hyper_svc =
             hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                 use futures_util::future::Either;
                 seen.request_started();
+                let req = req.map(axum::body::Body::new);
+                // what the request is, decided once for the direct route and the stack
+                let class = crate::api::route::classify(req.uri().path());
                 // A direct route answers at once: hyper gets a ready future, not the whole
                 // stack's (which it would move into place per request); others are boxed.
-                match svc.try_direct(req.map(axum::body::Body::new)) {
+                match svc.try_direct_as(req, class) {
                     Ok(response) => {
                         // a body in memory: answered now
                         seen.request_answered();
@@ -649,33 +765,16 @@ pub async fn serve_starting(
                         let svc = svc.clone();
                         let seen = seen.clone();
                         Either::Right(Box::pin(async move {
-                            let response = svc.handle_routed(req, Some(peer)).await;
+                            let response = svc.handle_routed_as(req, Some(peer), class).await;
                             // answered when its body is made (a streamed page may take long)
                             Ok(response.map(|body| idle::Answered::later(body, seen)))
                         }))
                     }
                 }
             });
-        let http = http.clone();
-        let watcher = graceful.watcher();
-        let (header_timeout, max_buf) = (limits.header_read_timeout, limits.max_buf_bytes);
-        let mut stop = stop_rx.clone();
-        let serve_conn = move |mut stream: tokio::net::TcpStream| async move {
-            let conn = async {
-                // the first head is checked before hyper sees it (`head`)
-                let first = tokio::select! {
-                    first = head::read_first(&mut stream, max_buf) => first,
-                    _ = stop.wait_for(|s| *s) => None,
-                };
-                let Some(first) = first else {
-                    return Ok::<(), hyper::Error>(());
-                };
-                // and every later one (`framing`)
-                let checked = framing::Checked::new(stream, activity.clone(), first, max_buf);
-                let io = TokioIo::new(idle::Watched::new(checked, activity.clone()));
-                watcher.watch(http.serve_connection(io, hyper_svc)).await
-            };
-            idle::serve_watched(conn, activity.clone(), header_timeout).await;
+        let settings = connections.settings();
+        let serve_conn = move |stream: tokio::net::TcpStream| async move {
+            serve_connection(settings, stream, hyper_svc, activity).await;
             drop(permit);
         };
         match workers.get(next % workers.len().max(1)) {
@@ -700,12 +799,6 @@ pub async fn serve_starting(
         }
         next = next.wrapping_add(1);
     }
-    drop(listener);
-    // Idle keep-alive connections are closed at once; requests in flight finish.
-    let _ = stop_tx.send(true);
-    graceful.shutdown().await;
-    crate::api::access_log::flush_stderr();
-    outcome
 }
 
 /// Raise the soft open-files limit to the hard limit, so the connection limit (below it) is the

@@ -12,10 +12,6 @@ const MAX_LINES: usize = 120;
 /// Functions still over the limit while they are being split (file, function name). Empty when
 /// the work is done; an entry that is no longer needed fails the test too, so the list only shrinks.
 const NOT_YET: &[(&str, &str)] = &[
-    ("src/api/ogc/items.rs", "items_inner"),
-    ("src/api/query_doc.rs", "query_parameter"),
-    ("src/api/read/endringer.rs", "list_changes"),
-    ("src/api/read/vegobjekter/filter.rs", "parse_filter"),
     ("src/generation/check.rs", "verify"),
     ("src/generation/successor.rs", "load_successor"),
     ("src/import/download.rs", "download_events"),
@@ -23,7 +19,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("src/import/network.rs", "add_link"),
     ("src/import/objects.rs", "add"),
     ("src/import/refresh.rs", "refresh_dir"),
-    ("src/server.rs", "serve_starting"),
 ];
 
 struct Lengths<'a> {

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 use vegdb::generation::{Generation, GenerationStore};
 use vegdb::import::refresh::{refresh_dir, RefreshSummary};
 use vegdb::import::{import_dir, TypeSelection};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::{Generation, GenerationStore};
 use vegdb::import::export::export_generation;

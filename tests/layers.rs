@@ -18,11 +18,15 @@ const LAYERS: &[&[&str]] = &[
     &["export"],
     &["server"],
     &["config"],
+    // the router that mounts every handler, and the application inside the request stack
+    &["api::router"],
     &["api::stack"],
     &["api::openapi", "api::guard", "api::health", "api::docs"],
     &["api::ogc"],
     &["api::forward"],
     &["api::read", "api::write", "api::tiles"],
+    // the common start of a read handler (`begin`) and its registration (`read_route!`)
+    &["api::handler"],
     &["api::geojson"],
     &["api::query_doc"],
     &["api::object_json"],
@@ -31,6 +35,8 @@ const LAYERS: &[&[&str]] = &[
     &["api::paging", "api::media", "api::catalog_docs"],
     // the response types (with `PositionJson`, the compact JSON writer of /posisjon and /veg)
     &["api::dto"],
+    // `AppState` and the API's settings, below every handler
+    &["api::state"],
     &[
         "api::params",
         "api::cursor",
@@ -38,8 +44,10 @@ const LAYERS: &[&[&str]] = &[
         "api::xml",
     ],
     &["api::error"],
-    &["api"],
-    // the access log's writer: its options are part of `api::OpsOptions`; it names nothing above
+    // what a request is, from its path: the one place path strings are matched
+    &["api::route"],
+    // the access log's writer: its options are part of `api::state::OpsOptions`; it names
+    // nothing above
     &["api::access_log"],
     // heavy bodies produced off the async workers (the stack, stream and geojson mark and wrap)
     &["api::heavy"],
@@ -192,7 +200,7 @@ fn parse_tree(s: &[char], mut i: usize) -> (Vec<Vec<String>>, usize) {
 }
 
 /// The graph node of an absolute module path: a top-level module, or `api::<child>` when the
-/// child is a module (`crate::api::AppState` is `api`).
+/// child is a module (`crate::api::AppState` would be `api`, which is in no layer).
 fn node_of(src: &Path, path: &[String]) -> Option<String> {
     let first = path.first()?;
     if first == "api" {
@@ -385,6 +393,24 @@ fn modules_only_point_down_the_layers() {
         problems.is_empty() && cs.is_empty(),
         "{}\n{report}",
         problems.join("\n")
+    );
+}
+
+/// `api/mod.rs` only names the API's modules: a path the checker cannot see (`use read::…`,
+/// `pub use router::…`) or an item there would make `api` a node of its own again.
+#[test]
+fn the_api_module_only_names_its_rooms() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/api/mod.rs");
+    let text = std::fs::read_to_string(file).expect("read api/mod.rs");
+    let items: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("//"))
+        .filter(|l| !(l.starts_with("pub mod ") && l.ends_with(';')))
+        .collect();
+    assert!(
+        items.is_empty(),
+        "api/mod.rs has more than modules: {items:?}"
     );
 }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 use vegdb::generation::{Generation, GenerationStore};
 use vegdb::snapshot::manifest::{Manifest, FORMAT_OPEN};
 use vegdb::snapshot::store::DataDir;

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use super::AppState;
+use super::state::AppState;
 
 /// Swagger UI 5.35.0 (npm `swagger-ui-dist`, Apache-2.0; see `assets/swagger-ui/SOURCE.md`).
 const SWAGGER_JS: &[u8] = include_bytes!("../../assets/swagger-ui/swagger-ui-bundle.js");

@@ -28,74 +28,21 @@ use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::write::{response_format, Fault, WRITE_ALIASES, WRITE_BASE};
-use super::AppState;
+use super::route::{self, Api};
+use super::state::AppState;
+use super::write::{response_format, Fault};
 
-/// What a server without a writer does with write requests.
-#[derive(Debug, Clone)]
-pub enum WriteRoute {
-    /// Forward to the writer at this base URL (no trailing slash).
-    Forward {
-        writer: String,
-        client: reqwest::Client,
-    },
-    /// Answer 307 with the same path on the writer.
-    Redirect { writer: String },
-    /// Answer 503 with this message (no writer known).
-    Refuse { message: String },
-}
-
-/// How write requests go to the writer (`--write-forwarding`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Forwarding {
-    Forward,
-    Redirect,
-}
-
-impl WriteRoute {
-    /// The route for a writer URL and a mode.
-    pub fn to_writer(writer: &str, mode: Forwarding) -> Result<WriteRoute, String> {
-        let writer = writer.trim_end_matches('/').to_string();
-        let url = reqwest::Url::parse(&writer)
-            .map_err(|e| format!("--writer-url '{writer}' is not a URL: {e}"))?;
-        if url.scheme() != "http" {
-            return Err(format!(
-                "--writer-url '{writer}': only http:// is built in (put a local TLS proxy in front of an https writer)"
-            ));
-        }
-        Ok(match mode {
-            Forwarding::Redirect => WriteRoute::Redirect { writer },
-            Forwarding::Forward => WriteRoute::Forward {
-                client: reqwest::Client::builder()
-                    .connect_timeout(std::time::Duration::from_secs(5))
-                    .redirect(reqwest::redirect::Policy::none())
-                    .build()
-                    .map_err(|e| format!("HTTP client for the writer: {e}"))?,
-                writer,
-            },
-        })
-    }
-
-    fn forwards_logins(&self) -> bool {
-        !matches!(self, WriteRoute::Refuse { .. })
-    }
-}
-
-fn under(path: &str, base: &str) -> bool {
-    path.strip_prefix(base)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-}
+pub use super::state::{Forwarding, WriteRoute};
 
 /// Whether a request belongs to the writer (see the module documentation); logins only when
 /// `logins`.
 pub fn is_write_request(path: &str, headers: &HeaderMap, logins: bool) -> bool {
-    if std::iter::once(WRITE_BASE)
-        .chain(WRITE_ALIASES)
-        .any(|b| under(path, b))
-    {
-        return true;
+    match route::classify(path).api {
+        Api::Write => true,
+        Api::Login => logins,
+        Api::Landing => logins && headers.contains_key("x-openam-username"),
+        _ => false,
     }
-    logins && (under(path, "/openam") || (path == "/" && headers.contains_key("x-openam-username")))
 }
 
 /// Headers that belong to one connection, not to the request or answer (RFC 9110 7.6.1).

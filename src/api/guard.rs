@@ -10,7 +10,8 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
-use super::write::{response_format, Fault, Format, WRITE_ALIASES, WRITE_BASE};
+use super::route::{self, RequestClass};
+use super::write::{response_format, Fault, Format};
 
 /// Longest request target (path + query) in bytes; longer is 414. Just below hyper's own bound
 /// (65,534), so long filters reach the filter limits, which say more; a longer target, or a head
@@ -29,12 +30,6 @@ pub const HYPER_MAX_HEADERS: usize = 100;
 const _: () = assert!(MAX_HEADERS + 10 <= HYPER_MAX_HEADERS);
 /// How much of a plain-text error body is kept as the message.
 const MAX_MESSAGE_BYTES: usize = 1024;
-
-fn is_write_path(path: &str) -> bool {
-    std::iter::once(WRITE_BASE)
-        .chain(WRITE_ALIASES.iter().copied())
-        .any(|base| path.starts_with(base))
-}
 
 /// Status and message in the shape of the API the path belongs to (`write`: the fault format).
 pub fn shaped(write: Option<Format>, status: StatusCode, message: String) -> Response {
@@ -73,7 +68,12 @@ fn has_api_body(headers: &axum::http::HeaderMap) -> bool {
 /// The API a request head belongs to, for its error's shape: `Some(format)` for the write API
 /// (the fault in the format `headers` ask for), `None` for the read API and everything else.
 pub fn api_of(path: &str, headers: &axum::http::HeaderMap) -> Option<Format> {
-    is_write_path(path).then(|| response_format(headers))
+    format_of(&route::classify(path), headers)
+}
+
+/// [`api_of`] a request of this class.
+fn format_of(class: &RequestClass, headers: &axum::http::HeaderMap) -> Option<Format> {
+    class.is_write().then(|| response_format(headers))
 }
 
 /// The 414 message for a request target of `target` bytes (`at_least`: it was not read to its
@@ -83,10 +83,14 @@ pub fn uri_too_long_message(target: usize, at_least: bool) -> String {
     format!("Forespørselens adresse er for lang: {at_least}{target} byte (høyst {MAX_URI_BYTES})")
 }
 
-/// The checks made before a request goes on: its URI and head within the limits. `Ok` carries
-/// the write-API format when the path belongs to the write API (for [`reshape`]).
-pub fn precheck<B>(req: &Request<B>) -> Result<Option<Format>, Box<Response>> {
-    let write = api_of(req.uri().path(), req.headers());
+/// The checks made before a request (of this class) goes on: its URI and head within the
+/// limits. `Ok` carries the write-API format when the path belongs to the write API (for
+/// [`reshape`]).
+pub fn precheck<B>(
+    req: &Request<B>,
+    class: &RequestClass,
+) -> Result<Option<Format>, Box<Response>> {
+    let write = format_of(class, req.headers());
     let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target > MAX_URI_BYTES {
         return Err(Box::new(shaped(
@@ -151,6 +155,7 @@ mod tests {
 
     #[test]
     fn write_paths_are_recognised_under_every_prefix() {
+        let is_write_path = |p: &str| api_of(p, &axum::http::HeaderMap::new()).is_some();
         assert!(is_write_path("/nvdb/apiskriv/rest/v2/endringssett"));
         assert!(is_write_path("/nvdb/apiskriv/v2/endringssett"));
         assert!(is_write_path("/registry/apiskriv/rest/v2/binaer"));

@@ -23,7 +23,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
 
-use super::AppState;
+use super::state::AppState;
 
 /// Seconds a client is asked to wait (`Retry-After`) while the server is starting.
 pub const RETRY_AFTER_S: u64 = 2;

@@ -59,7 +59,7 @@ impl std::fmt::Display for HrefText<'_> {
             f,
             "{}{}/vegobjekter/{}/{}",
             self.base,
-            super::READ_BASE,
+            super::route::READ_BASE,
             self.type_id,
             self.id
         )

@@ -14,7 +14,7 @@ pub use super::object_docs::*;
 use serde_json::Value;
 
 use super::error::ApiResult;
-use super::AppState;
+use super::state::AppState;
 use crate::catalog::{datatype, ObjectType};
 use crate::generation::feature::{Geometry, Piece};
 use crate::generation::rows::{ObjectRow, StoredValue};
@@ -152,7 +152,7 @@ impl<'a> Render<'a> {
         format!(
             "{}{}/vegobjekter/{type_id}/{id}",
             self.s.public_url(),
-            super::READ_BASE
+            super::route::READ_BASE
         )
     }
 

@@ -12,11 +12,9 @@
 use serde_json::{json, Value};
 use utoipa::OpenApi;
 
-use super::READ_BASE;
+use super::route::READ_BASE;
 
-/// Extension on a path item mounted as an alias of another path (`api::alias`): such items
-/// are left out of the served document.
-pub const ALIAS_OF: &str = "x-vegdb-alias-of";
+pub use super::handler::ALIAS_OF;
 
 /// Routes served beside each API's documented operations that are not operations of the API
 /// themselves: the document and its docs page (`api::docs`), relative to the API's base.
@@ -238,7 +236,7 @@ fn add_xml(response: &mut Value) {
 /// The unserved documents of the routers (full read paths, aliases marked), for the tests
 /// that compare them with the routers.
 pub fn router_documents() -> (utoipa::openapi::OpenApi, utoipa::openapi::OpenApi) {
-    let (_, read) = super::read_routes().split_for_parts();
+    let (_, read) = super::read::routes().split_for_parts();
     let mut write = None;
     let _ = super::write::routes(|doc| {
         write = Some(doc);

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::cursor::Cursor;
 use super::error::{ApiError, ApiResult};
 use super::params::Params;
-use super::AppState;
+use super::state::AppState;
 
 pub const DEFAULT_PAGE: usize = 1000;
 

@@ -76,10 +76,20 @@ pub const SRIDS: &[&str] = &[
     "32633", "25833", "5973", "6173", "4326", "25832", "25835", "utm33", "wgs84",
 ];
 
+/// Type, description and requiredness of a query parameter's documentation.
+type ParameterDoc = (Value, &'static str, bool);
+
 /// Type, description and requiredness of every query parameter a read handler accepts, as its
 /// parser reads it. `inkluder`: the words of the handler's `inkluder`.
-pub fn query_parameter(name: &str, inkluder: &[&str]) -> Option<(Value, &'static str, bool)> {
-    let number_list = json!({"type": "string", "pattern": "^([0-9]{1,9}(,[0-9]{1,9})*)?$"});
+pub fn query_parameter(name: &str, inkluder: &[&str]) -> Option<ParameterDoc> {
+    output_parameter(name, inkluder)
+        .or_else(|| filter_parameter(name))
+        .or_else(|| paging_parameter(name))
+        .or_else(|| position_parameter(name))
+}
+
+/// The parameters that shape the answer: format, coordinate system, parts, geometry.
+fn output_parameter(name: &str, inkluder: &[&str]) -> Option<ParameterDoc> {
     // an empty item (`inkluder=`) is ignored by the parser, so it is a valid value too
     let words = |w: &[&str]| {
         let mut values: Vec<&str> = w.to_vec();
@@ -117,6 +127,14 @@ pub fn query_parameter(name: &str, inkluder: &[&str]) -> Option<(Value, &'static
             "Cut stretches to the area filters (true) or return whole objects (false)",
             false,
         ),
+        _ => return None,
+    })
+}
+
+/// The filters of the object and network lists (areas, roads, extents, properties).
+fn filter_parameter(name: &str) -> Option<ParameterDoc> {
+    let number_list = json!({"type": "string", "pattern": "^([0-9]{1,9}(,[0-9]{1,9})*)?$"});
+    Some(match name {
         "region" | "fylke" | "vegavdeling" | "kommune" => (
             number_list,
             "Area numbers, comma list (or repeated); objects in any of them",
@@ -159,6 +177,13 @@ pub fn query_parameter(name: &str, inkluder: &[&str]) -> Option<(Value, &'static
             "Objects overlapping objects of another type: typeId or typeId(filter); repeatable, AND-ed",
             false,
         ),
+        _ => return None,
+    })
+}
+
+/// Paging, depth, and the ids and times of single-object and change lookups.
+fn paging_parameter(name: &str) -> Option<ParameterDoc> {
+    Some(match name {
         "antall" => (
             json!({"type": "integer", "minimum": 1, "maximum": 1_000_000_000, "default": 1000}),
             "Page size (larger values are clamped to 10,000)",
@@ -189,6 +214,13 @@ pub fn query_parameter(name: &str, inkluder: &[&str]) -> Option<(Value, &'static
             "Time: ISO 8601 with offset, 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM' or 'YYYY-MM-DD' (+02:00)",
             true,
         ),
+        _ => return None,
+    })
+}
+
+/// The positions of `/posisjon` and `/veg`.
+fn position_parameter(name: &str) -> Option<ParameterDoc> {
+    Some(match name {
         "nord" | "ost" => (
             json!({"type": "number"}),
             "Northing / easting in the request's srid (give both, or lat and lon)",

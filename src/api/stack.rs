@@ -31,8 +31,11 @@
 //!   chunk by chunk on the few heavy-work threads of the process (`super::heavy`); for any
 //!   other answer this is one look into its (empty) extensions.
 //! - request base: built from `Host` once per thread and host, then shared.
-//! - metrics: the route label from the path (string compares), then a counter add and a
-//!   histogram sample through handles resolved once per (route, status) (`crate::metrics`).
+//! - classification: the path as it arrived is classified once (`route::classify`: byte
+//!   compares of its first segment and its end, no allocation) into the class every step below
+//!   reads: the metrics label, the API (error shape), shedding, caching, suffix, direct route.
+//! - metrics: the class's label, then a counter add and a histogram sample through handles
+//!   resolved once per (route, status) (`crate::metrics`).
 //! - in flight / shedding: one atomic add and one subtract.
 //! - rate limit (off by default): the key (`X-Client` copied, else the IP address) and one
 //!   `governor` check in its sharded map.
@@ -68,11 +71,13 @@ use tracing::Instrument;
 mod direct;
 mod etag;
 
-use self::etag::{cacheable_path, entity_tag, none_match};
+use self::etag::{entity_tag, none_match};
 use super::access_log::{AccessLine, AccessLog};
 use super::guard;
+use super::media;
 use super::request_base;
-use super::{AppState, OpsOptions};
+use super::route::{self, Api, RequestClass, READ_BASE};
+use super::state::{ApiConfig, AppState, OpsOptions};
 use crate::generation::GenerationStore;
 use crate::metrics::{self, Metrics};
 
@@ -82,9 +87,7 @@ pub const X_CLIENT: HeaderName = HeaderName::from_static("x-client");
 /// `Server` on every response.
 pub const SERVER: &str = concat!("vegdb/", env!("CARGO_PKG_VERSION"));
 /// Where the metrics are served (outside both APIs).
-pub const METRICS_PATH: &str = "/metrics";
-/// Paths neither shed nor rate-limited: monitoring must see an overloaded server.
-const MONITORING_PATHS: &[&str] = &[METRICS_PATH, "/health", "/ready"];
+pub use super::route::METRICS_PATH;
 /// Target of the access log lines.
 pub const ACCESS_LOG_TARGET: &str = super::access_log::TARGET;
 /// Content type of the Prometheus text exposition format.
@@ -149,7 +152,7 @@ struct Inner {
     /// None while the server starts (no generation yet: no entity tags).
     store: Option<Arc<GenerationStore>>,
     /// The state the direct routes answer from (None: every request through the router).
-    direct: Option<super::AppState>,
+    direct: Option<AppState>,
     /// The headers of a direct route's usual answer (see `direct::AnswerHeaders`).
     answer_headers: Option<direct::AnswerHeaders>,
     ops: OpsOptions,
@@ -312,16 +315,16 @@ impl App {
 
     /// The stack around routes that serve no data (the start-up answers while the data
     /// loads, `api::health::starting_router`): no entity tags, no writer metrics.
-    pub async fn without_data(router: Router, config: &super::ApiConfig) -> App {
+    pub async fn without_data(router: Router, config: &ApiConfig) -> App {
         App::build(router, config, None, None, None).await
     }
 
     async fn build(
         router: Router,
-        config: &super::ApiConfig,
+        config: &ApiConfig,
         store: Option<Arc<GenerationStore>>,
         writer: Option<Arc<crate::changeset::writer::Writer>>,
-        state: Option<super::AppState>,
+        state: Option<AppState>,
     ) -> App {
         let ops = config.ops.clone();
         let (cors, cors_headers) = cors_of(&ops.cors_origins).await;
@@ -385,22 +388,34 @@ impl App {
     /// Answer one request from `peer`: on its direct route if it has one, else through the
     /// routes.
     pub async fn handle_from(&self, req: Request, peer: Option<IpAddr>) -> Response {
-        match self.try_direct(req) {
+        let class = route::classify(req.uri().path());
+        match self.try_direct_as(req, class) {
             Ok(response) => response,
-            Err(req) => self.handle_routed(req, peer).await,
+            Err(req) => self.handle_routed_as(req, peer, class).await,
         }
     }
 
     /// Answer one request through the routes, inside the whole stack.
-    pub async fn handle_routed(&self, mut req: Request, peer: Option<IpAddr>) -> Response {
+    pub async fn handle_routed(&self, req: Request, peer: Option<IpAddr>) -> Response {
+        let class = route::classify(req.uri().path());
+        self.handle_routed_as(req, peer, class).await
+    }
+
+    /// [`App::handle_routed`] of a request whose path was classified (as it arrived).
+    pub async fn handle_routed_as(
+        &self,
+        mut req: Request,
+        peer: Option<IpAddr>,
+        class: RequestClass,
+    ) -> Response {
         let started = tokio::time::Instant::now();
         let inner = &*self.inner;
         let log = inner
             .access_log
             .as_ref()
             .map(|_| (req.method().clone(), req.uri().clone()));
-        super::rewrite_suffix_in_place(&mut req);
-        let route = metrics::route_of(req.uri().path());
+        rewrite_suffix(&mut req, &class);
+        let route = class.label;
         let id = match req.headers().get(&X_REQUEST_ID) {
             Some(v) => v.clone(),
             None => {
@@ -415,9 +430,9 @@ impl App {
         let span = tracing::debug_span!("request", method = %req.method(), uri = %req.uri(),
             request_id = %id.to_str().unwrap_or("-"));
         let response = if span.is_disabled() {
-            self.serve(req, started, peer).await
+            self.serve(req, started, peer, class).await
         } else {
-            self.serve(req, started, peer).instrument(span).await
+            self.serve(req, started, peer, class).instrument(span).await
         };
         self.finish(response, started, route, id, log, false)
     }
@@ -428,18 +443,14 @@ impl App {
         &self,
         mut response: Response,
         started: tokio::time::Instant,
-        route: usize,
+        route: metrics::RouteLabel,
         id: HeaderValue,
         log: Option<(Method, axum::http::Uri)>,
         has_id_and_server: bool,
     ) -> Response {
         let inner = &*self.inner;
         if !has_id_and_server {
-            let headers = response.headers_mut();
-            if !headers.contains_key(&X_REQUEST_ID) {
-                headers.insert(X_REQUEST_ID, id.clone());
-            }
-            headers.insert(header::SERVER, inner.server.clone());
+            put_id_and_server(response.headers_mut(), &id, &inner.server);
         }
         let latency = started.elapsed();
         let status = response.status();
@@ -460,10 +471,16 @@ impl App {
         response
     }
 
-    /// The CORS headers of an answer to a request from `origin` (not a preflight).
-    fn add_cors(&self, response: &mut Response, origin: Option<&HeaderValue>) {
-        put_cors(
+    /// The headers every answer of the routes, or refusal, gets after its handler, on the
+    /// general path and a direct route's alike (see [`finish_headers`]).
+    fn finish_answer(&self, response: &mut Response, finish: Finish, origin: Option<&HeaderValue>) {
+        let validators = finish
+            .validators
+            .map(|(tag, private)| (tag, self.cache_control(private)));
+        finish_headers(
             response.headers_mut(),
+            finish.vary_encoding,
+            validators,
             self.inner.cors_headers.for_origin(origin),
         );
     }
@@ -494,11 +511,11 @@ impl App {
         req: Request,
         started: tokio::time::Instant,
         peer: Option<IpAddr>,
+        class: RequestClass,
     ) -> Response {
         tracing::debug!("started processing request");
         let inner = &*self.inner;
-        let path = req.uri().path();
-        if path == METRICS_PATH && (req.method() == Method::GET || req.method() == Method::HEAD) {
+        if class.is_metrics() && (req.method() == Method::GET || req.method() == Method::HEAD) {
             if let Some(m) = &inner.metrics {
                 let text = m.render(inner.in_flight.load(Ordering::Relaxed));
                 let mut r = Response::new(Body::from(text));
@@ -511,7 +528,7 @@ impl App {
                 return r;
             }
         }
-        let monitoring = MONITORING_PATHS.contains(&path);
+        let monitoring = !class.may_be_shed();
         let now_in_flight = inner.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         let _in_flight = InFlight(&inner.in_flight);
         let origin = req.headers().get(header::ORIGIN).cloned();
@@ -525,8 +542,8 @@ impl App {
                 Err(never) => match never {},
             };
         }
-        let mut response = match guard::precheck(&req) {
-            Err(r) => *r,
+        let (mut response, finish) = match guard::precheck(&req, &class) {
+            Err(r) => (*r, Finish::NOTHING),
             Ok(write)
                 if !monitoring
                     && inner.ops.max_in_flight > 0
@@ -535,19 +552,21 @@ impl App {
                 if let Some(m) = &inner.metrics {
                     m.shed();
                 }
-                self.refuse(write, StatusCode::SERVICE_UNAVAILABLE, None)
+                let r = self.refuse(write, StatusCode::SERVICE_UNAVAILABLE, None);
+                (r, Finish::NOTHING)
             }
             Ok(write) => match self.rate_limited(&req, peer, monitoring) {
                 Some(wait) => {
                     if let Some(m) = &inner.metrics {
                         m.rate_limited();
                     }
-                    self.refuse(write, StatusCode::TOO_MANY_REQUESTS, Some(wait))
+                    let r = self.refuse(write, StatusCode::TOO_MANY_REQUESTS, Some(wait));
+                    (r, Finish::NOTHING)
                 }
-                None => self.call(req, write, started).await,
+                None => self.call(req, write, started, &class).await,
             },
         };
-        self.add_cors(&mut response, origin.as_ref());
+        self.finish_answer(&mut response, finish, origin.as_ref());
         response
     }
 
@@ -572,28 +591,30 @@ impl App {
         }
     }
 
-    /// The routes, with the entity tag checked before and added after.
+    /// The routes, with the entity tag checked before; what [`finish_headers`] is to add after
+    /// comes back with the answer.
     async fn call(
         &self,
         req: Request,
         write: Option<super::write::Format>,
         started: tokio::time::Instant,
-    ) -> Response {
+        class: &RequestClass,
+    ) -> (Response, Finish) {
         let inner = &*self.inner;
         let tag = (inner.ops.http_cache
             && write.is_none()
             && (req.method() == Method::GET || req.method() == Method::HEAD)
-            && cacheable_path(req.uri().path()))
-        .then_some(inner.store.as_ref())
-        .flatten()
-        .map(|store| entity_tag(store.current_id(), &req, inner.base_from_request));
+            && class.cacheable)
+            .then_some(inner.store.as_ref())
+            .flatten()
+            .map(|store| entity_tag(store.current_id(), &req, inner.base_from_request));
         let mut star = false;
         if let Some((tag, private)) = &tag {
             if req.headers().contains_key(header::IF_NONE_MATCH) {
                 let (matched, any) = none_match(req.headers().get_all(header::IF_NONE_MATCH), tag);
                 star = any;
                 if matched {
-                    return self.not_modified(tag.clone(), *private);
+                    return (not_modified(), Finish::validators(tag.clone(), *private));
                 }
             }
         }
@@ -604,46 +625,54 @@ impl App {
         };
         let deadline = started + inner.timeout;
         // A client that accepts no encoding gets its answer without the compression wrapper
-        // (its predicate and body adapter cost ≈ 3,000 instructions per request for nothing).
-        let answered = if req.headers().contains_key(header::ACCEPT_ENCODING) {
+        // (its predicate and body adapter cost ≈ 3,000 instructions per request for nothing);
+        // the answer still depends on Accept-Encoding, as the wrapper would say (`Vary`).
+        let compressed = req.headers().contains_key(header::ACCEPT_ENCODING);
+        let answered = if compressed {
             let svc: Compression<Router, Compress> = inner.compression.layer(inner.router.clone());
             answer_in_time(deadline, base, svc.oneshot(req))
                 .await
                 .map(|r| r.map(|r| r.map(Body::new)))
         } else {
-            let mut answered =
-                answer_in_time(deadline, base, inner.router.clone().oneshot(req)).await;
-            // the answer still depends on Accept-Encoding, as the wrapper would say
-            if let Some(Ok(r)) = &mut answered {
-                r.headers_mut().append(header::VARY, VARY_ACCEPT_ENCODING);
-            }
-            answered
+            answer_in_time(deadline, base, inner.router.clone().oneshot(req)).await
         };
         let mut r = match answered {
-            Some(Ok(r)) => {
+            Some(Ok(mut r)) => {
                 if guard::needs_reshape(r.status(), r.headers()) {
-                    return guard::reshape(write, r).await;
+                    // the lower layer's headers, `Vary` among them, are kept by the reshape
+                    if !compressed {
+                        r.headers_mut().append(header::VARY, VARY_ACCEPT_ENCODING);
+                    }
+                    return (guard::reshape(write, r).await, Finish::NOTHING);
                 }
                 r
             }
             Some(Err(never)) => match never {},
-            None => return guard::timed_out(write),
+            None => return (guard::timed_out(write), Finish::NOTHING),
         };
         // a large streamed page: rendered and compressed off the async workers, a bounded
         // number of chunks at a time (`super::heavy`)
         if r.extensions().get::<super::heavy::Heavy>().is_some() {
             r = r.map(super::heavy::offload);
         }
-        if let (Some((tag, private)), StatusCode::OK) = (tag, r.status()) {
-            if star {
-                return self.not_modified(tag, private);
+        let finish = Finish {
+            vary_encoding: !compressed,
+            validators: None,
+        };
+        match (tag, r.status()) {
+            (Some((tag, private)), StatusCode::OK) if star => {
+                (not_modified(), Finish::validators(tag, private))
             }
             // (`Vary: Accept` is among the CORS headers every answer gets)
-            let headers = r.headers_mut();
-            headers.insert(header::ETAG, tag);
-            headers.insert(header::CACHE_CONTROL, self.cache_control(private));
+            (Some((tag, private)), StatusCode::OK) => (
+                r,
+                Finish {
+                    validators: Some((tag, private)),
+                    ..finish
+                },
+            ),
+            _ => (r, finish),
         }
-        r
     }
 
     fn cache_control(&self, private: bool) -> HeaderValue {
@@ -654,19 +683,128 @@ impl App {
         }
     }
 
-    /// 304 with the validators a 200 would carry, without running the handler.
-    fn not_modified(&self, tag: HeaderValue, private: bool) -> Response {
-        let mut r = Response::new(Body::empty());
-        *r.status_mut() = StatusCode::NOT_MODIFIED;
-        let headers = r.headers_mut();
-        headers.insert(header::ETAG, tag);
-        headers.insert(header::CACHE_CONTROL, self.cache_control(private));
-        r
-    }
-
     /// The metrics registry (None when `--metrics false`).
     pub fn metrics(&self) -> Option<&Metrics> {
         self.inner.metrics.as_deref()
+    }
+}
+
+/// 304 without running the handler (it gets the validators a 200 would carry: [`Finish`]).
+fn not_modified() -> Response {
+    let mut r = Response::new(Body::empty());
+    *r.status_mut() = StatusCode::NOT_MODIFIED;
+    r
+}
+
+/// What [`finish_headers`] adds to an answer besides the CORS headers.
+#[derive(Debug)]
+pub(super) struct Finish {
+    /// `Vary: accept-encoding` on an answer the compression wrapper did not see.
+    pub(super) vary_encoding: bool,
+    /// The entity tag and whether the answer is private (`Cache-Control`), for a 200 or 304.
+    pub(super) validators: Option<(HeaderValue, bool)>,
+}
+
+impl Finish {
+    /// CORS only (refusals, reshaped errors, timeouts).
+    const NOTHING: Finish = Finish {
+        vary_encoding: false,
+        validators: None,
+    };
+
+    fn validators(tag: HeaderValue, private: bool) -> Finish {
+        Finish {
+            vary_encoding: false,
+            validators: Some((tag, private)),
+        }
+    }
+}
+
+/// THE headers added after the handler to every answer of the routes (not the metrics scrape
+/// nor a preflight), in this order, on the general path, on a direct route and in the headers
+/// a direct route's usual answer is prepared with (`direct::AnswerHeaders`): `Vary:
+/// accept-encoding` (`vary_encoding`), the entity tag and `Cache-Control` (`validators`), the
+/// CORS headers (`Vary: accept` joined into the answer's `Vary` line).
+pub(super) fn finish_headers(
+    headers: &mut HeaderMap,
+    vary_encoding: bool,
+    validators: Option<(HeaderValue, HeaderValue)>,
+    cors: &Headers,
+) {
+    if vary_encoding {
+        headers.append(header::VARY, VARY_ACCEPT_ENCODING);
+    }
+    if let Some((tag, cache_control)) = validators {
+        headers.insert(header::ETAG, tag);
+        headers.insert(header::CACHE_CONTROL, cache_control);
+    }
+    put_cors(headers, cors);
+}
+
+/// The request id (unless the answer has one) and `Server`: the last headers of every answer.
+pub(super) fn put_id_and_server(headers: &mut HeaderMap, id: &HeaderValue, server: &HeaderValue) {
+    if !headers.contains_key(&X_REQUEST_ID) {
+        headers.insert(X_REQUEST_ID, id.clone());
+    }
+    headers.insert(header::SERVER, server.clone());
+}
+
+/// Format suffixes of the read API (v2 `retningslinjer.md`): `/vegobjekttyper.json` is
+/// `/vegobjekttyper` in JSON, `/vegobjekttyper.xml` in XML (the suffix wins over Accept). Runs
+/// before routing; also records the path for the XML root's name when the answer may be XML.
+/// The two internal headers are always removed here first, so a client cannot supply them. A
+/// JSON request without a suffix costs no copy of the path.
+pub fn rewrite_suffix_in_place(req: &mut Request) {
+    let class = route::classify(req.uri().path());
+    rewrite_suffix(req, &class);
+}
+
+/// [`rewrite_suffix_in_place`] of a request of this class (its path as it arrived).
+fn rewrite_suffix(req: &mut Request, class: &RequestClass) {
+    let headers = req.headers_mut();
+    headers.remove(media::SUFFIX_FORMAT);
+    headers.remove(media::RESOURCE_PATH);
+    if class.api != Api::Read {
+        return;
+    }
+    let Some(below) = req.uri().path().get(READ_BASE.len()..) else {
+        return;
+    };
+    let Some(resource) = route::xml_resource(below, class) else {
+        return;
+    };
+    let format = class.suffix.map(route::Suffix::name);
+    // The path names the XML root only: a request that cannot be answered in XML skips it.
+    let maybe_xml = format == Some("xml")
+        || (format.is_none()
+            && req
+                .headers()
+                .get(axum::http::header::ACCEPT)
+                .is_some_and(|a| media::mentions_xml(a.as_bytes())));
+    if maybe_xml {
+        if let Ok(value) = HeaderValue::from_str(resource) {
+            req.headers_mut().insert(media::RESOURCE_PATH, value);
+        }
+    }
+    rewrite_format(req, format);
+}
+
+/// Strip a format suffix from the URI and note the format for negotiation.
+fn rewrite_format(req: &mut Request, format: Option<&'static str>) {
+    let Some(f) = format else {
+        return;
+    };
+    req.headers_mut()
+        .insert(media::SUFFIX_FORMAT, HeaderValue::from_static(f));
+    let path = req.uri().path();
+    let stripped = &path[..path.len() - f.len() - 1];
+    let rest = req
+        .uri()
+        .query()
+        .map(|q| format!("{stripped}?{q}"))
+        .unwrap_or_else(|| stripped.to_string());
+    if let Ok(uri) = rest.parse() {
+        *req.uri_mut() = uri;
     }
 }
 

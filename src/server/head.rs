@@ -12,8 +12,8 @@
 //!
 //! The first head is read here ([`read_first`]); it and every later head of a kept-alive
 //! connection then go through `super::framing::Checked`, which follows the requests' bodies
-//! to each next head and refuses a bad one after hyper's last answer (on a connection of the
-//! starting server, later heads are hyper's alone: `super::idle::Watched::with_prefix`).
+//! to each next head and refuses a bad one after hyper's last answer (the starting server's
+//! answers close their connection, so no later head is read there).
 //!
 //! Limits: a request target of at most [`MAX_URI_BYTES`] bytes (414), a head of at most the
 //! connection's buffer (`ConnectionLimits::max_buf_bytes`, 256 KiB; 431) and

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 
 use crate::server::{store, TestServer};
 

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use vegdb::api::{ApiConfig, AppState, ConnectionLimits};
+use vegdb::api::state::{ApiConfig, AppState, ConnectionLimits};
 
 use crate::server::store;
 

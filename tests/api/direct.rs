@@ -16,7 +16,7 @@ use axum::extract::Request;
 use axum::response::Response;
 use proptest::prelude::*;
 use vegdb::api::stack::App;
-use vegdb::api::{ApiConfig, AppState, OpsOptions};
+use vegdb::api::state::{ApiConfig, AppState, OpsOptions};
 
 use crate::server::store;
 
@@ -33,7 +33,7 @@ async fn app_with(direct_routes: bool, ops: OpsOptions) -> App {
         ..ops
     };
     let state = AppState::read_only(store(), config);
-    vegdb::api::app(state).await
+    vegdb::api::router::app(state).await
 }
 
 /// Valid road references and link positions of the tiny data (from `/posisjon` answers at
@@ -497,7 +497,7 @@ async fn a_statistics_request_for_the_blocking_pool_is_given_back_marked() {
         let mut config = ApiConfig::new("http://127.0.0.1:1", Duration::from_secs(10));
         config.query_budget = Duration::from_micros(100);
         config.ops.direct_routes = direct_routes;
-        vegdb::api::app(AppState::read_only(store(), config)).await
+        vegdb::api::router::app(AppState::read_only(store(), config)).await
     };
     let (direct, routed) = (app(true).await, app(false).await);
     let req = || {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 
 use crate::server::{store, TestServer};
 

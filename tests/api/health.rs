@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use vegdb::api::health::Starting;
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 
 use crate::server::store;
 
@@ -201,6 +201,26 @@ fn fifo_in_place_of(path: &std::path::Path) -> String {
     text
 }
 
+/// On one connection to the loading server at `port`: a good request and, pipelined behind it,
+/// a head with a raw 0xff byte. Returns the first answer and whatever follows it, as text (read
+/// until the server closes).
+fn pipelined_bad_head(port: u16) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let good = b"GET /nvdb/api/v2/status HTTP/1.1\r\nHost: x\r\n\r\n";
+    let bad = b"GET /nvdb/api/v2/status?\xff=1 HTTP/1.1\r\nHost: x\r\n\r\n";
+    s.write_all(&[&good[..], bad].concat()).unwrap();
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).unwrap();
+    let text = String::from_utf8_lossy(&all).into_owned();
+    let second = text[1..]
+        .find("HTTP/1.1 ")
+        .map(|i| i + 1)
+        .unwrap_or(text.len());
+    (text[..second].to_string(), text[second..].to_string())
+}
+
 /// Write `text` into the FIFO at `path` (blocks until the server opens it).
 fn feed(path: std::path::PathBuf, text: String) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
@@ -285,6 +305,23 @@ async fn a_loading_server_says_loading_and_names_no_path_of_its_own() {
     answers_while_loading("opening the data directory").await;
     let fed = feed(current_path, current);
     answers_while_loading("loading generation").await;
+    let (first, refusal) = tokio::task::spawn_blocking(move || pipelined_bad_head(port))
+        .await
+        .unwrap();
+    assert!(
+        first.starts_with("HTTP/1.1 503"),
+        "the loading answer first: {first:.300}"
+    );
+    // the loading answer closes the connection, so the bad head behind it is never read:
+    // no bare status from the HTTP server follows
+    assert!(
+        first.to_ascii_lowercase().contains("connection: close"),
+        "{first:.300}"
+    );
+    assert!(
+        refusal.is_empty(),
+        "nothing after the loading answer: {refusal:.300}"
+    );
     fed.join().unwrap();
     feed(manifest_path, manifest).join().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);

@@ -12,7 +12,7 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::routing::get;
 use serde_json::Value;
-use vegdb::api::{ApiConfig, AppState, OpsOptions};
+use vegdb::api::state::{ApiConfig, AppState, OpsOptions};
 use vegdb::generation::{Generation, GenerationStore};
 
 use crate::server::{store, tiny_generation_dir};
@@ -420,7 +420,7 @@ async fn app_with_slow_route(ops: OpsOptions) -> vegdb::api::stack::App {
     let mut config = ApiConfig::new("http://127.0.0.1:1", Duration::from_secs(10));
     config.ops = ops;
     let state = AppState::read_only(store(), config);
-    let router = vegdb::api::routes(state.clone()).merge(axum::Router::new().route(
+    let router = vegdb::api::router::routes(state.clone()).merge(axum::Router::new().route(
         "/nvdb/api/v2/slow",
         get(|| async {
             tokio::time::sleep(Duration::from_millis(400)).await;

@@ -11,7 +11,7 @@ use axum::extract::Request;
 use axum::response::Response;
 use tower::{Layer, ServiceExt};
 use tower_http::cors::CorsLayer;
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 
 use crate::server::{store, TestServer};
 

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 
 use super::server::store;
 

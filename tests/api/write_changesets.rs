@@ -1203,9 +1203,12 @@ async fn a_read_only_service_answers_the_write_api_with_503() {
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let mut state = vegdb::api::AppState::read_only(
+    let mut state = vegdb::api::state::AppState::read_only(
         super::server::store(),
-        vegdb::api::ApiConfig::new(format!("http://{addr}"), std::time::Duration::from_secs(10)),
+        vegdb::api::state::ApiConfig::new(
+            format!("http://{addr}"),
+            std::time::Duration::from_secs(10),
+        ),
     );
     state.users = std::sync::Arc::new(vegdb::users::Users::open(&users).unwrap());
     tokio::spawn(vegdb::server::serve(

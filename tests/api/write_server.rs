@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{json, Value};
-use vegdb::api::{ApiConfig, AppState};
+use vegdb::api::state::{ApiConfig, AppState};
 use vegdb::changeset::writer::Writer;
 use vegdb::generation::{Generation, GenerationStore};
 use vegdb::snapshot::store::DataDir;

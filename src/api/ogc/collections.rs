@@ -10,7 +10,7 @@ use super::crs::{crs_list, CRS84, EPSG};
 use super::error::{OgcError, OgcResult};
 use super::{document, html, link, ogc_url, NETWORK};
 use crate::api::media::GEOJSON;
-use crate::api::AppState;
+use crate::api::state::AppState;
 use crate::generation::Generation;
 use crate::geo::srid::Srid;
 

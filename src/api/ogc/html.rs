@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::super::AppState;
+use super::super::state::AppState;
 
 fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

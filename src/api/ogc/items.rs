@@ -13,15 +13,18 @@ use super::{
     encoding, html, html_response, json_response, link, ogc_url, respond, Encoding, Query,
     CONTENT_CRS, DEFAULT_LIMIT, MAX_LIMIT, NETWORK,
 };
-use crate::api::geojson::{self, Features};
+use crate::api::geojson::{self, Crs, Features};
 use crate::api::media::GEOJSON;
 use crate::api::read::vegnett::link_features;
-use crate::api::AppState;
+use crate::api::state::AppState;
 use crate::catalog::{ObjectType, ValueKind};
+use crate::generation::Generation;
+use crate::geo::map_extent::MapExtent;
 use crate::query::egenskap;
 use crate::query::network::NetworkAreaFilter;
 use crate::query::objects::ObjectFilter;
 use crate::query::vegref::link_range_short;
+use std::sync::Arc;
 
 /// Makes the features of a page of rows.
 type FeaturesOf = Box<dyn Fn(Vec<u32>) -> Features>;
@@ -149,40 +152,118 @@ fn items_inner(
     let enc = encoding(&q, headers)?;
     let g = s.store.current();
     let (id, title, _) = find_collection(&g, cid)?;
-    let limit = match q.get("limit") {
-        None => DEFAULT_LIMIT,
-        Some(l) => match l.trim().parse::<usize>() {
-            Ok(n) if n >= 1 => n.min(MAX_LIMIT),
-            _ => {
-                return Err(OgcError::bad(format!(
-                    "limit must be a positive integer, not '{l}'"
-                )))
+    let r = ItemsRequest::parse(&q)?;
+    let (rows, features_of) = select_items(s, &g, &id, &r)?;
+    let matched = rows.len();
+    let end = (r.offset.saturating_add(r.limit as u64)).min(matched);
+    let page: Vec<u32> = (r.offset.min(end)..end)
+        .filter_map(|k| rows.select(k as u32))
+        .collect();
+    let returned = page.len() as u64;
+    let links = page_links(s, &q, enc, &r, [&id, &title], [returned, matched]);
+    let features = features_of(page);
+    match enc {
+        Encoding::Json => {
+            let mut m = Map::new();
+            m.insert(
+                "timeStamp".into(),
+                chrono::Utc::now()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    .into(),
+            );
+            m.insert("numberMatched".into(), matched.into());
+            m.insert("numberReturned".into(), returned.into());
+            m.insert("links".into(), links.into());
+            let crs_header = HeaderValue::from_str(&format!("<{}>", crs_uri(r.crs)))
+                .map_err(|e| OgcError::bad(e.to_string()))?;
+            Ok(geojson::collection(
+                m,
+                features,
+                GEOJSON,
+                &[(CONTENT_CRS, crs_header)],
+            ))
+        }
+        Encoding::Html => {
+            let mut items = Vec::with_capacity(features.count());
+            for i in 0..features.count() {
+                let mut out = String::new();
+                features.write(i, &mut out)?;
+                items.push(
+                    serde_json::from_str::<Value>(&out)
+                        .map_err(|e| OgcError::bad(e.to_string()))?,
+                );
             }
-        },
-    };
-    let offset = match q.get("offset") {
-        None => 0,
-        Some(o) => o.trim().parse::<u64>().map_err(|_| {
-            OgcError::bad(format!("offset must be a non-negative integer, not '{o}'"))
-        })?,
-    };
-    let crs = crs_param(&q, "crs")?;
-    let bbox_crs = crs_param(&q, "bbox-crs")?;
-    let bbox = q.get("bbox").map(|b| parse_bbox(b, bbox_crs)).transpose()?;
-    if let Some(d) = q.get("datetime") {
-        if !matches!(d.trim(), ".." | "../..") {
-            return Err(OgcError::bad(
-                "datetime: the collections have no temporal extent; only '..' is accepted",
-            ));
+            Ok(html_response(html::items(
+                &title, &id, &items, &links, matched, r.offset,
+            )))
         }
     }
-    let filters: Vec<(String, String)> =
-        q.0.iter()
-            .filter(|(k, _)| !ITEM_PARAMS.contains(&k.as_str()))
-            .cloned()
-            .collect();
-    let (rows, features_of): (roaring::RoaringBitmap, FeaturesOf) = if id == NETWORK {
-        if let Some((k, _)) = filters.first() {
+}
+
+/// The parameters of an items request, checked in this order (after the collection).
+struct ItemsRequest {
+    limit: usize,
+    offset: u64,
+    crs: Crs,
+    bbox: Option<MapExtent>,
+    /// The parameters that are not the items' own: property filters.
+    filters: Vec<(String, String)>,
+}
+
+impl ItemsRequest {
+    fn parse(q: &Query) -> OgcResult<ItemsRequest> {
+        let limit = match q.get("limit") {
+            None => DEFAULT_LIMIT,
+            Some(l) => match l.trim().parse::<usize>() {
+                Ok(n) if n >= 1 => n.min(MAX_LIMIT),
+                _ => {
+                    return Err(OgcError::bad(format!(
+                        "limit must be a positive integer, not '{l}'"
+                    )))
+                }
+            },
+        };
+        let offset = match q.get("offset") {
+            None => 0,
+            Some(o) => o.trim().parse::<u64>().map_err(|_| {
+                OgcError::bad(format!("offset must be a non-negative integer, not '{o}'"))
+            })?,
+        };
+        let crs = crs_param(q, "crs")?;
+        let bbox_crs = crs_param(q, "bbox-crs")?;
+        let bbox = q.get("bbox").map(|b| parse_bbox(b, bbox_crs)).transpose()?;
+        if let Some(d) = q.get("datetime") {
+            if !matches!(d.trim(), ".." | "../..") {
+                return Err(OgcError::bad(
+                    "datetime: the collections have no temporal extent; only '..' is accepted",
+                ));
+            }
+        }
+        let filters: Vec<(String, String)> =
+            q.0.iter()
+                .filter(|(k, _)| !ITEM_PARAMS.contains(&k.as_str()))
+                .cloned()
+                .collect();
+        Ok(ItemsRequest {
+            limit,
+            offset,
+            crs,
+            bbox,
+            filters,
+        })
+    }
+}
+
+/// The rows of collection `id` the request selects, and how to make a page of them features.
+fn select_items(
+    s: &AppState,
+    g: &Arc<Generation>,
+    id: &str,
+    r: &ItemsRequest,
+) -> OgcResult<(roaring::RoaringBitmap, FeaturesOf)> {
+    let (bbox, crs) = (r.bbox.clone(), r.crs);
+    if id == NETWORK {
+        if let Some((k, _)) = r.filters.first() {
             return Err(OgcError::bad(format!(
                 "unknown parameter '{}'",
                 crate::api::error::echoed(k)
@@ -194,43 +275,46 @@ fn items_inner(
             bbox,
         });
         let (s2, g2) = (s.clone(), g.clone());
-        (
+        return Ok((
             rows,
             Box::new(move |page| link_features(s2.clone(), g2.clone(), page, crs)),
-        )
-    } else {
-        let tid: u32 = id
-            .parse()
-            .map_err(|_| OgcError::not_found(format!("no collection '{id}'")))?;
-        let data = g
-            .objects
-            .get(&tid)
-            .cloned()
-            .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
-        let t = g
-            .catalog
-            .object_type(tid)
-            .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
-        let filter = ObjectFilter {
-            bbox,
-            egenskap: property_filter(t, &filters)?,
-            ..Default::default()
-        };
-        let rows = g.select_objects(&data, &filter);
-        let g2 = g.clone();
-        (
-            rows,
-            Box::new(move |page| {
-                Features::objects(g2.clone(), Some(data.clone()), page, crs, false)
-            }),
-        )
+        ));
+    }
+    let tid: u32 = id
+        .parse()
+        .map_err(|_| OgcError::not_found(format!("no collection '{id}'")))?;
+    let data = g
+        .objects
+        .get(&tid)
+        .cloned()
+        .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
+    let t = g
+        .catalog
+        .object_type(tid)
+        .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
+    let filter = ObjectFilter {
+        bbox,
+        egenskap: property_filter(t, &r.filters)?,
+        ..Default::default()
     };
-    let matched = rows.len();
-    let end = (offset.saturating_add(limit as u64)).min(matched);
-    let page: Vec<u32> = (offset.min(end)..end)
-        .filter_map(|k| rows.select(k as u32))
-        .collect();
-    let returned = page.len() as u64;
+    let rows = g.select_objects(&data, &filter);
+    let g2 = g.clone();
+    Ok((
+        rows,
+        Box::new(move |page| Features::objects(g2.clone(), Some(data.clone()), page, crs, false)),
+    ))
+}
+
+/// The links of a page: itself in both encodings, its collection, the next and previous pages.
+fn page_links(
+    s: &AppState,
+    q: &Query,
+    enc: Encoding,
+    r: &ItemsRequest,
+    [id, title]: [&str; 2],
+    [returned, matched]: [u64; 2],
+) -> Vec<Value> {
+    let (limit, offset) = (r.limit, r.offset);
     let path = format!("/collections/{id}/items");
     let href = |q: String| ogc_url(s, &format!("{path}?{q}"));
     let mut links = own_links(
@@ -241,8 +325,8 @@ fn items_inner(
             href(q.with("f", Some("html"))),
         ],
         "page",
-        &id,
-        &title,
+        id,
+        title,
     );
     let mut page_link = |rel: &str, at: u64| {
         let with_offset = Query(
@@ -270,44 +354,7 @@ fn items_inner(
     if offset > 0 {
         page_link("prev", offset.saturating_sub(limit as u64));
     }
-    let features = features_of(page);
-    let uri = crs_uri(crs);
-    match enc {
-        Encoding::Json => {
-            let mut m = Map::new();
-            m.insert(
-                "timeStamp".into(),
-                chrono::Utc::now()
-                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                    .into(),
-            );
-            m.insert("numberMatched".into(), matched.into());
-            m.insert("numberReturned".into(), returned.into());
-            m.insert("links".into(), links.into());
-            let crs_header = HeaderValue::from_str(&format!("<{uri}>"))
-                .map_err(|e| OgcError::bad(e.to_string()))?;
-            Ok(geojson::collection(
-                m,
-                features,
-                GEOJSON,
-                &[(CONTENT_CRS, crs_header)],
-            ))
-        }
-        Encoding::Html => {
-            let mut items = Vec::with_capacity(features.count());
-            for i in 0..features.count() {
-                let mut out = String::new();
-                features.write(i, &mut out)?;
-                items.push(
-                    serde_json::from_str::<Value>(&out)
-                        .map_err(|e| OgcError::bad(e.to_string()))?,
-                );
-            }
-            Ok(html_response(html::items(
-                &title, &id, &items, &links, matched, offset,
-            )))
-        }
-    }
+    links
 }
 
 pub(super) async fn item(

@@ -40,7 +40,7 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
 
-use super::AppState;
+use super::state::AppState;
 use collections::{collection, collections};
 pub use error::OgcError;
 use error::OgcResult;

@@ -13,9 +13,10 @@ use crate::api::catalog_docs::{
     RelationTypesDoc, TypeControlDoc, UnitDoc,
 };
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::handler::begin;
 use crate::api::media::{respond, respond_named, Negotiated};
 use crate::api::query_doc::NoQuery;
-use crate::api::{begin, AppState};
+use crate::api::state::AppState;
 use crate::catalog::{Catalog, ObjectType, PropertyType};
 
 pub(crate) const PARTS: &[&str] = &[
@@ -35,7 +36,7 @@ crate::query_params!(OneTypeQuery = [ONE_TYPE_PARAMS], inkluder = PARTS);
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(crate::read_route!(list_object_types))
-        .routes(crate::api::alias(
+        .routes(crate::api::handler::alias(
             "/vegobjekttyper/",
             crate::read_route!(list_object_types),
         ))
@@ -43,11 +44,11 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(crate::read_route!(list_units))
         .routes(crate::read_route!(list_data_types))
         .routes(crate::read_route!(list_categories))
-        .routes(crate::api::alias(
+        .routes(crate::api::handler::alias(
             "/datatyper",
             crate::read_route!(list_data_types),
         ))
-        .routes(crate::api::alias(
+        .routes(crate::api::handler::alias(
             "/kategorier",
             crate::read_route!(list_categories),
         ))

@@ -10,11 +10,13 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::media::respond;
+use crate::api::handler::begin;
+use crate::api::media::{respond, Negotiated};
 use crate::api::object_json::{Include, ObjectDoc, RenderOwned};
 use crate::api::paging::{envelope, next_start, page_size, start, streamed_envelope};
+use crate::api::params::Params;
+use crate::api::state::AppState;
 use crate::api::stream::{respond_page, PageItems};
-use crate::api::{begin, AppState};
 use crate::generation::TypeData;
 use std::sync::Arc;
 
@@ -101,124 +103,173 @@ pub async fn list_changes(
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (p, n) = begin(&headers, q.as_deref(), CHANGES_PARAMS)?;
-    let tid: u32 = tid
-        .parse()
-        .map_err(|_| ApiError::bad(4002, format!("Ugyldig vegobjekttype-id: '{tid}'")))?;
-    let kind = p
-        .one("type")?
-        .ok_or_else(|| ApiError::bad(4004, "Parameteren type (endret eller slettet) mangler"))?
-        .to_ascii_lowercase();
-    let after = parse_time(
-        p.one("etter")?
-            .ok_or_else(|| ApiError::bad(4004, "Parameteren etter mangler"))?,
-    )?;
-    let antall = page_size(&p, MAX_PAGE)?;
-    let from = start(&p)?;
-    let after_id = from.map(|c| c.key);
-    let srid = p.srid()?;
+    let r = ChangeRequest::parse(&p, &tid)?;
     let g = s.store.current();
-    if g.catalog.object_type(tid).is_none() {
+    if g.catalog.object_type(r.tid).is_none() {
         return Err(ApiError::not_found(format!(
-            "Vegobjekttype {tid} finnes ikke"
+            "Vegobjekttype {} finnes ikke",
+            r.tid
         )));
     }
+    let page = Page {
+        s: &s,
+        g: &g,
+        p: &p,
+        n,
+        q: q.as_deref(),
+        path: format!("/vegobjekter/{}/endringer", r.tid),
+    };
+    match r.kind.as_str() {
+        "endret" => changed(page, &r, &headers),
+        "slettet" => deleted(page, &r),
+        other => Err(ApiError::bad(
+            4005,
+            format!("Ugyldig type '{other}': bruk endret eller slettet"),
+        )),
+    }
+}
+
+/// The parameters of a changes request, checked in this order.
+struct ChangeRequest {
+    tid: u32,
+    /// `type`, lower case (checked after the type exists)
+    kind: String,
+    after: i64,
+    antall: usize,
+    /// The id the page starts after (`start`)
+    after_id: Option<u64>,
+    srid: crate::geo::srid::Srid,
+}
+
+impl ChangeRequest {
+    fn parse(p: &Params, tid: &str) -> ApiResult<ChangeRequest> {
+        let tid: u32 = tid
+            .parse()
+            .map_err(|_| ApiError::bad(4002, format!("Ugyldig vegobjekttype-id: '{tid}'")))?;
+        let kind = p
+            .one("type")?
+            .ok_or_else(|| ApiError::bad(4004, "Parameteren type (endret eller slettet) mangler"))?
+            .to_ascii_lowercase();
+        let after = parse_time(
+            p.one("etter")?
+                .ok_or_else(|| ApiError::bad(4004, "Parameteren etter mangler"))?,
+        )?;
+        let antall = page_size(p, MAX_PAGE)?;
+        let after_id = start(p)?.map(|c| c.key);
+        let srid = p.srid()?;
+        Ok(ChangeRequest {
+            tid,
+            kind,
+            after,
+            antall,
+            after_id,
+            srid,
+        })
+    }
+}
+
+/// What both kinds of page are answered with.
+struct Page<'a> {
+    s: &'a AppState,
+    g: &'a Arc<crate::generation::Generation>,
+    p: &'a Params<'a>,
+    n: Negotiated,
+    q: Option<&'a str>,
+    path: String,
+}
+
+/// `type=endret`: the objects of the type modified after the time, streamed.
+fn changed(page: Page, r: &ChangeRequest, headers: &HeaderMap) -> ApiResult<Response> {
+    let Page { s, g, p, n, q, .. } = page;
+    let Some(d) = g.objects.get(&r.tid).cloned() else {
+        let next = next_start(p, g.id, None)?;
+        let env = envelope(
+            s,
+            &page.path,
+            q,
+            Vec::<Change>::new(),
+            r.antall,
+            next,
+            Some(0),
+            n.revision,
+        );
+        return Ok(respond(n, &env));
+    };
+    let first = r
+        .after_id
+        .map(|k| d.first_row_after_id(crate::ids::ObjectId(k)))
+        .unwrap_or(0);
+    let total = d.count_modified_after(r.after);
+    let rows = d.rows_modified_after(first, r.after, r.antall);
+    let next = next_start(
+        p,
+        g.id,
+        rows.last().map(|&r| (d.id_at(r as usize).get(), 0.0)),
+    )?;
+    let metadata = streamed_envelope(
+        s,
+        &page.path,
+        q,
+        (),
+        rows.len(),
+        r.antall,
+        next,
+        Some(total),
+        n.revision,
+    )
+    .metadata;
+    let sensitive =
+        crate::auth::token::optional_user(&s.users, headers).is_some_and(|u| u.sees_sensitive());
+    let changed = ChangedPage {
+        render: RenderOwned {
+            s: s.clone(),
+            g: g.clone(),
+            srid: r.srid,
+            include: Include::from_words(&[], &[], true),
+            tolerance_m: None,
+            segment_by: None,
+            revision: n.revision,
+            z_tag: n.wkt_z_tag(),
+            sensitive,
+        },
+        data: d,
+        rows,
+    };
+    Ok(respond_page(n, changed, metadata, s.config.stream_pages))
+}
+
+/// `type=slettet`: the ids of the type's objects closed after the time.
+fn deleted(page: Page, r: &ChangeRequest) -> ApiResult<Response> {
+    let Page { s, g, p, n, q, .. } = page;
+    let d = &g.deleted;
+    let mut hits: Vec<u64> = (0..d.id.len())
+        .filter(|&i| d.type_id[i] == r.tid && d.deleted_at[i] > r.after)
+        .map(|i| d.id[i])
+        .collect();
+    hits.sort_unstable();
+    let total = hits.len() as u64;
     let mut items = Vec::new();
     let mut last = None;
-    let total: u64;
-    match kind.as_str() {
-        "endret" => {
-            let Some(d) = g.objects.get(&tid).cloned() else {
-                let next = next_start(&p, g.id, None)?;
-                let path = format!("/vegobjekter/{tid}/endringer");
-                let env = envelope(
-                    &s,
-                    &path,
-                    q.as_deref(),
-                    items,
-                    antall,
-                    next,
-                    Some(0),
-                    n.revision,
-                );
-                return Ok(respond(n, &env));
-            };
-            let first = after_id
-                .map(|k| d.first_row_after_id(crate::ids::ObjectId(k)))
-                .unwrap_or(0);
-            total = d.count_modified_after(after);
-            let rows = d.rows_modified_after(first, after, antall);
-            let next = next_start(
-                &p,
-                g.id,
-                rows.last().map(|&r| (d.id_at(r as usize).get(), 0.0)),
-            )?;
-            let metadata = streamed_envelope(
-                &s,
-                &format!("/vegobjekter/{tid}/endringer"),
-                q.as_deref(),
-                (),
-                rows.len(),
-                antall,
-                next,
-                Some(total),
-                n.revision,
-            )
-            .metadata;
-            let sensitive = crate::auth::token::optional_user(&s.users, &headers)
-                .is_some_and(|u| u.sees_sensitive());
-            let page = ChangedPage {
-                render: RenderOwned {
-                    s: s.clone(),
-                    g: g.clone(),
-                    srid,
-                    include: Include::from_words(&[], &[], true),
-                    tolerance_m: None,
-                    segment_by: None,
-                    revision: n.revision,
-                    z_tag: n.wkt_z_tag(),
-                    sensitive,
-                },
-                data: d,
-                rows,
-            };
-            return Ok(respond_page(n, page, metadata, s.config.stream_pages));
-        }
-        "slettet" => {
-            let d = &g.deleted;
-            let mut hits: Vec<u64> = (0..d.id.len())
-                .filter(|&i| d.type_id[i] == tid && d.deleted_at[i] > after)
-                .map(|i| d.id[i])
-                .collect();
-            hits.sort_unstable();
-            total = hits.len() as u64;
-            for id in hits
-                .into_iter()
-                .filter(|&i| after_id.is_none_or(|k| i > k))
-                .take(antall)
-            {
-                items.push(Change {
-                    kind: "SLETTET",
-                    vegobjekt: ChangedObject::Id(id),
-                });
-                last = Some(id);
-            }
-        }
-        other => {
-            return Err(ApiError::bad(
-                4005,
-                format!("Ugyldig type '{other}': bruk endret eller slettet"),
-            ))
-        }
+    for id in hits
+        .into_iter()
+        .filter(|&i| r.after_id.is_none_or(|k| i > k))
+        .take(r.antall)
+    {
+        items.push(Change {
+            kind: "SLETTET",
+            vegobjekt: ChangedObject::Id(id),
+        });
+        last = Some(id);
     }
-    let next = next_start(&p, g.id, last.map(|id| (id, 0.0)))?;
+    let next = next_start(p, g.id, last.map(|id| (id, 0.0)))?;
     Ok(respond(
         n,
         &envelope(
-            &s,
-            &format!("/vegobjekter/{tid}/endringer"),
-            q.as_deref(),
+            s,
+            &page.path,
+            q,
             items,
-            antall,
+            r.antall,
             next,
             Some(total),
             n.revision,

@@ -15,8 +15,9 @@ use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::ApiResult;
+use crate::api::handler::{begin, begin_geo};
 use crate::api::media::json as respond;
-use crate::api::{begin, begin_geo, AppState};
+use crate::api::state::AppState;
 use crate::area::{AreaKind, Areas};
 use crate::generation::Generation;
 use crate::geo::srid::{from_storage, Srid};

@@ -6,8 +6,9 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::dto::{position_result, PositionJson};
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::handler::begin_geo;
 use crate::api::media::{json_text, respond, Answer};
-use crate::api::{begin_geo, AppState};
+use crate::api::state::AppState;
 use crate::generation::GenerationStore;
 use crate::geo::srid::{to_storage, Srid};
 use crate::query::network::{NearestFilter, NearestQuery};

@@ -8,8 +8,9 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::dto::{position_result, PositionJson, PositionResult};
 use crate::api::error::{ApiError, ApiResult};
+use crate::api::handler::begin;
 use crate::api::media::{json_text, respond, Answer};
-use crate::api::{begin, AppState};
+use crate::api::state::AppState;
 use crate::generation::{Generation, GenerationStore};
 use crate::query::network::NetworkPosition;
 use crate::query::vegref::{LinkRef, RoadRefFilter};

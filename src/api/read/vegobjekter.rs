@@ -20,14 +20,15 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
+use crate::api::handler::{begin, begin_geo};
 use crate::api::media::{json as respond, Answer};
 use crate::api::object_json::{
     whole_meters, Include, RenderOwned, StreamedObjects, INKLUDER, INKLUDERGEOMETRI,
 };
 use crate::api::paging::{next_href, next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
+use crate::api::state::AppState;
 use crate::api::stream::{respond_page, PageItems};
-use crate::api::{begin, begin_geo, AppState};
 use crate::generation::{Generation, TypeData};
 use budgeted::{off_the_workers, quick_or_off_the_workers};
 pub use filter::parse_filter;
@@ -85,17 +86,17 @@ crate::query_params!(FindQuery = [FIND_PARAMS]);
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(crate::read_route!(list_object_kinds))
-        .routes(crate::api::alias(
+        .routes(crate::api::handler::alias(
             "/vegobjekter/",
             crate::read_route!(list_object_kinds),
         ))
         .routes(crate::read_route!(list_objects))
-        .routes(crate::api::alias(
+        .routes(crate::api::handler::alias(
             "/vegobjekter/{type}/",
             crate::read_route!(list_objects),
         ))
         .routes(crate::read_route!(get_statistics))
-        .routes(crate::api::alias(
+        .routes(crate::api::handler::alias(
             "/vegobjekter/{type}/statistikk/",
             crate::read_route!(get_statistics),
         ))

@@ -34,12 +34,15 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::super::error::ApiResult;
+use super::super::guard;
 use super::super::media::{self, Answer};
 use super::super::read::{posisjon, veg, vegobjekter};
-use super::super::{guard, AppState, READ_BASE};
+use super::super::route::{self, Direct, RequestClass, READ_BASE};
+use super::super::state::AppState;
 use super::etag::entity_tag;
-use super::{new_request_id, put_cors, App, CorsHeaders, VARY_ACCEPT_ENCODING, X_REQUEST_ID};
-use crate::metrics;
+use super::{
+    finish_headers, new_request_id, put_id_and_server, App, CorsHeaders, Finish, X_REQUEST_ID,
+};
 
 impl App {
     /// A request answered on its direct route (`direct`), or given back when it has none. It
@@ -47,19 +50,26 @@ impl App {
     // The request goes back by value: boxing it would cost every other request an allocation.
     #[allow(clippy::result_large_err)]
     pub fn try_direct(&self, req: Request) -> Result<Response, Request> {
+        let class = route::classify(req.uri().path());
+        self.try_direct_as(req, class)
+    }
+
+    /// [`App::try_direct`] of a request whose path was classified.
+    #[allow(clippy::result_large_err)]
+    pub fn try_direct_as(&self, req: Request, class: RequestClass) -> Result<Response, Request> {
         let inner = &*self.inner;
         let (Some(state), None) = (&inner.direct, &inner.limiter) else {
             return Err(req);
         };
-        let Some((answer, sent_id)) = answer_of(&req) else {
+        let Some((answer, sent_id)) = answer_of(&req, &class) else {
             return Err(req);
         };
         // the general path's span and debug events (`--log debug`), and its head-limit errors
-        if guard::precheck(&req).is_err() || tracing::enabled!(tracing::Level::DEBUG) {
+        if guard::precheck(&req, &class).is_err() || tracing::enabled!(tracing::Level::DEBUG) {
             return Err(req);
         }
         let started = tokio::time::Instant::now();
-        let route = metrics::route_of(req.uri().path());
+        let route = class.label;
         // not counted in flight (see the module's text): the count is only read
         if inner.ops.max_in_flight > 0
             && inner.in_flight.load(Ordering::Relaxed) >= inner.ops.max_in_flight
@@ -71,7 +81,9 @@ impl App {
             .ops
             .http_cache
             .then(|| entity_tag(state.store.current_id(), &req, inner.base_from_request));
-        let below = &req.uri().path()[READ_BASE.len()..];
+        let Some(below) = req.uri().path().get(READ_BASE.len()..) else {
+            return Err(req);
+        };
         let Some(answered) = answer(state, below, req.headers(), req.uri().query()) else {
             // a selection longer than its quick slice: to the blocking pool, the general way
             let mut req = req;
@@ -87,16 +99,14 @@ impl App {
                 (response, true)
             }
             (_, tag, answered) => {
-                // as `call` and `serve` add them after the routes
+                // as the general path adds them after the routes (no compression here)
                 let mut response = answered.into_response();
-                let headers = response.headers_mut();
-                headers.append(header::VARY, VARY_ACCEPT_ENCODING);
-                if let (Some((tag, private)), StatusCode::OK) = (tag, response.status()) {
-                    let headers = response.headers_mut();
-                    headers.insert(header::ETAG, tag);
-                    headers.insert(header::CACHE_CONTROL, self.cache_control(private));
-                }
-                self.add_cors(&mut response, req.headers().get(header::ORIGIN));
+                let validators = tag.filter(|_| response.status() == StatusCode::OK);
+                let finish = Finish {
+                    vary_encoding: true,
+                    validators,
+                };
+                self.finish_answer(&mut response, finish, req.headers().get(header::ORIGIN));
                 (response, false)
             }
         };
@@ -110,7 +120,8 @@ impl App {
 /// placeholders for the tag and the request id: cloned and filled in per answer, one copy
 /// instead of eight inserts into a growing map (issue 11). The three values that differ per
 /// answer are the map's first three, so filling them in hashes no header name and walks no
-/// further; the others follow in the order the general path adds them.
+/// further; the others are added by the general path's own `finish_headers` and
+/// `put_id_and_server`.
 pub(super) struct AnswerHeaders {
     /// Content type, entity tag and request id first, in this order.
     map: HeaderMap,
@@ -133,12 +144,12 @@ impl AnswerHeaders {
             header::CONTENT_TYPE,
             media::Negotiated::default_json(false).content_type(),
         );
-        h.insert(header::ETAG, HeaderValue::from_static("-"));
-        h.insert(X_REQUEST_ID, HeaderValue::from_static("-"));
-        h.append(header::VARY, VARY_ACCEPT_ENCODING);
-        h.insert(header::CACHE_CONTROL, cache_public.clone());
-        put_cors(&mut h, cors);
-        h.insert(header::SERVER, server.clone());
+        let placeholder = HeaderValue::from_static("-");
+        h.insert(header::ETAG, placeholder.clone());
+        h.insert(X_REQUEST_ID, placeholder.clone());
+        let validators = Some((placeholder.clone(), cache_public.clone()));
+        finish_headers(&mut h, true, validators, cors);
+        put_id_and_server(&mut h, &placeholder, server);
         for value in h.values_mut() {
             *value = on_static_bytes(value);
         }
@@ -175,36 +186,28 @@ fn on_static_bytes(value: &HeaderValue) -> HeaderValue {
 /// its quick slice on the worker).
 type Handler = fn(&AppState, &str, &HeaderMap, Option<&str>) -> Option<ApiResult<Answer>>;
 
-/// `path`: `/vegobjekter/{type}/statistikk` with a type of digits only (the router's path
-/// parameter would be percent-decoded: such paths go the general way).
+/// `path`: `/vegobjekter/{type}/statistikk` with a type of digits only
+/// (`route::statistics_type`).
 fn statistics(
     s: &AppState,
     path: &str,
     h: &HeaderMap,
     q: Option<&str>,
 ) -> Option<ApiResult<Answer>> {
-    let tid = statistics_type(path)?;
+    let tid = route::statistics_type(path)?;
     vegobjekter::answer_statistics(s, tid, h, q)
-}
-
-fn statistics_type(below: &str) -> Option<&str> {
-    let tid = below
-        .strip_prefix("/vegobjekter/")?
-        .strip_suffix("/statistikk")?;
-    (!tid.is_empty() && tid.bytes().all(|b| b.is_ascii_digit())).then_some(tid)
 }
 
 /// The handler that answers `req` directly, if it may be (see the module's text), and the
 /// request id the client sent (found in the same walk over the headers).
-fn answer_of(req: &Request) -> Option<(Handler, Option<HeaderValue>)> {
+fn answer_of(req: &Request, class: &RequestClass) -> Option<(Handler, Option<HeaderValue>)> {
     if req.method() != Method::GET {
         return None;
     }
-    let answer: Handler = match req.uri().path().strip_prefix(READ_BASE)? {
-        "/posisjon" => |s, _, h, q| Some(posisjon::answer(&s.store, h, q)),
-        "/veg" => |s, _, h, q| Some(veg::answer_position(&s.store, h, q)),
-        below if statistics_type(below).is_some() => statistics,
-        _ => return None,
+    let answer: Handler = match class.direct? {
+        Direct::Position => |s, _, h, q| Some(posisjon::answer(&s.store, h, q)),
+        Direct::Road => |s, _, h, q| Some(veg::answer_position(&s.store, h, q)),
+        Direct::Statistics => statistics,
     };
     let mut sent_id = None;
     for (name, value) in req.headers() {

@@ -1,18 +1,12 @@
 //! The entity tags of read-API answers (issue 14): the data changes only with the generation,
-//! so an answer's tag is the generation and a hash of what else it depends on; a matching
+//! so an answer's tag is the generation and a hash of what else it depends on (which answers
+//! have one: `route::RequestClass::cacheable`); a matching
 //! `If-None-Match` is answered with 304 before the routes run.
 
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method};
 
-use super::super::{media, READ_BASE};
-
-/// Whether a read-API answer to this path is the same for the whole of a generation (it gets
-/// an `ETag` and `Cache-Control`). `/status` is not: it reports more than the generation.
-pub(super) fn cacheable_path(path: &str) -> bool {
-    path.strip_prefix(READ_BASE)
-        .is_some_and(|below| below != "/status")
-}
+use super::super::media;
 
 /// The weak entity tag of a read-API answer: the generation and a hash of everything the
 /// answer depends on besides the data (method, target, the media type asked for, the host its

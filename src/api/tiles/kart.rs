@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use crate::api::AppState;
+use crate::api::state::AppState;
 
 const VENDOR: &str = "maplibre-gl-6.17.0";
 

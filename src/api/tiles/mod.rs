@@ -24,7 +24,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::AppState;
+use crate::api::state::AppState;
 use crate::error::EngineError;
 use crate::generation::Generation;
 use crate::tiles::mercator::{world_to_lon_lat, TileId, MAX_ZOOM};

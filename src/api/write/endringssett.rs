@@ -9,7 +9,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::xml::DOMAIN_NS;
 use super::{accepting_writer, caller, read_body, writer, Caller, Fault, Format};
-use crate::api::AppState;
+use crate::api::state::AppState;
 use crate::changeset::journal::{Progress, Record, RejectionReason, WaitingReason};
 use crate::changeset::model::{Changeset, Operation};
 use crate::changeset::validate::{check_numbers, check_shape, Context};

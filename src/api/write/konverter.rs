@@ -9,7 +9,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::endringssett::{changeset_response, ChangesetDoc};
 use super::{caller, read_body, Fault, Format};
-use crate::api::AppState;
+use crate::api::state::AppState;
 use crate::changeset::convert::{decode_sosi, from_sosi, from_sosi_geojson};
 use crate::changeset::model::Changeset;
 

@@ -19,14 +19,13 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 
-use super::AppState;
+use super::state::AppState;
 use crate::auth::users::User;
 use crate::changeset::writer::{StateError, Writer};
 use xml::FAULT_NS;
 
 /// The canonical write base and its aliases.
-pub const WRITE_BASE: &str = "/nvdb/apiskriv/rest/v2";
-pub const WRITE_ALIASES: [&str; 2] = ["/nvdb/apiskriv/v2", "/registry/apiskriv/rest/v2"];
+pub use super::route::{WRITE_ALIASES, WRITE_BASE};
 
 pub use crate::auth::token::{presented_token, SSO_COOKIES};
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::AppState;
+use crate::api::state::AppState;
 use crate::query::budget::{self, Stop};
 
 /// Time a query may first take on the async worker itself before it moves to the blocking pool.

@@ -41,6 +41,20 @@ pub fn parse_filter(
         .ok_or_else(|| ApiError::not_found(format!("Vegobjekttype {type_id} finnes ikke")))?;
     check_list_lengths(p)?;
     let mut f = ObjectFilter::default();
+    parse_areas(g, p, &mut f)?;
+    parse_places(p, srid, &mut f)?;
+    if let Some(e) = p.one("egenskap")? {
+        let expr = egenskap::parse(e)?;
+        egenskap::check(&expr, g.catalog, t)?;
+        refuse_sensitive(&expr, g, t, sensitive)?;
+        f.egenskap = Some(expr);
+    }
+    parse_overlaps(g, p, sensitive, &mut f)?;
+    Ok(f)
+}
+
+/// The area filters: area numbers, contract areas, national routes.
+fn parse_areas(g: &Generation, p: &Params, f: &mut ObjectFilter) -> ApiResult<()> {
     for (name, kind) in [
         ("region", AreaKind::Region),
         ("fylke", AreaKind::County),
@@ -78,6 +92,11 @@ pub fn parse_filter(
         }
         f.routes.extend(hits);
     }
+    Ok(())
+}
+
+/// The place filters: road references, map extent, link positions (not with the others).
+fn parse_places(p: &Params, srid: Srid, f: &mut ObjectFilter) -> ApiResult<()> {
     // (the lists are walked in place: a copy of each would cost every request, issue 11)
     f.roads = p
         .items("vegreferanse")
@@ -97,12 +116,16 @@ pub fn parse_filter(
             "veglenke kan ikke kombineres med andre områdefilter",
         ));
     }
-    if let Some(e) = p.one("egenskap")? {
-        let expr = egenskap::parse(e)?;
-        egenskap::check(&expr, g.catalog, t)?;
-        refuse_sensitive(&expr, g, t, sensitive)?;
-        f.egenskap = Some(expr);
-    }
+    Ok(())
+}
+
+/// `overlapp` (at most [`MAX_OVERLAPS`]), each term once.
+fn parse_overlaps(
+    g: &Generation,
+    p: &Params,
+    sensitive: bool,
+    f: &mut ObjectFilter,
+) -> ApiResult<()> {
     let overlaps = p.raw("overlapp");
     if overlaps.len() > MAX_OVERLAPS {
         return Err(ApiError::bad(
@@ -114,44 +137,53 @@ pub fn parse_filter(
         ));
     }
     for raw in overlaps {
-        let s = unquote(raw);
-        let (id, inner) = match s.split_once('(') {
-            Some((id, rest)) => {
-                let inner = rest.strip_suffix(')').ok_or_else(|| {
-                    ApiError::bad(4005, format!("Ugyldig overlapp '{raw}': mangler ')'"))
-                })?;
-                (id, Some(inner))
-            }
-            None => (s, None),
-        };
-        let other: u32 = id.trim().parse().map_err(|_| {
-            ApiError::bad(
-                4005,
-                format!("Ugyldig overlapp '{raw}': forventet vegobjekttype-id"),
-            )
-        })?;
-        let ot = g.catalog.object_type(other).ok_or_else(|| {
-            ApiError::bad(
-                4005,
-                format!("Ugyldig overlapp '{raw}': ukjent vegobjekttype {other}"),
-            )
-        })?;
-        let expr = match inner {
-            Some(i) => {
-                let e = egenskap::parse(i)?;
-                egenskap::check(&e, g.catalog, ot)?;
-                refuse_sensitive(&e, g, ot, sensitive)?;
-                Some(e)
-            }
-            None => None,
-        };
+        let term = parse_overlap(g, raw, sensitive)?;
         // identical terms select the same rows: evaluate them once
-        let term = (other, expr);
         if !f.overlaps.contains(&term) {
             f.overlaps.push(term);
         }
     }
-    Ok(f)
+    Ok(())
+}
+
+/// One `overlapp` term: `typeId` or `typeId(filter)`.
+fn parse_overlap(
+    g: &Generation,
+    raw: &str,
+    sensitive: bool,
+) -> ApiResult<(u32, Option<egenskap::Expr>)> {
+    let s = unquote(raw);
+    let (id, inner) = match s.split_once('(') {
+        Some((id, rest)) => {
+            let inner = rest.strip_suffix(')').ok_or_else(|| {
+                ApiError::bad(4005, format!("Ugyldig overlapp '{raw}': mangler ')'"))
+            })?;
+            (id, Some(inner))
+        }
+        None => (s, None),
+    };
+    let other: u32 = id.trim().parse().map_err(|_| {
+        ApiError::bad(
+            4005,
+            format!("Ugyldig overlapp '{raw}': forventet vegobjekttype-id"),
+        )
+    })?;
+    let ot = g.catalog.object_type(other).ok_or_else(|| {
+        ApiError::bad(
+            4005,
+            format!("Ugyldig overlapp '{raw}': ukjent vegobjekttype {other}"),
+        )
+    })?;
+    let expr = match inner {
+        Some(i) => {
+            let e = egenskap::parse(i)?;
+            egenskap::check(&e, g.catalog, ot)?;
+            refuse_sensitive(&e, g, ot, sensitive)?;
+            Some(e)
+        }
+        None => None,
+    };
+    Ok((other, expr))
 }
 
 /// At most MAX_LIST_ITEMS items in each list filter (422: 4003 for number lists, else 4006).

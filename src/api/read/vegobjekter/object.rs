@@ -11,9 +11,10 @@ use super::{
 };
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
+use crate::api::handler::{begin, begin_geo};
 use crate::api::media::json as respond;
 use crate::api::object_json::{Include, Render, INKLUDERGEOMETRI};
-use crate::api::{begin, begin_geo, AppState};
+use crate::api::state::AppState;
 use crate::generation::{Generation, TypeData};
 use crate::geo::srid::Srid;
 
