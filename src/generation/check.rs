@@ -11,11 +11,8 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::error::EngineError;
 use crate::generation::{Generation, LoadStats};
+use crate::snapshot::builder::RESULTS_FILE;
 use crate::snapshot::manifest::{Manifest, MANIFEST_FILE};
-
-/// The results file of a generation made by changesets (`changeset::writer::RESULTS_FILE`;
-/// named here because the snapshot layer does not depend on the write path).
-const RESULTS_FILE: &str = "changesets.json";
 
 /// What `verify` found.
 #[derive(Debug)]

@@ -21,14 +21,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-use chrono::{NaiveDate, Utc};
+use chrono::NaiveDate;
 
 use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
+use crate::snapshot::builder::{Description, GenerationBuilder};
 use crate::snapshot::columns::{Days, DeletedTable, ObjectTable};
-use crate::snapshot::manifest::{Manifest, FORMAT_VERSION};
-use crate::snapshot::parquet_write::{write_deleted, write_network, write_type};
+use crate::snapshot::manifest::{MadeBy, Provenance};
 use crate::snapshot::store::DataDir;
 pub use network::parse_linestring;
 use roadref::{RoadRefs, STREKNING, VEGSYSTEM};
@@ -237,45 +237,18 @@ pub fn import_dir(
     phase = Instant::now();
 
     // 4. publish like `generate`
-    let id = data.next_id()?;
-    let mut staging = data.begin(id)?;
-    let dir = staging.dir.clone();
-    staging.files.push(write_network(&dir, &net)?);
-    for t in tables.values() {
-        staging.files.extend(write_type(&dir, t, &net)?);
-    }
-    staging
-        .files
-        .push(write_deleted(&dir, &DeletedTable::default())?);
-    let types: Vec<u32> = tables.keys().copied().collect();
-    let (dictionary, _) = crate::snapshot::dictionary::write(
-        &dir,
-        catalog,
-        crate::area::Areas::embedded(),
-        &types,
-        &[],
-    )?;
-    staging.files.extend(dictionary);
-    let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        generation: id,
-        parent: None,
-        created: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        datakatalog_versjon: catalog.version.version.clone(),
+    let mut builder = GenerationBuilder::fresh(data, catalog, Areas::embedded())?;
+    builder.write_tables(&net, tables.values(), Some(&DeletedTable::default()))?;
+    let description = Description {
         origin: format!("vegdb import --source {}", source.display()),
-        provenance: crate::snapshot::manifest::Provenance::new(
-            crate::snapshot::manifest::MadeBy::Imported,
-            Some(source.display().to_string()),
-        ),
-        changesets: vec![],
+        provenance: Provenance::new(MadeBy::Imported, Some(source.display().to_string())),
         last_event_ids: events::last_event_ids(
             source,
             &tables.keys().copied().collect::<Vec<_>>(),
         )?,
-        files: vec![],
+        ..Description::default()
     };
-    // a hand-off to a running server is numbered by the server
-    let id = crate::snapshot::store::generation_id(&data.publish(staging, manifest)?).unwrap_or(id);
+    let id = builder.publish(data, description)?.id;
     summary
         .phases
         .push(("publish".into(), phase.elapsed().as_secs_f64()));

@@ -31,12 +31,10 @@ use crate::catalog::{Catalog, ValueKind};
 use crate::changeset::working::{value_at, Merged, ObjectState, Working};
 use crate::error::{EngineError, Result};
 use crate::generation::Generation;
+use crate::snapshot::builder::{Changes, Description, GenerationBuilder};
 use crate::snapshot::columns::{ObjectTable, RoadNetwork, DIRECTION_AGAINST};
-use crate::snapshot::manifest::{FileEntry, Manifest};
-use crate::snapshot::parquet_write::{
-    write_deleted, write_network, CHUNK_ROWS, DELETED_FILE, NETWORK_FILE,
-};
-use crate::snapshot::plan::{plan, write_chunks, Touched};
+use crate::snapshot::manifest::{MadeBy, Manifest, Provenance};
+use crate::snapshot::parquet_write::CHUNK_ROWS;
 use crate::snapshot::store::DataDir;
 use crate::value::Value as Stored;
 
@@ -553,17 +551,19 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
 
     // 7. publish: touched chunks rewritten, everything else shared
     summary.last_event_ids = last.clone();
-    let id = publish(
-        data,
-        staging,
-        &base,
-        network.as_ref(),
-        &tables,
-        deleted.as_ref(),
-        last,
-        origin,
-        &mut summary,
-    )?;
+    let changes = Changes {
+        tables: tables.iter().map(|(&t, m)| (t, m.touched())).collect(),
+        network: network.as_ref(),
+        deleted: deleted.as_ref(),
+        chunk_rows: CHUNK_ROWS,
+    };
+    let description = Description {
+        origin: origin.to_string(),
+        provenance: Provenance::new(MadeBy::Refreshed, base.manifest.provenance.source.clone()),
+        last_event_ids: last,
+        ..Description::default()
+    };
+    let id = publish(data, staging, &base, changes, description, &mut summary)?;
     summary.generation = id;
     for (reason, n) in mapping.skipped {
         *summary.skipped.entry(reason).or_default() += n;
@@ -609,101 +609,19 @@ fn merge_by_slices(base: &ObjectTable, changes: &BTreeMap<u64, Change>) -> Resul
 /// Publish the refreshed generation: the network when it changed, the chunks of touched types
 /// that an edit falls in and the deleted list when it grew are written; every other file of
 /// the base is shared. Returns the new generation's id.
-#[allow(clippy::too_many_arguments)]
 fn publish(
     data: &DataDir,
-    mut staging: crate::snapshot::store::Staging,
+    staging: crate::snapshot::store::Staging,
     base: &Generation,
-    network: Option<&RoadNetwork>,
-    tables: &BTreeMap<u32, Merged>,
-    deleted: Option<&crate::snapshot::columns::DeletedTable>,
-    last_event_ids: BTreeMap<String, u64>,
-    origin: &str,
+    changes: Changes,
+    description: Description,
     summary: &mut RefreshSummary,
 ) -> Result<u64> {
-    use rayon::prelude::*;
-    let id = staging.id;
-    // the writer's plan: chunks no edit falls in are shared, the rest rewritten
-    let touched: BTreeMap<u32, Touched> = tables
-        .iter()
-        .map(|(&t, m)| {
-            let touched = Touched {
-                ids: &m.table.id,
-                edited_ids: &m.edited_ids,
-            };
-            (t, touched)
-        })
-        .collect();
-    let mut replaced = vec![crate::changeset::writer::RESULTS_FILE];
-    if deleted.is_some() {
-        replaced.push(DELETED_FILE);
-    }
-    if network.is_some() {
-        replaced.push(NETWORK_FILE);
-    }
-    // the data dictionary: shared with the parent unless the set of types changed
-    let types = crate::snapshot::dictionary::types_after(
-        &base.manifest.files,
-        tables.iter().map(|(&t, m)| (t, !m.table.is_empty())),
-    );
-    let (dictionary, _) = crate::snapshot::dictionary::write(
-        &staging.dir,
-        base.catalog,
-        crate::area::Areas::embedded(),
-        &types,
-        &base.manifest.files,
-    )?;
-    for f in &dictionary {
-        replaced.push(if f.path == crate::snapshot::dictionary::DICTIONARY_JSON {
-            crate::snapshot::dictionary::DICTIONARY_JSON
-        } else {
-            crate::snapshot::dictionary::DICTIONARY_MD
-        });
-    }
-    staging.files.extend(dictionary);
-    let layout = plan(&base.manifest.files, &touched, &replaced);
-    for entry in layout.shared {
-        staging.share_from(&base.dir, entry)?;
-        summary.files_shared += 1;
-    }
-    let rewrite = layout.rewrite;
-    let dir = staging.dir.clone();
-    let written: Vec<Vec<FileEntry>> = rewrite
-        .par_iter()
-        .map(|(t, rows)| {
-            let n = network.unwrap_or(&base.network);
-            write_chunks(&dir, n, &tables[t].table, rows.clone(), CHUNK_ROWS)
-        })
-        .collect::<Result<_>>()?;
-    let written: Vec<FileEntry> = written.into_iter().flatten().collect();
-    summary.files_written += written.len();
-    staging.files.extend(written);
-    if let Some(n) = network {
-        staging.files.push(write_network(&dir, n)?);
-        summary.files_written += 1;
-    }
-    if let Some(d) = deleted {
-        staging.files.push(write_deleted(&dir, d)?);
-        summary.files_written += 1;
-    }
-    let manifest = Manifest {
-        format_version: Manifest::version_for(&staging.files),
-        generation: id,
-        parent: Some(base.id),
-        created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        datakatalog_versjon: base.manifest.datakatalog_versjon.clone(),
-        origin: origin.to_string(),
-        provenance: crate::snapshot::manifest::Provenance::new(
-            crate::snapshot::manifest::MadeBy::Refreshed,
-            base.manifest.provenance.source.clone(),
-        ),
-        changesets: vec![],
-        last_event_ids,
-        files: vec![],
-    };
-    // a hand-off to a running server is numbered by the server
-    let published = data.publish(staging, manifest)?;
-    Ok(crate::snapshot::store::generation_id(&published).unwrap_or(id))
+    let mut builder = GenerationBuilder::derive(staging, base.as_parent());
+    let layout = builder.write_changes(&changes)?;
+    summary.files_shared += layout.shared;
+    summary.files_written += layout.written;
+    Ok(builder.publish(data, description)?.id)
 }
 
 /// The sequences under each stored 915 Vegsystem and 916 Strekning object of the generation in
