@@ -26,13 +26,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ("src/generate/local_roads.rs", "local_roads"),
     ("src/generate/network.rs", "generate"),
     ("src/generate/objects.rs", "family"),
-    ("src/generation/check.rs", "verify"),
-    ("src/generation/successor.rs", "load_successor"),
-    ("src/import/download.rs", "download_events"),
-    ("src/import/mod.rs", "import_dir"),
-    ("src/import/network.rs", "add_link"),
     ("src/import/objects.rs", "add"),
-    ("src/import/refresh.rs", "refresh_dir"),
     ("src/server.rs", "serve_starting"),
 ];
 
