@@ -389,3 +389,113 @@ pub fn bare_manifest(format_version: u32, generation: u64, files: Vec<FileEntry>
         files,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generation::Generation;
+    use crate::snapshot::parquet_write::CHUNK_ROWS;
+
+    fn load(data: &DataDir, id: u64) -> Generation {
+        Generation::load(&data.generation_dir(id), &|_| {})
+            .unwrap()
+            .0
+    }
+
+    fn describe(origin: &str, changesets: &[&str]) -> Description {
+        Description {
+            origin: origin.into(),
+            provenance: Provenance::new(crate::snapshot::manifest::MadeBy::Changeset, None),
+            changesets: changesets.iter().map(|s| s.to_string()).collect(),
+            last_event_ids: [("veglenkesekvenser".to_string(), 7)].into(),
+        }
+    }
+
+    fn fixture() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/v3-open")
+    }
+
+    /// The three kinds of generation over the committed format-3 fixture: a derived one shares
+    /// every file no change touches (the dictionary too) but never its parent's results, and
+    /// takes its parent's catalogue version; a rewrite keeps its source's manifest and writes
+    /// the same bytes for a generation already in today's format.
+    #[test]
+    fn derived_and_rewritten_generations_share_and_keep_what_they_should() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::open(tmp.path()).unwrap();
+        let first = data.init_from(&DataDir::read_only(fixture())).unwrap();
+        let g1 = load(&data, first);
+        assert!(!g1.manifest.files.iter().any(|f| f.path == RESULTS_FILE));
+        let unchanged = Changes {
+            tables: BTreeMap::new(),
+            network: None,
+            deleted: None,
+            chunk_rows: CHUNK_ROWS,
+        };
+        let begin = || data.begin(data.next_id().unwrap()).unwrap();
+
+        // derived, with results: everything of the parent shared, the results written
+        let mut b = GenerationBuilder::derive(begin(), g1.as_parent());
+        let layout = b.write_changes(&unchanged).unwrap();
+        let shared = g1.manifest.files.len();
+        assert_eq!(layout, Layout { shared, written: 0 });
+        b.write_results(b"{}").unwrap();
+        let p2 = b.publish(&data, describe("one", &["a"])).unwrap();
+        assert_eq!(p2.id, first + 1);
+        let m2 = Manifest::read(&p2.dir).unwrap();
+        assert_eq!(m2.generation, p2.id);
+        assert_eq!(m2.parent, Some(first));
+        assert_eq!(m2.format_version, g1.manifest.format_version);
+        assert_eq!(m2.datakatalog_versjon, g1.manifest.datakatalog_versjon);
+        assert_eq!(m2.origin, "one");
+        assert_eq!(m2.changesets, vec!["a".to_string()]);
+        assert_eq!(m2.last_event_ids.get("veglenkesekvenser"), Some(&7));
+        let results = m2.files.iter().find(|f| f.path == RESULTS_FILE).unwrap();
+        let mut expected = g1.manifest.files.clone();
+        expected.push(results.clone());
+        expected.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(m2.files, expected);
+
+        // derived again, without results: the parent's results are not shared
+        let g2 = load(&data, p2.id);
+        let mut b = GenerationBuilder::derive(begin(), g2.as_parent());
+        let layout = b.write_changes(&unchanged).unwrap();
+        assert_eq!(layout.shared, g1.manifest.files.len());
+        let p3 = b.publish(&data, describe("two", &[])).unwrap();
+        assert_eq!(Manifest::read(&p3.dir).unwrap().files, g1.manifest.files);
+
+        // a rewrite keeps its source's manifest and shares the results
+        let mut b = GenerationBuilder::rewrite(begin(), g2.as_parent(), Some(g2.id));
+        let tables = g2.objects.values().map(|d| &d.table);
+        b.write_tables(&g2.network, tables, Some(&g2.deleted))
+            .unwrap();
+        b.share_untouched().unwrap();
+        let p4 = b.publish(&data, describe("three", &["a"])).unwrap();
+        let m4 = Manifest::read(&p4.dir).unwrap();
+        assert_eq!(m4.parent, Some(g2.id));
+        assert_eq!(m4.created, m2.created);
+        assert_eq!(m4.datakatalog_versjon, m2.datakatalog_versjon);
+        assert_eq!(m4.files, m2.files, "the same files, byte for byte");
+    }
+
+    /// A fresh generation: no parent, the catalogue's version, and from the tables of the
+    /// generated fixture the same files `generate` wrote (dictionary included).
+    #[test]
+    fn a_fresh_generation_says_the_catalogue_version_and_has_no_parent() {
+        let source = DataDir::read_only(fixture());
+        let g = load(&source, source.current().unwrap().unwrap());
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::open(tmp.path()).unwrap();
+        let catalog = Catalog::embedded();
+        let mut b = GenerationBuilder::fresh(&data, catalog, Areas::embedded()).unwrap();
+        let tables = g.objects.values().map(|d| &d.table);
+        b.write_tables(&g.network, tables, Some(&g.deleted))
+            .unwrap();
+        let p = b.publish(&data, describe("fresh", &[])).unwrap();
+        let m = Manifest::read(&p.dir).unwrap();
+        assert_eq!((m.generation, m.parent), (1, None));
+        assert_eq!(m.datakatalog_versjon, catalog.version.version);
+        assert_eq!(m.format_version, crate::snapshot::manifest::FORMAT_VERSION);
+        assert_eq!(m.files, g.manifest.files);
+    }
+}
