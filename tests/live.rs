@@ -510,30 +510,21 @@ fn publish_poisoned(
     data: &vegdb::snapshot::store::DataDir,
     poison: impl FnOnce(&mut vegdb::snapshot::columns::RoadNetwork),
 ) -> vegdb::error::Result<std::path::PathBuf> {
-    use vegdb::snapshot::parquet_write::{write_deleted, write_network, write_type};
+    use vegdb::snapshot::builder::{Description, GenerationBuilder};
     let current = data.current()?.expect("a generation");
     let (g, _) = Generation::load(&data.generation_dir(current), &|_| {})?;
     let mut net = (*g.network).clone();
     poison(&mut net);
-    let mut staging = data.begin(data.next_id()?)?;
-    let dir = staging.dir.clone();
-    staging.files.push(write_network(&dir, &net)?);
-    for d in g.objects.values() {
-        staging.files.extend(write_type(&dir, &d.table, &net)?);
-    }
-    staging.files.push(write_deleted(&dir, &g.deleted)?);
-    let types: Vec<u32> = g.objects.keys().copied().collect();
-    let (dictionary, _) =
-        vegdb::snapshot::dictionary::write(&dir, g.catalog, g.areas, &types, &[])?;
-    staging.files.extend(dictionary);
-    let manifest = Manifest {
-        parent: None,
-        changesets: vec![],
-        files: vec![],
+    let mut builder = GenerationBuilder::fresh(data, g.catalog, g.areas)?;
+    let tables = g.objects.values().map(|d| &d.table);
+    builder.write_tables(&net, tables, Some(&g.deleted))?;
+    let description = Description {
         origin: "live test: poisoned network".into(),
-        ..g.manifest.clone()
+        provenance: g.manifest.provenance.clone(),
+        changesets: vec![],
+        last_event_ids: g.manifest.last_event_ids.clone(),
     };
-    data.publish(staging, manifest)
+    Ok(builder.publish(data, description)?.dir)
 }
 
 /// The vertex of row 3, vertex 1 moved to (x, y).

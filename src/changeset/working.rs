@@ -283,6 +283,16 @@ pub struct Merged {
     pub edited_ids: Vec<u64>,
 }
 
+impl Merged {
+    /// The new table as a generation builder writes it (the chunks an edit falls in).
+    pub fn touched(&self) -> crate::snapshot::builder::TouchedTable<'_> {
+        crate::snapshot::builder::TouchedTable {
+            table: &self.table,
+            edited_ids: &self.edited_ids,
+        }
+    }
+}
+
 /// Merge a type's edits into its base table (ids stay ascending). Unchanged stretches of the
 /// base are copied in bulk, so the cost is a memory copy of the type plus work per edit.
 fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged> {

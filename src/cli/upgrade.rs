@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::generation::upgrade::{is_current_format, write_upgraded, Content};
+use crate::generation::upgrade::{is_current_format, upgrade, Content};
 use crate::generation::Generation;
 use crate::snapshot::manifest::{Manifest, FORMAT_VERSION};
 use crate::snapshot::store::DataDir;
@@ -47,11 +47,9 @@ fn upgrade_in_place(data: &Path, generation: Option<u64>) -> anyhow::Result<()> 
     }
     let (g, _) = load(&source_dir)?;
     let before = Content::of(&g);
-    let mut staging = dir.begin(dir.next_id()?)?;
-    let mut manifest = write_upgraded(&g, &mut staging)?;
+    let staging = dir.begin(dir.next_id()?)?;
+    let published = upgrade(&g, staging, Some(id), &dir)?;
     drop(g);
-    manifest.parent = Some(id);
-    let published = dir.publish(staging, manifest)?;
     if let Err(e) = check(&published, &before) {
         dir.make_current(id)?;
         return Err(e.context(format!("CURRENT is generation {id} again")));
@@ -91,11 +89,10 @@ fn upgrade_into(data: &Path, generation: Option<u64>, out: &Path) -> anyhow::Res
     let (g, _) = load(&pinned.dir)?;
     let before = Content::of(&g);
     let target = DataDir::open(out)?;
-    let mut staging = target.begin(m.generation)?;
-    let manifest = write_upgraded(&g, &mut staging)?;
+    let staging = target.begin(m.generation)?;
+    let published = upgrade(&g, staging, m.parent, &target)?;
     drop(g);
     drop(pinned);
-    let published = target.publish(staging, manifest)?;
     check(&published, &before)
         .with_context(|| format!("the upgraded copy in {} is not usable", out.display()))?;
     println!(

@@ -11,15 +11,14 @@ pub mod values;
 use std::path::Path;
 use std::time::Instant;
 
-use chrono::{NaiveDate, Utc};
-use rayon::prelude::*;
+use chrono::NaiveDate;
 
 use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
+use crate::snapshot::builder::{Description, GenerationBuilder};
 use crate::snapshot::columns::Days;
-use crate::snapshot::manifest::{Manifest, FORMAT_VERSION};
-use crate::snapshot::parquet_write::{write_deleted, write_network, write_type};
+use crate::snapshot::manifest::{MadeBy, Provenance};
 use crate::snapshot::store::DataDir;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -128,42 +127,19 @@ pub fn generate(
     }
     progress("objects");
 
-    let id = data.next_id()?;
-    let mut staging = data.begin(id)?;
-    let dir = staging.dir.clone();
-    let (net_entry, object_entries) = rayon::join(
-        || write_network(&dir, &net.network),
-        || {
-            tables
-                .par_iter()
-                .map(|(_, t)| write_type(&dir, t, &net.network))
-                .collect::<Result<Vec<_>>>()
-        },
-    );
-    staging.files.push(net_entry?);
-    staging.files.extend(object_entries?.into_iter().flatten());
-    staging.files.push(write_deleted(&dir, &deleted)?);
-    let types: Vec<u32> = tables.keys().copied().collect();
-    let (dictionary, _) = crate::snapshot::dictionary::write(&dir, catalog, areas, &types, &[])?;
-    staging.files.extend(dictionary);
+    let mut builder = GenerationBuilder::fresh(data, catalog, areas)?;
+    builder.write_tables(&net.network, tables.values(), Some(&deleted))?;
     progress("written");
-    let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        generation: id,
-        parent: None,
-        created: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        datakatalog_versjon: catalog.version.version.clone(),
-        origin: format!("vegdb generate --scale {} --seed {seed}", scale.name()),
-        provenance: crate::snapshot::manifest::Provenance::new(
-            crate::snapshot::manifest::MadeBy::Generated,
-            None,
-        ),
-        changesets: vec![],
-        last_event_ids: Default::default(),
-        files: vec![],
-    };
-    // a hand-off to a running server is numbered by the server
-    let id = crate::snapshot::store::generation_id(&data.publish(staging, manifest)?).unwrap_or(id);
+    let id = builder
+        .publish(
+            data,
+            Description {
+                origin: format!("vegdb generate --scale {} --seed {seed}", scale.name()),
+                provenance: Provenance::new(MadeBy::Generated, None),
+                ..Description::default()
+            },
+        )?
+        .id;
     let n = &net.network;
     if n.is_empty() {
         return Err(EngineError::Internal("generated an empty network".into()));

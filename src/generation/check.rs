@@ -11,11 +11,8 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::error::EngineError;
 use crate::generation::{Generation, LoadStats};
+use crate::snapshot::builder::RESULTS_FILE;
 use crate::snapshot::manifest::{Manifest, MANIFEST_FILE};
-
-/// The results file of a generation made by changesets (`changeset::writer::RESULTS_FILE`;
-/// named here because the snapshot layer does not depend on the write path).
-const RESULTS_FILE: &str = "changesets.json";
 
 /// What `verify` found.
 #[derive(Debug)]
@@ -87,6 +84,45 @@ pub fn verify(dir: &Path, progress: &(dyn Fn(&str) + Sync)) -> Report {
         }
     };
     // 1. every file on its own: present, size, checksum, rows
+    let footer_rows = check_files(dir, &m, progress, &mut problems);
+    let chunks = check_chunk_ids(&m, &mut problems);
+    // 2. the generation as the server loads it
+    let (g, stats) = match Generation::load(dir, &|_| {}) {
+        Ok(x) => x,
+        Err(e) => {
+            problems.push(format!("the generation does not load: {e}"));
+            return Report {
+                generation: Some(m.generation),
+                stats: None,
+                files: m.files.len(),
+                problems,
+            };
+        }
+    };
+    check_loaded_rows(&g, &m, &mut problems);
+    check_chunk_rows(&g, &chunks, &footer_rows, &mut problems);
+    check_results(dir, &m, &mut problems);
+    // 3. references
+    problems.extend(consistency(&g));
+    Report {
+        generation: Some(g.id),
+        stats: Some(stats),
+        files: m.files.len(),
+        problems,
+    }
+}
+
+/// Object files of a manifest per type, sorted by first id.
+type Chunks<'m> = BTreeMap<u32, Vec<&'m crate::snapshot::manifest::FileEntry>>;
+
+/// Step 1: every file of `m` on its own (listed once, present, size, checksum, Parquet rows),
+/// and no file in `dir` the manifest does not list. Returns the rows of each Parquet footer.
+fn check_files<'m>(
+    dir: &Path,
+    m: &'m Manifest,
+    progress: &(dyn Fn(&str) + Sync),
+    problems: &mut Vec<String>,
+) -> BTreeMap<&'m str, u64> {
     let mut footer_rows: BTreeMap<&str, u64> = BTreeMap::new();
     let mut seen_paths = BTreeSet::new();
     for f in &m.files {
@@ -138,8 +174,12 @@ pub fn verify(dir: &Path, progress: &(dyn Fn(&str) + Sync)) -> Report {
             problems.push(format!("{extra}: a file the manifest does not list"));
         }
     }
-    // chunks of a type: distinct first ids, at most one unchunked file
-    let mut chunks: BTreeMap<u32, Vec<&crate::snapshot::manifest::FileEntry>> = BTreeMap::new();
+    footer_rows
+}
+
+/// The chunks of each type: distinct first ids, at most one unchunked file.
+fn check_chunk_ids<'m>(m: &'m Manifest, problems: &mut Vec<String>) -> Chunks<'m> {
+    let mut chunks: Chunks = BTreeMap::new();
     for f in &m.files {
         if let Some(t) = f.type_id {
             chunks.entry(t).or_default().push(f);
@@ -161,19 +201,11 @@ pub fn verify(dir: &Path, progress: &(dyn Fn(&str) + Sync)) -> Report {
             }
         }
     }
-    // 2. the generation as the server loads it
-    let (g, stats) = match Generation::load(dir, &|_| {}) {
-        Ok(x) => x,
-        Err(e) => {
-            problems.push(format!("the generation does not load: {e}"));
-            return Report {
-                generation: Some(m.generation),
-                stats: None,
-                files: m.files.len(),
-                problems,
-            };
-        }
-    };
+    chunks
+}
+
+/// Step 2: the loaded network and deleted objects have the rows the manifest lists.
+fn check_loaded_rows(g: &Generation, m: &Manifest, problems: &mut Vec<String>) {
     if g.network.len() as u64 != m.total_rows("network/") {
         problems.push(format!(
             "network: {} rows loaded, the manifest says {}",
@@ -192,9 +224,17 @@ pub fn verify(dir: &Path, progress: &(dyn Fn(&str) + Sync)) -> Report {
             g.deleted.id.len()
         ));
     }
-    // each chunk against its own manifest entry: the loader concatenates a type's chunks in
-    // first-id order, so chunk k holds the rows after the rows of chunks 0..k
-    for (t, parts) in &chunks {
+}
+
+/// Each chunk against its own manifest entry: the loader concatenates a type's chunks in
+/// first-id order, so chunk k holds the rows after the rows of chunks 0..k.
+fn check_chunk_rows(
+    g: &Generation,
+    chunks: &Chunks,
+    footer_rows: &BTreeMap<&str, u64>,
+    problems: &mut Vec<String>,
+) {
+    for (t, parts) in chunks {
         let ids: &[u64] = g.objects.get(t).map_or(&[], |d| &d.table.id[..]);
         let listed: u64 = parts.iter().map(|f| f.rows).sum();
         if ids.len() as u64 != listed {
@@ -228,32 +268,28 @@ pub fn verify(dir: &Path, progress: &(dyn Fn(&str) + Sync)) -> Report {
             row += n;
         }
     }
-    // the changesets the generation applied have their results inside it
-    if !m.changesets.is_empty() {
-        let path = dir.join(RESULTS_FILE);
-        match std::fs::read(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|b| {
-                serde_json::from_slice::<BTreeMap<String, serde_json::Value>>(&b)
-                    .map_err(|e| e.to_string())
-            }) {
-            Ok(results) => {
-                for id in &m.changesets {
-                    if !results.contains_key(id) {
-                        problems.push(format!("changeset {id}: applied, but it has no result"));
-                    }
+}
+
+/// The changesets the generation applied have their results inside it.
+fn check_results(dir: &Path, m: &Manifest, problems: &mut Vec<String>) {
+    if m.changesets.is_empty() {
+        return;
+    }
+    let path = dir.join(RESULTS_FILE);
+    match std::fs::read(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|b| {
+            serde_json::from_slice::<BTreeMap<String, serde_json::Value>>(&b)
+                .map_err(|e| e.to_string())
+        }) {
+        Ok(results) => {
+            for id in &m.changesets {
+                if !results.contains_key(id) {
+                    problems.push(format!("changeset {id}: applied, but it has no result"));
                 }
             }
-            Err(e) => problems.push(format!("{RESULTS_FILE}: unreadable results: {e}")),
         }
-    }
-    // 3. references
-    problems.extend(consistency(&g));
-    Report {
-        generation: Some(g.id),
-        stats: Some(stats),
-        files: m.files.len(),
-        problems,
+        Err(e) => problems.push(format!("{RESULTS_FILE}: unreadable results: {e}")),
     }
 }
 

@@ -243,6 +243,18 @@ impl GenerationStore {
 }
 
 impl Generation {
+    /// This generation as the parent (or source) of one being built.
+    pub fn as_parent(&self) -> crate::snapshot::builder::Parent<'_> {
+        crate::snapshot::builder::Parent {
+            id: self.id,
+            dir: &self.dir,
+            manifest: &self.manifest,
+            network: &self.network,
+            catalog: self.catalog,
+            areas: self.areas,
+        }
+    }
+
     /// A new generation that replaces the tables of some types (and possibly the deleted list
     /// and the parents map) and shares everything else with `self`. Only the replaced types are
     /// re-indexed.

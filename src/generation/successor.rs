@@ -87,6 +87,30 @@ fn chunk_rows(
     (end - start == files[i].rows as usize).then_some(start..end)
 }
 
+/// How a successor's type table is put together, part by part in chunk order: rows of the old
+/// table (`Ok`) or a file to read (`Err`).
+type Part<'m> = std::result::Result<std::ops::Range<usize>, &'m FileEntry>;
+
+/// A type assembled anew: its table, the index update (None: rebuild), chunks reused and read.
+type Assembled = (u32, ObjectTable, Option<RowChanges>, usize, usize);
+
+/// Every file of `manifest` in `dir` has the size the manifest says.
+fn check_sizes(dir: &Path, manifest: &Manifest) -> Result<()> {
+    for f in &manifest.files {
+        let p = dir.join(&f.path);
+        let len = std::fs::metadata(&p)
+            .map_err(|e| EngineError::io(&p, e))?
+            .len();
+        if len != f.bytes {
+            return Err(EngineError::corrupt(
+                &p,
+                format!("size {len}, manifest says {}", f.bytes),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Generation {
     /// Load the generation in `dir`, a successor of `self` (any generation whose files may
     /// share content with this one), reusing every unchanged file's loaded data. The result
@@ -94,18 +118,7 @@ impl Generation {
     pub fn load_successor(&self, dir: &Path) -> Result<(Generation, SuccessorStats)> {
         let started = Instant::now();
         let manifest = Manifest::read(dir)?;
-        for f in &manifest.files {
-            let p = dir.join(&f.path);
-            let len = std::fs::metadata(&p)
-                .map_err(|e| EngineError::io(&p, e))?
-                .len();
-            if len != f.bytes {
-                return Err(EngineError::corrupt(
-                    &p,
-                    format!("size {len}, manifest says {}", f.bytes),
-                ));
-            }
-        }
+        check_sizes(dir, &manifest)?;
         let old = &self.manifest;
         if by_path(old, NETWORK_FILE) != by_path(&manifest, NETWORK_FILE) {
             let (g, _): (Generation, LoadStats) = Generation::load(dir, &|_| {})?;
@@ -118,11 +131,45 @@ impl Generation {
             return Ok((g, stats));
         }
         let mut stats = SuccessorStats::default();
-        let old_files = object_files(old);
-        let new_files = object_files(&manifest);
+        let work = self.parts_of(&manifest, &mut stats);
+        use rayon::prelude::*;
+        let built: Vec<Assembled> = work
+            .into_par_iter()
+            .map(|(t, parts)| self.assemble(dir, t, &parts))
+            .collect::<Result<_>>()?;
+        let mut tables = BTreeMap::new();
+        let mut rebuilt_types = BTreeSet::new();
+        for (t, table, changes, reused, read) in built {
+            stats.types_rebuilt += 1;
+            stats.types_updated_incrementally += usize::from(changes.is_some());
+            stats.chunks_reused += reused;
+            stats.chunks_read += read;
+            rebuilt_types.insert(t);
+            tables.insert(t, (table, changes));
+        }
+        let deleted = if by_path(old, DELETED_FILE) == by_path(&manifest, DELETED_FILE) {
+            None
+        } else if by_path(&manifest, DELETED_FILE).is_some() {
+            Some(read_deleted(&dir.join(DELETED_FILE))?)
+        } else {
+            Some(DeletedTable::default())
+        };
+        let parents = self.parents_after(&tables, &rebuilt_types);
+        let g = self.derive(dir.to_path_buf(), manifest, tables, deleted, parents);
+        stats.millis = started.elapsed().as_millis();
+        Ok((g, stats))
+    }
+
+    /// The types of `manifest` that cannot be shared with `self`, each with its parts (the
+    /// shared ones counted in `stats`).
+    fn parts_of<'m>(
+        &self,
+        manifest: &'m Manifest,
+        stats: &mut SuccessorStats,
+    ) -> Vec<(u32, Vec<Part<'m>>)> {
+        let old_files = object_files(&self.manifest);
+        let new_files = object_files(manifest);
         let types: BTreeSet<u32> = old_files.keys().chain(new_files.keys()).copied().collect();
-        // (type, parts to assemble: Ok(rows of the old table) or Err(file to read))
-        type Part<'m> = std::result::Result<std::ops::Range<usize>, &'m FileEntry>;
         let mut work: Vec<(u32, Vec<Part>)> = Vec::new();
         for t in types {
             let before = old_files.get(&t).map(Vec::as_slice).unwrap_or(&[]);
@@ -151,94 +198,82 @@ impl Generation {
                 .collect();
             work.push((t, parts));
         }
-        use rayon::prelude::*;
-        let built: Vec<(u32, ObjectTable, Option<RowChanges>, usize, usize)> = work
-            .into_par_iter()
-            .map(|(t, parts)| -> Result<_> {
-                let old_table = self.objects.get(&t).map(|d| &d.table);
-                let mut pieces = Vec::with_capacity(parts.len());
-                // rows of the new table that came from files (re-indexed)
-                let mut read_rows: Vec<std::ops::Range<usize>> = Vec::new();
-                let (mut reused, mut read, mut row) = (0, 0, 0usize);
-                for part in &parts {
-                    let piece = match (part, old_table) {
-                        (Ok(rows), Some(table)) => {
-                            reused += 1;
-                            table.slice(rows.clone())
-                        }
-                        (Err(f), _) => {
-                            read += 1;
-                            read_objects(&dir.join(&f.path), t)?
-                        }
-                        (Ok(_), None) => {
-                            return Err(EngineError::Internal(
-                                "rows reused from a type that was not loaded".into(),
-                            ))
-                        }
-                    };
-                    if part.is_err() {
-                        read_rows.push(row..row + piece.len());
-                    }
-                    row += piece.len();
-                    pieces.push(piece);
+        work
+    }
+
+    /// Type `t` put together from `parts`, with the update of its index when the old ids are a
+    /// prefix of the new ones.
+    fn assemble(&self, dir: &Path, t: u32, parts: &[Part]) -> Result<Assembled> {
+        let old_table = self.objects.get(&t).map(|d| &d.table);
+        let mut pieces = Vec::with_capacity(parts.len());
+        // rows of the new table that came from files (re-indexed)
+        let mut read_rows: Vec<std::ops::Range<usize>> = Vec::new();
+        let (mut reused, mut read, mut row) = (0, 0, 0usize);
+        for part in parts {
+            let piece = match (part, old_table) {
+                (Ok(rows), Some(table)) => {
+                    reused += 1;
+                    table.slice(rows.clone())
                 }
-                let table = if pieces.is_empty() {
-                    ObjectTable::new(t)
-                } else {
-                    ObjectTable::concat(t, pieces).map_err(|e| EngineError::corrupt(dir, e))?
-                };
-                // old ids a prefix of the new ones: rows keep their numbers, so the index can
-                // be updated (rows read from files replaced or appended)
-                let changes = old_table
-                    .filter(|old| old.len() <= table.len() && old.id[..] == table.id[..old.len()])
-                    .map(|old| RowChanges {
-                        replaced: read_rows
-                            .iter()
-                            .flat_map(|r| r.clone())
-                            .filter(|&r| r < old.len())
-                            .collect(),
-                        appended_from: old.len(),
-                    });
-                Ok((t, table, changes, reused, read))
-            })
-            .collect::<Result<_>>()?;
-        let mut tables = BTreeMap::new();
-        let mut rebuilt_types = BTreeSet::new();
-        for (t, table, changes, reused, read) in built {
-            stats.types_rebuilt += 1;
-            stats.types_updated_incrementally += usize::from(changes.is_some());
-            stats.chunks_reused += reused;
-            stats.chunks_read += read;
-            rebuilt_types.insert(t);
-            tables.insert(t, (table, changes));
+                (Err(f), _) => {
+                    read += 1;
+                    read_objects(&dir.join(&f.path), t)?
+                }
+                (Ok(_), None) => {
+                    return Err(EngineError::Internal(
+                        "rows reused from a type that was not loaded".into(),
+                    ))
+                }
+            };
+            if part.is_err() {
+                read_rows.push(row..row + piece.len());
+            }
+            row += piece.len();
+            pieces.push(piece);
         }
-        let deleted = if by_path(old, DELETED_FILE) == by_path(&manifest, DELETED_FILE) {
-            None
-        } else if by_path(&manifest, DELETED_FILE).is_some() {
-            Some(read_deleted(&dir.join(DELETED_FILE))?)
+        let table = if pieces.is_empty() {
+            ObjectTable::new(t)
         } else {
-            Some(DeletedTable::default())
+            ObjectTable::concat(t, pieces).map_err(|e| EngineError::corrupt(dir, e))?
         };
-        let parents = if rebuilt_types.is_empty() {
-            self.parents.clone()
-        } else {
-            let mut p: HashMap<u64, (u32, u64)> = self
-                .parents
-                .iter()
-                .filter(|(_, (t, _))| !rebuilt_types.contains(t))
-                .map(|(&k, &v)| (k, v))
-                .collect();
-            for (table, _) in tables.values() {
-                for row in 0..table.len() {
-                    for c in table.children(row) {
-                        p.insert(table.child_id[c], (table.type_id, table.id[row]));
-                    }
+        // old ids a prefix of the new ones: rows keep their numbers, so the index can
+        // be updated (rows read from files replaced or appended)
+        let changes = old_table
+            .filter(|old| old.len() <= table.len() && old.id[..] == table.id[..old.len()])
+            .map(|old| RowChanges {
+                replaced: read_rows
+                    .iter()
+                    .flat_map(|r| r.clone())
+                    .filter(|&r| r < old.len())
+                    .collect(),
+                appended_from: old.len(),
+            });
+        Ok((t, table, changes, reused, read))
+    }
+
+    /// The parents map of the successor: `self`'s, with the children of the rebuilt types
+    /// taken from their new tables.
+    fn parents_after(
+        &self,
+        tables: &BTreeMap<u32, (ObjectTable, Option<RowChanges>)>,
+        rebuilt_types: &BTreeSet<u32>,
+    ) -> Arc<HashMap<u64, (u32, u64)>> {
+        if rebuilt_types.is_empty() {
+            return self.parents.clone();
+        }
+        let mut p: HashMap<u64, (u32, u64)> = self
+            .parents
+            .iter()
+            .filter(|(_, (t, _))| !rebuilt_types.contains(t))
+            .map(|(&k, &v)| (k, v))
+            .collect();
+        for (table, _) in tables.values() {
+            for row in 0..table.len() {
+                for c in table.children(row) {
+                    p.insert(table.child_id[c], (table.type_id, table.id[row]));
                 }
             }
-            Arc::new(p)
-        };
-        let g = self.derive(dir.to_path_buf(), manifest, tables, deleted, parents);
-        stats.millis = started.elapsed().as_millis();
-        Ok((g, stats))
+        }
+        Arc::new(p)
     }
 }

@@ -7,18 +7,16 @@
 //! `datagrunnlag.sist_oppdatert`); `origin` gains a note saying it was rewritten.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
-use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::Generation;
 use crate::error::{EngineError, Result};
-use crate::snapshot::dictionary::{self, DICTIONARY_JSON, DICTIONARY_MD};
-use crate::snapshot::manifest::{FileEntry, Manifest, Provenance, FORMAT_VERSION};
-use crate::snapshot::parquet_write::{
-    write_deleted, write_network, write_type, DELETED_FILE, NETWORK_FILE,
-};
-use crate::snapshot::store::Staging;
+use crate::snapshot::builder::{Description, GenerationBuilder};
+use crate::snapshot::manifest::{Manifest, Provenance, FORMAT_VERSION};
+use crate::snapshot::parquet_write::DELETED_FILE;
+use crate::snapshot::store::{DataDir, Staging};
 use crate::util::hex;
 
 /// Whether a generation's files are those of the format this build writes (nothing to upgrade).
@@ -26,66 +24,42 @@ pub fn is_current_format(m: &Manifest) -> bool {
     m.format_version == FORMAT_VERSION && Manifest::version_for(&m.files) == FORMAT_VERSION
 }
 
-/// Whether a manifest entry is rewritten by the upgrade (else it is shared as it is).
-fn is_rewritten(f: &FileEntry) -> bool {
-    f.type_id.is_some()
-        || [NETWORK_FILE, DELETED_FILE, DICTIONARY_JSON, DICTIONARY_MD].contains(&f.path.as_str())
-}
-
 /// The note `origin` gains.
 pub fn origin_note() -> String {
     format!("rewritten in format {FORMAT_VERSION} by vegdb snapshot upgrade")
 }
 
-/// Write the loaded generation `g` into `staging` in the current format: its tables written
-/// anew, its other files shared from `g.dir`. Returns the manifest to publish (`parent`: the
-/// caller's choice; `generation` and `files` are set by publishing).
-pub fn write_upgraded(g: &Generation, staging: &mut Staging) -> Result<Manifest> {
+/// Write the loaded generation `g` into `staging` in the current format (its tables written
+/// anew, its other files shared from `g.dir`) and publish it into `data` under `parent`; the
+/// manifest keeps what `g`'s says (see the module doc). Returns the published directory.
+pub fn upgrade(
+    g: &Generation,
+    staging: Staging,
+    parent: Option<u64>,
+    data: &DataDir,
+) -> Result<PathBuf> {
     let source = &g.manifest;
-    let dir = staging.dir.clone();
-    let (network, objects) = rayon::join(
-        || write_network(&dir, &g.network),
-        || {
-            g.objects
-                .par_iter()
-                .map(|(_, d)| write_type(&dir, &d.table, &g.network))
-                .collect::<Result<Vec<_>>>()
-        },
-    );
-    staging.files.push(network?);
-    staging.files.extend(objects?.into_iter().flatten());
-    if source.files.iter().any(|f| f.path == DELETED_FILE) {
-        staging.files.push(write_deleted(&dir, &g.deleted)?);
-    }
-    let types: Vec<u32> = g
-        .objects
-        .iter()
-        .filter(|(_, d)| !d.table.is_empty())
-        .map(|(&t, _)| t)
-        .collect();
-    let (dictionary, _) = dictionary::write(&dir, g.catalog, g.areas, &types, &[])?;
-    staging.files.extend(dictionary);
-    for f in source.files.iter().filter(|f| !is_rewritten(f)) {
-        staging.share_from(&g.dir, f)?;
-    }
-    let version = Manifest::version_for(&staging.files);
+    let mut builder = GenerationBuilder::rewrite(staging, g.as_parent(), parent);
+    let deleted = source.files.iter().any(|f| f.path == DELETED_FILE);
+    builder.write_tables(
+        &g.network,
+        g.objects.values().map(|d| &d.table),
+        deleted.then_some(&*g.deleted),
+    )?;
+    builder.share_untouched()?;
+    let version = builder.format_version();
     if version != FORMAT_VERSION {
         return Err(EngineError::Internal(format!(
             "the upgraded generation's files are format {version}, not {FORMAT_VERSION}"
         )));
     }
-    Ok(Manifest {
-        format_version: version,
-        generation: staging.id,
-        parent: source.parent,
-        created: source.created.clone(),
-        datakatalog_versjon: source.datakatalog_versjon.clone(),
+    let description = Description {
         origin: format!("{} ({})", source.origin, origin_note()),
         provenance: Provenance::new(source.made_by(), source.provenance.source.clone()),
         changesets: source.changesets.clone(),
         last_event_ids: source.last_event_ids.clone(),
-        files: Vec::new(),
-    })
+    };
+    Ok(builder.publish(data, description)?.dir)
 }
 
 /// What an upgrade must keep of a generation, small enough to hold while the upgraded one is

@@ -634,38 +634,97 @@ pub fn download_events(
     }
     // made even when no event is new: the refresh of an empty download publishes nothing
     std::fs::create_dir_all(dest).map_err(|e| EngineError::io(dest, e))?;
-    let antall = opts.batch.clamp(1, 1000);
-    // (stream name, events url, events dir, id field, current-state url, current-state dir)
-    let mut streams = Vec::new();
-    for &t in types {
-        streams.push((
-            object_stream(t),
-            format!("{base}/hendelser/vegobjekter/{t}"),
-            super::events::object_events_dir(dest, t),
-            "vegobjektId",
-            format!("{base}/vegobjekter/{t}?antall=1000&inkluder=alle&ider="),
-            dest.join(OBJECTS_DIR).join(t.to_string()),
-        ));
-    }
-    streams.push((
-        SEQUENCE_STREAM.to_string(),
-        format!("{base}/hendelser/veglenkesekvenser"),
-        super::events::sequence_events_dir(dest),
-        "nettelementId",
-        format!("{base}/vegnett/veglenkesekvenser?antall=1000&ider="),
-        dest.join(SEQUENCES_DIR),
-    ));
+    let calls = EventCalls {
+        client: &client,
+        antall: opts.batch.clamp(1, 1000),
+        opts,
+        progress,
+    };
     let mut under_road_system: std::collections::BTreeSet<u64> = Default::default();
     let mut reports = Vec::new();
-    for (name, url, dir, id_field, current_url, current_dir) in streams {
+    for stream in event_streams(base, dest, types) {
         let road_system_stream = [VEGSYSTEM, STREKNING]
             .iter()
-            .any(|t| name == object_stream(*t));
+            .any(|t| stream.name == object_stream(*t));
         let mut report = StreamReport {
-            name: name.clone(),
-            resumed_from: last_event_ids.get(&name).copied(),
+            name: stream.name.clone(),
+            resumed_from: last_event_ids.get(&stream.name).copied(),
             ..Default::default()
         };
+        let mut named = calls.events(&stream, &mut report)?;
+        if stream.name == SEQUENCE_STREAM {
+            named.extend(under_road_system.iter().copied());
+        }
+        if road_system_stream {
+            for &id in &named {
+                under_road_system.extend(road_system(id));
+            }
+        }
+        let under = road_system_stream.then_some(&mut under_road_system);
+        calls.current_state(&stream, named, under, &mut report)?;
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// One event stream to download.
+struct EventStream {
+    name: String,
+    /// `/hendelser/...` of the stream.
+    events_url: String,
+    /// Where its event pages are saved.
+    events_dir: PathBuf,
+    /// The field of an event naming the element.
+    id_field: &'static str,
+    /// The current state of elements, `?ider=` to append.
+    current_url: String,
+    /// Where the current state is saved.
+    current_dir: PathBuf,
+}
+
+/// The streams of `types` (object streams first), then the sequences'.
+fn event_streams(base: &str, dest: &Path, types: &[u32]) -> Vec<EventStream> {
+    use super::events::{object_stream, SEQUENCE_STREAM};
+    let mut streams = Vec::new();
+    for &t in types {
+        streams.push(EventStream {
+            name: object_stream(t),
+            events_url: format!("{base}/hendelser/vegobjekter/{t}"),
+            events_dir: super::events::object_events_dir(dest, t),
+            id_field: "vegobjektId",
+            current_url: format!("{base}/vegobjekter/{t}?antall=1000&inkluder=alle&ider="),
+            current_dir: dest.join(OBJECTS_DIR).join(t.to_string()),
+        });
+    }
+    streams.push(EventStream {
+        name: SEQUENCE_STREAM.to_string(),
+        events_url: format!("{base}/hendelser/veglenkesekvenser"),
+        events_dir: super::events::sequence_events_dir(dest),
+        id_field: "nettelementId",
+        current_url: format!("{base}/vegnett/veglenkesekvenser?antall=1000&ider="),
+        current_dir: dest.join(SEQUENCES_DIR),
+    });
+    streams
+}
+
+/// The calls of `download_events`.
+struct EventCalls<'a> {
+    client: &'a reqwest::blocking::Client,
+    /// Events per page.
+    antall: usize,
+    opts: &'a DownloadOptions,
+    progress: &'a (dyn Fn(&StreamReport) + Sync),
+}
+
+impl EventCalls<'_> {
+    /// Save the stream's event pages after `report.resumed_from` (paged by the highest event
+    /// id read until a page is empty); the ids they name.
+    fn events(
+        &self,
+        stream: &EventStream,
+        report: &mut StreamReport,
+    ) -> Result<std::collections::BTreeSet<u64>> {
+        let (url, antall, id_field) = (&stream.events_url, self.antall, stream.id_field);
         let mut start = report.resumed_from;
         let mut named: std::collections::BTreeSet<u64> = Default::default();
         loop {
@@ -673,7 +732,7 @@ pub fn download_events(
                 Some(s) => format!("{url}?start={s}&antall={antall}"),
                 None => format!("{url}?antall={antall}"),
             };
-            let page = fetch_json(&client, &call, MAX_EVENT_PAGE_BYTES, opts, &mut report)?
+            let page = fetch_json(self.client, &call, MAX_EVENT_PAGE_BYTES, self.opts, report)?
                 .ok_or_else(|| {
                     EngineError::Internal(format!("download failed: {call}: HTTP 404"))
                 })?;
@@ -692,7 +751,7 @@ pub fn download_events(
                 .filter_map(|e| e.get("hendelseId").and_then(serde_json::Value::as_u64))
                 .collect();
             ids.sort_unstable();
-            super::events::check_event_ids(&name, start, ids)
+            super::events::check_event_ids(&stream.name, start, ids)
                 .map_err(|e| EngineError::Internal(format!("download failed: {call}: {e}")))?;
             for e in events {
                 let (Some(eid), Some(id)) = (
@@ -712,27 +771,35 @@ pub fn download_events(
                 )));
             }
             write_json(
-                &dir.join(format!("page-{:020}.json", start.unwrap_or(0))),
+                &stream
+                    .events_dir
+                    .join(format!("page-{:020}.json", start.unwrap_or(0))),
                 &page,
             )?;
             report.records += events.len();
             start = Some(max);
-            progress(&report);
+            (self.progress)(report);
         }
-        if name == SEQUENCE_STREAM {
-            named.extend(under_road_system.iter().copied());
-        }
-        if road_system_stream {
-            for &id in &named {
-                under_road_system.extend(road_system(id));
-            }
-        }
+        Ok(named)
+    }
+
+    /// Save the current state of the `named` elements (`IDS_PER_CALL` per call). For a road
+    /// system stream, the sequences under the fetched objects go into `under_road_system`.
+    fn current_state(
+        &self,
+        stream: &EventStream,
+        named: std::collections::BTreeSet<u64>,
+        mut under_road_system: Option<&mut std::collections::BTreeSet<u64>>,
+        report: &mut StreamReport,
+    ) -> Result<()> {
         let ids: Vec<u64> = named.into_iter().collect();
         for (i, group) in ids.chunks(IDS_PER_CALL).enumerate() {
             let list: Vec<String> = group.iter().map(u64::to_string).collect();
-            let call = format!("{current_url}{}", list.join(","));
-            if let Some(page) = fetch_json(&client, &call, MAX_IDS_PAGE_BYTES, opts, &mut report)? {
-                if road_system_stream {
+            let call = format!("{}{}", stream.current_url, list.join(","));
+            if let Some(page) =
+                fetch_json(self.client, &call, MAX_IDS_PAGE_BYTES, self.opts, report)?
+            {
+                if let Some(under) = under_road_system.as_deref_mut() {
                     for o in page
                         .get("vegobjekter")
                         .and_then(serde_json::Value::as_array)
@@ -743,16 +810,14 @@ pub fn download_events(
                             .pointer("/stedfesting/linjer")
                             .and_then(serde_json::Value::as_array);
                         for l in lines.into_iter().flatten() {
-                            under_road_system
-                                .extend(l.get("id").and_then(serde_json::Value::as_u64));
+                            under.extend(l.get("id").and_then(serde_json::Value::as_u64));
                         }
                     }
                 }
-                write_json(&current_dir.join(format!("ider-{i:06}.json")), &page)?;
+                write_json(&stream.current_dir.join(format!("ider-{i:06}.json")), &page)?;
             }
-            progress(&report);
+            (self.progress)(report);
         }
-        reports.push(report);
+        Ok(())
     }
-    Ok(reports)
 }

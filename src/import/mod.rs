@@ -17,18 +17,18 @@ pub mod source;
 pub mod summary;
 pub mod uberiket;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
-use chrono::{NaiveDate, Utc};
+use chrono::NaiveDate;
 
 use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
-use crate::snapshot::columns::{Days, DeletedTable, ObjectTable};
-use crate::snapshot::manifest::{Manifest, FORMAT_VERSION};
-use crate::snapshot::parquet_write::{write_deleted, write_network, write_type};
+use crate::snapshot::builder::{Description, GenerationBuilder};
+use crate::snapshot::columns::{Days, DeletedTable, ObjectTable, RoadNetwork};
+use crate::snapshot::manifest::{MadeBy, Provenance};
 use crate::snapshot::store::DataDir;
 pub use network::parse_linestring;
 use roadref::{RoadRefs, STREKNING, VEGSYSTEM};
@@ -119,7 +119,6 @@ pub fn import_dir(
         )));
     }
     let catalog = Catalog::embedded();
-    let areas = Areas::embedded();
     let mut summary = Summary::default();
     let present = type_dirs(source)?;
     let wanted: Vec<u32> = match types {
@@ -135,6 +134,52 @@ pub fn import_dir(
     }
 
     // 1. road references from 915 and 916 (always read; imported as objects when selected)
+    let (refs, road_objects) = road_references(source, catalog, &wanted, &mut summary)?;
+    progress("vegsystem");
+    let mut phase = Instant::now();
+    summary
+        .phases
+        .push(("road system".into(), started.elapsed().as_secs_f64()));
+
+    // 2. the network
+    let (net, sequences) = import_network(source, &refs, &mut summary)?;
+    progress("network");
+    summary
+        .phases
+        .push(("network".into(), phase.elapsed().as_secs_f64()));
+    phase = Instant::now();
+
+    // 3. objects, type by type
+    let read = TypeSource {
+        source,
+        catalog,
+        sequences: &sequences,
+        road_objects,
+    };
+    let tables = read.tables(&wanted, &present, &mut summary, progress)?;
+    summary
+        .phases
+        .push(("objects".into(), phase.elapsed().as_secs_f64()));
+    phase = Instant::now();
+
+    // 4. publish like `generate`
+    let id = publish(source, data, catalog, &net, &tables)?;
+    summary
+        .phases
+        .push(("publish".into(), phase.elapsed().as_secs_f64()));
+    summary.generation = id;
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// Step 1: the road references of the 915 Vegsystem and 916 Strekning objects, and those
+/// objects of the two types that are `wanted` (imported in step 3).
+fn road_references(
+    source: &Path,
+    catalog: &Catalog,
+    wanted: &[u32],
+    summary: &mut Summary,
+) -> Result<(RoadRefs, BTreeMap<u32, Vec<RoadObject>>)> {
     let mut refs = RoadRefs::default();
     let mut road_objects: BTreeMap<u32, Vec<RoadObject>> = BTreeMap::new();
     let objects_dir = source.join(OBJECTS_DIR);
@@ -144,9 +189,9 @@ pub fn import_dir(
             |batch: Vec<RoadObject>| {
                 for o in &batch {
                     if o.type_id == VEGSYSTEM {
-                        refs.add(catalog, o, &mut summary);
+                        refs.add(catalog, o, summary);
                     } else if o.type_id == STREKNING {
-                        refs.add_section(o, &mut summary);
+                        refs.add_section(o, summary);
                     }
                 }
                 if wanted.contains(&t) {
@@ -156,19 +201,22 @@ pub fn import_dir(
             },
         )?;
     }
-    progress("vegsystem");
-    let mut phase = Instant::now();
-    summary
-        .phases
-        .push(("road system".into(), started.elapsed().as_secs_f64()));
+    Ok((refs, road_objects))
+}
 
-    // 2. the network
+/// Step 2: the sequences mapped to network rows; the network and the ids of its sequences.
+fn import_network(
+    source: &Path,
+    refs: &RoadRefs,
+    summary: &mut Summary,
+) -> Result<(RoadNetwork, HashSet<u64>)> {
+    let areas = Areas::embedded();
     let mut builder = network::NetworkBuilder::default();
     source::for_each_batch(&source.join(SEQUENCES_DIR), |batch: Vec<Sequence>| {
-        builder.add_batch(&batch, &refs, areas, &mut summary);
+        builder.add_batch(&batch, refs, areas, summary);
         Ok(())
     })?;
-    let (net, sequences) = builder.finish(&refs, &mut summary);
+    let (net, sequences) = builder.finish(refs, summary);
     summary.segments = net.len();
     if net.is_empty() {
         return Err(EngineError::input(format!(
@@ -176,21 +224,52 @@ pub fn import_dir(
             source.display()
         )));
     }
-    progress("network");
-    summary
-        .phases
-        .push(("network".into(), phase.elapsed().as_secs_f64()));
-    phase = Instant::now();
+    Ok((net, sequences))
+}
 
-    // 3. objects, type by type
-    let mut tables: BTreeMap<u32, ObjectTable> = BTreeMap::new();
-    for &t in &wanted {
-        if !present.contains(&t) {
-            continue;
+/// Where step 3 reads each type's objects from.
+struct TypeSource<'a> {
+    source: &'a Path,
+    catalog: &'static Catalog,
+    /// Ids of the network's sequences (placements elsewhere are dropped).
+    sequences: &'a HashSet<u64>,
+    /// The 915/916 objects read in step 1.
+    road_objects: BTreeMap<u32, Vec<RoadObject>>,
+}
+
+impl TypeSource<'_> {
+    /// Step 3: the tables of the `wanted` types the source has, type by type (empty ones left
+    /// out).
+    fn tables(
+        mut self,
+        wanted: &[u32],
+        present: &[u32],
+        summary: &mut Summary,
+        progress: &(dyn Fn(&str) + Sync),
+    ) -> Result<BTreeMap<u32, ObjectTable>> {
+        let mut tables: BTreeMap<u32, ObjectTable> = BTreeMap::new();
+        for &t in wanted {
+            if !present.contains(&t) {
+                continue;
+            }
+            let Some(table) = self.table(t, summary)? else {
+                continue;
+            };
+            if !table.is_empty() {
+                tables.insert(t, table);
+            }
+            progress(&format!("type {t}"));
         }
-        let Some(ty) = catalog.object_type(t) else {
+        Ok(tables)
+    }
+
+    /// The table of type `t` (None when the catalogue does not know the type: its objects
+    /// are counted and skipped).
+    fn table(&mut self, t: u32, summary: &mut Summary) -> Result<Option<ObjectTable>> {
+        let dir = self.source.join(OBJECTS_DIR).join(t.to_string());
+        let Some(ty) = self.catalog.object_type(t) else {
             let mut n = 0usize;
-            source::for_each_record(&objects_dir.join(t.to_string()), |_: serde_json::Value| {
+            source::for_each_record(&dir, |_: serde_json::Value| {
                 n += 1;
                 Ok(())
             })?;
@@ -198,9 +277,10 @@ pub fn import_dir(
             for _ in 0..n {
                 summary.skip(format!("type {t}: object type not in the catalogue"));
             }
-            continue;
+            return Ok(None);
         };
         let mut tb = objects::TypeBuilder::new(ty);
+        let sequences = self.sequences;
         let mut add = |batch: Vec<RoadObject>, summary: &mut Summary| {
             *summary.objects_read.entry(t).or_default() += batch.len();
             let (mine, other): (Vec<RoadObject>, Vec<RoadObject>) =
@@ -211,75 +291,38 @@ pub fn import_dir(
                     o.type_id
                 ));
             }
-            tb.add_batch(mine, &sequences, summary);
+            tb.add_batch(mine, sequences, summary);
         };
-        if let Some(objs) = road_objects.remove(&t) {
-            add(objs, &mut summary);
+        if let Some(objs) = self.road_objects.remove(&t) {
+            add(objs, summary);
         } else {
-            source::for_each_batch(
-                &objects_dir.join(t.to_string()),
-                |batch: Vec<RoadObject>| {
-                    add(batch, &mut summary);
-                    Ok(())
-                },
-            )?;
+            source::for_each_batch(&dir, |batch: Vec<RoadObject>| {
+                add(batch, summary);
+                Ok(())
+            })?;
         }
-        let table = tb.finish(&mut summary);
-        if !table.is_empty() {
-            tables.insert(t, table);
-        }
-        progress(&format!("type {t}"));
+        Ok(Some(tb.finish(summary)))
     }
+}
 
-    summary
-        .phases
-        .push(("objects".into(), phase.elapsed().as_secs_f64()));
-    phase = Instant::now();
-
-    // 4. publish like `generate`
-    let id = data.next_id()?;
-    let mut staging = data.begin(id)?;
-    let dir = staging.dir.clone();
-    staging.files.push(write_network(&dir, &net)?);
-    for t in tables.values() {
-        staging.files.extend(write_type(&dir, t, &net)?);
-    }
-    staging
-        .files
-        .push(write_deleted(&dir, &DeletedTable::default())?);
-    let types: Vec<u32> = tables.keys().copied().collect();
-    let (dictionary, _) = crate::snapshot::dictionary::write(
-        &dir,
-        catalog,
-        crate::area::Areas::embedded(),
-        &types,
-        &[],
-    )?;
-    staging.files.extend(dictionary);
-    let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        generation: id,
-        parent: None,
-        created: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        datakatalog_versjon: catalog.version.version.clone(),
+/// Step 4: publish the network and tables as the next generation of `data`; its id.
+fn publish(
+    source: &Path,
+    data: &DataDir,
+    catalog: &Catalog,
+    net: &RoadNetwork,
+    tables: &BTreeMap<u32, ObjectTable>,
+) -> Result<u64> {
+    let mut builder = GenerationBuilder::fresh(data, catalog, Areas::embedded())?;
+    builder.write_tables(net, tables.values(), Some(&DeletedTable::default()))?;
+    let description = Description {
         origin: format!("vegdb import --source {}", source.display()),
-        provenance: crate::snapshot::manifest::Provenance::new(
-            crate::snapshot::manifest::MadeBy::Imported,
-            Some(source.display().to_string()),
-        ),
-        changesets: vec![],
+        provenance: Provenance::new(MadeBy::Imported, Some(source.display().to_string())),
         last_event_ids: events::last_event_ids(
             source,
             &tables.keys().copied().collect::<Vec<_>>(),
         )?,
-        files: vec![],
+        ..Description::default()
     };
-    // a hand-off to a running server is numbered by the server
-    let id = crate::snapshot::store::generation_id(&data.publish(staging, manifest)?).unwrap_or(id);
-    summary
-        .phases
-        .push(("publish".into(), phase.elapsed().as_secs_f64()));
-    summary.generation = id;
-    summary.seconds = started.elapsed().as_secs_f64();
-    Ok(summary)
+    Ok(builder.publish(data, description)?.id)
 }

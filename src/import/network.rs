@@ -79,6 +79,112 @@ struct Row {
     q: (u8, u16, u16, u16, u8, i32),
 }
 
+/// What a veglenke's rows share, read and checked from the upstream link (the pieces along
+/// its road references then become rows).
+struct LinkFacts {
+    /// Positions of its ports on the sequence.
+    from: f64,
+    to: f64,
+    start_node: u64,
+    end_node: u64,
+    coords: Vec<Coord3>,
+    municipality: u16,
+    county: u8,
+    region: u8,
+    department: u8,
+    level: u8,
+    road_type: u8,
+    start_date: i32,
+    quality: (u8, u16, u16, u16, u8, i32),
+    /// Length of the sequence in metres.
+    seq_len: f64,
+}
+
+impl LinkFacts {
+    /// The link's facts, or why it is left out.
+    fn of(
+        seq: &Sequence,
+        link: &Link,
+        areas: &Areas,
+        summary: &mut Summary,
+    ) -> Result<LinkFacts, SkippedLink> {
+        if link.gyldighetsperiode.sluttdato.is_some() {
+            return Err(SkippedLink::Closed);
+        }
+        let port = |n: u32| seq.porter.iter().find(|p| p.nummer == n);
+        let (Some(sp), Some(ep)) = (port(link.startport), port(link.sluttport)) else {
+            return Err(SkippedLink::PortMissing);
+        };
+        let (a, b) = (sp.posisjon, ep.posisjon);
+        if !extent::position_ok(a) || !extent::position_ok(b) {
+            return Err(SkippedLink::PortPosition);
+        }
+        if b.partial_cmp(&a) != Some(std::cmp::Ordering::Greater) {
+            return Err(SkippedLink::PortsNotOrdered);
+        }
+        if !extent::length_ok(link.lengde) {
+            return Err(SkippedLink::Length);
+        }
+        let level = TOPOLOGY_LEVELS
+            .iter()
+            .position(|l| *l == link.topologiniva)
+            .ok_or_else(|| SkippedLink::TopologyLevel(link.topologiniva.to_string()))?;
+        let road_type = ROAD_TYPE_NAMES
+            .iter()
+            .find(|(n, _)| *n == link.type_veg)
+            .map(|(_, i)| *i)
+            .ok_or_else(|| SkippedLink::RoadType(link.type_veg.to_string()))?;
+        debug_assert!(road_type < ROAD_TYPES.len());
+        let coords = parse_linestring(&link.geometri.wkt, link.geometri.srid)?;
+        let municipality = u16::try_from(link.kommune)
+            .map_err(|_| SkippedLink::Municipality(link.kommune.to_string()))?;
+        let (county, region, department) = match areas.municipality(municipality) {
+            Some(m) => (m.county, m.region, m.road_department),
+            None => {
+                summary.skip(format!(
+                    "kommune {municipality} not in the area list: fylke from its number, no region/vegavdeling"
+                ));
+                ((municipality / 100) as u8, 0, 0)
+            }
+        };
+        let start_date = date_days(&link.gyldighetsperiode.startdato)
+            .ok_or_else(|| SkippedLink::StartDate(link.gyldighetsperiode.startdato.clone()))?;
+        let q = link.geometri.kvalitet.as_ref();
+        let qv =
+            |f: fn(&super::uberiket::Quality) -> Option<i64>| q.and_then(f).unwrap_or(0).max(0);
+        let capture = link
+            .geometri
+            .datafangstdato
+            .as_deref()
+            .and_then(date_days)
+            .unwrap_or(start_date);
+        let quality = (
+            qv(|q| q.malemetode) as u8,
+            qv(|q| q.noyaktighet) as u16,
+            qv(|q| q.noyaktighet_hoyde) as u16,
+            qv(|q| q.maksimalt_avvik) as u16,
+            qv(|q| q.synbarhet) as u8,
+            capture,
+        );
+        Ok(LinkFacts {
+            from: a,
+            to: b,
+            start_node: sp.node_id,
+            end_node: ep.node_id,
+            coords,
+            municipality,
+            county,
+            region,
+            department,
+            level: level as u8,
+            road_type: road_type as u8,
+            start_date,
+            quality,
+            seq_len: seq.lengde.unwrap_or(link.lengde / (b - a)),
+        })
+    }
+}
+
 #[derive(Default)]
 pub struct NetworkBuilder {
     rows: Vec<Row>,
@@ -236,65 +342,8 @@ impl NetworkBuilder {
         areas: &Areas,
         summary: &mut Summary,
     ) -> Result<(), SkippedLink> {
-        if link.gyldighetsperiode.sluttdato.is_some() {
-            return Err(SkippedLink::Closed);
-        }
-        let port = |n: u32| seq.porter.iter().find(|p| p.nummer == n);
-        let (Some(sp), Some(ep)) = (port(link.startport), port(link.sluttport)) else {
-            return Err(SkippedLink::PortMissing);
-        };
-        let (a, b) = (sp.posisjon, ep.posisjon);
-        if !extent::position_ok(a) || !extent::position_ok(b) {
-            return Err(SkippedLink::PortPosition);
-        }
-        if b.partial_cmp(&a) != Some(std::cmp::Ordering::Greater) {
-            return Err(SkippedLink::PortsNotOrdered);
-        }
-        if !extent::length_ok(link.lengde) {
-            return Err(SkippedLink::Length);
-        }
-        let level = TOPOLOGY_LEVELS
-            .iter()
-            .position(|l| *l == link.topologiniva)
-            .ok_or_else(|| SkippedLink::TopologyLevel(link.topologiniva.to_string()))?;
-        let road_type = ROAD_TYPE_NAMES
-            .iter()
-            .find(|(n, _)| *n == link.type_veg)
-            .map(|(_, i)| *i)
-            .ok_or_else(|| SkippedLink::RoadType(link.type_veg.to_string()))?;
-        debug_assert!(road_type < ROAD_TYPES.len());
-        let coords = parse_linestring(&link.geometri.wkt, link.geometri.srid)?;
-        let municipality = u16::try_from(link.kommune)
-            .map_err(|_| SkippedLink::Municipality(link.kommune.to_string()))?;
-        let (county, region, department) = match areas.municipality(municipality) {
-            Some(m) => (m.county, m.region, m.road_department),
-            None => {
-                summary.skip(format!(
-                    "kommune {municipality} not in the area list: fylke from its number, no region/vegavdeling"
-                ));
-                ((municipality / 100) as u8, 0, 0)
-            }
-        };
-        let start_date = date_days(&link.gyldighetsperiode.startdato)
-            .ok_or_else(|| SkippedLink::StartDate(link.gyldighetsperiode.startdato.clone()))?;
-        let q = link.geometri.kvalitet.as_ref();
-        let qv =
-            |f: fn(&super::uberiket::Quality) -> Option<i64>| q.and_then(f).unwrap_or(0).max(0);
-        let capture = link
-            .geometri
-            .datafangstdato
-            .as_deref()
-            .and_then(date_days)
-            .unwrap_or(start_date);
-        let quality = (
-            qv(|q| q.malemetode) as u8,
-            qv(|q| q.noyaktighet) as u16,
-            qv(|q| q.noyaktighet_hoyde) as u16,
-            qv(|q| q.maksimalt_avvik) as u16,
-            qv(|q| q.synbarhet) as u8,
-            capture,
-        );
-        let seq_len = seq.lengde.unwrap_or(link.lengde / (b - a));
+        let l = LinkFacts::of(seq, link, areas, summary)?;
+        let (a, b) = (l.from, l.to);
         let medium = medium_letter(link.geometri.medium, summary);
         for (f0, f1, system, section) in refs.pieces(seq.id, a, b) {
             // (category, status, number, metres from the 915's start, hp, 916 placement)
@@ -309,8 +358,8 @@ impl NetworkBuilder {
                     },
                     system.number,
                     (
-                        ((f0 - system.from) * seq_len).round() as u32,
-                        ((f1 - system.from) * seq_len).round() as u32,
+                        ((f0 - system.from) * l.seq_len).round() as u32,
+                        ((f1 - system.from) * l.seq_len).round() as u32,
                     ),
                     section.map(|s| s.hp).unwrap_or(FALLBACK_HP),
                     section.map(|s| (s, f0, f1)),
@@ -325,22 +374,22 @@ impl NetworkBuilder {
             let (category, status, number, (from_m, to_m), hp, section) = road;
             let (r0, r1) = ((f0 - a) / (b - a), (f1 - a) / (b - a));
             let g = if r0 == 0.0 && r1 == 1.0 {
-                coords.clone()
+                l.coords.clone()
             } else {
-                sub_line(&coords, r0, r1)
+                sub_line(&l.coords, r0, r1)
             };
             self.rows.push(Row {
                 link: seq.id,
                 from: f0,
                 to: f1,
-                start_node: sp.node_id,
-                end_node: ep.node_id,
+                start_node: l.start_node,
+                end_node: l.end_node,
                 coords: g,
                 length_m: round3((r1 - r0) * link.lengde),
-                municipality,
-                county,
-                region,
-                department,
+                municipality: l.municipality,
+                county: l.county,
+                region: l.region,
+                department: l.department,
                 category,
                 status,
                 number,
@@ -352,11 +401,11 @@ impl NetworkBuilder {
                 medium,
                 theme: link.geometri.temakode.unwrap_or(0),
                 connection: link.konnektering,
-                level: level as u8,
+                level: l.level,
                 super_id: link.superstedfesting.as_ref().map(|s| s.id).unwrap_or(0),
-                road_type: road_type as u8,
-                start_date,
-                q: quality,
+                road_type: l.road_type,
+                start_date: l.start_date,
+                q: l.quality,
             });
         }
         Ok(())

@@ -31,12 +31,10 @@ use crate::catalog::{Catalog, ValueKind};
 use crate::changeset::working::{value_at, Merged, ObjectState, Working};
 use crate::error::{EngineError, Result};
 use crate::generation::Generation;
+use crate::snapshot::builder::{Changes, Description, GenerationBuilder};
 use crate::snapshot::columns::{ObjectTable, RoadNetwork, DIRECTION_AGAINST};
-use crate::snapshot::manifest::{FileEntry, Manifest};
-use crate::snapshot::parquet_write::{
-    write_deleted, write_network, CHUNK_ROWS, DELETED_FILE, NETWORK_FILE,
-};
-use crate::snapshot::plan::{plan, write_chunks, Touched};
+use crate::snapshot::manifest::{MadeBy, Manifest, Provenance};
+use crate::snapshot::parquet_write::CHUNK_ROWS;
 use crate::snapshot::store::DataDir;
 use crate::value::Value as Stored;
 
@@ -215,8 +213,6 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
         ));
     };
     let (base, _) = Generation::load(&data.generation_dir(current), &|_| {})?;
-    let catalog = base.catalog;
-    let areas = base.areas;
     let mut summary = RefreshSummary {
         parent: base.id,
         ..Default::default()
@@ -225,6 +221,81 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
     let mut last = base.manifest.last_event_ids.clone();
 
     // 1. the events newer than the recorded ids: which ids they name
+    let named = named_by_events(source, &base, &mut last, &mut summary)?;
+    if named.objects.is_empty() && named.sequences.is_empty() {
+        // nothing new upstream: the current generation stays (ids of streams that only had
+        // events not about their elements are not worth a generation either)
+        summary.generation = base.id;
+        summary.last_event_ids = base.manifest.last_event_ids.clone();
+        summary.seconds = started.elapsed().as_secs_f64();
+        return Ok(summary);
+    }
+    // 2. the current state of the named objects (newest version of each)
+    let fetched = fetch_objects(source, &named.objects)?;
+    // 3. sequences to map again: those named, and those under a changed 915/916
+    let rederived = sequences_to_map(source, &base, &named, &fetched, &mut summary)?;
+    // 4. road references over the sequences mapped again
+    let network = remap_network(&base, &named, &fetched, &rederived, &mut mapping)?;
+    if network.is_some() {
+        summary.sequences_changed = rederived.sequences.len();
+    }
+    let net: &RoadNetwork = network.as_ref().unwrap_or(&base.network);
+    let links: HashSet<u64> = net.link_id.iter().copied().collect();
+    let lost: HashSet<u64> = base
+        .network
+        .link_id
+        .iter()
+        .copied()
+        .filter(|l| !links.contains(l))
+        .collect();
+    summary.sequences_removed = lost.len();
+    // 5. object changes, per type
+    let mut changes = object_changes(&base, &named, &fetched, &links, &mut mapping, &mut summary);
+    if !lost.is_empty() {
+        lost_placements(&base, &named, &lost, &mut changes, &mut summary);
+    }
+    // 6. into the writer's working state
+    let (tables, deleted) = materialise(&base, &changes, &mut summary)?;
+
+    // 7. publish: touched chunks rewritten, everything else shared
+    summary.last_event_ids = last.clone();
+    let changes = Changes {
+        tables: tables.iter().map(|(&t, m)| (t, m.touched())).collect(),
+        network: network.as_ref(),
+        deleted: deleted.as_ref(),
+        chunk_rows: CHUNK_ROWS,
+    };
+    let description = Description {
+        origin: origin.to_string(),
+        provenance: Provenance::new(MadeBy::Refreshed, base.manifest.provenance.source.clone()),
+        last_event_ids: last,
+        ..Description::default()
+    };
+    let id = publish(data, staging, &base, changes, description, &mut summary)?;
+    summary.generation = id;
+    for (reason, n) in mapping.skipped {
+        *summary.skipped.entry(reason).or_default() += n;
+    }
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// The ids the new events name, with the time of their newest event.
+struct Named {
+    /// type -> object id -> time
+    objects: BTreeMap<u32, BTreeMap<u64, i64>>,
+    /// sequence id -> time
+    sequences: BTreeMap<u64, i64>,
+}
+
+/// Step 1: read the events newer than `last` of every tracked stream; `last` moves to the
+/// newest event id of each.
+fn named_by_events(
+    source: &Path,
+    base: &Generation,
+    last: &mut BTreeMap<String, u64>,
+    summary: &mut RefreshSummary,
+) -> Result<Named> {
     let mut tracked: BTreeSet<u32> = base.objects.keys().copied().collect();
     for k in last.keys() {
         if let Some(t) = k
@@ -271,46 +342,55 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
         let max = events.iter().map(|e| e.hendelse_id).max().unwrap_or(0);
         last.insert(stream, max.max(after.unwrap_or(0)));
     }
+    let named_sequences = named_sequences(source, last, summary)?;
+    Ok(Named {
+        objects: named_objects,
+        sequences: named_sequences,
+    })
+}
+
+/// The sequences named by the network's new events (`last` moves on).
+fn named_sequences(
+    source: &Path,
+    last: &mut BTreeMap<String, u64>,
+    summary: &mut RefreshSummary,
+) -> Result<BTreeMap<u64, i64>> {
     let mut named_sequences: BTreeMap<u64, i64> = BTreeMap::new();
-    {
-        let after = last.get(SEQUENCE_STREAM).copied();
-        let events = events_after(SEQUENCE_STREAM, after, read_sequence_events(source)?)?;
-        if !events.is_empty() {
-            if after.is_none() {
-                summary.note(format!(
-                    "{SEQUENCE_STREAM}: no last event id recorded, every event in the source applied"
-                ));
-            }
-            for e in &events {
-                if e.hendelse_type.starts_with("Veglenkesekvens") {
-                    named_sequences.insert(e.nettelement_id, event_time(&e.tidspunkt));
-                } else {
-                    summary.note(format!(
-                        "{}: not about a veglenkesekvens (nodes are not stored; sequences carry their node ids)",
-                        e.hendelse_type
-                    ));
-                }
-            }
-            summary
-                .events
-                .insert(SEQUENCE_STREAM.to_string(), events.len());
-            let max = events.iter().map(|e| e.hendelse_id).max().unwrap_or(0);
-            last.insert(SEQUENCE_STREAM.to_string(), max.max(after.unwrap_or(0)));
+    let after = last.get(SEQUENCE_STREAM).copied();
+    let events = events_after(SEQUENCE_STREAM, after, read_sequence_events(source)?)?;
+    if events.is_empty() {
+        return Ok(named_sequences);
+    }
+    if after.is_none() {
+        summary.note(format!(
+            "{SEQUENCE_STREAM}: no last event id recorded, every event in the source applied"
+        ));
+    }
+    for e in &events {
+        if e.hendelse_type.starts_with("Veglenkesekvens") {
+            named_sequences.insert(e.nettelement_id, event_time(&e.tidspunkt));
+        } else {
+            summary.note(format!(
+                "{}: not about a veglenkesekvens (nodes are not stored; sequences carry their node ids)",
+                e.hendelse_type
+            ));
         }
     }
+    summary
+        .events
+        .insert(SEQUENCE_STREAM.to_string(), events.len());
+    let max = events.iter().map(|e| e.hendelse_id).max().unwrap_or(0);
+    last.insert(SEQUENCE_STREAM.to_string(), max.max(after.unwrap_or(0)));
+    Ok(named_sequences)
+}
 
-    if named_objects.is_empty() && named_sequences.is_empty() {
-        // nothing new upstream: the current generation stays (ids of streams that only had
-        // events not about their elements are not worth a generation either)
-        summary.generation = base.id;
-        summary.last_event_ids = base.manifest.last_event_ids.clone();
-        summary.seconds = started.elapsed().as_secs_f64();
-        return Ok(summary);
-    }
+/// Objects fetched from the source: type -> id -> newest version.
+type Fetched = BTreeMap<u32, BTreeMap<u64, RoadObject>>;
 
-    // 2. the current state of the named objects (newest version of each)
-    let mut fetched: BTreeMap<u32, BTreeMap<u64, RoadObject>> = BTreeMap::new();
-    for (&t, named) in &named_objects {
+/// Step 2: the current state of the named objects (newest version of each).
+fn fetch_objects(source: &Path, named: &BTreeMap<u32, BTreeMap<u64, i64>>) -> Result<Fetched> {
+    let mut fetched: Fetched = BTreeMap::new();
+    for (&t, named) in named {
         let got = fetched.entry(t).or_default();
         source::for_each_record(
             &source.join(OBJECTS_DIR).join(t.to_string()),
@@ -324,12 +404,28 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
             },
         )?;
     }
+    Ok(fetched)
+}
 
-    // 3. sequences to map again: those named, and those under a changed 915/916
-    let mut rederive: BTreeSet<u64> = named_sequences.keys().copied().collect();
+/// The sequences mapped again: their current state, and those named but gone.
+struct Rederived {
+    sequences: BTreeMap<u64, Sequence>,
+    removed: BTreeSet<u64>,
+}
+
+/// Step 3: the sequences to map again (those named, and those under a changed 915/916), read
+/// from the source.
+fn sequences_to_map(
+    source: &Path,
+    base: &Generation,
+    named: &Named,
+    fetched: &Fetched,
+    summary: &mut RefreshSummary,
+) -> Result<Rederived> {
+    let mut rederive: BTreeSet<u64> = named.sequences.keys().copied().collect();
     let mut road_system_sequences: BTreeSet<u64> = BTreeSet::new();
     for t in [VEGSYSTEM, STREKNING] {
-        let Some(named) = named_objects.get(&t) else {
+        let Some(named) = named.objects.get(&t) else {
             continue;
         };
         for &id in named.keys() {
@@ -354,102 +450,129 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
             Ok(())
         })?;
     }
-    let removed_sequences: BTreeSet<u64> = named_sequences
+    let removed: BTreeSet<u64> = named
+        .sequences
         .keys()
         .filter(|id| !sequences.contains_key(id))
         .copied()
         .collect();
     for id in &road_system_sequences {
-        if !sequences.contains_key(id) && !named_sequences.contains_key(id) {
+        if !sequences.contains_key(id) && !named.sequences.contains_key(id) {
             summary.note("veglenkesekvens under a changed 915/916 not in the source: its road references kept as they were");
         }
     }
+    Ok(Rederived { sequences, removed })
+}
 
-    // 4. road references over the sequences mapped again, from the stored 915/916 objects
-    // (the changed ones in their new form)
-    let mut network = None;
-    if !sequences.is_empty() || !removed_sequences.is_empty() {
-        if !sequences.is_empty() && !base.objects.contains_key(&VEGSYSTEM) {
-            return Err(EngineError::input("the generation holds no 915 Vegsystem objects, so changed veglenkesekvenser cannot get road references: import with --types including 915,916 (or all-known)",
-            ));
-        }
-        let mut refs = RoadRefs::default();
-        let on_rederived =
-            |o: &RoadObject| sequences_of(o).iter().any(|s| sequences.contains_key(s));
-        for t in [VEGSYSTEM, STREKNING] {
-            let named = named_objects.get(&t);
-            let mut add = |o: &RoadObject, m: &mut Summary| {
-                if t == VEGSYSTEM {
-                    refs.add(catalog, o, m);
-                } else {
-                    refs.add_section(o, m);
-                }
-            };
-            if let Some(td) = base.objects.get(&t) {
-                for row in 0..td.table.len() {
-                    if named.is_some_and(|n| n.contains_key(&td.table.id[row])) {
-                        continue;
-                    }
-                    let on = td
-                        .table
-                        .placements(row)
-                        .any(|p| sequences.contains_key(&td.table.loc_link[p]));
-                    if on {
-                        add(&road_object(catalog, &td.table, row), &mut mapping);
-                    }
-                }
-            }
-            if let Some(f) = fetched.get(&t) {
-                for o in f.values().filter(|o| on_rederived(o)) {
-                    add(o, &mut mapping);
-                }
-            }
-        }
-        let mut builder = NetworkBuilder::default();
-        for placements in &refs.sections {
-            for (seq, _, _) in placements {
-                if !sequences.contains_key(seq) {
-                    if let Some(len) = base_length(&base.network, *seq) {
-                        builder.set_length(*seq, len);
-                    }
-                }
-            }
-        }
-        for s in sequences.values() {
-            builder.add(s, &refs, areas, &mut mapping);
-        }
-        let (fresh, _) = builder.finish(&refs, &mut mapping);
-        let replaced: HashSet<u64> = sequences
-            .keys()
-            .chain(removed_sequences.iter())
-            .copied()
-            .collect();
-        summary.sequences_changed = sequences.len();
-        network = Some(merge_network(&base.network, &replaced, &fresh));
+/// Step 4: the network with the rederived sequences mapped again (None when none changed),
+/// their road references from the stored 915/916 objects (the changed ones in their new
+/// form).
+fn remap_network(
+    base: &Generation,
+    named: &Named,
+    fetched: &Fetched,
+    rederived: &Rederived,
+    mapping: &mut Summary,
+) -> Result<Option<RoadNetwork>> {
+    let sequences = &rederived.sequences;
+    if sequences.is_empty() && rederived.removed.is_empty() {
+        return Ok(None);
     }
-    let net: &RoadNetwork = network.as_ref().unwrap_or(&base.network);
-    let links: HashSet<u64> = net.link_id.iter().copied().collect();
-    let lost: HashSet<u64> = base
-        .network
-        .link_id
-        .iter()
+    if !sequences.is_empty() && !base.objects.contains_key(&VEGSYSTEM) {
+        return Err(EngineError::input("the generation holds no 915 Vegsystem objects, so changed veglenkesekvenser cannot get road references: import with --types including 915,916 (or all-known)",
+        ));
+    }
+    let refs = road_refs(base, named, fetched, sequences, mapping);
+    let mut builder = NetworkBuilder::default();
+    for placements in &refs.sections {
+        for (seq, _, _) in placements {
+            if !sequences.contains_key(seq) {
+                if let Some(len) = base_length(&base.network, *seq) {
+                    builder.set_length(*seq, len);
+                }
+            }
+        }
+    }
+    for s in sequences.values() {
+        builder.add(s, &refs, base.areas, mapping);
+    }
+    let (fresh, _) = builder.finish(&refs, mapping);
+    let replaced: HashSet<u64> = sequences
+        .keys()
+        .chain(rederived.removed.iter())
         .copied()
-        .filter(|l| !links.contains(l))
         .collect();
-    summary.sequences_removed = lost.len();
+    Ok(Some(merge_network(&base.network, &replaced, &fresh)))
+}
 
-    // 5. object changes, per type
-    let mut changes: BTreeMap<u32, BTreeMap<u64, Change>> = BTreeMap::new();
-    for (&t, named) in &named_objects {
-        let Some(ty) = catalog.object_type(t) else {
+/// Road references of the 915/916 objects on `sequences`: the stored ones not named by an
+/// event, and the fetched ones.
+fn road_refs(
+    base: &Generation,
+    named: &Named,
+    fetched: &Fetched,
+    sequences: &BTreeMap<u64, Sequence>,
+    mapping: &mut Summary,
+) -> RoadRefs {
+    let catalog = base.catalog;
+    let mut refs = RoadRefs::default();
+    let on_rederived = |o: &RoadObject| sequences_of(o).iter().any(|s| sequences.contains_key(s));
+    for t in [VEGSYSTEM, STREKNING] {
+        let named = named.objects.get(&t);
+        let mut add = |o: &RoadObject, m: &mut Summary| {
+            if t == VEGSYSTEM {
+                refs.add(catalog, o, m);
+            } else {
+                refs.add_section(o, m);
+            }
+        };
+        if let Some(td) = base.objects.get(&t) {
+            for row in 0..td.table.len() {
+                if named.is_some_and(|n| n.contains_key(&td.table.id[row])) {
+                    continue;
+                }
+                let on = td
+                    .table
+                    .placements(row)
+                    .any(|p| sequences.contains_key(&td.table.loc_link[p]));
+                if on {
+                    add(&road_object(catalog, &td.table, row), mapping);
+                }
+            }
+        }
+        if let Some(f) = fetched.get(&t) {
+            for o in f.values().filter(|o| on_rederived(o)) {
+                add(o, mapping);
+            }
+        }
+    }
+    refs
+}
+
+/// Changes per type: object id -> change.
+type ObjectChanges = BTreeMap<u32, BTreeMap<u64, Change>>;
+
+/// Step 5: the named objects mapped with the import's mapping onto `links`: put when the
+/// source holds them, removed otherwise.
+fn object_changes(
+    base: &Generation,
+    named: &Named,
+    fetched: &Fetched,
+    links: &HashSet<u64>,
+    mapping: &mut Summary,
+    summary: &mut RefreshSummary,
+) -> ObjectChanges {
+    let mut changes: ObjectChanges = BTreeMap::new();
+    for (&t, named) in &named.objects {
+        let Some(ty) = base.catalog.object_type(t) else {
             summary.note(format!("type {t}: object type not in the catalogue"));
             continue;
         };
         let mut tb = TypeBuilder::new(ty);
         for o in fetched.get(&t).into_iter().flat_map(|f| f.values()) {
-            tb.add(o.clone(), &links, &mut mapping);
+            tb.add(o.clone(), links, mapping);
         }
-        let fresh = tb.finish(&mut mapping);
+        let fresh = tb.finish(mapping);
         let c = changes.entry(t).or_default();
         for (&id, &at) in named {
             match fresh.row_of(id) {
@@ -467,55 +590,76 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
             }
         }
     }
-    if !lost.is_empty() {
-        let now = chrono::Utc::now().timestamp();
-        for (&t, td) in &base.objects {
-            let table = &td.table;
-            for row in 0..table.len() {
-                let id = table.id[row];
-                let on_lost = table
-                    .placements(row)
-                    .any(|p| lost.contains(&table.loc_link[p]));
-                if !on_lost || changes.get(&t).is_some_and(|c| c.contains_key(&id)) {
-                    continue;
-                }
-                let at = table
-                    .placements(row)
-                    .filter_map(|p| named_sequences.get(&table.loc_link[p]).copied())
-                    .max()
-                    .unwrap_or(now);
-                let mut one = table.slice(row..row + 1);
-                let keep: Vec<usize> = (0..one.loc_link.len())
-                    .filter(|&p| !lost.contains(&one.loc_link[p]))
-                    .collect();
-                let c = changes.entry(t).or_default();
-                if keep.is_empty() {
-                    summary.note(format!(
-                        "type {t}: object removed because every veglenkesekvens it lay on disappeared"
-                    ));
-                    c.insert(id, Change::Remove { at });
-                    continue;
-                }
-                summary.note(format!(
-                    "type {t}: placements on a disappeared veglenkesekvens dropped (object kept)"
-                ));
-                one.loc_link = keep.iter().map(|&p| one.loc_link[p]).collect();
-                one.loc_from = keep.iter().map(|&p| one.loc_from[p]).collect();
-                one.loc_to = keep.iter().map(|&p| one.loc_to[p]).collect();
-                one.loc_direction = keep.iter().map(|&p| one.loc_direction[p]).collect();
-                one.loc_offsets = vec![0, keep.len() as u32];
-                // changed now (same version: upstream did not change the object itself)
-                one.last_modified = vec![at];
-                c.insert(id, Change::Put(Box::new(one)));
+    changes
+}
+
+/// Step 5, continued: stored objects on `lost` sequences (not changed otherwise) lose those
+/// placements, or are removed when none is left.
+fn lost_placements(
+    base: &Generation,
+    named: &Named,
+    lost: &HashSet<u64>,
+    changes: &mut ObjectChanges,
+    summary: &mut RefreshSummary,
+) {
+    let now = chrono::Utc::now().timestamp();
+    for (&t, td) in &base.objects {
+        let table = &td.table;
+        for row in 0..table.len() {
+            let id = table.id[row];
+            let on_lost = table
+                .placements(row)
+                .any(|p| lost.contains(&table.loc_link[p]));
+            if !on_lost || changes.get(&t).is_some_and(|c| c.contains_key(&id)) {
+                continue;
             }
+            let at = table
+                .placements(row)
+                .filter_map(|p| named.sequences.get(&table.loc_link[p]).copied())
+                .max()
+                .unwrap_or(now);
+            let mut one = table.slice(row..row + 1);
+            let keep: Vec<usize> = (0..one.loc_link.len())
+                .filter(|&p| !lost.contains(&one.loc_link[p]))
+                .collect();
+            let c = changes.entry(t).or_default();
+            if keep.is_empty() {
+                summary.note(format!(
+                    "type {t}: object removed because every veglenkesekvens it lay on disappeared"
+                ));
+                c.insert(id, Change::Remove { at });
+                continue;
+            }
+            summary.note(format!(
+                "type {t}: placements on a disappeared veglenkesekvens dropped (object kept)"
+            ));
+            one.loc_link = keep.iter().map(|&p| one.loc_link[p]).collect();
+            one.loc_from = keep.iter().map(|&p| one.loc_from[p]).collect();
+            one.loc_to = keep.iter().map(|&p| one.loc_to[p]).collect();
+            one.loc_direction = keep.iter().map(|&p| one.loc_direction[p]).collect();
+            one.loc_offsets = vec![0, keep.len() as u32];
+            // changed now (same version: upstream did not change the object itself)
+            one.last_modified = vec![at];
+            c.insert(id, Change::Put(Box::new(one)));
         }
     }
+}
 
-    // 6. into the writer's working state; a type where a created id sorts before existing
-    // ones (the working state appends new ids) is merged here by slices instead
-    let mut work = Working::new(&base);
+/// Step 6: the changes in the writer's working state, materialised as new tables and the
+/// deleted list; a type where a created id sorts before existing ones (the working state
+/// appends new ids) is merged here by slices instead.
+#[allow(clippy::type_complexity)]
+fn materialise(
+    base: &Generation,
+    changes: &ObjectChanges,
+    summary: &mut RefreshSummary,
+) -> Result<(
+    BTreeMap<u32, Merged>,
+    Option<crate::snapshot::columns::DeletedTable>,
+)> {
+    let mut work = Working::new(base);
     let mut by_slices: BTreeMap<u32, Merged> = BTreeMap::new();
-    for (&t, c) in &changes {
+    for (&t, c) in changes {
         let empty = ObjectTable::new(t);
         let table = base.objects.get(&t).map(|d| &d.table).unwrap_or(&empty);
         let last_id = table.id.last().copied().unwrap_or(0);
@@ -550,26 +694,7 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
     }
     let (mut tables, deleted) = work.materialise()?;
     tables.extend(by_slices);
-
-    // 7. publish: touched chunks rewritten, everything else shared
-    summary.last_event_ids = last.clone();
-    let id = publish(
-        data,
-        staging,
-        &base,
-        network.as_ref(),
-        &tables,
-        deleted.as_ref(),
-        last,
-        origin,
-        &mut summary,
-    )?;
-    summary.generation = id;
-    for (reason, n) in mapping.skipped {
-        *summary.skipped.entry(reason).or_default() += n;
-    }
-    summary.seconds = started.elapsed().as_secs_f64();
-    Ok(summary)
+    Ok((tables, deleted))
 }
 
 /// A type's new table from base slices and the changes' one-row tables (ids ascending).
@@ -609,101 +734,19 @@ fn merge_by_slices(base: &ObjectTable, changes: &BTreeMap<u64, Change>) -> Resul
 /// Publish the refreshed generation: the network when it changed, the chunks of touched types
 /// that an edit falls in and the deleted list when it grew are written; every other file of
 /// the base is shared. Returns the new generation's id.
-#[allow(clippy::too_many_arguments)]
 fn publish(
     data: &DataDir,
-    mut staging: crate::snapshot::store::Staging,
+    staging: crate::snapshot::store::Staging,
     base: &Generation,
-    network: Option<&RoadNetwork>,
-    tables: &BTreeMap<u32, Merged>,
-    deleted: Option<&crate::snapshot::columns::DeletedTable>,
-    last_event_ids: BTreeMap<String, u64>,
-    origin: &str,
+    changes: Changes,
+    description: Description,
     summary: &mut RefreshSummary,
 ) -> Result<u64> {
-    use rayon::prelude::*;
-    let id = staging.id;
-    // the writer's plan: chunks no edit falls in are shared, the rest rewritten
-    let touched: BTreeMap<u32, Touched> = tables
-        .iter()
-        .map(|(&t, m)| {
-            let touched = Touched {
-                ids: &m.table.id,
-                edited_ids: &m.edited_ids,
-            };
-            (t, touched)
-        })
-        .collect();
-    let mut replaced = vec![crate::changeset::writer::RESULTS_FILE];
-    if deleted.is_some() {
-        replaced.push(DELETED_FILE);
-    }
-    if network.is_some() {
-        replaced.push(NETWORK_FILE);
-    }
-    // the data dictionary: shared with the parent unless the set of types changed
-    let types = crate::snapshot::dictionary::types_after(
-        &base.manifest.files,
-        tables.iter().map(|(&t, m)| (t, !m.table.is_empty())),
-    );
-    let (dictionary, _) = crate::snapshot::dictionary::write(
-        &staging.dir,
-        base.catalog,
-        crate::area::Areas::embedded(),
-        &types,
-        &base.manifest.files,
-    )?;
-    for f in &dictionary {
-        replaced.push(if f.path == crate::snapshot::dictionary::DICTIONARY_JSON {
-            crate::snapshot::dictionary::DICTIONARY_JSON
-        } else {
-            crate::snapshot::dictionary::DICTIONARY_MD
-        });
-    }
-    staging.files.extend(dictionary);
-    let layout = plan(&base.manifest.files, &touched, &replaced);
-    for entry in layout.shared {
-        staging.share_from(&base.dir, entry)?;
-        summary.files_shared += 1;
-    }
-    let rewrite = layout.rewrite;
-    let dir = staging.dir.clone();
-    let written: Vec<Vec<FileEntry>> = rewrite
-        .par_iter()
-        .map(|(t, rows)| {
-            let n = network.unwrap_or(&base.network);
-            write_chunks(&dir, n, &tables[t].table, rows.clone(), CHUNK_ROWS)
-        })
-        .collect::<Result<_>>()?;
-    let written: Vec<FileEntry> = written.into_iter().flatten().collect();
-    summary.files_written += written.len();
-    staging.files.extend(written);
-    if let Some(n) = network {
-        staging.files.push(write_network(&dir, n)?);
-        summary.files_written += 1;
-    }
-    if let Some(d) = deleted {
-        staging.files.push(write_deleted(&dir, d)?);
-        summary.files_written += 1;
-    }
-    let manifest = Manifest {
-        format_version: Manifest::version_for(&staging.files),
-        generation: id,
-        parent: Some(base.id),
-        created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        datakatalog_versjon: base.manifest.datakatalog_versjon.clone(),
-        origin: origin.to_string(),
-        provenance: crate::snapshot::manifest::Provenance::new(
-            crate::snapshot::manifest::MadeBy::Refreshed,
-            base.manifest.provenance.source.clone(),
-        ),
-        changesets: vec![],
-        last_event_ids,
-        files: vec![],
-    };
-    // a hand-off to a running server is numbered by the server
-    let published = data.publish(staging, manifest)?;
-    Ok(crate::snapshot::store::generation_id(&published).unwrap_or(id))
+    let mut builder = GenerationBuilder::derive(staging, base.as_parent());
+    let layout = builder.write_changes(&changes)?;
+    summary.files_shared += layout.shared;
+    summary.files_written += layout.written;
+    Ok(builder.publish(data, description)?.id)
 }
 
 /// The sequences under each stored 915 Vegsystem and 916 Strekning object of the generation in

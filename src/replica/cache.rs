@@ -332,18 +332,11 @@ mod tests {
         assert_eq!(cache.make_room(&keep, 100).unwrap(), 0);
         assert!(cache.has(&b));
         // generations are assembled from chunks by content, whatever the path
-        let m = Manifest {
-            format_version: 2,
-            generation: 7,
-            parent: None,
-            created: String::new(),
-            datakatalog_versjon: String::new(),
-            origin: String::new(),
-            provenance: Default::default(),
-            changesets: vec![],
-            last_event_ids: Default::default(),
-            files: vec![entry(b"bbbbbbbbbb", "x/one"), entry(b"bbbbbbbbbb", "two")],
-        };
+        let m = crate::snapshot::builder::bare_manifest(
+            2,
+            7,
+            vec![entry(b"bbbbbbbbbb", "x/one"), entry(b"bbbbbbbbbb", "two")],
+        );
         assert!(cache.missing(&m).is_empty());
         let dir = cache.assemble(&m).unwrap();
         assert_eq!(fs::read(dir.join("x/one")).unwrap(), b"bbbbbbbbbb");

@@ -1,6 +1,7 @@
 //! Snapshot generations on disk: Parquet tables plus a manifest, published crash-safely, and
 //! loaded into columnar memory with indexes.
 
+pub mod builder;
 pub mod columns;
 pub mod dictionary;
 pub mod handoff;

@@ -409,22 +409,8 @@ impl DataDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::builder::bare_manifest;
     use crate::snapshot::manifest::FORMAT_VERSION;
-
-    fn manifest() -> Manifest {
-        Manifest {
-            format_version: FORMAT_VERSION,
-            generation: 0,
-            parent: None,
-            created: "2026-01-01T00:00:00Z".into(),
-            datakatalog_versjon: "2.38".into(),
-            origin: "test".into(),
-            provenance: Default::default(),
-            changesets: vec![],
-            last_event_ids: Default::default(),
-            files: vec![],
-        }
-    }
 
     #[test]
     fn publish_moves_current_and_leftovers_are_cleaned() {
@@ -432,7 +418,8 @@ mod tests {
         let d = DataDir::open(tmp.path()).unwrap();
         assert_eq!(d.current().unwrap(), None);
         let s = d.begin(1).unwrap();
-        d.publish(s, manifest()).unwrap();
+        d.publish(s, bare_manifest(FORMAT_VERSION, 0, vec![]))
+            .unwrap();
         assert_eq!(d.current().unwrap(), Some(1));
         // an interrupted build leaves a .tmp dir that the next open removes
         let s2 = d.begin(2).unwrap();
@@ -443,7 +430,8 @@ mod tests {
         assert_eq!(d.generations().unwrap(), vec![1]);
         assert_eq!(d.next_id().unwrap(), 2);
         let s3 = d.begin(2).unwrap();
-        d.publish(s3, manifest()).unwrap();
+        d.publish(s3, bare_manifest(FORMAT_VERSION, 0, vec![]))
+            .unwrap();
         assert_eq!(d.collect_garbage(&[2]).unwrap(), 1);
         assert_eq!(d.generations().unwrap(), vec![2]);
         assert_eq!(Manifest::read(&d.generation_dir(2)).unwrap().generation, 2);
@@ -468,7 +456,9 @@ mod tests {
         assert!(reader.collect_garbage(&[]).is_err());
         assert!(reader.discard_staging().is_err());
         assert!(building.dir.exists());
-        owner.publish(building, manifest()).unwrap();
+        owner
+            .publish(building, bare_manifest(FORMAT_VERSION, 0, vec![]))
+            .unwrap();
         assert_eq!(reader.current().unwrap(), Some(1));
         // the lock ends with the owner (and every clone of it)
         let clone = owner.clone();
@@ -479,7 +469,9 @@ mod tests {
         assert_eq!(again.current().unwrap(), Some(1));
         // a pinned generation survives garbage collection until the reader lets go
         let s2 = again.begin(2).unwrap();
-        again.publish(s2, manifest()).unwrap();
+        again
+            .publish(s2, bare_manifest(FORMAT_VERSION, 0, vec![]))
+            .unwrap();
         let pin = reader.pin(1).unwrap().expect("generation 1 is there");
         assert_eq!(again.collect_garbage(&[2]).unwrap(), 0);
         assert!(pin.dir.exists());
@@ -511,7 +503,12 @@ mod tests {
         use crate::snapshot::handoff::next_request;
         let tmp = tempfile::tempdir().unwrap();
         let owner = DataDir::open(tmp.path()).unwrap();
-        owner.publish(owner.begin(1).unwrap(), manifest()).unwrap();
+        owner
+            .publish(
+                owner.begin(1).unwrap(),
+                bare_manifest(FORMAT_VERSION, 0, vec![]),
+            )
+            .unwrap();
         // owned: a producer hands its generation to the owner
         let p = DataDir::open_for_publishing(tmp.path()).unwrap();
         assert!(p
@@ -537,7 +534,9 @@ mod tests {
         });
         let s = built(&p);
         assert_eq!(s.base, Some(1));
-        let dir = p.publish(s, manifest()).unwrap();
+        let dir = p
+            .publish(s, bare_manifest(FORMAT_VERSION, 0, vec![]))
+            .unwrap();
         assert_eq!(server.join().unwrap(), 2);
         assert_eq!(generation_id(&dir), Some(2));
         let m = Manifest::read(&dir).unwrap();
@@ -565,7 +564,9 @@ mod tests {
         let s = built(&p);
         r.join().unwrap();
         drop(owner);
-        let dir = p.publish(s, manifest()).unwrap();
+        let dir = p
+            .publish(s, bare_manifest(FORMAT_VERSION, 0, vec![]))
+            .unwrap();
         assert!(p.is_owner());
         let m = Manifest::read(&dir).unwrap();
         assert_eq!((m.generation, m.parent), (3, Some(2)));
