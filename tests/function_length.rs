@@ -31,7 +31,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("src/import/download.rs", "download_events"),
     ("src/import/mod.rs", "import_dir"),
     ("src/import/network.rs", "add_link"),
-    ("src/import/objects.rs", "add"),
     ("src/import/refresh.rs", "refresh_dir"),
     ("src/server.rs", "serve_starting"),
 ];

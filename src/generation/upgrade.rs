@@ -7,6 +7,7 @@
 //! `datagrunnlag.sist_oppdatert`); `origin` gains a note saying it was rewritten.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -15,15 +16,26 @@ use super::Generation;
 use crate::error::{EngineError, Result};
 use crate::snapshot::dictionary::{self, DICTIONARY_JSON, DICTIONARY_MD};
 use crate::snapshot::manifest::{FileEntry, Manifest, Provenance, FORMAT_VERSION};
+use crate::snapshot::parquet_read::has_every_declared_child;
 use crate::snapshot::parquet_write::{
     write_deleted, write_network, write_type, DELETED_FILE, NETWORK_FILE,
 };
 use crate::snapshot::store::Staging;
 use crate::util::hex;
 
-/// Whether a generation's files are those of the format this build writes (nothing to upgrade).
-pub fn is_current_format(m: &Manifest) -> bool {
-    m.format_version == FORMAT_VERSION && Manifest::version_for(&m.files) == FORMAT_VERSION
+/// Whether a generation's files (in `dir`) are those of the format this build writes (nothing
+/// to upgrade): the layout, and in every object file every struct child the tables declare
+/// (format 3 files written before placements had `lanes` are rewritten).
+pub fn is_current_format(m: &Manifest, dir: &Path) -> Result<bool> {
+    if m.format_version != FORMAT_VERSION || Manifest::version_for(&m.files) != FORMAT_VERSION {
+        return Ok(false);
+    }
+    for f in m.files.iter().filter(|f| f.type_id.is_some()) {
+        if !has_every_declared_child(&dir.join(&f.path))? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Whether a manifest entry is rewritten by the upgrade (else it is shared as it is).

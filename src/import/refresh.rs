@@ -31,7 +31,7 @@ use crate::catalog::{Catalog, ValueKind};
 use crate::changeset::working::{value_at, Merged, ObjectState, Working};
 use crate::error::{EngineError, Result};
 use crate::generation::Generation;
-use crate::snapshot::columns::{ObjectTable, RoadNetwork, DIRECTION_AGAINST};
+use crate::snapshot::columns::{lane_codes, ObjectTable, RoadNetwork, DIRECTION_AGAINST};
 use crate::snapshot::manifest::{FileEntry, Manifest};
 use crate::snapshot::parquet_write::{
     write_deleted, write_network, CHUNK_ROWS, DELETED_FILE, NETWORK_FILE,
@@ -82,7 +82,7 @@ fn road_object(catalog: &Catalog, table: &ObjectTable, row: usize) -> RoadObject
                 }
                 .into(),
             ),
-            kjorefelt: Vec::new(),
+            kjorefelt: lane_codes(&table.loc_lanes[p]).map(String::from).collect(),
         })
         .collect();
     RoadObject {
@@ -503,6 +503,7 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
                 one.loc_from = keep.iter().map(|&p| one.loc_from[p]).collect();
                 one.loc_to = keep.iter().map(|&p| one.loc_to[p]).collect();
                 one.loc_direction = keep.iter().map(|&p| one.loc_direction[p]).collect();
+                one.loc_lanes = keep.iter().map(|&p| one.loc_lanes[p].clone()).collect();
                 one.loc_offsets = vec![0, keep.len() as u32];
                 // changed now (same version: upstream did not change the object itself)
                 one.last_modified = vec![at];
