@@ -477,3 +477,22 @@ impl TypeBuilder {
         table
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lane_codes_are_joined_and_unstorable_ones_counted() {
+        let mut s = Summary::default();
+        let given: Vec<String> = ["1", "", "2#3", "1R1", "a b", "4\u{7}"]
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        assert_eq!(&*lanes(591, &given, &mut s), "1#1R1");
+        assert_eq!(s.skipped.len(), 1, "{:?}", s.skipped);
+        assert_eq!(s.skipped.values().sum::<usize>(), 4);
+        assert_eq!(&*lanes(591, &[], &mut s), "");
+        assert_eq!(s.skipped.values().sum::<usize>(), 4);
+    }
+}
