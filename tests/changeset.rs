@@ -57,6 +57,11 @@ fn merged_tables_and_incremental_indexes_equal_a_rebuild() {
                 from: p,
                 to: p,
                 against: false,
+                lanes: if rng.random_bool(0.5) {
+                    "1#2".into()
+                } else {
+                    Box::default()
+                },
             }];
             if let Some((&pid, v)) = o.values.iter().next() {
                 let v = match v {

@@ -30,11 +30,12 @@ fn fixture_generation(name: &str) -> PathBuf {
     fixture(name).join("gen-000001")
 }
 
-/// Make the fixture of today's format (`v3-open`: `vegdb generate --scale tiny --seed 21` as
+/// Make the fixture of today's format (`v3-lanes`: `vegdb generate --scale tiny --seed 21` as
 /// it is, manifest `format_version: 3` with the fixed `created` time above). Run by hand after
-/// an intended format change, as a NEW version's directory (the older ones, `v1-single-file`
-/// and `v2-chunked`, were written by older writers and stay as they are: they pin that old
-/// generations still load), then review and commit:
+/// an intended format change, as a NEW version's directory (the older ones, `v1-single-file`,
+/// `v2-chunked` and `v3-open` (format 3 before placements had `lanes`), were written by older
+/// writers and stay as they are: they pin that old generations still load), then review and
+/// commit:
 /// `cargo test --test formats -- --ignored regenerate_format_fixtures`.
 #[test]
 #[ignore]
@@ -42,7 +43,7 @@ fn regenerate_format_fixtures() {
     let tmp = tempfile::tempdir().unwrap();
     let generated = generate_into(Scale::Tiny, SEED, tmp.path()).unwrap();
     let manifest = Manifest::read(&generated).unwrap();
-    let name = "v3-open";
+    let name = "v3-lanes";
     let to_dir = fixture_generation(name);
     let _ = std::fs::remove_dir_all(fixture(name));
     for f in &manifest.files {
@@ -125,6 +126,7 @@ fn each_format_version_loads_into_what_the_generator_makes() {
         ("v1-single-file", 1, false),
         ("v2-chunked", 2, true),
         ("v3-open", 3, true),
+        ("v3-lanes", 3, true),
     ] {
         let dir = fixture_generation(name);
         let m = Manifest::read(&dir).unwrap();
@@ -152,7 +154,7 @@ fn each_format_version_loads_into_what_the_generator_makes() {
     }
 }
 
-/// Today's writer reproduces the frozen files of today's format (`v3-open`) byte for byte
+/// Today's writer reproduces the frozen files of today's format (`v3-lanes`) byte for byte
 /// (same columns, types, row order, row groups, GeoParquet metadata, dictionary), so the
 /// format does not change unnoticed.
 #[test]
@@ -165,7 +167,7 @@ fn todays_writer_reproduces_the_frozen_files() {
             .map(|f| (f.path.clone(), (f.rows, f.bytes, f.sha256.clone())))
             .collect()
     };
-    let frozen = Manifest::read(&fixture_generation("v3-open")).unwrap();
+    let frozen = Manifest::read(&fixture_generation("v3-lanes")).unwrap();
     let now = Manifest::read(&dir).unwrap();
     assert_eq!(now.format_version, 3, "generate writes the open layout");
     assert_eq!(hashes(&now.files), hashes(&frozen.files), "open layout");
@@ -405,7 +407,7 @@ fn hashes_by_path(m: &Manifest) -> BTreeMap<String, String> {
 /// shared with the parent.
 #[test]
 fn an_open_generation_stays_open_through_the_writer() {
-    let (old, new) = first_write_keeps_untouched_rows(&fixture("v3-open"));
+    let (old, new) = first_write_keeps_untouched_rows(&fixture("v3-lanes"));
     assert_eq!(old.format_version, 3);
     assert_eq!(new.format_version, 3);
     let old_files = hashes_by_path(&old);
@@ -533,7 +535,7 @@ fn open_files_carry_the_api_geometry_and_the_statistics_inputs() {
     use vegdb::area::AreaKind;
     use vegdb::generation::feature::FeatureOptions;
     use vegdb::generation::rows::ObjectRow;
-    let dir = fixture_generation("v3-open");
+    let dir = fixture_generation("v3-lanes");
     let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
     let files = open_rows(&dir);
     let mut located_lines = 0;
@@ -592,7 +594,7 @@ fn open_files_carry_the_api_geometry_and_the_statistics_inputs() {
 /// whose box meets the window.
 #[test]
 fn spatial_row_order_lets_bbox_reads_skip_row_groups() {
-    let dir = fixture_generation("v3-open");
+    let dir = fixture_generation("v3-lanes");
     let files = open_rows(&dir);
     let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
     let (mut spatial, mut by_id, mut windows, mut total) = (0usize, 0usize, 0usize, 0usize);

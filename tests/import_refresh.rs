@@ -148,6 +148,15 @@ fn events_source(tmp: &Path) -> PathBuf {
         .map(|s| format!("{s}\n"))
         .collect();
     std::fs::write(src.join("veglenkesekvenser/unchanged.ndjson"), unchanged).unwrap();
+    // every placement of the changed 105s' current states is on lanes 1 and 2
+    let page = src.join("vegobjekter/105/ider-000000.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&page).unwrap()).unwrap();
+    for o in v["vegobjekter"].as_array_mut().unwrap() {
+        for l in o["stedfesting"]["linjer"].as_array_mut().unwrap() {
+            l["kjorefelt"] = json!(["1", "2"]);
+        }
+    }
+    std::fs::write(&page, v.to_string()).unwrap();
     let c = cover(&on, 2, "2026-06-03T11:59:00Z");
     std::fs::create_dir_all(src.join("vegobjekter/915")).unwrap();
     std::fs::write(
@@ -466,10 +475,50 @@ async fn refresh_applies_the_events_as_a_copy_on_write_generation() {
     .collect();
     assert_eq!(m1.last_event_ids, siste, "the import records the siste ids");
 
-    let summary = refresh_dir(&events_source(tmp.path()), &data, "test refresh").unwrap();
+    let source = events_source(tmp.path());
+    let summary = refresh_dir(&source, &data, "test refresh").unwrap();
     assert_eq!(summary.parent, first);
     assert_eq!(data.current().unwrap(), Some(summary.generation));
     check_refreshed(&data, &summary).await;
+
+    // the refreshed objects' lanes (kjorefelt of their current states) are shown as felt; an
+    // object whose event was older than the import keeps its base state, without lanes
+    let laned: BTreeMap<u64, Value> = records(&source.join("vegobjekter/105"))
+        .into_iter()
+        .inspect(|o| {
+            assert!(o["stedfesting"]["linjer"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|l| l["kjorefelt"] == json!(["1", "2"])))
+        })
+        .map(|o| (o["id"].as_u64().unwrap(), o["versjon"].clone()))
+        .collect();
+    let base = serve(&data, summary.generation).await;
+    let mut shown = 0;
+    for (id, versjon) in &laned {
+        let (status, body) = get(
+            &base,
+            &format!("/vegobjekter/105/{id}?inkluder=metadata,lokasjon"),
+        )
+        .await;
+        if status != 200 {
+            continue;
+        }
+        let felt: Vec<&Value> = body["lokasjon"]["stedfestinger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| &s["felt"])
+            .collect();
+        if body["metadata"]["versjon"] != *versjon {
+            assert!(felt.iter().all(|f| f.is_null()), "105/{id}: {body}");
+        } else {
+            assert!(felt.iter().all(|f| *f == "1#2"), "105/{id}: {body}");
+            shown += felt.len();
+        }
+    }
+    assert!(shown >= 1, "{laned:?}");
 
     // files of untouched types are the parent's (hard links); the 105 chunk is new
     let m2 = Manifest::read(&data.generation_dir(summary.generation)).unwrap();

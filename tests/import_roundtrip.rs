@@ -74,11 +74,27 @@ fn diff(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
 struct Findings {
     compared: BTreeMap<&'static str, usize>,
     diffs: BTreeMap<String, usize>,
+    /// Placements with `felt` among the compared objects (the original's answers).
+    felt: usize,
+}
+
+/// How many objects (placements) in `v` have a `felt`.
+fn felt_count(v: &Value) -> usize {
+    match v {
+        Value::Object(m) => {
+            usize::from(m.contains_key("felt")) + m.values().map(felt_count).sum::<usize>()
+        }
+        Value::Array(a) => a.iter().map(felt_count).sum(),
+        _ => 0,
+    }
 }
 
 impl Findings {
     fn compare(&mut self, endpoint: &'static str, a: &Value, b: &Value) {
         *self.compared.entry(endpoint).or_default() += 1;
+        if endpoint == "vegobjekter" {
+            self.felt += felt_count(a);
+        }
         let mut d = Vec::new();
         diff(a, b, endpoint, &mut d);
         for p in d {
@@ -208,7 +224,18 @@ fn documented(path: &str) -> bool {
 async fn export_import_round_trip_serves_the_same() {
     let tmp = tempfile::tempdir().unwrap();
     let gen_dir = generate_into(Scale::Tiny, 7, &tmp.path().join("orig")).unwrap();
-    let (orig, _) = Generation::load(&gen_dir, &|_| {}).unwrap();
+    let (mut orig, _) = Generation::load(&gen_dir, &|_| {}).unwrap();
+    // lanes on every third placement (the generator makes none): they travel as `kjorefelt`
+    let codes = ["1#2", "1R1", "3#1#2"];
+    let mut laned = 0;
+    for d in orig.objects.values_mut() {
+        let table = &mut Arc::get_mut(d).expect("only the loader holds it").table;
+        for (i, lanes) in table.loc_lanes.iter_mut().enumerate().step_by(3) {
+            *lanes = codes[i % codes.len()].into();
+            laned += 1;
+        }
+    }
+    assert!(laned > 1000, "{laned}");
     let export = tmp.path().join("export");
     let exported = export_generation(&orig, &export).unwrap();
     assert_eq!(exported.sequences, {
@@ -243,6 +270,21 @@ async fn export_import_round_trip_serves_the_same() {
         ),
         Some(&stripped_rows)
     );
+    // the lanes of every placement travel (every object with a placement is imported)
+    for (t, d) in &orig.objects {
+        let Some(b) = back.objects.get(t) else {
+            continue;
+        };
+        for (r, &id) in b.table.id.iter().enumerate() {
+            let o = d.table.row_of(id).unwrap();
+            let lanes = |t: &vegdb::snapshot::columns::ObjectTable, row: usize| -> Vec<String> {
+                t.placements(row)
+                    .map(|p| t.loc_lanes[p].to_string())
+                    .collect()
+            };
+            assert_eq!(lanes(&b.table, r), lanes(&d.table, o), "type {t} id {id}");
+        }
+    }
     // the medium of every row travels
     assert_eq!(back.network.medium, orig.network.medium);
     assert!(orig.network.medium.iter().any(|&m| m != b'T'));
@@ -321,6 +363,8 @@ async fn export_import_round_trip_serves_the_same() {
         f.compare("statistikk", &sa, &sb);
     }
     assert!(object_types >= 5, "{object_types}");
+    // placements with lanes were compared (shown as `felt`)
+    assert!(f.felt >= 100, "{}", f.felt);
     // objects on links without a road reference were compared (with fewer references)
     assert!(on_stripped >= 5, "{on_stripped}");
     // positions and references

@@ -1,7 +1,8 @@
 //! `vegdb snapshot upgrade` (the real binary) on the frozen format fixtures
 //! (`tests/fixtures/formats`: the same `tiny` dataset in format 1, 2 and 3):
-//! - upgrading format 1 and 2 gives a generation `snapshot verify` accepts, in format 3, whose
-//!   files are byte for byte those today's `generate` wrote for the same data (`v3-open`);
+//! - upgrading format 1 and 2, and format 3 written before placements had `lanes`
+//!   (`v3-open`), gives a generation `snapshot verify` accepts, in format 3, whose files are
+//!   byte for byte those today's `generate` wrote for the same data (`v3-lanes`);
 //! - an upgraded copy serves the same answers as the original (an oracle over every type's
 //!   `/vegobjekter` pages and `/statistikk`, the road network's pages, `/posisjon` and `/status`);
 //! - the command is refused while another process owns the directory, for a generation that is
@@ -85,7 +86,7 @@ fn file_hashes(m: &Manifest) -> BTreeMap<String, String> {
 
 #[test]
 fn format_1_and_2_upgrade_to_what_todays_generator_writes() {
-    let want = current_manifest(&fixture("v3-open"));
+    let want = current_manifest(&fixture("v3-lanes"));
     for name in ["v1-single-file", "v2-chunked"] {
         let (_tmp, data) = copy_of(name);
         let old = current_manifest(&data);
@@ -114,7 +115,7 @@ fn format_1_and_2_upgrade_to_what_todays_generator_writes() {
             "{}",
             new.origin
         );
-        // the oracle: the files today's generator wrote for the same data (v3-open)
+        // the oracle: the files today's generator wrote for the same data (v3-lanes)
         assert_eq!(file_hashes(&new), file_hashes(&want), "{name}");
         let out = run(&["snapshot", "verify"], &data, &[]);
         assert!(out.status.success(), "{name}: {}", text(&out));
@@ -124,6 +125,40 @@ fn format_1_and_2_upgrade_to_what_todays_generator_writes() {
         assert!(text(&out).contains("format 3 already"), "{}", text(&out));
         assert_eq!(dir.generations().unwrap(), vec![1, 2]);
     }
+}
+
+/// A format 3 generation written before placements had `lanes` loads (every placement without
+/// lanes) and is rewritten by the upgrade into today's files; today's files are left alone.
+#[test]
+fn format_3_without_lanes_upgrades_to_what_todays_generator_writes() {
+    let want = current_manifest(&fixture("v3-lanes"));
+    let (_tmp, data) = copy_of("v3-open");
+    let old = current_manifest(&data);
+    assert_eq!(old.format_version, FORMAT_OPEN);
+    let (g, _) = Generation::load(&DataDir::read_only(&data).generation_dir(1), &|_| {}).unwrap();
+    let placements: usize = g.objects.values().map(|d| d.table.loc_lanes.len()).sum();
+    assert!(placements > 1000);
+    assert!(g
+        .objects
+        .values()
+        .all(|d| d.table.loc_lanes.iter().all(|l| l.is_empty())));
+    drop(g);
+    assert_ne!(file_hashes(&old), file_hashes(&want), "the fixtures differ");
+    let out = run(&["snapshot", "upgrade"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("already"), "{}", text(&out));
+    let new = current_manifest(&data);
+    assert_eq!((new.generation, new.parent), (2, Some(1)));
+    assert_eq!(file_hashes(&new), file_hashes(&want));
+    let out = run(&["snapshot", "verify"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = run(&["snapshot", "upgrade"], &data, &[]);
+    assert!(text(&out).contains("format 3 already"), "{}", text(&out));
+    // today's generator's files need nothing
+    let (_tmp2, today) = copy_of("v3-lanes");
+    let out = run(&["snapshot", "upgrade"], &today, &[]);
+    assert!(text(&out).contains("format 3 already"), "{}", text(&out));
+    assert_eq!(DataDir::read_only(&today).generations().unwrap(), vec![1]);
 }
 
 /// A server over the generation CURRENT in `data`, answering hrefs under `BASE`.

@@ -288,10 +288,12 @@ impl RoadRefDoc {
 /// `fra_posisjon`/`til_posisjon`) and the Java V2 client reads it
 /// (`RoadObjectParser.parsePlacement`: `veglenkeid` as int, `posisjon` if present else
 /// `fra_posisjon`/`til_posisjon` as doubles, `retning` a required string MED/MOT,
-/// `sideposisjon` an optional string, `felt` an optional array of strings). LtGlahn's
-/// `bomstasjoner_retninger.py` reads `lokasjon['stedfestinger'][0]['posisjon']` of toll
-/// stations (point objects). vegdb stores neither side position nor lanes, so `sideposisjon`
-/// and `felt` are left out.
+/// `sideposisjon` an optional string, `felt` an optional string: `parseStringMember`, which
+/// refuses anything but a JSON string). LtGlahn's `bomstasjoner_retninger.py` reads
+/// `lokasjon['stedfestinger'][0]['posisjon']` of toll stations (point objects). `felt` is the
+/// placement's lanes as the documentation's `verdi/veglenke.md` shows them (`"felt": "1#2"`,
+/// after the positions), present only when the placement has lanes; vegdb stores no side
+/// position, so `sideposisjon` is left out.
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = ObjectPlacementDoc)]
 pub struct PlacementDoc {
@@ -305,19 +307,25 @@ pub struct PlacementDoc {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<f64>)]
     pub til_posisjon: Option<Pos>,
+    /// The lanes the placement is on, lane codes joined by `#` ("1#2"); absent when it is not
+    /// on particular lanes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub felt: Option<String>,
     #[schema(value_type = String)]
     pub kortform: LinkPosText,
     pub retning: &'static str,
 }
 
 impl PlacementDoc {
-    /// `point`: the placement of a point object (`posisjon`).
-    pub(crate) fn new(p: &Part, point: bool) -> Self {
+    /// `point`: the placement of a point object (`posisjon`); `lanes`: the placement's stored
+    /// lanes ("" = none).
+    pub(crate) fn new(p: &Part, point: bool, lanes: &str) -> Self {
         PlacementDoc {
             veglenkeid: p.link_id,
             posisjon: point.then_some(Pos(p.from)),
             fra_posisjon: (!point).then_some(Pos(p.from)),
             til_posisjon: (!point).then_some(Pos(p.to)),
+            felt: (!lanes.is_empty()).then(|| lanes.to_string()),
             kortform: LinkPosText {
                 from: p.from,
                 to: p.to,
@@ -453,15 +461,21 @@ mod tests {
             from,
             to,
             direction: DIRECTION_AGAINST,
+            placement: 0,
             length_m: 0.0,
         };
         assert_eq!(
-            json(PlacementDoc::new(&part(0.25, 0.25), true)),
+            json(PlacementDoc::new(&part(0.25, 0.25), true, "")),
             r#"{"veglenkeid":7,"posisjon":0.25,"kortform":"0.25@7","retning":"MOT"}"#
         );
         assert_eq!(
-            json(PlacementDoc::new(&part(0.0, 0.5), false)),
+            json(PlacementDoc::new(&part(0.0, 0.5), false, "")),
             r#"{"veglenkeid":7,"fra_posisjon":0.0,"til_posisjon":0.5,"kortform":"0.0-0.5@7","retning":"MOT"}"#
+        );
+        // lanes as the documentation's stretch example shows them (`verdi/veglenke.md`)
+        assert_eq!(
+            json(PlacementDoc::new(&part(0.0, 0.5), false, "1#2")),
+            r#"{"veglenkeid":7,"fra_posisjon":0.0,"til_posisjon":0.5,"felt":"1#2","kortform":"0.0-0.5@7","retning":"MOT"}"#
         );
         let key = RoadKey {
             county: 50,

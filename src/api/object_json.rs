@@ -176,6 +176,7 @@ impl<'a> Render<'a> {
                 from: p.from,
                 to: p.to,
                 direction: p.direction,
+                placement: p.placement as usize,
             })
             .collect();
         let lines = match self.g.located_geometry(&pieces) {
@@ -306,7 +307,8 @@ impl<'a> Render<'a> {
         Ok(out)
     }
 
-    fn location(&self, ps: &[Part]) -> ApiResult<LocationDoc<'a>> {
+    /// `lanes`: the table's placement lanes (`ObjectTable::loc_lanes`).
+    fn location(&self, ps: &[Part], lanes: &[Box<str>]) -> ApiResult<LocationDoc<'a>> {
         let g = self.g;
         let areas = g.areas;
         let uniq16 = |f: &dyn Fn(usize) -> u16| {
@@ -369,9 +371,9 @@ impl<'a> Render<'a> {
                 })
                 .collect(),
             vegreferanser: ps.iter().filter_map(|p| road_ref_of(g, p, point)).collect(),
-            stedfestinger: merged(ps)
+            stedfestinger: merged(ps, lanes)
                 .iter()
-                .map(|p| PlacementDoc::new(p, point))
+                .map(|p| PlacementDoc::new(p, point, &lanes[p.placement as usize]))
                 .collect(),
             geometri,
             strekningslengde: whole_meters(ps.iter().map(|p| p.length_m).sum()),
@@ -380,7 +382,7 @@ impl<'a> Render<'a> {
     }
 
     /// One segment per part; every part has a geometry (a point or a line on its link).
-    fn segments(&self, ps: &[Part]) -> ApiResult<Vec<SegmentDoc>> {
+    fn segments(&self, ps: &[Part], lanes: &[Box<str>]) -> ApiResult<Vec<SegmentDoc>> {
         let point = is_point(ps);
         let mut out = Vec::with_capacity(ps.len());
         for p in ps {
@@ -394,7 +396,7 @@ impl<'a> Render<'a> {
             };
             let l = self.g.segment(p.net_row as usize);
             out.push(SegmentDoc {
-                stedfesting: PlacementDoc::new(p, point),
+                stedfesting: PlacementDoc::new(p, point, &lanes[p.placement as usize]),
                 geometri: self.geometry(w, None),
                 vegreferanse,
                 kommune: l.municipality(),
@@ -469,13 +471,13 @@ impl<'a> Render<'a> {
             egenskaper,
             geometri,
             lokasjon: if inc.location {
-                Some(self.location(&ps)?)
+                Some(self.location(&ps, &table.loc_lanes)?)
             } else {
                 None
             },
             relasjoner: inc.relations.then(|| self.relations(table, row)),
             vegsegmenter: if inc.segments {
-                Some(self.segments(&ps)?)
+                Some(self.segments(&ps, &table.loc_lanes)?)
             } else {
                 None
             },
@@ -536,12 +538,18 @@ fn is_point(ps: &[Part]) -> bool {
     !ps.is_empty() && ps.iter().all(|p| p.from == p.to)
 }
 
-/// stedfestinger: parts on the same link that touch are merged.
-fn merged(ps: &[Part]) -> Vec<Part> {
+/// stedfestinger: parts on the same link that touch (and have the same lanes, `lanes` being
+/// the table's placement lanes) are merged.
+fn merged(ps: &[Part], lanes: &[Box<str>]) -> Vec<Part> {
     let mut merged: Vec<Part> = Vec::new();
     for p in ps {
         match merged.last_mut() {
-            Some(m) if m.link_id == p.link_id && (m.to - p.from).abs() < 1e-12 && p.to > p.from => {
+            Some(m)
+                if m.link_id == p.link_id
+                    && (m.to - p.from).abs() < 1e-12
+                    && p.to > p.from
+                    && lanes[m.placement as usize] == lanes[p.placement as usize] =>
+            {
                 m.to = p.to
             }
             _ => merged.push(*p),

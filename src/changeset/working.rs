@@ -23,12 +23,14 @@ use crate::snapshot::columns::{
 use crate::value::Value;
 
 /// One placement of an object on a link, positions 0..1.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Placement {
     pub link_id: u64,
     pub from: f64,
     pub to: f64,
     pub against: bool,
+    /// Stored lanes (`ObjectTable::loc_lanes`: codes joined by `#`, "" = none).
+    pub lanes: Box<str>,
 }
 
 /// A current object, detached from the columns so it can be edited.
@@ -57,6 +59,7 @@ impl ObjectState {
                 from: table.loc_from[p],
                 to: table.loc_to[p],
                 against: table.loc_direction[p] == DIRECTION_AGAINST,
+                lanes: table.loc_lanes[p].clone(),
             })
             .collect();
         let children = table
@@ -446,6 +449,7 @@ fn push_state(t: &mut ObjectTable, o: &ObjectState) {
         } else {
             DIRECTION_WITH
         });
+        t.loc_lanes.push(p.lanes.clone());
     }
     t.loc_offsets.push(t.loc_link.len() as u32);
     t.geom_coords.extend_from_slice(&o.geometry);

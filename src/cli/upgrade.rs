@@ -41,7 +41,7 @@ fn upgrade_in_place(data: &Path, generation: Option<u64>) -> anyhow::Result<()> 
     );
     let source_dir = dir.generation_dir(id);
     let m = Manifest::read(&source_dir)?;
-    if is_current_format(&m) {
+    if is_current_format(&m, &source_dir)? {
         println!("generation {id} is format {FORMAT_VERSION} already; nothing changed");
         return Ok(());
     }
@@ -79,7 +79,7 @@ fn upgrade_into(data: &Path, generation: Option<u64>, out: &Path) -> anyhow::Res
     let source = DataDir::read_only(data);
     let pinned = source.pin_current_or(generation)?;
     let m = Manifest::read(&pinned.dir)?;
-    if is_current_format(&m) {
+    if is_current_format(&m, &pinned.dir)? {
         println!(
             "generation {} is format {FORMAT_VERSION} already; nothing written",
             m.generation

@@ -113,6 +113,7 @@ fn table(
             t.loc_from.push(from);
             t.loc_to.push(to);
             t.loc_direction.push(DIRECTION_WITH);
+            t.loc_lanes.push(Box::default());
         }
         t.loc_offsets.push(t.loc_link.len() as u32);
         if let Some(shape) = &o.shape {

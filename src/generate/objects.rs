@@ -338,6 +338,7 @@ fn push_object(
         } else {
             DIRECTION_AGAINST
         });
+        tb.loc_lanes.push(Box::default());
     }
     tb.loc_offsets.push(tb.loc_link.len() as u32);
     if let Some(g) = geometry {

@@ -132,6 +132,8 @@ pub struct Piece {
     pub to: f64,
     /// The placement's direction (`DIRECTION_WITH` / `DIRECTION_AGAINST`).
     pub direction: u8,
+    /// The placement's index in the table's placement columns (`loc_*`).
+    pub placement: usize,
 }
 
 /// A decoded property value.
@@ -237,9 +239,11 @@ impl Generation {
                     continue;
                 }
                 if from == to
-                    && out
-                        .last()
-                        .is_some_and(|q| q.link_id == link_id && q.from == from)
+                    && out.last().is_some_and(|q| {
+                        q.link_id == link_id
+                            && q.from == from
+                            && table.loc_lanes[q.placement] == table.loc_lanes[p]
+                    })
                 {
                     continue;
                 }
@@ -249,6 +253,7 @@ impl Generation {
                     from: from.max(n.from_pos[r]),
                     to: to.min(n.to_pos[r]),
                     direction: table.loc_direction[p],
+                    placement: p,
                 });
             }
         }

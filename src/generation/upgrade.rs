@@ -7,7 +7,7 @@
 //! `datagrunnlag.sist_oppdatert`); `origin` gains a note saying it was rewritten.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
@@ -15,13 +15,24 @@ use super::Generation;
 use crate::error::{EngineError, Result};
 use crate::snapshot::builder::{Description, GenerationBuilder};
 use crate::snapshot::manifest::{Manifest, Provenance, FORMAT_VERSION};
+use crate::snapshot::parquet_read::has_every_declared_child;
 use crate::snapshot::parquet_write::DELETED_FILE;
 use crate::snapshot::store::{DataDir, Staging};
 use crate::util::hex;
 
-/// Whether a generation's files are those of the format this build writes (nothing to upgrade).
-pub fn is_current_format(m: &Manifest) -> bool {
-    m.format_version == FORMAT_VERSION && Manifest::version_for(&m.files) == FORMAT_VERSION
+/// Whether a generation's files (in `dir`) are those of the format this build writes (nothing
+/// to upgrade): the layout, and in every object file every struct child the tables declare
+/// (format 3 files written before placements had `lanes` are rewritten).
+pub fn is_current_format(m: &Manifest, dir: &Path) -> Result<bool> {
+    if m.format_version != FORMAT_VERSION || Manifest::version_for(&m.files) != FORMAT_VERSION {
+        return Ok(false);
+    }
+    for f in m.files.iter().filter(|f| f.type_id.is_some()) {
+        if !has_every_declared_child(&dir.join(&f.path))? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The note `origin` gains.

@@ -18,7 +18,8 @@
 //! - Objects: id, versjon, gyldighetsperiode, sistEndret, egenskaper by the catalogue's storage
 //!   (enum → EnumEgenskap, integer → HeltallEgenskap, float → FlyttallEgenskap, text →
 //!   TekstEgenskap, dates → DatoEgenskap), barn, and placements (StedfestingPunkter when every
-//!   placement is a point, else StedfestingLinjer; MOT for placements against the link).
+//!   placement is a point, else StedfestingLinjer; MOT for placements against the link;
+//!   `kjorefelt` = the placement's lane codes when it has lanes).
 //!   Own geometry (a point or a line) as a GeometriEgenskap of the type's first geometry
 //!   property of that kind, WKT in EPSG:5973; a surface is not written.
 
@@ -36,7 +37,7 @@ use crate::changeset::working::value_at;
 use crate::error::{EngineError, Result};
 use crate::generation::Generation;
 use crate::snapshot::columns::{
-    Days, ObjectTable, RoadNetwork, DIRECTION_AGAINST, OPEN_END, TOPOLOGY_LEVELS,
+    lane_codes, Days, ObjectTable, RoadNetwork, DIRECTION_AGAINST, OPEN_END, TOPOLOGY_LEVELS,
 };
 use crate::value::Value as Stored;
 
@@ -251,19 +252,32 @@ pub fn object(catalog: &Catalog, t: &ObjectTable, row: usize) -> Value {
             "MED"
         }
     };
+    // upstream's `kjorefelt`, only where the placement has lanes
+    let with_lanes = |mut v: Value, p: usize| {
+        let codes: Vec<&str> = lane_codes(&t.loc_lanes[p]).collect();
+        if !codes.is_empty() {
+            v["kjorefelt"] = json!(codes);
+        }
+        v
+    };
     let points = t.placements(row).all(|p| t.loc_from[p] == t.loc_to[p]);
     let stedfesting = if t.placements(row).is_empty() {
         json!({"type": "StedfestingMangler"})
     } else if points {
         let punkter: Vec<Value> = t
             .placements(row)
-            .map(|p| json!({"id": t.loc_link[p], "posisjon": t.loc_from[p], "retning": retning(p)}))
+            .map(|p| {
+                with_lanes(
+                    json!({"id": t.loc_link[p], "posisjon": t.loc_from[p], "retning": retning(p)}),
+                    p,
+                )
+            })
             .collect();
         json!({"type": "StedfestingPunkter", "punkter": punkter})
     } else {
         let linjer: Vec<Value> = t
             .placements(row)
-            .map(|p| json!({"id": t.loc_link[p], "startposisjon": t.loc_from[p], "sluttposisjon": t.loc_to[p], "retning": retning(p)}))
+            .map(|p| with_lanes(json!({"id": t.loc_link[p], "startposisjon": t.loc_from[p], "sluttposisjon": t.loc_to[p], "retning": retning(p)}), p))
             .collect();
         json!({"type": "StedfestingLinjer", "linjer": linjer})
     };

@@ -1,7 +1,7 @@
 //! Vegobjekter -> one object table per type: real ids, versions, dates, properties mapped
 //! through the catalogue by egenskapstype id (enum values by id), placements on the imported
-//! sequences, children (barn), the own geometry (a `GeometriEgenskap`). Whatever cannot be
-//! stored is counted in the summary.
+//! sequences with their lanes (`kjorefelt`, v2's `felt`), children (barn), the own geometry
+//! (a `GeometriEgenskap`). Whatever cannot be stored is counted in the summary.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -11,14 +11,15 @@ use arrow_array::ArrayRef;
 
 use super::date_days;
 use super::summary::Summary;
-use super::uberiket::{Geometry, Placement, RoadObject, Value};
+use super::uberiket::{Geometry, Placement, PointPlacement, RoadObject, Value};
 use crate::catalog::{ObjectType, PropertyType, ValueKind};
 use crate::changeset::model::Property;
 use crate::changeset::validate::{geometry_value, GeometryError};
 use crate::geo::extent::position_ok;
 use crate::geo::Coord3;
 use crate::snapshot::columns::{
-    ObjectTable, PropertyColumn, DIRECTION_AGAINST, DIRECTION_WITH, OPEN_END,
+    join_lanes, ObjectTable, PropertyColumn, DIRECTION_AGAINST, DIRECTION_WITH, LANE_SEPARATOR,
+    OPEN_END,
 };
 
 enum Stored {
@@ -27,13 +28,22 @@ enum Stored {
     Text(String),
 }
 
+/// One placement: link, positions (from ≤ to), direction, stored lanes.
+struct Loc {
+    link: u64,
+    from: f64,
+    to: f64,
+    direction: u8,
+    lanes: Box<str>,
+}
+
 struct Row {
     id: u64,
     version: u32,
     start: i32,
     end: i32,
     modified: i64,
-    locs: Vec<(u64, f64, f64, u8)>,
+    locs: Vec<Loc>,
     children: Vec<(u32, u64)>,
     values: Vec<(u32, Stored)>,
     /// Own geometry in storage coordinates (empty = none).
@@ -72,6 +82,203 @@ fn direction(r: &Option<String>) -> u8 {
     }
 }
 
+/// Whether an upstream lane code can be stored (joined by `#` into v2's `felt`): not empty,
+/// no `#`, no white space or control character.
+fn lane_code_ok(code: &str) -> bool {
+    !code.is_empty()
+        && !code
+            .chars()
+            .any(|c| c == LANE_SEPARATOR || c.is_whitespace() || c.is_control())
+}
+
+/// A placement's `kjorefelt` as stored lanes; codes that cannot be stored are left out and
+/// counted.
+fn lanes(t: u32, kjorefelt: &[String], summary: &mut Summary) -> Box<str> {
+    let codes: Vec<&String> = kjorefelt.iter().filter(|c| lane_code_ok(c)).collect();
+    for _ in codes.len()..kjorefelt.len() {
+        summary.skip(format!(
+            "type {t}: kjorefelt code not stored (empty, or holds '#', white space or a control character; placement kept)"
+        ));
+    }
+    join_lanes(&codes)
+}
+
+/// Validity and last change of an object: (start, end or OPEN_END, seconds), or None (counted)
+/// when a date is missing or unreadable.
+fn dates(t: u32, o: &RoadObject, summary: &mut Summary) -> Option<(i32, i32, i64)> {
+    let Some(validity) = &o.gyldighetsperiode else {
+        summary.skip(format!("type {t}: object without gyldighetsperiode"));
+        return None;
+    };
+    let Some(start) = date_days(&validity.startdato) else {
+        summary.skip(format!("type {t}: object with a bad startdato"));
+        return None;
+    };
+    let end = match &validity.sluttdato {
+        Some(d) => match date_days(d) {
+            Some(d) => d,
+            None => {
+                summary.skip(format!("type {t}: object with a bad sluttdato"));
+                return None;
+            }
+        },
+        None => OPEN_END,
+    };
+    let Ok(modified) = chrono::DateTime::parse_from_rfc3339(&o.sist_endret) else {
+        summary.skip(format!("type {t}: object with a bad sistEndret"));
+        return None;
+    };
+    Some((start, end, modified.timestamp()))
+}
+
+/// Every placement of the object as upstream gives it (a sving as its start and end points),
+/// lanes included.
+fn given_placements(t: u32, o: &RoadObject, summary: &mut Summary) -> Vec<Loc> {
+    let mut all = Vec::new();
+    match &o.stedfesting {
+        Some(Placement::StedfestingLinjer { linjer }) => {
+            for l in linjer {
+                all.push(Loc {
+                    link: l.id,
+                    from: l.startposisjon.min(l.sluttposisjon),
+                    to: l.startposisjon.max(l.sluttposisjon),
+                    direction: direction(&l.retning),
+                    lanes: lanes(t, &l.kjorefelt, summary),
+                });
+            }
+        }
+        Some(Placement::StedfestingPunkter { punkter }) => {
+            for p in punkter {
+                all.push(point_loc(t, p, summary));
+            }
+        }
+        Some(Placement::StedfestingSving {
+            startpunkt,
+            sluttpunkt,
+        }) => {
+            for p in [startpunkt, sluttpunkt] {
+                all.push(point_loc(t, p, summary));
+            }
+        }
+        Some(Placement::StedfestingMangler) | None => {}
+        Some(Placement::Other) => {
+            summary.skip(format!("type {t}: stedfesting of an unknown kind"));
+        }
+    }
+    all
+}
+
+fn point_loc(t: u32, p: &PointPlacement, summary: &mut Summary) -> Loc {
+    Loc {
+        link: p.id,
+        from: p.posisjon,
+        to: p.posisjon,
+        direction: direction(&p.retning),
+        lanes: lanes(t, &p.kjorefelt, summary),
+    }
+}
+
+/// The placements kept: positions within 0..1 on imported sequences (the others counted);
+/// None (counted) when none is left.
+fn placements(
+    t: u32,
+    o: &RoadObject,
+    sequences: &HashSet<u64>,
+    summary: &mut Summary,
+) -> Option<Vec<Loc>> {
+    let mut all = given_placements(t, o, summary);
+    all.retain(|l| {
+        let ok = position_ok(l.from) && position_ok(l.to);
+        if !ok {
+            summary.skip(format!("type {t}: placement with a position outside 0..1"));
+        }
+        ok
+    });
+    let sane = all.len();
+    let locs: Vec<Loc> = all
+        .into_iter()
+        .filter(|l| sequences.contains(&l.link))
+        .collect();
+    for _ in locs.len()..sane {
+        summary.skip(format!(
+            "type {t}: placement on a veglenkesekvens absent from the source (or without a current veglenke)"
+        ));
+    }
+    if locs.is_empty() {
+        summary.skip(format!(
+            "type {t}: object with no placement on the imported network"
+        ));
+        return None;
+    }
+    Some(locs)
+}
+
+/// A non-geometry value as stored by the catalogue's storage kind, or None (counted) when it
+/// cannot be.
+fn stored_value(
+    t: u32,
+    key: &str,
+    p: &PropertyType,
+    v: &Value,
+    summary: &mut Summary,
+) -> Option<Stored> {
+    Some(match (p.storage(), v) {
+        (ValueKind::Enum, Value::EnumEgenskap { verdi }) => {
+            if u32::try_from(*verdi)
+                .ok()
+                .and_then(|id| p.allowed_value(id))
+                .is_none()
+            {
+                summary.skip(format!(
+                    "type {t}: egenskapstype {key}: enum value not in the catalogue"
+                ));
+                return None;
+            }
+            Stored::Int(*verdi)
+        }
+        (ValueKind::Integer, Value::HeltallEgenskap { verdi }) => Stored::Int(*verdi),
+        (ValueKind::Float, Value::FlyttallEgenskap { verdi }) => Stored::Float(*verdi),
+        (ValueKind::Float, Value::HeltallEgenskap { verdi }) => Stored::Float(*verdi as f64),
+        (
+            ValueKind::Text,
+            Value::TekstEgenskap { verdi }
+            | Value::DatoEgenskap { verdi }
+            | Value::KortDatoEgenskap { verdi }
+            | Value::TidEgenskap { verdi },
+        ) => Stored::Text(verdi.clone()),
+        // the catalogue (compiled with rules where sources are silent) says text where
+        // upstream sends a number: kept as its decimal text, and counted
+        (ValueKind::Text, Value::HeltallEgenskap { verdi }) => {
+            summary.skip(format!("type {t}: egenskapstype {key}: number stored as text (catalogue datatype {}) [kept]", p.datatype_tekst));
+            Stored::Text(verdi.to_string())
+        }
+        (ValueKind::Text, Value::FlyttallEgenskap { verdi }) => {
+            summary.skip(format!("type {t}: egenskapstype {key}: number stored as text (catalogue datatype {}) [kept]", p.datatype_tekst));
+            Stored::Text(verdi.to_string())
+        }
+        _ => {
+            summary.skip(format!(
+                "type {t}: egenskapstype {key}: value kind does not match the catalogue's datatype {}",
+                p.datatype_tekst
+            ));
+            return None;
+        }
+    })
+}
+
+/// The daughters (barn) as (type, id); a non-numeric type key is counted.
+fn children(t: u32, o: &RoadObject, summary: &mut Summary) -> Vec<(u32, u64)> {
+    let mut children = Vec::new();
+    for (child_type, ids) in &o.barn {
+        let Ok(ct) = child_type.parse::<u32>() else {
+            summary.skip(format!("type {t}: barn under a non-numeric type key"));
+            continue;
+        };
+        children.extend(ids.iter().map(|i| (ct, i.id())));
+    }
+    children
+}
+
 impl TypeBuilder {
     pub fn new(ty: &'static ObjectType) -> Self {
         TypeBuilder {
@@ -83,90 +290,36 @@ impl TypeBuilder {
     /// Map one object; returns false (and counts why) when it is not imported.
     pub fn add(&mut self, o: RoadObject, sequences: &HashSet<u64>, summary: &mut Summary) -> bool {
         let t = self.ty.id;
-        let Some(validity) = &o.gyldighetsperiode else {
-            summary.skip(format!("type {t}: object without gyldighetsperiode"));
+        let Some((start, end, modified)) = dates(t, &o, summary) else {
             return false;
         };
-        let Some(start) = date_days(&validity.startdato) else {
-            summary.skip(format!("type {t}: object with a bad startdato"));
+        let Some(locs) = placements(t, &o, sequences, summary) else {
             return false;
         };
-        let end = match &validity.sluttdato {
-            Some(d) => match date_days(d) {
-                Some(d) => d,
-                None => {
-                    summary.skip(format!("type {t}: object with a bad sluttdato"));
-                    return false;
-                }
-            },
-            None => OPEN_END,
-        };
-        let Ok(modified) = chrono::DateTime::parse_from_rfc3339(&o.sist_endret) else {
-            summary.skip(format!("type {t}: object with a bad sistEndret"));
-            return false;
-        };
-        // placements: a sving is kept as its start and end points
-        let mut all = Vec::new();
-        let mut with_lanes = 0usize;
-        match &o.stedfesting {
-            Some(Placement::StedfestingLinjer { linjer }) => {
-                for l in linjer {
-                    with_lanes += usize::from(!l.kjorefelt.is_empty());
-                    let (a, b) = (
-                        l.startposisjon.min(l.sluttposisjon),
-                        l.startposisjon.max(l.sluttposisjon),
-                    );
-                    all.push((l.id, a, b, direction(&l.retning)));
-                }
-            }
-            Some(Placement::StedfestingPunkter { punkter }) => {
-                for p in punkter {
-                    with_lanes += usize::from(!p.kjorefelt.is_empty());
-                    all.push((p.id, p.posisjon, p.posisjon, direction(&p.retning)));
-                }
-            }
-            Some(Placement::StedfestingSving {
-                startpunkt,
-                sluttpunkt,
-            }) => {
-                for p in [startpunkt, sluttpunkt] {
-                    all.push((p.id, p.posisjon, p.posisjon, direction(&p.retning)));
-                }
-            }
-            Some(Placement::StedfestingMangler) | None => {}
-            Some(Placement::Other) => {
-                summary.skip(format!("type {t}: stedfesting of an unknown kind"));
-            }
-        }
-        all.retain(|l| {
-            let ok = position_ok(l.1) && position_ok(l.2);
-            if !ok {
-                summary.skip(format!("type {t}: placement with a position outside 0..1"));
-            }
-            ok
+        let (values, geometry) = self.properties(&o, summary);
+        let children = children(t, &o, summary);
+        self.rows.push(Row {
+            id: o.id,
+            version: o.versjon,
+            start,
+            end,
+            modified,
+            locs,
+            children,
+            values,
+            geometry,
         });
-        let sane = all.len();
-        let locs: Vec<_> = all
-            .into_iter()
-            .filter(|l| sequences.contains(&l.0))
-            .collect();
-        for _ in locs.len()..sane {
-            summary.skip(format!(
-                "type {t}: placement on a veglenkesekvens absent from the source (or without a current veglenke)"
-            ));
-        }
-        if locs.is_empty() {
-            summary.skip(format!(
-                "type {t}: object with no placement on the imported network"
-            ));
-            return false;
-        }
-        for _ in 0..with_lanes {
-            // the placements table has no lane column (v2's `felt` on a stedfesting)
-            summary.skip(format!(
-                "type {t}: kjorefelt of a placement not stored (placement kept)"
-            ));
-        }
+        true
+    }
+
+    /// The object's values by catalogue property, and its own geometry (empty = none); what
+    /// cannot be stored is counted.
+    fn properties(
+        &self,
+        o: &RoadObject,
+        summary: &mut Summary,
+    ) -> (Vec<(u32, Stored)>, Vec<Coord3>) {
+        let t = self.ty.id;
         let mut values = Vec::new();
         let mut geometry = Vec::new();
         for (key, v) in &o.egenskaper {
@@ -195,72 +348,11 @@ impl TypeBuilder {
                 ));
                 continue;
             }
-            let stored = match (p.storage(), v) {
-                (ValueKind::Enum, Value::EnumEgenskap { verdi }) => {
-                    if u32::try_from(*verdi)
-                        .ok()
-                        .and_then(|id| p.allowed_value(id))
-                        .is_none()
-                    {
-                        summary.skip(format!(
-                            "type {t}: egenskapstype {key}: enum value not in the catalogue"
-                        ));
-                        continue;
-                    }
-                    Stored::Int(*verdi)
-                }
-                (ValueKind::Integer, Value::HeltallEgenskap { verdi }) => Stored::Int(*verdi),
-                (ValueKind::Float, Value::FlyttallEgenskap { verdi }) => Stored::Float(*verdi),
-                (ValueKind::Float, Value::HeltallEgenskap { verdi }) => {
-                    Stored::Float(*verdi as f64)
-                }
-                (
-                    ValueKind::Text,
-                    Value::TekstEgenskap { verdi }
-                    | Value::DatoEgenskap { verdi }
-                    | Value::KortDatoEgenskap { verdi }
-                    | Value::TidEgenskap { verdi },
-                ) => Stored::Text(verdi.clone()),
-                // the catalogue (compiled with rules where sources are silent) says text where
-                // upstream sends a number: kept as its decimal text, and counted
-                (ValueKind::Text, Value::HeltallEgenskap { verdi }) => {
-                    summary.skip(format!("type {t}: egenskapstype {key}: number stored as text (catalogue datatype {}) [kept]", p.datatype_tekst));
-                    Stored::Text(verdi.to_string())
-                }
-                (ValueKind::Text, Value::FlyttallEgenskap { verdi }) => {
-                    summary.skip(format!("type {t}: egenskapstype {key}: number stored as text (catalogue datatype {}) [kept]", p.datatype_tekst));
-                    Stored::Text(verdi.to_string())
-                }
-                _ => {
-                    summary.skip(format!(
-                        "type {t}: egenskapstype {key}: value kind does not match the catalogue's datatype {}",
-                        p.datatype_tekst
-                    ));
-                    continue;
-                }
-            };
-            values.push((p.id, stored));
+            if let Some(stored) = stored_value(t, key, p, v, summary) {
+                values.push((p.id, stored));
+            }
         }
-        let mut children = Vec::new();
-        for (child_type, ids) in &o.barn {
-            let Ok(ct) = child_type.parse::<u32>() else {
-                summary.skip(format!("type {t}: barn under a non-numeric type key"));
-                continue;
-            };
-            children.extend(ids.iter().map(|i| (ct, i.id())));
-        }
-        self.rows.push(Row {
-            id: o.id,
-            version: o.versjon,
-            start,
-            end,
-            modified: modified.timestamp(),
-            locs,
-            children,
-            values,
-            geometry,
-        });
-        true
+        (values, geometry)
     }
 
     /// Map a batch of objects in parallel (same result as `add` on each, once `finish` has
@@ -318,10 +410,11 @@ impl TypeBuilder {
             table.end_date.push(r.end);
             table.last_modified.push(r.modified);
             for l in &r.locs {
-                table.loc_link.push(l.0);
-                table.loc_from.push(l.1);
-                table.loc_to.push(l.2);
-                table.loc_direction.push(l.3);
+                table.loc_link.push(l.link);
+                table.loc_from.push(l.from);
+                table.loc_to.push(l.to);
+                table.loc_direction.push(l.direction);
+                table.loc_lanes.push(l.lanes.clone());
             }
             table.loc_offsets.push(table.loc_link.len() as u32);
             table.geom_coords.extend_from_slice(&r.geometry);
@@ -382,5 +475,24 @@ impl TypeBuilder {
             });
         }
         table
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lane_codes_are_joined_and_unstorable_ones_counted() {
+        let mut s = Summary::default();
+        let given: Vec<String> = ["1", "", "2#3", "1R1", "a b", "4\u{7}"]
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        assert_eq!(&*lanes(591, &given, &mut s), "1#1R1");
+        assert_eq!(s.skipped.len(), 1, "{:?}", s.skipped);
+        assert_eq!(s.skipped.values().sum::<usize>(), 4);
+        assert_eq!(&*lanes(591, &[], &mut s), "");
+        assert_eq!(s.skipped.values().sum::<usize>(), 4);
     }
 }

@@ -32,7 +32,7 @@ use crate::changeset::working::{value_at, Merged, ObjectState, Working};
 use crate::error::{EngineError, Result};
 use crate::generation::Generation;
 use crate::snapshot::builder::{Changes, Description, GenerationBuilder};
-use crate::snapshot::columns::{ObjectTable, RoadNetwork, DIRECTION_AGAINST};
+use crate::snapshot::columns::{lane_codes, ObjectTable, RoadNetwork, DIRECTION_AGAINST};
 use crate::snapshot::manifest::{MadeBy, Manifest, Provenance};
 use crate::snapshot::parquet_write::CHUNK_ROWS;
 use crate::snapshot::store::DataDir;
@@ -80,7 +80,7 @@ fn road_object(catalog: &Catalog, table: &ObjectTable, row: usize) -> RoadObject
                 }
                 .into(),
             ),
-            kjorefelt: Vec::new(),
+            kjorefelt: lane_codes(&table.loc_lanes[p]).map(String::from).collect(),
         })
         .collect();
     RoadObject {
@@ -637,6 +637,7 @@ fn lost_placements(
             one.loc_from = keep.iter().map(|&p| one.loc_from[p]).collect();
             one.loc_to = keep.iter().map(|&p| one.loc_to[p]).collect();
             one.loc_direction = keep.iter().map(|&p| one.loc_direction[p]).collect();
+            one.loc_lanes = keep.iter().map(|&p| one.loc_lanes[p].clone()).collect();
             one.loc_offsets = vec![0, keep.len() as u32];
             // changed now (same version: upstream did not change the object itself)
             one.last_modified = vec![at];

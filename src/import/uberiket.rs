@@ -89,7 +89,7 @@ pub struct LinePlacement {
     pub sluttposisjon: f64,
     #[serde(default)]
     pub retning: Option<String>,
-    /// Lanes the placement is on (not stored: counted).
+    /// Lanes the placement is on (kept as the placement's lanes, v2's `felt`).
     #[serde(default)]
     pub kjorefelt: Vec<String>,
 }
@@ -100,7 +100,7 @@ pub struct PointPlacement {
     pub posisjon: f64,
     #[serde(default)]
     pub retning: Option<String>,
-    /// Lanes the placement is on (not stored: counted).
+    /// Lanes the placement is on (kept as the placement's lanes, v2's `felt`).
     #[serde(default)]
     pub kjorefelt: Vec<String>,
 }

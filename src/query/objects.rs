@@ -359,6 +359,8 @@ pub struct Part {
     pub from: f64,
     pub to: f64,
     pub direction: u8,
+    /// The placement's index in the table's placement columns (`loc_*`).
+    pub placement: u32,
     pub length_m: f64,
 }
 
@@ -378,6 +380,7 @@ pub fn parts(
             from: p.from,
             to: p.to,
             direction: p.direction,
+            placement: p.placement as u32,
             length_m: part_length(n, p.net_row, p.from, p.to),
         })
         .collect()

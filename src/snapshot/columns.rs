@@ -11,8 +11,8 @@ use std::ops::Range;
 use arrow_array::ArrayRef;
 
 use super::schema::{
-    columns, Byte, Date, Flag, Float, Id, Int32, Letter, LineGeometry, ObjectGeometry, OpenDate,
-    OptionalId, Text, Timestamp,
+    columns, AddedText, Byte, Date, Flag, Float, Id, Int32, Letter, LineGeometry, ObjectGeometry,
+    OpenDate, OptionalId, Text, Timestamp,
 };
 use crate::geo::Coord3;
 
@@ -229,6 +229,27 @@ impl RoadNetwork {
 pub const DIRECTION_WITH: u8 = 0;
 pub const DIRECTION_AGAINST: u8 = 1;
 
+/// What separates lane codes in a placement's stored lanes (`loc_lanes`), as in v2's `felt`
+/// ("1#2").
+pub const LANE_SEPARATOR: char = '#';
+
+/// A placement's lanes as stored: the codes joined by [`LANE_SEPARATOR`], in the order given.
+pub fn join_lanes<S: AsRef<str>>(codes: &[S]) -> Box<str> {
+    let mut out = String::new();
+    for c in codes {
+        if !out.is_empty() {
+            out.push(LANE_SEPARATOR);
+        }
+        out.push_str(c.as_ref());
+    }
+    out.into()
+}
+
+/// The lane codes of a placement's stored lanes (none for "").
+pub fn lane_codes(lanes: &str) -> impl Iterator<Item = &str> {
+    lanes.split(LANE_SEPARATOR).filter(|c| !c.is_empty())
+}
+
 /// One value column of an object table: the property type id and an Arrow array
 /// (Int64 for enum ids and integers, Float64, Utf8 for text/dates/times), null = no value.
 #[derive(Debug, Clone)]
@@ -256,6 +277,10 @@ columns! {
                 pub loc_from: f64 = "from_pos" Float,
                 pub loc_to: f64 = "to_pos" Float,
                 pub loc_direction: u8 = "direction" Byte,
+                /// The lanes the placement is on, as v2's `felt` writes them: lane codes
+                /// joined by `#` ("1#2"); "" = not on particular lanes (null in the file; the
+                /// child is absent from files written before lanes were kept).
+                pub loc_lanes: Box<str> = "lanes" AddedText,
             }
             /// Children (relasjoner.barn): row i's are `child_*[child_offsets[i]..child_offsets[i+1]]`.
             "children" => pub child_offsets {
@@ -501,6 +526,7 @@ mod tests {
         t.loc_from = vec![0.0, 0.25, 0.5];
         t.loc_to = vec![0.1, 0.25, 1.0];
         t.loc_direction = vec![DIRECTION_WITH, DIRECTION_AGAINST, DIRECTION_WITH];
+        t.loc_lanes = vec!["1#2".into(), "".into(), "1R1".into()];
         t.geom_offsets = vec![0, 1, 3, 3];
         t.geom_coords = vec![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];
         t.child_offsets = vec![0, 0, 1, 1];
@@ -606,27 +632,22 @@ mod tests {
         assert!(same(&back, &t), "{back:?}");
     }
 
-    #[test]
-    fn missing_or_mistyped_columns_are_named() {
-        let b = batch(&table());
-        let without = |name: &str| {
-            let mut b = b.clone();
-            let i = b.schema().index_of(name).unwrap();
-            b.remove_column(i);
-            b
-        };
-        assert_eq!(
-            read(&without("version")).unwrap_err().to_string(),
-            "missing column version"
-        );
-        // a list whose items lack a field
+    /// The batch with the struct child `name` of `placements` removed.
+    fn without_item(b: &RecordBatch, name: &str) -> RecordBatch {
         let i = b.schema().index_of("placements").unwrap();
         let list = b.column(i).as_list::<i32>();
         let items = list.values().as_struct();
-        let keep = items.fields().len() - 1;
+        let keep: Vec<usize> = (0..items.num_columns())
+            .filter(|&c| items.fields()[c].name() != name)
+            .collect();
+        assert_eq!(keep.len() + 1, items.num_columns(), "no item {name}");
         let items = StructArray::new(
-            Fields::from(items.fields()[..keep].to_vec()),
-            items.columns()[..keep].to_vec(),
+            Fields::from(
+                keep.iter()
+                    .map(|&c| items.fields()[c].clone())
+                    .collect::<Vec<_>>(),
+            ),
+            keep.iter().map(|&c| items.column(c).clone()).collect(),
             None,
         );
         let item = Arc::new(Field::new("item", items.data_type().clone(), false));
@@ -645,9 +666,55 @@ mod tests {
         fields[i] = Field::new("placements", short.data_type().clone(), false);
         let mut arrays = b.columns().to_vec();
         arrays[i] = short;
-        let b2 = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap();
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap()
+    }
+
+    /// Lanes are stored as a nullable text child (null = none); a file written before lanes
+    /// were kept (no such child) reads as placements without lanes.
+    #[test]
+    fn lanes_are_stored_and_an_older_file_without_them_reads_as_none() {
+        let t = table();
+        let b = batch(&t);
+        let i = b.schema().index_of("placements").unwrap();
+        let items = b.column(i).as_list::<i32>().values().as_struct().clone();
+        let lanes = items.column_by_name("lanes").expect("a lanes child");
+        let lanes = lanes.as_string::<i32>();
         assert_eq!(
-            read(&b2).unwrap_err().to_string(),
+            lanes.iter().collect::<Vec<_>>(),
+            [Some("1#2"), None, Some("1R1")]
+        );
+        let old = read(&without_item(&b, "lanes")).unwrap();
+        assert_eq!(old.loc_lanes, [Box::<str>::from(""), "".into(), "".into()]);
+        let mut expected = t.clone();
+        expected.loc_lanes = old.loc_lanes.clone();
+        assert!(same(&old, &expected), "{old:?}");
+        // an older batch appended after a newer one keeps the counts in step
+        let mut both = read(&b).unwrap();
+        both.append_batch(&without_item(&b, "lanes")).unwrap();
+        both.check_stored_lengths().unwrap();
+        assert_eq!(both.loc_lanes.len(), 6);
+        assert_eq!(&*both.loc_lanes[0], "1#2");
+        assert_eq!(&*both.loc_lanes[5], "");
+    }
+
+    #[test]
+    fn missing_or_mistyped_columns_are_named() {
+        let b = batch(&table());
+        let without = |name: &str| {
+            let mut b = b.clone();
+            let i = b.schema().index_of(name).unwrap();
+            b.remove_column(i);
+            b
+        };
+        assert_eq!(
+            read(&without("version")).unwrap_err().to_string(),
+            "missing column version"
+        );
+        // a list whose items lack a required field
+        assert_eq!(
+            read(&without_item(&b, "direction"))
+                .unwrap_err()
+                .to_string(),
             "placements items have no field direction"
         );
         // an id column of text

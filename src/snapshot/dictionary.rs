@@ -29,7 +29,7 @@ const OBJECT_COLUMNS: &[(&str, &str, &str)] = &[
     ("start_date", "date32", "valid from (startdato)"),
     ("end_date", "date32, null = open", "valid to (sluttdato)"),
     ("last_modified", "timestamp[s, UTC]", "last modified (sist_modifisert)"),
-    ("placements", "list<struct<link_id int64, from_pos float64, to_pos float64, direction uint8>>", "placements on road links (stedfestinger): positions 0..1 along the link; direction 0 = with, 1 = against the link's digitising direction"),
+    ("placements", "list<struct<link_id int64, from_pos float64, to_pos float64, direction uint8, lanes utf8>>", "placements on road links (stedfestinger): positions 0..1 along the link; direction 0 = with, 1 = against the link's digitising direction; lanes = the lanes the placement is on, lane codes joined by '#' as the API's felt (\"1#2\"), null when it is not on particular lanes (absent from files written before lanes were kept: read as null)"),
     ("children", "list<struct<type_id int32, id int64>>", "child objects (relasjoner.barn)"),
     ("geometry", "WKB (GeoParquet 1.1, EPSG:32633)", "the object's own geometry when it has one, else the geometry located from its placements: for ranges the road network under them, LineString Z (MultiLineString Z when the pieces do not join), for points Point Z (the first placement): the geometry the API returns as geometri"),
     ("geometry_located", "bool", "true when `geometry` was located from the placements (the object has no own geometry)"),

@@ -69,6 +69,35 @@ pub fn read_batches_without(path: &Path, skip: &[&str]) -> Result<Vec<RecordBatc
     Ok(out)
 }
 
+/// Whether the object file at `path` has every struct child today's `ObjectTable` declares for
+/// its ragged groups (a file written before a child was added, such as `placements.lanes`,
+/// lacks it; it still loads, and `vegdb snapshot upgrade` rewrites it). Reads the footer only.
+pub fn has_every_declared_child(path: &Path) -> Result<bool> {
+    let file = File::open(path).map_err(|e| EngineError::io(path, e))?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| EngineError::parquet(path, e))?;
+    let file_schema = b.schema();
+    let children = |dt: &arrow_schema::DataType| -> Vec<String> {
+        match dt {
+            arrow_schema::DataType::List(item) => match item.data_type() {
+                arrow_schema::DataType::Struct(fields) => {
+                    fields.iter().map(|f| f.name().clone()).collect()
+                }
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    };
+    Ok(ObjectTable::stored_fields().iter().all(|declared| {
+        let want = children(declared.data_type());
+        want.is_empty()
+            || file_schema.field_with_name(declared.name()).is_ok_and(|f| {
+                let have = children(f.data_type());
+                want.iter().all(|w| have.contains(w))
+            })
+    }))
+}
+
 pub fn read_network(path: &Path) -> Result<RoadNetwork> {
     let batches = read_batches_without(path, &DERIVED_NETWORK_COLUMNS)?;
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();

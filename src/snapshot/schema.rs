@@ -83,6 +83,12 @@ pub trait Codec {
     fn encode(values: &[Self::Native]) -> ArrayRef;
     /// Append the array's values to `out`; None when the array has another type.
     fn decode(array: &dyn Array, out: &mut Vec<Self::Native>) -> Option<()>;
+    /// A struct child of a ragged group missing from the file: append `items` values that
+    /// stand for it, or None when the child is required (the default). Only a child added to
+    /// a group after the first generations were written may be absent.
+    fn decode_absent(_items: usize, _out: &mut Vec<Self::Native>) -> Option<()> {
+        None
+    }
 }
 
 /// Ids: u64 stored as Int64.
@@ -232,6 +238,35 @@ impl Codec for Text {
     fn decode(array: &dyn Array, out: &mut Vec<String>) -> Option<()> {
         let a = array.as_string_opt::<i32>()?;
         out.extend(a.iter().map(|s| s.unwrap_or_default().to_string()));
+        Some(())
+    }
+}
+
+/// Text added to a ragged group after the first generations (an object placement's lanes):
+/// nullable Utf8, "" stored as null; a null, and the child missing from an older file, read
+/// as "".
+pub struct AddedText;
+impl Codec for AddedText {
+    type Native = Box<str>;
+    const NULLABLE: bool = true;
+    fn data_type() -> DataType {
+        DataType::Utf8
+    }
+    fn encode(values: &[Box<str>]) -> ArrayRef {
+        Arc::new(
+            values
+                .iter()
+                .map(|s| (!s.is_empty()).then_some(&**s))
+                .collect::<StringArray>(),
+        )
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<Box<str>>) -> Option<()> {
+        let a = array.as_string_opt::<i32>()?;
+        out.extend(a.iter().map(|s| Box::from(s.unwrap_or_default())));
+        Some(())
+    }
+    fn decode_absent(items: usize, out: &mut Vec<Box<str>>) -> Option<()> {
+        out.extend(std::iter::repeat_n(Box::<str>::default(), items));
         Some(())
     }
 }
@@ -445,18 +480,24 @@ pub fn decode_list(
     Ok(values.slice(first as usize, (last - first) as usize))
 }
 
-/// A struct child by name.
-pub fn child<'a>(
+/// Append a struct child's values, found by name; a child missing from the file reads as the
+/// codec's `decode_absent` says (an error for a required child).
+pub fn decode_child<C: Codec>(
     list: &str,
-    items: &'a StructArray,
+    items: &StructArray,
     name: &str,
-) -> Result<&'a ArrayRef, SchemaError> {
-    items
-        .column_by_name(name)
-        .ok_or_else(|| SchemaError::MissingField {
+    out: &mut Vec<C::Native>,
+) -> Result<(), SchemaError> {
+    match items.column_by_name(name) {
+        Some(a) => C::decode(a.as_ref(), out).ok_or_else(|| SchemaError::WrongItemType {
             list: list.into(),
             field: name.into(),
-        })
+        }),
+        None => C::decode_absent(items.len(), out).ok_or_else(|| SchemaError::MissingField {
+            list: list.into(),
+            field: name.into(),
+        }),
+    }
 }
 
 /// Offsets of an empty table are `[0]`.
@@ -485,7 +526,7 @@ pub fn item_range(offsets: &[u32], a: usize, b: usize) -> std::ops::Range<usize>
 /// - `stored_fields()`: the Arrow fields;
 /// - `stored_arrays()`: the columns as Arrow arrays, and the GeoParquet geometry types;
 /// - `append_batch(batch)`: append a record batch's rows, columns and struct children found by
-///   name;
+///   name (a struct child whose codec allows it may be absent: `Codec::decode_absent`);
 /// - `append_rows(other, rows)`: append rows of another table of the kind (slice, concat and
 ///   the writer's merge are made of it);
 /// - `check_stored_lengths()`: every column has one entry per row, every group's items match
@@ -619,14 +660,12 @@ macro_rules! columns {
                         before,
                     )?;
                     $(
-                        <$icodec>::decode(
-                            $crate::snapshot::schema::child($lname, &items, $iname)?.as_ref(),
+                        $crate::snapshot::schema::decode_child::<$icodec>(
+                            $lname,
+                            &items,
+                            $iname,
                             &mut self.$item,
-                        )
-                        .ok_or_else(|| $crate::snapshot::schema::SchemaError::WrongItemType {
-                            list: $lname.into(),
-                            field: $iname.into(),
-                        })?;
+                        )?;
                     )+
                 )*
                 $(

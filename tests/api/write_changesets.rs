@@ -1271,3 +1271,130 @@ async fn xml_status_and_overview_follow_the_xsd_shapes() {
     assert_eq!(item["fremdrift"], "IKKE_STARTET");
     assert!(list.contains(r#"<endringssett id=""#), "{list}");
 }
+
+/// `felt` of a placement in a changeset (registrer, oppdater, delvisOppdater; JSON and XML) is
+/// kept and shown as the placement's `felt` in the read API (JSON and XML, `lokasjon` and
+/// `vegsegmenter`); a placement without lanes has none.
+#[tokio::test]
+async fn lanes_of_a_placement_are_kept_and_read_back_as_felt() {
+    let s = WriteServer::start().await;
+    let (link, _) = usable_link(&s.store.current());
+    let read_xml = |id: u64| {
+        let url = format!(
+            "{}/nvdb/api/v2/vegobjekter/95/{id}?inkluder=lokasjon",
+            s.root
+        );
+        let client = s.client.clone();
+        async move {
+            let r = client
+                .get(url)
+                .header("Accept", "application/xml")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status().as_u16(), 200);
+            r.text().await.unwrap()
+        }
+    };
+    let felt = |o: &Value| -> (Option<String>, Option<String>) {
+        (
+            o["lokasjon"]["stedfestinger"][0]["felt"]
+                .as_str()
+                .map(String::from),
+            o["vegsegmenter"][0]["stedfesting"]["felt"]
+                .as_str()
+                .map(String::from),
+        )
+    };
+    let reg = changeset(json!({"registrer": {"vegObjekter": [
+        {"typeId": 95, "tempId": "f1", "egenskaper": [{"typeId": 1876, "enum": [2868]}],
+         "lokasjon": {"punkt": [{"lenkeId": link, "posisjon": 0.4, "felt": "1#2"}]}}]}}));
+    let status = s.run(&s.writer_token, &reg).await;
+    assert_eq!(status["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET", "{status}");
+    let id = nvdb_id(&status, "f1");
+    let (st, o) = s
+        .read(&format!("/vegobjekter/95/{id}?inkluder=alle"), None)
+        .await;
+    assert_eq!(st, 200, "{o}");
+    assert_eq!(felt(&o), (Some("1#2".into()), Some("1#2".into())), "{o}");
+    // the v2 documentation's order: the positions, then felt
+    let placement = serde_json::to_string(&o["lokasjon"]["stedfestinger"][0]).unwrap();
+    assert!(
+        placement.find("\"posisjon\"").unwrap() < placement.find("\"felt\"").unwrap(),
+        "{placement}"
+    );
+    let xml = read_xml(id).await;
+    assert!(
+        xml.contains("<stedfesting><veglenkeid>") && xml.contains("<felt>1#2</felt>"),
+        "{xml}"
+    );
+
+    // oppdater with a new location: its lanes replace the old
+    let upd = changeset(json!({"oppdater": {"vegObjekter": [
+        {"typeId": 95, "nvdbId": id, "versjon": 1,
+         "egenskaper": [{"typeId": 1876, "enum": [2868]}],
+         "lokasjon": {"punkt": [{"lenkeId": link, "posisjon": 0.4, "felt": "1R1"}]}}]}}));
+    let status = s.run(&s.writer_token, &upd).await;
+    assert_eq!(status["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET", "{status}");
+    let (_, o) = s
+        .read(&format!("/vegobjekter/95/{id}?inkluder=alle"), None)
+        .await;
+    assert_eq!(felt(&o), (Some("1R1".into()), Some("1R1".into())), "{o}");
+    // oppdater without a location keeps the lanes
+    let keep = changeset(json!({"oppdater": {"vegObjekter": [
+        {"typeId": 95, "nvdbId": id, "versjon": 2,
+         "egenskaper": [{"typeId": 1876, "enum": [2868]}]}]}}));
+    let status = s.run(&s.writer_token, &keep).await;
+    assert_eq!(status["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET", "{status}");
+    let (_, o) = s
+        .read(&format!("/vegobjekter/95/{id}?inkluder=alle"), None)
+        .await;
+    assert_eq!(felt(&o).0.as_deref(), Some("1R1"), "{o}");
+
+    // delvisOppdater: a location with other lanes, then one without lanes
+    for (version, lanes) in [(3, Some("2#4")), (4, None)] {
+        let mut punkt = json!({"lenkeId": link, "posisjon": 0.4});
+        if let Some(l) = lanes {
+            punkt["felt"] = json!(l);
+        }
+        let part = changeset(json!({"delvisOppdater": {"vegObjekter": [
+            {"typeId": 95, "nvdbId": id, "versjon": version,
+             "lokasjon": {"operasjon": "oppdater", "punkt": [punkt]}}]}}));
+        let status = s.run(&s.writer_token, &part).await;
+        assert_eq!(status["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET", "{status}");
+        let (_, o) = s
+            .read(&format!("/vegobjekter/95/{id}?inkluder=alle"), None)
+            .await;
+        assert_eq!(o["metadata"]["versjon"], version + 1);
+        let want = lanes.map(String::from);
+        assert_eq!(felt(&o), (want.clone(), want), "{o}");
+    }
+    let xml = read_xml(id).await;
+    assert!(!xml.contains("<felt>"), "{xml}");
+
+    // the XML changeset's `felt` attribute
+    let body = xml_changeset(link).replace(
+        r#"posisjon="0.75" retning="MOT"/>"#,
+        r#"posisjon="0.75" retning="MOT" felt="3"/>"#,
+    );
+    assert!(body.contains(r#"felt="3""#));
+    let (status, _, res) = post_xml(&s, "/endringssett", body).await;
+    assert_eq!(status, 201, "{res}");
+    let (_, v) = vegdb::api::write::xml::parse(res.as_bytes()).unwrap();
+    let cid = v["ressurs"][0]["src"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let (st, _, _) = post_xml(&s, &format!("/endringssett/{cid}/start"), String::new()).await;
+    assert_eq!(st, 200);
+    let status = s.wait(&s.writer_token, &cid).await;
+    assert_eq!(status["fremdrift"], "UTFØRT_OG_ETTERBEHANDLET", "{status}");
+    let x1 = nvdb_id(&status, "x1");
+    let (_, o) = s
+        .read(&format!("/vegobjekter/95/{x1}?inkluder=alle"), None)
+        .await;
+    assert_eq!(felt(&o), (Some("3".into()), Some("3".into())), "{o}");
+}

@@ -5,6 +5,7 @@ use super::{Code, Step};
 use crate::catalog::{ObjectType, Placement as PlacementKind};
 use crate::changeset::model::{Direction, Location, Operation, PartialOp, RoadObject};
 use crate::changeset::working::{Placement, Working};
+use crate::snapshot::columns::{join_lanes, lane_codes};
 
 impl Validator<'_, '_> {
     /// The object's new location (removed, replaced, or required for a new object), unless
@@ -124,83 +125,95 @@ fn placements(
         );
         return None;
     }
+    // points, lines, then each turn's two points, as given
+    let given = l
+        .points
+        .iter()
+        .map(|p| (p.link_id, p.position, p.position, p.direction, &p.lanes))
+        .chain(
+            l.lines
+                .iter()
+                .map(|p| (p.link_id, p.from, p.to, p.direction, &p.lanes)),
+        )
+        .chain(
+            l.turns
+                .iter()
+                .flat_map(|s| [&s.from, &s.to])
+                .map(|p| (p.link_id, p.position, p.position, p.direction, &p.lanes)),
+        );
     let mut out = Vec::new();
     let mut ok = true;
-    let mut one = |check: &mut ObjectCheck, link: u64, from: f64, to: f64, against: bool| {
-        let n = &work.base.network;
-        let rows = n.rows_of_link(link);
-        if rows.is_empty() {
-            check.error(
-                Code::UnknownLink,
-                format!("Veglenke {link} finnes ikke"),
-                None,
-            );
-            return false;
-        }
-        let in_range = |v: f64| v.is_finite() && (0.0..=1.0).contains(&v);
-        if !in_range(from) || !in_range(to) || from > to {
-            check.error(
-                Code::InvalidPosition,
-                format!(
-                    "Posisjon {from}..{to} på veglenke {link} er utenfor [0, 1] eller fra > til"
-                ),
-                None,
-            );
-            return false;
-        }
-        let covering: Vec<usize> = n.rows_overlapping(link, from, to).collect();
-        if covering.is_empty() {
-            check.error(
-                Code::InvalidPosition,
-                format!("Veglenke {link} har ingen vegreferanse ved posisjon {from}..{to}"),
-                None,
-            );
-            return false;
-        }
-        if covering.iter().any(|&r| n.is_connection[r]) {
-            check.error(
-                Code::PlacedOnConnectionLink,
-                format!("Veglenke {link} er en konnekteringslenke"),
-                None,
-            );
-            return false;
-        }
-        out.push(Placement {
-            link_id: link,
-            from,
-            to,
-            against,
-        });
-        true
-    };
-    for p in &l.points {
-        ok &= one(
-            check,
-            p.link_id,
-            p.position,
-            p.position,
-            p.direction == Some(Direction::Against),
-        );
-    }
-    for p in &l.lines {
-        ok &= one(
-            check,
-            p.link_id,
-            p.from,
-            p.to,
-            p.direction == Some(Direction::Against),
-        );
-    }
-    for s in &l.turns {
-        for p in [&s.from, &s.to] {
-            ok &= one(
-                check,
-                p.link_id,
-                p.position,
-                p.position,
-                p.direction == Some(Direction::Against),
-            );
+    for (link, from, to, direction, felt) in given {
+        let against = direction == Some(Direction::Against);
+        match placement(work, check, link, from, to, against) {
+            Some(mut p) => {
+                // `felt` as stored lanes: its codes joined by `#` (empty ones dropped)
+                let codes: Vec<&str> = felt
+                    .as_deref()
+                    .map(lane_codes)
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                p.lanes = join_lanes(&codes);
+                out.push(p);
+            }
+            None => ok = false,
         }
     }
     ok.then_some(out)
+}
+
+/// One placement on a known, non-connection link with positions in 0..1 (from ≤ to) that a
+/// road-referenced row covers, without lanes; else None with the error in `check`.
+fn placement(
+    work: &Working,
+    check: &mut ObjectCheck,
+    link: u64,
+    from: f64,
+    to: f64,
+    against: bool,
+) -> Option<Placement> {
+    let n = &work.base.network;
+    let rows = n.rows_of_link(link);
+    if rows.is_empty() {
+        check.error(
+            Code::UnknownLink,
+            format!("Veglenke {link} finnes ikke"),
+            None,
+        );
+        return None;
+    }
+    let in_range = |v: f64| v.is_finite() && (0.0..=1.0).contains(&v);
+    if !in_range(from) || !in_range(to) || from > to {
+        check.error(
+            Code::InvalidPosition,
+            format!("Posisjon {from}..{to} på veglenke {link} er utenfor [0, 1] eller fra > til"),
+            None,
+        );
+        return None;
+    }
+    let covering: Vec<usize> = n.rows_overlapping(link, from, to).collect();
+    if covering.is_empty() {
+        check.error(
+            Code::InvalidPosition,
+            format!("Veglenke {link} har ingen vegreferanse ved posisjon {from}..{to}"),
+            None,
+        );
+        return None;
+    }
+    if covering.iter().any(|&r| n.is_connection[r]) {
+        check.error(
+            Code::PlacedOnConnectionLink,
+            format!("Veglenke {link} er en konnekteringslenke"),
+            None,
+        );
+        return None;
+    }
+    Some(Placement {
+        link_id: link,
+        from,
+        to,
+        against,
+        lanes: Box::default(),
+    })
 }
