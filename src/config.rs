@@ -8,6 +8,10 @@ use clap::Parser;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
+    /// The global `--log-json` (`main` copies it here): the access log writes its lines in the
+    /// same format as the rest of the log.
+    #[arg(skip)]
+    pub log_json: bool,
     /// Configuration file (TOML): keys are these flags' names without `--`, e.g.
     /// `query-budget = 2.5`; flags and environment variables override it.
     #[arg(long, env = "VEGDB_CONFIG")]

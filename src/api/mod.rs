@@ -87,7 +87,8 @@ pub struct OpsOptions {
     pub metrics: bool,
     /// One info line per request (target `vegdb::access`, see [`access_log`]).
     pub access_log: bool,
-    /// Where the access-log lines go; None: standard error, in the process's log format.
+    /// Where the access-log lines go; None: standard error, as text (the server gives its own,
+    /// in its log format).
     pub access_log_to: Option<Arc<access_log::AccessLog>>,
     /// `ETag` and `Cache-Control` on read-API answers, 304 for a matching `If-None-Match`.
     pub http_cache: bool,

@@ -416,13 +416,14 @@ fn check_id(g: &Generation, id: u64) -> Result<()> {
     Ok(())
 }
 
-/// Follow the store on a thread of its own: a look every `interval` (zero: only on
-/// SIGHUP, through `changeset::adopt::request_reload`'s flag).
+/// Follow the store on a thread of its own: a look every `watch.interval` (zero: only on
+/// SIGHUP, through `watch.reload`).
 pub fn follow(
     mut follower: Follower,
     store: Arc<GenerationStore>,
-    interval: Duration,
+    watch: crate::changeset::adopt::WatchOptions,
 ) -> Result<()> {
+    let interval = watch.interval;
     std::thread::Builder::new()
         .name("vegdb-follow".into())
         .spawn(move || {
@@ -430,7 +431,7 @@ pub fn follow(
             let mut last = Instant::now();
             loop {
                 retired.retain(|g| Arc::strong_count(g) > 1);
-                let hup = crate::changeset::adopt::take_reload_request();
+                let hup = watch.reload.take();
                 if hup || (!interval.is_zero() && last.elapsed() >= interval) {
                     last = Instant::now();
                     if let Err(e) = follower.look(&store, &mut retired) {
