@@ -2,6 +2,7 @@ use mimalloc::MiMalloc;
 
 use vegdb::cli::{self, Command, ConfigAction, SnapshotAction, UserAction};
 
+// What a crate demands: the global allocator is a static.
 #[global_allocator]
 static GLOBAL: MiMalloc = MiMalloc;
 

@@ -448,6 +448,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     });
     let starting = Starting::new("loading").with_access_log(access_log.clone());
     let reload = ReloadRequest::default();
+    // the writer, once loaded: its store lease is given up at a clean stop
+    let writer_slot: Arc<std::sync::Mutex<Option<Arc<Writer>>>> = Arc::default();
     // the data is loaded on a thread of its own (it is not awaited when the server stops first)
     let (loaded_tx, loaded_rx) = tokio::sync::oneshot::channel();
     {
@@ -461,6 +463,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             })?;
     }
     let timeout = Duration::from_secs(args.request_timeout);
+    let loaded_writer = writer_slot.clone();
     let served = main.block_on(async move {
         reload_on_sighup(reload);
         let listener = tokio::net::TcpListener::from_std(listener)?;
@@ -469,6 +472,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             let state = loaded_rx
                 .await
                 .context("the loading thread ended without a result")??;
+            if let Ok(mut slot) = loaded_writer.lock() {
+                slot.clone_from(&state.writer);
+            }
             let g = state.store.current();
             let data = absolute(
                 &state
@@ -498,7 +504,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         log.flush();
     }
     // a clean stop gives the store's writer lease up (the next writer need not wait it out)
-    crate::remote::lease::release_all();
+    let writer = writer_slot.lock().ok().and_then(|mut w| w.take());
+    if let Some(w) = writer {
+        w.release_store_lease();
+    }
     served
 }
 

@@ -320,6 +320,7 @@ fn push_json_str(out: &mut Vec<u8>, s: &[u8]) {
     }
 }
 
+// Per-thread scratch: the date-and-time text of the current second, the same for any server.
 thread_local! {
     /// The second last formatted on this thread and its `YYYY-MM-DDTHH:MM:SS.` text.
     static SECOND: RefCell<(u64, [u8; 20])> = const { RefCell::new((u64::MAX, [0; 20])) };

@@ -266,6 +266,13 @@ impl Writer {
         Ok(())
     }
 
+    /// Release the writer lease of the store it publishes to, if any (a clean stop).
+    pub fn release_store_lease(&self) {
+        if let Some(p) = self.publisher.get() {
+            p.release_lease();
+        }
+    }
+
     /// Whether the writer thread still runs (`/ready`).
     pub fn is_running(&self) -> bool {
         self.running.load(std::sync::atomic::Ordering::Acquire)
