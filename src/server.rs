@@ -437,15 +437,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             );
         }
     }
-    // one access log on standard error, in the log's format, for the starting and the loaded
-    // application (written out when the server stops)
-    let access_log = (args.ops.access_log && api::stack::access_log_enabled()).then(|| {
-        api::access_log::AccessLog::stderr(if args.log_json {
-            api::access_log::LineFormat::Json
-        } else {
-            api::access_log::LineFormat::Text
-        })
-    });
+    let access_log = stderr_access_log(&args);
     let starting = Starting::new("loading").with_access_log(access_log.clone());
     let reload = ReloadRequest::default();
     // the writer, once loaded: its store lease is given up at a clean stop
@@ -509,6 +501,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         w.release_store_lease();
     }
     served
+}
+
+/// The server's one access log on standard error, in the log's format (`--log-json`), for the
+/// starting and the loaded application; None when it is off or the log filter drops it.
+fn stderr_access_log(args: &ServeArgs) -> Option<Arc<api::access_log::AccessLog>> {
+    (args.ops.access_log && api::stack::access_log_enabled()).then(|| {
+        api::access_log::AccessLog::stderr(if args.log_json {
+            api::access_log::LineFormat::Json
+        } else {
+            api::access_log::LineFormat::Text
+        })
+    })
 }
 
 /// Serve until `shutdown` completes (in-flight requests finish first), every connection on the
