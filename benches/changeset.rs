@@ -3,6 +3,7 @@
 //! the generation holding it (fremdrift UTFØRT_OG_ETTERBEHANDLET). Data: the demo preset
 //! (seed 42) copied into a temp data dir; set VEGDB_BENCH_DATA to a national data dir
 //! (`vegdb generate --scale national`) to measure on that (it is copied first, ~0.6 GB).
+#![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

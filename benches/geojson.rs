@@ -2,6 +2,7 @@
 //! GeoJSON (`api::geojson`, WGS 84 and UTM 33) and as v2 JSON with the same content
 //! (`inkluder=egenskaper,geometri`, WKT in the same srid). Data: the demo preset (seed 42),
 //! or with VEGDB_BENCH_DATA a national data dir.
+#![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
 use std::sync::Arc;
 use std::time::Duration;

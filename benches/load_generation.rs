@@ -1,6 +1,7 @@
 //! Generation and load benchmarks. Data: the `tiny` and `demo` presets generated into a temp
 //! dir (seed 42). For the national dataset set VEGDB_BENCH_DATA to a data dir made with
 //! `vegdb generate --scale national` (load is measured with 3 samples).
+#![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use vegdb::generate::{generate_into, Scale};

@@ -2,6 +2,7 @@
 //! 80 % near a road (a random vertex + up to ±10 m noise), 20 % uniform over the extent (mostly
 //! misses). Data: the demo preset (seed 42) or, with VEGDB_BENCH_DATA, a national data dir.
 //! Reported time is per batch of 10,000 queries.
+#![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::{Rng, SeedableRng};

@@ -1,6 +1,7 @@
 //! Road-object queries in process: statistics with area + enum filters and for a whole type,
 //! and rendering a page of 1000 objects to JSON bytes (inkluder=alle and minimum). Data: the demo
 //! preset, or with VEGDB_BENCH_DATA a national data dir (type 95, 1.35 M objects).
+#![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -12,6 +12,7 @@
 //!
 //! Instruction counts (noise-free on a busy machine): `STACK_ITERS=N` runs N requests of each
 //! mode in its own function and exits without criterion (see `instruction_count_run`).
+#![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
 use std::time::Duration;
 

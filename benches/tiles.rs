@@ -5,6 +5,7 @@
 //! times a pass over the first 50 tiles. Data: the demo preset (seed 42) or, with
 //! `VEGDB_BENCH_DATA=/tmp/vn`, a national data dir. With `VEGDB_TILES_OUT=FILE` the sampled tiles
 //! are written there (`z x y` per line) for `tools/bench_tiles_postgis.sh`.
+#![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
 use std::collections::BTreeSet;
 use std::time::Instant;

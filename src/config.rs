@@ -8,6 +8,10 @@ use clap::Parser;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
+    /// The global `--log-json` (`main` copies it here): the access log writes its lines in the
+    /// same format as the rest of the log.
+    #[arg(skip)]
+    pub log_json: bool,
     /// Configuration file (TOML): keys are these flags' names without `--`, e.g.
     /// `query-budget = 2.5`; flags and environment variables override it.
     #[arg(long, env = "VEGDB_CONFIG")]
@@ -252,7 +256,7 @@ pub struct ServeOnly {
 /// (`s3://bucket/prefix`, `gs://…`, `az://…`, `http(s)://…`, `file://…`, any `scheme://`) is
 /// refused with the flags that do reach an object store, never taken as a relative path (which
 /// would make a directory named `s3:` in the working directory and serve that).
-pub fn data_dir_arg(text: &str) -> Result<PathBuf, String> {
+pub fn data_dir_arg(text: &str) -> Result<PathBuf, DataDirError> {
     if let Some(scheme) = url_scheme(text) {
         let store = crate::remote::is_store_url(text);
         let what = if store {
@@ -262,21 +266,38 @@ pub fn data_dir_arg(text: &str) -> Result<PathBuf, String> {
         } else {
             "a URL"
         };
-        return Err(format!(
-            "--data takes a local directory, and '{text}' is {what}. The data directory is always \
-             on the local disk; to work with an object store: `vegdb serve --data DIR \
-             --publish-to {example}` (a writer publishing each generation to the store), \
-             `vegdb serve --read-only --follow {example}` (a replica serving the store's \
-             generations), `vegdb snapshot push --data DIR --to {example}` or `vegdb snapshot \
-             pull --from {example} --data DIR` (copy generations between a directory and the \
-             store)",
-            example = if store { text } else { "s3://bucket/prefix" }
-        ));
+        return Err(DataDirError::Url {
+            text: text.to_string(),
+            what,
+            example: if store { text } else { "s3://bucket/prefix" }.to_string(),
+        });
     }
     if text.is_empty() {
-        return Err("--data must name a directory (it is empty)".into());
+        return Err(DataDirError::Empty);
     }
     Ok(PathBuf::from(text))
+}
+
+/// Why a `--data` value is not a local directory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DataDirError {
+    /// A URL (`what` it is); `example`: the store URL the flags that reach a store are shown with.
+    #[error(
+        "--data takes a local directory, and '{text}' is {what}. The data directory is always \
+         on the local disk; to work with an object store: `vegdb serve --data DIR \
+         --publish-to {example}` (a writer publishing each generation to the store), \
+         `vegdb serve --read-only --follow {example}` (a replica serving the store's \
+         generations), `vegdb snapshot push --data DIR --to {example}` or `vegdb snapshot \
+         pull --from {example} --data DIR` (copy generations between a directory and the \
+         store)"
+    )]
+    Url {
+        text: String,
+        what: &'static str,
+        example: String,
+    },
+    #[error("--data must name a directory (it is empty)")]
+    Empty,
 }
 
 /// The scheme of `text` when it is written as a URL (`scheme://…`; RFC 3986 scheme
@@ -314,7 +335,7 @@ mod tests {
             "s3:/bucket/prefix",
             "gs:bucket",
         ] {
-            let e = data_dir_arg(url).unwrap_err();
+            let e = data_dir_arg(url).unwrap_err().to_string();
             assert!(
                 e.contains("--publish-to") && e.contains("--follow"),
                 "{url}: {e}"

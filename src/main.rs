@@ -2,6 +2,7 @@ use mimalloc::MiMalloc;
 
 use vegdb::cli::{self, Command, ConfigAction, SnapshotAction, UserAction};
 
+// What a crate demands: the global allocator is a static.
 #[global_allocator]
 static GLOBAL: MiMalloc = MiMalloc;
 
@@ -20,7 +21,10 @@ fn main() -> anyhow::Result<()> {
     match parsed.cli.command {
         // parse() puts `serve` in when no subcommand is given
         None => anyhow::bail!("no subcommand"),
-        Some(Command::Serve(args)) => vegdb::server::run(args),
+        Some(Command::Serve(mut args)) => {
+            args.log_json = parsed.cli.log_json;
+            vegdb::server::run(args)
+        }
         Some(Command::Config { .. }) => Ok(()),
         Some(Command::Probe {
             url,

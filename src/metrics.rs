@@ -15,9 +15,9 @@
 //!   [`RouteLabel`]s (never the raw path); `status` is the code for the codes in [`STATUSES`], else
 //!   `other`.
 //! - state of the rest of the server (generation, writer, journal, hand-offs): read from the
-//!   plain getters and counters those parts keep (`GenerationStore::current`,
-//!   `generation::LAST_LOAD_MS`, `Writer::stats`, `Journal::count_by_progress`,
-//!   `changeset::adopt::handoff_progress`) when `/metrics` is scraped, and set into gauges then.
+//!   plain getters and counters those parts keep (`GenerationStore::current` and the served
+//!   generation's `last_load_ms`, `Writer::stats`, `Journal::count_by_progress`,
+//!   `Writer::handoffs`) when `/metrics` is scraped, and set into gauges then.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -404,7 +404,11 @@ impl Metrics {
             self.gauge("vegdb_generation_links", vec![])
                 .set(g.network.link_id.len() as f64);
         }
-        let load_ms = crate::generation::LAST_LOAD_MS.load(Ordering::Relaxed);
+        let load_ms = self
+            .sources
+            .store
+            .as_ref()
+            .map_or(0, |store| store.current().last_load_ms);
         self.gauge("vegdb_generation_load_seconds", vec![])
             .set(load_ms as f64 / 1000.0);
         if let Some(w) = &self.sources.writer {
@@ -425,7 +429,11 @@ impl Metrics {
             );
             publish.record_many_each(w.stats.take_publish_seconds());
         }
-        let (published, waiting) = crate::changeset::adopt::handoff_progress();
+        let (published, waiting) = self
+            .sources
+            .writer
+            .as_ref()
+            .map_or((0, false), |w| w.handoffs.progress());
         let handoffs = self.recorder.register_counter(
             &Key::from_static_name("vegdb_handoffs_published_total"),
             &metadata(),

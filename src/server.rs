@@ -7,7 +7,7 @@ use anyhow::Context;
 
 use crate::api::health::{Starting, VERSION};
 use crate::api::state::{ApiConfig, AppState};
-use crate::changeset::writer::Writer;
+use crate::changeset::writer::{ReloadRequest, Retention, WatchOptions, Writer, WriterOptions};
 use crate::config::{RuntimeKind, ServeArgs};
 use crate::generation::{Generation, GenerationStore};
 use crate::snapshot::store::{DataDir, CURRENT_FILE};
@@ -27,11 +27,6 @@ pub fn init_tracing(filter: &str, json: bool) {
         .with_env_filter(env)
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
-    crate::api::access_log::set_process_format(if json {
-        crate::api::access_log::LineFormat::Json
-    } else {
-        crate::api::access_log::LineFormat::Text
-    });
     let _ = if json {
         builder.json().try_init()
     } else {
@@ -203,23 +198,24 @@ fn open_replica(
 }
 
 pub fn load_state(args: &ServeArgs) -> anyhow::Result<AppState> {
-    load_state_with(args, &Starting::default())
+    load_state_with(args, &Starting::default(), &ReloadRequest::default())
 }
 
 /// [`load_state`], telling `starting` (what `/ready` shows meanwhile) which step it is at.
 /// Every client sees those steps (`/ready`, `/status`, the write API's 503s): they say
-/// "loading" and the generation, never a path of the server (the log has those).
-pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<AppState> {
+/// "loading" and the generation, never a path of the server (the log has those). `reload`
+/// (set on SIGHUP) makes whatever follows CURRENT look now.
+pub fn load_state_with(
+    args: &ServeArgs,
+    starting: &Starting,
+    reload: &ReloadRequest,
+) -> anyhow::Result<AppState> {
     starting.set("loading: opening the data directory");
     if let Some(location) = &args.follow {
         let (follower, g) = open_replica(args, location)?;
         let status = follower.status.clone();
-        let mut state = state_for(args, g, &DataDir::read_only(&args.data))?;
-        crate::replica::follow(
-            follower,
-            state.store.clone(),
-            Duration::from_secs(args.watch_interval),
-        )?;
+        let mut state = state_for(args, g, &DataDir::read_only(&args.data), starting)?;
+        crate::replica::follow(follower, state.store.clone(), watch_options(args, reload))?;
         let config = Arc::make_mut(&mut state.config);
         config.replica = Some(status.clone());
         config.write_route = Some(match &args.writer_url {
@@ -269,10 +265,14 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
     starting.set(format!(
         "loading: generation {current} loaded; starting the writer"
     ));
-    let mut state = state_for(args, g, &data)?;
+    let mut state = state_for(args, g, &data, starting)?;
     if args.read_only {
         // no writer to follow CURRENT between batches: a thread of its own
-        crate::changeset::adopt::watch(data.clone(), state.store.clone())?;
+        crate::changeset::adopt::watch(
+            data.clone(),
+            state.store.clone(),
+            watch_options(args, reload),
+        )?;
     } else {
         let publisher = match &args.publish_to {
             Some(url) => {
@@ -288,15 +288,27 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
                     times,
                 )
                 .with_context(|| format!("publishing to {url}"))?;
-                crate::changeset::journal::hold_until_published(p.published_watermark());
                 Some(p)
             }
             None => None,
         };
-        let writer = Writer::start_with_rights(
+        let options = WriterOptions {
+            priority: args.writer_priority,
+            retention: Retention {
+                keep_days: args.changesets_keep_days,
+                keep_entries: args.changesets_keep,
+                ..Default::default()
+            },
+            watch: watch_options(args, reload),
+            // the journal keeps each changeset until its generation is in the store
+            hold_until_published: publisher.as_ref().map(|p| p.published_watermark()),
+            ..WriterOptions::default()
+        };
+        let writer = Writer::start_with_options(
             data.clone(),
             state.store.clone(),
-            state.users.rights_source(),
+            Some(state.users.rights_source()),
+            options,
         )?;
         if let Some(p) = publisher {
             writer.publish_to(p);
@@ -312,8 +324,22 @@ pub fn load_state_with(args: &ServeArgs, starting: &Starting) -> anyhow::Result<
     Ok(state)
 }
 
-/// The application state around a loaded generation (no writer yet).
-fn state_for(args: &ServeArgs, g: Generation, data: &DataDir) -> anyhow::Result<AppState> {
+/// How this server follows CURRENT (`--watch-interval`, and SIGHUP through `reload`).
+fn watch_options(args: &ServeArgs, reload: &ReloadRequest) -> WatchOptions {
+    WatchOptions {
+        interval: Duration::from_secs(args.watch_interval),
+        reload: reload.clone(),
+    }
+}
+
+/// The application state around a loaded generation (no writer yet), its access log the one
+/// `starting` has.
+fn state_for(
+    args: &ServeArgs,
+    g: Generation,
+    data: &DataDir,
+    starting: &Starting,
+) -> anyhow::Result<AppState> {
     let public_url = args
         .public_url
         .clone()
@@ -321,12 +347,6 @@ fn state_for(args: &ServeArgs, g: Generation, data: &DataDir) -> anyhow::Result<
         .trim_end_matches('/')
         .to_string();
     let store = Arc::new(GenerationStore::new(g));
-    crate::changeset::writer::set_writer_priority(args.writer_priority);
-    crate::changeset::journal::set_default_retention(crate::changeset::journal::Retention {
-        keep_days: args.changesets_keep_days,
-        keep_entries: args.changesets_keep,
-        ..Default::default()
-    });
     let users_path = args
         .users
         .clone()
@@ -335,7 +355,6 @@ fn state_for(args: &ServeArgs, g: Generation, data: &DataDir) -> anyhow::Result<
         Users::open(&users_path)
             .with_context(|| format!("reading users from {}", users_path.display()))?,
     );
-    crate::changeset::adopt::set_watch_interval(Duration::from_secs(args.watch_interval));
     let mut config = ApiConfig::new(public_url, Duration::from_secs(args.request_timeout));
     config.base_from_request = args.public_url.is_none();
     config.max_changeset_bytes = args.max_changeset_bytes;
@@ -357,6 +376,7 @@ fn state_for(args: &ServeArgs, g: Generation, data: &DataDir) -> anyhow::Result<
         ..crate::api::state::ConnectionLimits::default()
     };
     config.ops = args.ops.options();
+    config.ops.access_log_to = starting.access_log();
     config.query_budget = Duration::try_from_secs_f64(args.query_budget)
         .context("--query-budget must be a non-negative number of seconds")?
         .min(crate::api::state::max_query_budget(config.request_timeout));
@@ -420,27 +440,36 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let starting = Starting::new("loading");
+    let access_log = stderr_access_log(&args);
+    let starting = Starting::new("loading").with_access_log(access_log.clone());
+    let reload = ReloadRequest::default();
+    // the writer, once loaded: its store lease is given up at a clean stop
+    let writer_slot: Arc<std::sync::Mutex<Option<Arc<Writer>>>> = Arc::default();
     // the data is loaded on a thread of its own (it is not awaited when the server stops first)
     let (loaded_tx, loaded_rx) = tokio::sync::oneshot::channel();
     {
         let starting = starting.clone();
         let args = args.clone();
+        let reload = reload.clone();
         std::thread::Builder::new()
             .name("vegdb-load".into())
             .spawn(move || {
-                let _ = loaded_tx.send(load_state_with(&args, &starting));
+                let _ = loaded_tx.send(load_state_with(&args, &starting, &reload));
             })?;
     }
     let timeout = Duration::from_secs(args.request_timeout);
+    let loaded_writer = writer_slot.clone();
     let served = main.block_on(async move {
-        reload_on_sighup();
+        reload_on_sighup(reload);
         let listener = tokio::net::TcpListener::from_std(listener)?;
         tracing::info!(version = VERSION, addr = %addr, data = %args.data.display(), "vegdb listening; loading the data (answering 503 until ready)");
         let loading = async move {
             let state = loaded_rx
                 .await
                 .context("the loading thread ended without a result")??;
+            if let Ok(mut slot) = loaded_writer.lock() {
+                slot.clone_from(&state.writer);
+            }
             let g = state.store.current();
             let data = absolute(
                 &state
@@ -466,9 +495,27 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     for t in threads {
         let _ = t.join();
     }
+    if let Some(log) = access_log {
+        log.flush();
+    }
     // a clean stop gives the store's writer lease up (the next writer need not wait it out)
-    crate::remote::lease::release_all();
+    let writer = writer_slot.lock().ok().and_then(|mut w| w.take());
+    if let Some(w) = writer {
+        w.release_store_lease();
+    }
     served
+}
+
+/// The server's one access log on standard error, in the log's format (`--log-json`), for the
+/// starting and the loaded application; None when it is off or the log filter drops it.
+fn stderr_access_log(args: &ServeArgs) -> Option<Arc<crate::api::access_log::AccessLog>> {
+    (args.ops.access_log && crate::api::stack::access_log_enabled()).then(|| {
+        crate::api::access_log::AccessLog::stderr(if args.log_json {
+            crate::api::access_log::LineFormat::Json
+        } else {
+            crate::api::access_log::LineFormat::Text
+        })
+    })
 }
 
 /// Serve until `shutdown` completes (in-flight requests finish first), every connection on the
@@ -509,7 +556,7 @@ pub async fn serve_on(
 }
 
 /// [`serve_on`] from before the state exists: until `loading` gives it, each connection is
-/// served by `api::health::starting_router` (`/health` 200, everything else 503 with
+/// served by `crate::api::health::starting_router` (`/health` 200, everything else 503 with
 /// `Retry-After` and `Connection: close`, `starting` saying why); connections accepted after
 /// that are served by the application. An error from `loading` stops the server with it.
 pub async fn serve_starting(
@@ -521,7 +568,8 @@ pub async fn serve_starting(
     workers: Vec<tokio::runtime::Handle>,
 ) -> anyhow::Result<()> {
     // the configuration is not known yet: the defaults (any origin, no cache headers matter)
-    let starting_config = ApiConfig::new("http://localhost", timeout);
+    let mut starting_config = ApiConfig::new("http://localhost", timeout);
+    starting_config.ops.access_log_to = starting.access_log();
     let starting_app = crate::api::stack::App::without_data(
         crate::api::health::starting_router(starting),
         &starting_config,
@@ -549,7 +597,6 @@ pub async fn serve_starting(
     drop(listener);
     // Idle keep-alive connections are closed at once; requests in flight finish.
     connections.shut_down().await;
-    crate::api::access_log::flush_stderr();
     outcome
 }
 
@@ -816,13 +863,13 @@ pub fn raise_file_limit() -> u64 {
 }
 
 /// SIGHUP: look for a new generation now (CURRENT, and the owner's inbox).
-fn reload_on_sighup() {
+fn reload_on_sighup(reload: ReloadRequest) {
     #[cfg(unix)]
     match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
         Ok(mut hup) => {
             tokio::spawn(async move {
                 while hup.recv().await.is_some() {
-                    crate::changeset::adopt::request_reload();
+                    reload.request();
                 }
             });
         }

@@ -1,5 +1,6 @@
 //! The write engine against brute-force oracles: merging edits into a type's table, and
 //! updating a type's bitmap index incrementally, must equal rebuilding from scratch.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::BTreeMap;
 

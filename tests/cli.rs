@@ -1,4 +1,5 @@
 //! The command line as scripts use it.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::process::Command;
 

@@ -3,6 +3,7 @@
 //! data directory (also while compacting the changeset journal). Afterwards every accepted
 //! changeset must be known, every started one must end applied exactly once, and the data
 //! directory must verify.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::io::Read;
 use std::net::TcpListener;

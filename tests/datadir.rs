@@ -1,6 +1,7 @@
 //! The data directory under stress from outside: a second process, the operator tools on a live
 //! directory, `snapshot verify` on multi-chunk and damaged generations, a full disk, and the
 //! changeset journal's compaction. The real `vegdb` binary is used wherever a process matters.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::io::Read;
 use std::net::TcpListener;

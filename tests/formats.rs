@@ -4,6 +4,7 @@
 //! must still produce the frozen files byte for byte, and the first changeset on an older
 //! layout (a chunked generation labelled version 1, a single-file generation) and on the
 //! committed demo must leave every untouched row as it was.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //! brace, tests included): a procedure that long is a list of phases, and each phase is a named
 //! function. The sources are parsed with `syn`, so strings, comments and macros cannot fool the
 //! count. A failure lists every offender with its file, line and length.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::path::{Path, PathBuf};
 

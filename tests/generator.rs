@@ -1,4 +1,5 @@
 //! Generator invariants and snapshot round trips on the tiny dataset.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

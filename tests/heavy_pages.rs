@@ -17,6 +17,7 @@
 //! `VEGDB_HEAVY_BIN` runs another build of vegdb (e.g. a release build), `VEGDB_HEAVY_P99_MS`
 //! changes the bound: `VEGDB_HEAVY_BIN=target/release/vegdb VEGDB_HEAVY_P99_MS=50 cargo test
 //! --test heavy_pages -- --nocapture` prints the figures.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};

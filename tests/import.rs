@@ -1,6 +1,7 @@
 //! `vegdb import` on the real Uberiket samples (tests/fixtures/uberiket, see SOURCES.md):
 //! the summary's counts against counts taken from the fixture files directly, and the v2 API
 //! of a real server on the imported generation against the sample values.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -3,6 +3,7 @@
 //! `Content-Length` that lies, redirect loops and redirects to another port, HTTPS with a CA of
 //! the test's own (trusted, untrusted, wrong name, no CA store at all), a refresh with no new
 //! events and event ids that jump absurdly. Each upstream is a local stand-in.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -3,6 +3,7 @@
 //! the expected result of every event is taken from the fixture files, and checked through the
 //! v2 API of a real server, the new manifest and the files shared with the parent. The same
 //! events are then replayed by a local stand-in of the Uberiket API that injects faults.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::os::unix::fs::MetadataExt;

@@ -2,6 +2,7 @@
 //! Uberiket-shaped files (`vegdb::import::export`), imported, and served next to the original;
 //! the read endpoints must answer the same, up to the differences the mapping documents
 //! (ARCHITECTURE.md "Import round trip"), which are listed here exactly and counted.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

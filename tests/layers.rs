@@ -5,6 +5,7 @@
 //! must have no cycle. Inside every top-level module, the graph of its direct submodules must
 //! have no cycle either. A failure prints the offending edges with a file that makes them, and
 //! the cycles.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -3,6 +3,7 @@
 //! server that owns the directory, which publishes it in sequence with changesets; a running
 //! server picks up a generation published under it (poll and SIGHUP); /status tells which
 //! generation it serves and how it was made. Real `vegdb` processes wherever a process matters.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::io::Read;
 use std::net::TcpListener;

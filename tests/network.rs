@@ -1,5 +1,6 @@
 //! Road network engine against independent expectations: nearest positions against a
 //! brute-force scan of every segment, and road reference ↔ link position inverses.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::sync::OnceLock;
 

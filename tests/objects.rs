@@ -1,5 +1,6 @@
 //! Road-object selection against a brute-force evaluator: random combinations of area,
 //! egenskap and overlapp filters on the tiny dataset, and statistics against summed parts.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::sync::OnceLock;
 

@@ -2,6 +2,7 @@
 //! binary serving the embedded demo from an empty directory, the configuration file and
 //! `config print`, clear messages for missing directories, the refusal of a corrupt CURRENT
 //! with `snapshot rollback`, and help text on every flag.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,7 @@
 //! writer publishing changesets to the store, a crash at every point of an upload (nothing
 //! accepted lost, CURRENT never names a half-uploaded generation, the upload completed at
 //! restart), and the store's retention.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 #[path = "s3/mod.rs"]
 mod s3;

@@ -6,6 +6,7 @@
 //! In-process tests check the engine parts against oracles (a successor load equals a full
 //! load of the same directory; downloads equal the files whose content is new in the
 //! manifest). The process test runs a real writer and two real replicas against a store.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;

@@ -3,6 +3,7 @@
 //! dataset and never read. The server's RSS may grow by at most [`MAX_GROWTH_PER_CLIENT`] per
 //! such client (README, limits: memory per slow client), far below N × the page size; it comes
 //! back down once they close, and clients reading normally still get complete, correct pages.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};

@@ -5,6 +5,7 @@
 //! script of the repository, `.ci/run` runs exactly that script (so CI proves it on a fresh
 //! machine), and the script sets up every real part a Rust test asks for (each `VEGDB_SKIP_*`
 //! escape hatch the tests know, each external program they start) and skips none of them.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::path::{Path, PathBuf};
 

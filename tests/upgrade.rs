@@ -8,6 +8,7 @@
 //! - the command is refused while another process owns the directory, for a generation that is
 //!   not CURRENT, and into a non-empty `--out`; a format 3 generation is left alone;
 //! - applied changesets' results are carried, and a rollback does not call them lost.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

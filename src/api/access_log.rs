@@ -20,10 +20,13 @@
 //! The log filter (`--log`) still decides: the stack asks once at start-up whether
 //! `vegdb::access` is enabled at info level, so `--log warn` or `--log info,vegdb::access=off`
 //! switch the lines off as they did when they were `tracing` events.
+//!
+//! The server makes one log on standard error in its log format (`--log-json`) and gives it to
+//! its applications (`OpsOptions::access_log_to`); a stack given none makes its own, as text.
 
 use std::cell::RefCell;
 use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use std::pin::Pin;
@@ -68,16 +71,6 @@ pub struct AccessLine {
     pub id: HeaderValue,
 }
 
-/// The process's log format, set once by `server::init_tracing` (text until then).
-static PROCESS_FORMAT: OnceLock<LineFormat> = OnceLock::new();
-/// The process's standard-error log, made on first use.
-static STDERR: OnceLock<Arc<AccessLog>> = OnceLock::new();
-
-/// Record the process's log format (the first call wins).
-pub fn set_process_format(format: LineFormat) {
-    let _ = PROCESS_FORMAT.set(format);
-}
-
 impl AccessLog {
     /// A log writing to `out` (flushed in the background while the log lives).
     pub fn new(format: LineFormat, out: Box<dyn Write + Send>) -> Arc<AccessLog> {
@@ -90,14 +83,9 @@ impl AccessLog {
         log
     }
 
-    /// The process's log on standard error, in the format `--log-json` chose.
-    pub fn stderr() -> Arc<AccessLog> {
-        STDERR
-            .get_or_init(|| {
-                let format = PROCESS_FORMAT.get().copied().unwrap_or(LineFormat::Text);
-                AccessLog::new(format, Box::new(std::io::stderr()))
-            })
-            .clone()
+    /// A log on standard error.
+    pub fn stderr(format: LineFormat) -> Arc<AccessLog> {
+        AccessLog::new(format, Box::new(std::io::stderr()))
     }
 
     /// Write out what the buffers hold.
@@ -231,13 +219,6 @@ impl Drop for AccessLog {
     }
 }
 
-/// Write out the process's standard-error log (at shutdown).
-pub fn flush_stderr() {
-    if let Some(log) = STDERR.get() {
-        log.flush();
-    }
-}
-
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -339,6 +320,7 @@ fn push_json_str(out: &mut Vec<u8>, s: &[u8]) {
     }
 }
 
+// Per-thread scratch: the date-and-time text of the current second, the same for any server.
 thread_local! {
     /// The second last formatted on this thread and its `YYYY-MM-DDTHH:MM:SS.` text.
     static SECOND: RefCell<(u64, [u8; 20])> = const { RefCell::new((u64::MAX, [0; 20])) };

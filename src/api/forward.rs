@@ -32,7 +32,7 @@ use super::route::{self, Api};
 use super::state::AppState;
 use super::write::{response_format, Fault};
 
-pub use super::state::{Forwarding, WriteRoute};
+pub use super::state::{Forwarding, WriteRoute, WriterUrlError};
 
 /// Whether a request belongs to the writer (see the module documentation); logins only when
 /// `logins`.

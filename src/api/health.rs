@@ -219,13 +219,25 @@ fn not_ready(mut r: Response) -> Response {
 #[derive(Clone, Default)]
 pub struct Starting {
     step: Arc<Mutex<String>>,
+    /// Where the starting application's access-log lines go (None: as `OpsOptions` says).
+    access_log: Option<Arc<super::access_log::AccessLog>>,
 }
 
 impl Starting {
     pub fn new(step: impl Into<String>) -> Starting {
         Starting {
             step: Arc::new(Mutex::new(step.into())),
+            access_log: None,
         }
+    }
+    /// The same, its access-log lines going to `log` (the server's, which the loaded
+    /// application writes to as well).
+    pub fn with_access_log(mut self, log: Option<Arc<super::access_log::AccessLog>>) -> Starting {
+        self.access_log = log;
+        self
+    }
+    pub fn access_log(&self) -> Option<Arc<super::access_log::AccessLog>> {
+        self.access_log.clone()
     }
     pub fn set(&self, step: impl Into<String>) {
         *self.step.lock().unwrap_or_else(|e| e.into_inner()) = step.into();

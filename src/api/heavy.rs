@@ -43,6 +43,9 @@ type Job = Box<dyn FnOnce() + Send>;
 /// caches to those few threads: with a thread per waiting answer, 40 clients that did not read
 /// held 8 MB each.
 fn queue() -> &'static Mutex<SyncSender<Job>> {
+    // Process-wide on purpose, neither a setting nor a counter: the threads are bounded by the
+    // machine's cores (at most cores - 1 chunks at once, one core left for cheap requests); a
+    // pool per server would let two servers in one process take every core.
     static QUEUE: OnceLock<Mutex<SyncSender<Job>>> = OnceLock::new();
     QUEUE.get_or_init(|| {
         // room for one waiting chunk per connection the server lets in is not needed: a full

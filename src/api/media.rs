@@ -357,6 +357,7 @@ fn negotiate_with(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiResult
         .keys()
         .any(|name| name == header::ACCEPT || name == SUFFIX_FORMAT)
     {
+        // Not mutable state: the fixed answer of the rules to an empty request, worked out once.
         static PLAIN: [std::sync::OnceLock<Option<Negotiated>>; 2] =
             [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
         let plain = PLAIN[usize::from(geojson)]

@@ -129,19 +129,20 @@ pub struct Wkt {
     pub simplified: bool,
 }
 
-/// Douglas–Peucker simplification; the flag tells whether vertices were removed.
+/// Douglas–Peucker simplification (`geo::simplify`, in the plane); the flag tells whether
+/// vertices were removed.
 fn simplify(coords: Vec<Coord3>, tolerance: Option<f64>) -> (Vec<Coord3>, bool) {
-    use geo::SimplifyIdx;
     match tolerance {
         Some(t) if coords.len() > 2 => {
-            let ls: geo::LineString<f64> = coords
-                .iter()
-                .map(|c| (c[0], c[1]))
-                .collect::<Vec<_>>()
-                .into();
-            let kept = ls.simplify_idx(t);
-            let simplified = kept.len() < coords.len();
-            (kept.into_iter().map(|i| coords[i]).collect(), simplified)
+            let kept = crate::geo::simplify::douglas_peucker(&coords, |c| (c[0], c[1]), t);
+            let before = coords.len();
+            let coords: Vec<Coord3> = coords
+                .into_iter()
+                .zip(kept)
+                .filter_map(|(c, k)| k.then_some(c))
+                .collect();
+            let simplified = coords.len() < before;
+            (coords, simplified)
         }
         _ => (coords, false),
     }

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::http::{header, uri::Authority};
 
+// Per-request scope (a task-local set around one request's handler), not shared state.
 tokio::task_local! {
     static CURRENT: Arc<str>;
 }
@@ -74,6 +75,7 @@ pub fn base_of<B>(req: &Request<B>) -> Option<String> {
     authority_of(req).map(|(a, https)| base_text(&a, https))
 }
 
+// Per-thread scratch: a memo of a pure function of the `Host` bytes, right for any server.
 thread_local! {
     /// The last `Host` value seen on this thread and its base: clients of one server mostly
     /// send one `Host`, and comparing its bytes is all such a request costs.

@@ -278,6 +278,7 @@ const VARY_ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("accept-encod
 /// generator: 200 instructions less per request than the ChaCha thread generator (issue 11).
 pub fn new_request_id() -> HeaderValue {
     use rand::{Rng, SeedableRng};
+    // Per-thread scratch: a random generator; no setting or counter of any server.
     thread_local! {
         static IDS: std::cell::RefCell<rand::rngs::SmallRng> =
             std::cell::RefCell::new(rand::rngs::SmallRng::from_rng(&mut rand::rng()));
@@ -835,8 +836,8 @@ fn log_outcome(status: StatusCode, latency: Duration, id: &HeaderValue, starting
     }
 }
 
-/// Where the access-log lines go: `ops.access_log_to`, else standard error when the access
-/// log is on and the log filter lets `vegdb::access` through at info level (asked once).
+/// Where the access-log lines go: `ops.access_log_to`, else standard error (as text) when the
+/// access log is on and the log filter lets `vegdb::access` through at info level (asked once).
 fn access_log_of(ops: &OpsOptions) -> Option<Arc<AccessLog>> {
     if !ops.access_log {
         return None;
@@ -844,7 +845,12 @@ fn access_log_of(ops: &OpsOptions) -> Option<Arc<AccessLog>> {
     if let Some(to) = &ops.access_log_to {
         return Some(to.clone());
     }
-    tracing::enabled!(target: ACCESS_LOG_TARGET, tracing::Level::INFO).then(AccessLog::stderr)
+    access_log_enabled().then(|| AccessLog::stderr(super::access_log::LineFormat::Text))
+}
+
+/// Whether the log filter lets `vegdb::access` through at info level.
+pub fn access_log_enabled() -> bool {
+    tracing::enabled!(target: ACCESS_LOG_TARGET, tracing::Level::INFO)
 }
 
 /// Every 5 s while the app lives: fold histogram samples into buckets and forget idle

@@ -52,7 +52,8 @@ pub struct OpsOptions {
     pub metrics: bool,
     /// One info line per request (target `vegdb::access`, see [`access_log`]).
     pub access_log: bool,
-    /// Where the access-log lines go; None: standard error, in the process's log format.
+    /// Where the access-log lines go; None: standard error, as text (the server gives its own,
+    /// in its log format).
     pub access_log_to: Option<Arc<access_log::AccessLog>>,
     /// `ETag` and `Cache-Control` on read-API answers, 304 for a matching `If-None-Match`.
     pub http_cache: bool,
@@ -203,6 +204,20 @@ pub enum WriteRoute {
     Refuse { message: String },
 }
 
+/// Why `--writer-url` names no writer this server can send requests to.
+#[derive(Debug, thiserror::Error)]
+pub enum WriterUrlError {
+    #[error("--writer-url '{writer}' is not a URL: {reason}")]
+    NotUrl {
+        writer: String,
+        reason: url::ParseError,
+    },
+    #[error("--writer-url '{writer}': only http:// is built in (put a local TLS proxy in front of an https writer)")]
+    NotHttp { writer: String },
+    #[error("HTTP client for the writer: {0}")]
+    Client(reqwest::Error),
+}
+
 /// How write requests go to the writer (`--write-forwarding`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Forwarding {
@@ -212,14 +227,14 @@ pub enum Forwarding {
 
 impl WriteRoute {
     /// The route for a writer URL and a mode.
-    pub fn to_writer(writer: &str, mode: Forwarding) -> Result<WriteRoute, String> {
+    pub fn to_writer(writer: &str, mode: Forwarding) -> Result<WriteRoute, WriterUrlError> {
         let writer = writer.trim_end_matches('/').to_string();
-        let url = reqwest::Url::parse(&writer)
-            .map_err(|e| format!("--writer-url '{writer}' is not a URL: {e}"))?;
+        let url = match reqwest::Url::parse(&writer) {
+            Ok(url) => url,
+            Err(reason) => return Err(WriterUrlError::NotUrl { writer, reason }),
+        };
         if url.scheme() != "http" {
-            return Err(format!(
-                "--writer-url '{writer}': only http:// is built in (put a local TLS proxy in front of an https writer)"
-            ));
+            return Err(WriterUrlError::NotHttp { writer });
         }
         Ok(match mode {
             Forwarding::Redirect => WriteRoute::Redirect { writer },
@@ -228,7 +243,7 @@ impl WriteRoute {
                     .connect_timeout(std::time::Duration::from_secs(5))
                     .redirect(reqwest::redirect::Policy::none())
                     .build()
-                    .map_err(|e| format!("HTTP client for the writer: {e}"))?,
+                    .map_err(WriterUrlError::Client)?,
                 writer,
             },
         })

@@ -220,6 +220,7 @@ fn prop_str(f: &Feature, key: &str) -> String {
 impl Areas {
     /// The embedded areas, built once.
     pub fn embedded() -> &'static Areas {
+        // Not mutable state: the embedded areas, built lazily once and never changed.
         static AREAS: OnceLock<Areas> = OnceLock::new();
         AREAS.get_or_init(Areas::build)
     }

@@ -183,7 +183,12 @@ pub struct Users {
     cache: Mutex<UserCache>,
     /// Sessions from password logins and failed-login counts (in memory only).
     logins: Logins,
+    /// Password verifications running at once (each takes a core for a while).
+    verifications: Arc<tokio::sync::Semaphore>,
 }
+
+/// Password verifications of one users file that run at once.
+pub const MAX_VERIFICATIONS: usize = 2;
 
 impl Users {
     pub fn open(path: impl Into<PathBuf>) -> Result<Users> {
@@ -191,6 +196,7 @@ impl Users {
             path: path.into(),
             cache: Mutex::new(UserCache::empty()),
             logins: Logins::default(),
+            verifications: Arc::new(tokio::sync::Semaphore::new(MAX_VERIFICATIONS)),
         };
         u.current()?;
         Ok(u)
@@ -202,7 +208,14 @@ impl Users {
             path: PathBuf::new(),
             cache: Mutex::new(UserCache::empty()),
             logins: Logins::default(),
+            verifications: Arc::new(tokio::sync::Semaphore::new(MAX_VERIFICATIONS)),
         }
+    }
+
+    /// A slot to verify a password in (at most [`MAX_VERIFICATIONS`] at once); None once the
+    /// slots are closed.
+    pub async fn verification_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.verifications.clone().acquire_owned().await.ok()
     }
 
     fn current(&self) -> Result<Arc<HashMap<String, User>>> {
@@ -352,6 +365,7 @@ pub fn verify_password(phc: &str, password: &str) -> bool {
 /// A hash of a random password nobody knows: verified against for unknown users and users
 /// without a password, so a failed login costs the same work whatever was wrong.
 fn decoy_hash() -> &'static str {
+    // Not a setting or counter: one immutable hash, made lazily once; any server may use any.
     static DECOY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     DECOY.get_or_init(|| {
         let mut secret = [0u8; 32];

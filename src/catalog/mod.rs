@@ -351,6 +351,7 @@ pub struct Catalog {
 impl Catalog {
     /// The embedded catalogue, parsed once.
     pub fn embedded() -> &'static Catalog {
+        // Not mutable state: the embedded catalogue, built lazily once and never changed.
         static CATALOG: OnceLock<Catalog> = OnceLock::new();
         CATALOG.get_or_init(|| {
             Catalog::from_json(CATALOG_JSON).expect("the embedded catalogue is valid JSON")

@@ -9,7 +9,7 @@
 //! the same watch on a thread of its own (`watch`).
 //!
 //! CURRENT is compared with the served generation every `--watch-interval` seconds and on
-//! SIGHUP (`request_reload`); a change is loaded completely before it is swapped in (readers
+//! SIGHUP (`ReloadRequest`); a change is loaded completely before it is swapped in (readers
 //! see the old generation or the new one, never a mix), and the replaced generation is
 //! dropped once its last reader lets go.
 
@@ -27,58 +27,89 @@ pub const DEFAULT_WATCH_INTERVAL_S: u64 = 2;
 /// How often the owner looks into its inbox for hand-offs.
 pub const INBOX_INTERVAL: Duration = Duration::from_millis(100);
 
-static RELOAD: AtomicBool = AtomicBool::new(false);
-static WATCH_MS: AtomicU64 = AtomicU64::new(DEFAULT_WATCH_INTERVAL_S * 1000);
+/// A request to look at CURRENT (and the inbox) now, shared by whoever asks (the server's
+/// SIGHUP handler) and whoever looks (the writer's `Adopter`, the read-only `watch`, a replica's
+/// `replica::follow`). Each server has its own.
+#[derive(Debug, Clone, Default)]
+pub struct ReloadRequest(Arc<AtomicBool>);
 
-/// Hand-offs (from `generate`, `import`, `refresh`) published and served by this process.
-static HANDOFFS_ADOPTED: AtomicU64 = AtomicU64::new(0);
-/// Whether a hand-off is acknowledged and its build not yet ready (changesets wait meanwhile).
-static HANDOFF_WAITING: AtomicBool = AtomicBool::new(false);
+impl ReloadRequest {
+    /// Look at CURRENT (and the inbox) now: the server calls it on SIGHUP.
+    pub fn request(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 
-/// Progress of generations handed over by producers, for the metrics registry: (hand-offs
-/// published so far, whether one is being built now).
-pub fn handoff_progress() -> (u64, bool) {
-    (
-        HANDOFFS_ADOPTED.load(Ordering::Relaxed),
-        HANDOFF_WAITING.load(Ordering::Relaxed),
-    )
-}
-
-/// Clears `HANDOFF_WAITING` however a hand-off ends.
-struct Waiting;
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        HANDOFF_WAITING.store(false, Ordering::Relaxed);
+    /// Take a pending request.
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::SeqCst)
     }
 }
 
-/// Look at CURRENT (and the inbox) now: the server calls it on SIGHUP.
-pub fn request_reload() {
-    RELOAD.store(true, Ordering::SeqCst);
+/// How a follower of CURRENT looks for new generations.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// How often CURRENT is compared with the served generation (zero: only on request).
+    pub interval: Duration,
+    /// Set on SIGHUP: look now.
+    pub reload: ReloadRequest,
 }
 
-/// Take a pending SIGHUP request (a follower without an `Adopter`: `replica::follow`).
-pub fn take_reload_request() -> bool {
-    RELOAD.swap(false, Ordering::SeqCst)
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions {
+            interval: Duration::from_secs(DEFAULT_WATCH_INTERVAL_S),
+            reload: ReloadRequest::default(),
+        }
+    }
 }
 
-/// How often CURRENT is compared with the served generation (zero: only on SIGHUP).
-pub fn set_watch_interval(every: Duration) {
-    WATCH_MS.store(every.as_millis() as u64, Ordering::SeqCst);
+/// Progress of generations handed over by producers (`generate`, `import`, `refresh`), for
+/// the metrics registry; the writer owns them.
+#[derive(Debug, Default)]
+pub struct HandoffStats {
+    /// Hand-offs published and served by this writer.
+    adopted: AtomicU64,
+    /// Whether a hand-off is acknowledged and its build not yet ready (changesets wait
+    /// meanwhile).
+    waiting: AtomicBool,
+}
+
+impl HandoffStats {
+    /// (hand-offs published so far, whether one is being built now).
+    pub fn progress(&self) -> (u64, bool) {
+        (
+            self.adopted.load(Ordering::Relaxed),
+            self.waiting.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Clears `HandoffStats::waiting` however a hand-off ends.
+struct Waiting<'a>(&'a HandoffStats);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.store(false, Ordering::Relaxed);
+    }
 }
 
 /// Adopts generations published outside the writer, for one data directory.
 pub struct Adopter {
     data: DataDir,
+    watch: WatchOptions,
+    handoffs: Arc<HandoffStats>,
     last_inbox: Instant,
     last_watch: Instant,
 }
 
 impl Adopter {
-    pub fn new(data: DataDir) -> Adopter {
+    /// An adopter for `data`, looking at CURRENT as `watch` says and counting hand-offs into
+    /// `handoffs`.
+    pub fn new(data: DataDir, watch: WatchOptions, handoffs: Arc<HandoffStats>) -> Adopter {
         Adopter {
             data,
+            watch,
+            handoffs,
             last_inbox: Instant::now(),
             last_watch: Instant::now(),
         }
@@ -88,7 +119,7 @@ impl Adopter {
     /// Replaced generations go to `retired`, whose owner drops them once no reader holds
     /// them. Failures are logged; the caller goes on.
     pub fn between_batches(&mut self, store: &GenerationStore, retired: &mut Vec<Arc<Generation>>) {
-        let hup = RELOAD.swap(false, Ordering::SeqCst);
+        let hup = self.watch.reload.take();
         if hup {
             tracing::info!("SIGHUP: looking for a new generation");
         }
@@ -98,7 +129,7 @@ impl Adopter {
                 tracing::error!(error = %e, "taking a handed-over generation failed");
             }
         }
-        let every = Duration::from_millis(WATCH_MS.load(Ordering::SeqCst));
+        let every = self.watch.interval;
         if hup || (!every.is_zero() && self.last_watch.elapsed() >= every) {
             self.last_watch = Instant::now();
             if let Err(e) = self.follow_current(store, retired) {
@@ -128,8 +159,8 @@ impl Adopter {
     ) -> Result<()> {
         let base = store.current();
         request.acknowledge(Some(base.id))?;
-        HANDOFF_WAITING.store(true, Ordering::Relaxed);
-        let _waiting = Waiting;
+        self.handoffs.waiting.store(true, Ordering::Relaxed);
+        let _waiting = Waiting(&self.handoffs);
         tracing::info!(request = %request.dir.display(), base = base.id, "a generation is being handed over; changesets wait for it");
         let waited = Instant::now();
         match request.wait_ready(BUILD_TIMEOUT) {
@@ -166,7 +197,7 @@ impl Adopter {
                 let made_by = g.manifest.made_by();
                 retired.push(store.current());
                 store.swap(g);
-                HANDOFFS_ADOPTED.fetch_add(1, Ordering::Relaxed);
+                self.handoffs.adopted.fetch_add(1, Ordering::Relaxed);
                 request.answer(Ok(id))?;
                 tracing::info!(
                     generation = id,
@@ -240,11 +271,12 @@ impl Adopter {
 }
 
 /// Follow CURRENT on a thread of its own (a server without a writer: `--read-only`).
-pub fn watch(data: DataDir, store: Arc<GenerationStore>) -> Result<()> {
+pub fn watch(data: DataDir, store: Arc<GenerationStore>, options: WatchOptions) -> Result<()> {
     std::thread::Builder::new()
         .name("vegdb-watch".into())
         .spawn(move || {
-            let mut adopter = Adopter::new(data);
+            // not the owner: it takes no hand-offs, its counters stay at zero
+            let mut adopter = Adopter::new(data, options, Arc::default());
             let mut retired: Vec<Arc<Generation>> = Vec::new();
             loop {
                 retired.retain(|g| Arc::strong_count(g) > 1);
@@ -272,7 +304,11 @@ mod tests {
         let reader = store.current(); // a request in flight
                                       // another process publishes the next generation
         generate_into(Scale::Tiny, 4, tmp.path()).unwrap();
-        let adopter = Adopter::new(DataDir::read_only(tmp.path()));
+        let adopter = Adopter::new(
+            DataDir::read_only(tmp.path()),
+            WatchOptions::default(),
+            Arc::default(),
+        );
         let mut retired = Vec::new();
         adopter.follow_current(&store, &mut retired).unwrap();
         assert_eq!(store.current().id, 2);
@@ -290,5 +326,90 @@ mod tests {
         // nothing moved: nothing reloaded
         adopter.follow_current(&store, &mut retired).unwrap();
         assert!(retired.is_empty());
+    }
+
+    /// Copy the files of a generation directory (flat: Parquet files and MANIFEST.json).
+    fn copy_files(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy_files(&e.path(), &to.join(e.file_name()));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+
+    /// Two servers in one process (here their adopters): each looks at CURRENT as its own
+    /// options say, a SIGHUP request to one is not the other's, and hand-offs are counted by
+    /// the one that took them (these were process-wide statics: the last interval set, one
+    /// SIGHUP flag, one counter).
+    #[test]
+    fn two_adopters_keep_their_own_watch_interval_reload_request_and_hand_off_counters() {
+        let (a_tmp, b_tmp, elsewhere) = (
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+        );
+        let load = |dir: &std::path::Path| Generation::load(dir, &|_| {}).unwrap().0;
+        let a_store =
+            GenerationStore::new(load(&generate_into(Scale::Tiny, 3, a_tmp.path()).unwrap()));
+        let b_store =
+            GenerationStore::new(load(&generate_into(Scale::Tiny, 3, b_tmp.path()).unwrap()));
+        // A owns its directory and looks at CURRENT only when asked; B follows its every 1 ms
+        let a_data = DataDir::open(a_tmp.path()).unwrap();
+        let a_watch = WatchOptions {
+            interval: Duration::ZERO,
+            reload: ReloadRequest::default(),
+        };
+        let b_watch = WatchOptions {
+            interval: Duration::from_millis(1),
+            reload: ReloadRequest::default(),
+        };
+        let (a_handoffs, b_handoffs) = (Arc::new(HandoffStats::default()), Arc::default());
+        let mut a = Adopter::new(a_data.clone(), a_watch.clone(), a_handoffs.clone());
+        let mut b = Adopter::new(
+            DataDir::read_only(b_tmp.path()),
+            b_watch.clone(),
+            Arc::clone(&b_handoffs),
+        );
+        let mut retired = Vec::new();
+
+        // a producer hands a generation to A
+        let built = generate_into(Scale::Tiny, 5, elsewhere.path()).unwrap();
+        let ticket = crate::snapshot::handoff::Ticket::announce(a_tmp.path()).unwrap();
+        copy_files(&built, &ticket.build_dir());
+        ticket.mark_ready().unwrap();
+        std::thread::sleep(INBOX_INTERVAL + Duration::from_millis(10));
+        a.between_batches(&a_store, &mut retired);
+        b.between_batches(&b_store, &mut retired);
+        assert_eq!(a_store.current().id, 2, "A published the hand-off");
+        assert_eq!(a_handoffs.progress(), (1, false));
+        assert_eq!(b_handoffs.progress(), (0, false), "B took no hand-off");
+
+        // CURRENT moves under both: B follows at its interval, A (interval zero) does not
+        generate_into(Scale::Tiny, 4, b_tmp.path()).unwrap();
+        a_data.make_current(1).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        a.between_batches(&a_store, &mut retired);
+        b.between_batches(&b_store, &mut retired);
+        assert_eq!(
+            b_store.current().id,
+            2,
+            "B follows CURRENT every millisecond"
+        );
+        assert_eq!(a_store.current().id, 2, "A looks only when asked");
+        // a SIGHUP to B's server is not one to A's
+        b_watch.reload.request();
+        a.between_batches(&a_store, &mut retired);
+        assert_eq!(a_store.current().id, 2);
+        a_watch.reload.request();
+        a.between_batches(&a_store, &mut retired);
+        assert_eq!(
+            a_store.current().id,
+            1,
+            "asked, A serves what CURRENT names"
+        );
     }
 }

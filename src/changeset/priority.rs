@@ -1,19 +1,16 @@
 //! How the write side's threads are scheduled against the readers': the OS priority the
-//! writer's threads take (`--writer-priority`), and a one-thread pool at that priority for
-//! other write-side work.
+//! writer's threads take (`--writer-priority`, one of the writer's options), and a one-thread
+//! pool at that priority for other write-side work (each writer has its own).
 
-/// A one-thread pool at the writer's priority for other write-side work that must not compete
-/// with readers (parsing large changeset bodies, journalling them).
-pub fn background_pool() -> &'static rayon::ThreadPool {
-    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .thread_name(|_| "vegdb-write-bg".into())
-            .start_handler(|_| lower_priority())
-            .build()
-            .expect("a one-thread pool starts")
-    })
+/// A one-thread pool at `priority` for other write-side work that must not compete with
+/// readers (parsing large changeset bodies, journalling them).
+pub fn background_pool(priority: WriterPriority) -> std::io::Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .thread_name(|_| "vegdb-write-bg".into())
+        .start_handler(move |_| lower_priority(priority))
+        .build()
+        .map_err(std::io::Error::other)
 }
 
 /// How the writer's threads are scheduled against the readers'.
@@ -29,22 +26,14 @@ pub enum WriterPriority {
     Normal,
 }
 
-static PRIORITY: std::sync::OnceLock<WriterPriority> = std::sync::OnceLock::new();
-
-/// Choose the writer threads' priority (before `Writer::start`; the first call wins). The
-/// server sets it from `--writer-priority` (default idle); without a call it is normal.
-pub fn set_writer_priority(p: WriterPriority) {
-    let _ = PRIORITY.set(p);
-}
-
-/// Give the calling thread the writer's scheduling priority.
-pub fn lower_priority() {
+/// Give the calling thread the writer's scheduling priority `priority` (the server's
+/// `--writer-priority`, default idle; library use and tests: normal, the readers' own).
+pub fn lower_priority(priority: WriterPriority) {
     use thread_priority::{
         set_thread_priority_and_policy, thread_native_id, NormalThreadSchedulePolicy,
         ThreadPriority, ThreadSchedulePolicy,
     };
-    // unset (library use, tests): the readers' own priority
-    let (priority, policy) = match PRIORITY.get().copied().unwrap_or(WriterPriority::Normal) {
+    let (priority, policy) = match priority {
         WriterPriority::Normal => return,
         #[cfg(target_os = "linux")]
         WriterPriority::Idle => (

@@ -54,6 +54,10 @@ pub struct Generation {
     pub parents: Arc<HashMap<u64, (u32, u64)>>,
     /// Smallest id never used by any object of this generation (current or deleted).
     pub next_object_id: u64,
+    /// Milliseconds the last complete [`Generation::load`] behind this generation took: its
+    /// own, or (derived generations) its ancestor's. The metrics registry reads the served
+    /// one's.
+    pub last_load_ms: u64,
 }
 
 /// Timings of a load, for logs and benchmarks.
@@ -161,10 +165,7 @@ impl Generation {
         };
         let objects: BTreeMap<u32, Arc<TypeData>> = typed.into_iter().collect();
         let next_object_id = next_free_id(&objects, &deleted);
-        LAST_LOAD_MS.store(
-            started.elapsed().as_millis() as u64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        let last_load_ms = started.elapsed().as_millis() as u64;
         Ok((
             Generation {
                 id: manifest.generation,
@@ -179,6 +180,7 @@ impl Generation {
                 deleted: Arc::new(deleted),
                 parents: Arc::new(parents),
                 next_object_id,
+                last_load_ms,
             },
             stats,
         ))
@@ -205,10 +207,6 @@ fn next_free_id(objects: &BTreeMap<u32, Arc<TypeData>>, deleted: &DeletedTable) 
     let gone = deleted.id.iter().copied().max().unwrap_or(0);
     live.max(gone) + 1
 }
-
-/// Milliseconds the last completed [`Generation::load`] of this process took (the metrics
-/// registry reads it; 0 before the first).
-pub static LAST_LOAD_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The current generation, swapped atomically when a new one is published. Readers call
 /// `current()` (or `pin()`) once per request.
@@ -308,6 +306,7 @@ impl Generation {
             deleted,
             parents,
             next_object_id,
+            last_load_ms: self.last_load_ms,
         }
     }
 }

@@ -5,6 +5,7 @@
 pub mod extent;
 pub mod linref;
 pub mod map_extent;
+pub mod simplify;
 pub mod srid;
 pub mod surface;
 pub mod wkb;

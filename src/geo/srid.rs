@@ -97,6 +97,7 @@ struct Projections {
 }
 
 fn projections() -> &'static Projections {
+    // Not mutable state: the fixed projection definitions, built lazily once.
     static P: OnceLock<Projections> = OnceLock::new();
     P.get_or_init(|| {
         let make = |def: &str| Proj::from_proj_string(def).expect("static proj definition parses");

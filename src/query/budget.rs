@@ -28,6 +28,8 @@ struct Current {
     stopped: Option<Stop>,
 }
 
+// Per-thread scope: the budget of the query running on this thread (set and restored by
+// `run`), never shared between requests or servers.
 thread_local! {
     static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
 }

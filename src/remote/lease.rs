@@ -24,7 +24,7 @@
 //! writer thread processes nothing and the publisher uploads nothing.
 
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
@@ -154,9 +154,6 @@ pub struct Lease {
     mine: Mutex<Mine>,
     stop: (Mutex<bool>, Condvar),
 }
-
-/// Leases with a renewal thread, released by `release_all` at shutdown.
-static ACTIVE: Mutex<Vec<Weak<Lease>>> = Mutex::new(Vec::new());
 
 fn store_error(what: impl std::fmt::Display, e: impl std::fmt::Display) -> EngineError {
     EngineError::io(
@@ -441,10 +438,6 @@ impl Lease {
             .name("vegdb-lease".into())
             .spawn(move || lease.run(rt))
             .map_err(|e| EngineError::Internal(format!("starting the lease thread: {e}")))?;
-        if let Ok(mut active) = ACTIVE.lock() {
-            active.retain(|w| w.strong_count() > 0);
-            active.push(Arc::downgrade(self));
-        }
         Ok(())
     }
 
@@ -511,22 +504,13 @@ impl Lease {
     }
 }
 
-/// Stop renewing every lease of this process and release them (clean shutdown), each within a
-/// few seconds.
-pub fn release_all() {
-    let leases: Vec<Arc<Lease>> = ACTIVE
-        .lock()
-        .map(|mut a| a.drain(..).filter_map(|w| w.upgrade()).collect())
-        .unwrap_or_default();
-    if leases.is_empty() {
-        return;
-    }
-    let Ok(rt) = super::runtime() else { return };
-    for lease in leases {
-        lease.stop();
-        let _ = rt.block_on(async {
-            tokio::time::timeout(Duration::from_secs(5), lease.release()).await
-        });
+impl Lease {
+    /// Stop renewing the lease and release it (clean shutdown), within a few seconds.
+    pub fn stop_and_release(&self) {
+        let Ok(rt) = super::runtime() else { return };
+        self.stop();
+        let _ = rt
+            .block_on(async { tokio::time::timeout(Duration::from_secs(5), self.release()).await });
     }
 }
 

@@ -155,6 +155,12 @@ impl Publisher {
         &self.remote
     }
 
+    /// Stop renewing the store's writer lease and release it (a clean stop: the next writer
+    /// need not wait it out).
+    pub fn release_lease(&self) {
+        self.lease.stop_and_release();
+    }
+
     /// Why the writer may not accept changesets now: it does not hold the store's writer lease
     /// (None: it does).
     pub fn lease_problem(&self) -> Option<String> {

@@ -198,13 +198,20 @@ impl FollowStatus {
 }
 
 /// `--max-lag`: seconds, finite and not negative (0: no bound).
-pub fn parse_max_lag(text: &str) -> std::result::Result<f64, String> {
+pub fn parse_max_lag(text: &str) -> std::result::Result<f64, MaxLagError> {
     match text.trim().parse::<f64>() {
         Ok(s) if s.is_finite() && s >= 0.0 && Duration::try_from_secs_f64(s).is_ok() => Ok(s),
-        _ => Err(format!(
-            "'{text}' is not a number of seconds (0 or more; 0: no bound)"
-        )),
+        _ => Err(MaxLagError {
+            text: text.to_string(),
+        }),
     }
+}
+
+/// A `--max-lag` that is not a number of seconds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{text}' is not a number of seconds (0 or more; 0: no bound)")]
+pub struct MaxLagError {
+    pub text: String,
 }
 
 /// Settings of a replica (`serve --read-only --follow`).
@@ -416,13 +423,14 @@ fn check_id(g: &Generation, id: u64) -> Result<()> {
     Ok(())
 }
 
-/// Follow the store on a thread of its own: a look every `interval` (zero: only on
-/// SIGHUP, through `changeset::adopt::request_reload`'s flag).
+/// Follow the store on a thread of its own: a look every `watch.interval` (zero: only on
+/// SIGHUP, through `watch.reload`).
 pub fn follow(
     mut follower: Follower,
     store: Arc<GenerationStore>,
-    interval: Duration,
+    watch: crate::changeset::adopt::WatchOptions,
 ) -> Result<()> {
+    let interval = watch.interval;
     std::thread::Builder::new()
         .name("vegdb-follow".into())
         .spawn(move || {
@@ -430,7 +438,7 @@ pub fn follow(
             let mut last = Instant::now();
             loop {
                 retired.retain(|g| Arc::strong_count(g) > 1);
-                let hup = crate::changeset::adopt::take_reload_request();
+                let hup = watch.reload.take();
                 if hup || (!interval.is_zero() && last.elapsed() >= interval) {
                     last = Instant::now();
                     if let Err(e) = follower.look(&store, &mut retired) {
@@ -453,7 +461,7 @@ mod tests {
         assert_eq!(parse_max_lag("0"), Ok(0.0));
         assert_eq!(parse_max_lag("2.5"), Ok(2.5));
         for bad in ["-1", "NaN", "inf", "", "2s", "1e300"] {
-            let err = parse_max_lag(bad).unwrap_err();
+            let err = parse_max_lag(bad).unwrap_err().to_string();
             assert!(err.contains(bad), "{err}");
         }
     }

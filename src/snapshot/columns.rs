@@ -44,6 +44,42 @@ pub enum TableError {
     },
 }
 
+/// A stored value no index may be built from (`check_values`), naming the row.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error("network row {row} (link {link}): bad positions {from}..{to}")]
+    LinkPositions {
+        row: usize,
+        link: u64,
+        from: f64,
+        to: f64,
+    },
+    #[error("network row {row} (link {link}): bad length {length}")]
+    LinkLength { row: usize, link: u64, length: f64 },
+    #[error("network row {row} (link {link}), vertex {vertex}: {problem}")]
+    LinkVertex {
+        row: usize,
+        link: u64,
+        vertex: usize,
+        problem: String,
+    },
+    #[error("type {type_id} object {id}: bad placement {from}..{to} on link {link}")]
+    Placement {
+        type_id: u32,
+        id: u64,
+        from: f64,
+        to: f64,
+        link: u64,
+    },
+    #[error("type {type_id} object {id}, own geometry vertex {vertex}: {problem}")]
+    OwnVertex {
+        type_id: u32,
+        id: u64,
+        vertex: usize,
+        problem: String,
+    },
+}
+
 /// `typeVeg` values, stored as an index into this table.
 pub const ROAD_TYPES: [&str; 7] = [
     "Enkel bilveg",
@@ -206,19 +242,33 @@ impl RoadNetwork {
     /// inside the storage extent (`geo::extent`), positions within `0..=1` and in order,
     /// lengths finite and non-negative. The first problem, naming the row and its link.
     /// Call after [`check_lengths`](Self::check_lengths).
-    pub fn check_values(&self) -> Result<(), String> {
+    pub fn check_values(&self) -> Result<(), ValueError> {
         use crate::geo::extent;
         for row in 0..self.len() {
-            let at = || format!("network row {row} (link {})", self.link_id[row]);
+            let link = self.link_id[row];
             let (from, to) = (self.from_pos[row], self.to_pos[row]);
             if !extent::position_ok(from) || !extent::position_ok(to) || from > to {
-                return Err(format!("{}: bad positions {from}..{to}", at()));
+                return Err(ValueError::LinkPositions {
+                    row,
+                    link,
+                    from,
+                    to,
+                });
             }
             if !extent::length_ok(self.length_m[row]) {
-                return Err(format!("{}: bad length {}", at(), self.length_m[row]));
+                return Err(ValueError::LinkLength {
+                    row,
+                    link,
+                    length: self.length_m[row],
+                });
             }
-            if let Some((i, c)) = extent::first_bad(self.geometry(row)) {
-                return Err(format!("{}, vertex {i}: {}", at(), extent::describe(&c)));
+            if let Some((vertex, c)) = extent::first_bad(self.geometry(row)) {
+                return Err(ValueError::LinkVertex {
+                    row,
+                    link,
+                    vertex,
+                    problem: extent::describe(&c),
+                });
             }
         }
         Ok(())
@@ -443,26 +493,29 @@ impl ObjectTable {
     /// Checks that every placement's positions lie within `0..=1` (from ≤ to) and every vertex
     /// of an own geometry is finite and inside the storage extent (`geo::extent`). The first
     /// problem, naming the object. Call after [`check_lengths`](Self::check_lengths).
-    pub fn check_values(&self) -> Result<(), String> {
+    pub fn check_values(&self) -> Result<(), ValueError> {
         use crate::geo::extent;
         for row in 0..self.len() {
-            let at = || format!("type {} object {}", self.type_id, self.id[row]);
+            let (type_id, id) = (self.type_id, self.id[row]);
             for p in self.placements(row) {
                 let (from, to) = (self.loc_from[p], self.loc_to[p]);
                 if !extent::position_ok(from) || !extent::position_ok(to) || from > to {
-                    return Err(format!(
-                        "{}: bad placement {from}..{to} on link {}",
-                        at(),
-                        self.loc_link[p]
-                    ));
+                    return Err(ValueError::Placement {
+                        type_id,
+                        id,
+                        from,
+                        to,
+                        link: self.loc_link[p],
+                    });
                 }
             }
-            if let Some((i, c)) = extent::first_bad_own(self.own_geometry(row)) {
-                return Err(format!(
-                    "{}, own geometry vertex {i}: {}",
-                    at(),
-                    extent::describe(&c)
-                ));
+            if let Some((vertex, c)) = extent::first_bad_own(self.own_geometry(row)) {
+                return Err(ValueError::OwnVertex {
+                    type_id,
+                    id,
+                    vertex,
+                    problem: extent::describe(&c),
+                });
             }
         }
         Ok(())

@@ -170,27 +170,33 @@ pub fn read_objects(path: &Path, type_id: u32) -> Result<ObjectTable> {
 
 /// A batch of a version 3 object file with `geometry` null where it was located from the
 /// placements (None: the batch has no such rows to drop).
-fn own_geometry_only(b: &RecordBatch) -> Result<Option<RecordBatch>, String> {
+fn own_geometry_only(b: &RecordBatch) -> Result<Option<RecordBatch>, SchemaError> {
+    let arrow = |e: arrow_schema::ArrowError| SchemaError::ArrowOp {
+        reason: e.to_string(),
+    };
     let Some(located) = b.column_by_name(GEOMETRY_LOCATED) else {
         return Ok(None);
     };
     let located = located
         .as_boolean_opt()
-        .ok_or_else(|| format!("{GEOMETRY_LOCATED} is not boolean"))?;
+        .ok_or_else(|| SchemaError::NotBoolean {
+            name: GEOMETRY_LOCATED.to_string(),
+        })?;
     if located.true_count() == 0 {
         return Ok(None);
     }
     let at = b
         .schema()
         .index_of("geometry")
-        .map_err(|_| "missing column geometry".to_string())?;
-    let geometry =
-        arrow_select::nullif::nullif(b.column(at).as_ref(), located).map_err(|e| e.to_string())?;
+        .map_err(|_| SchemaError::MissingColumn {
+            name: "geometry".to_string(),
+        })?;
+    let geometry = arrow_select::nullif::nullif(b.column(at).as_ref(), located).map_err(arrow)?;
     let mut columns = b.columns().to_vec();
     columns[at] = geometry;
     RecordBatch::try_new(b.schema(), columns)
         .map(Some)
-        .map_err(|e| e.to_string())
+        .map_err(arrow)
 }
 
 /// Concatenate arrays of one type (Int64, Float64 or Utf8) without arrow-select.

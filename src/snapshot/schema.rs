@@ -65,6 +65,11 @@ pub enum SchemaError {
     OffsetsDecrease { group: String },
     #[error("unsupported property column type {data_type}")]
     UnsupportedPropertyType { data_type: String },
+    #[error("{name} is not boolean")]
+    NotBoolean { name: String },
+    /// Arrow refused an operation on a batch (its own message).
+    #[error("{reason}")]
+    ArrowOp { reason: String },
 }
 
 /// Days since 1970-01-01 (Arrow Date32).

@@ -55,6 +55,9 @@ type Entry = (
 );
 
 fn registry() -> &'static Mutex<Vec<Entry>> {
+    // A memo, neither a setting nor a counter: each entry is a pure function of the table and
+    // network it is keyed by (their `Arc`s, held weakly), so servers in one process share an
+    // index only when they share the very tables it was built from.
     static R: OnceLock<Mutex<Vec<Entry>>> = OnceLock::new();
     R.get_or_init(|| Mutex::new(Vec::new()))
 }

@@ -1,48 +1,13 @@
-//! Generalisation in layer units: Douglas–Peucker with a tolerance in layer units (iterative,
-//! so a long line cannot overflow the stack), then rounding to the integer grid of the layer and
+//! Generalisation in layer units: Douglas–Peucker with a tolerance in layer units
+//! (`geo::simplify`, the one the API's `geometritoleranse` uses too), then rounding to the integer grid of the layer and
 //! dropping repeated points. What collapses below a segment (a line) or below three corners and
 //! zero area (a ring) is gone.
 
 use super::clip::Pt;
 
-/// Indices of the points Douglas–Peucker keeps (first and last always).
+/// Which points Douglas–Peucker keeps (first and last always): `geo::simplify`'s.
 fn keep(points: &[Pt], tolerance: f64) -> Vec<bool> {
-    let n = points.len();
-    let mut kept = vec![false; n];
-    if n == 0 {
-        return kept;
-    }
-    kept[0] = true;
-    kept[n - 1] = true;
-    let tol2 = tolerance * tolerance;
-    let mut stack = vec![(0usize, n - 1)];
-    while let Some((a, b)) = stack.pop() {
-        if b <= a + 1 {
-            continue;
-        }
-        let (pa, pb) = (points[a], points[b]);
-        let (dx, dy) = (pb.0 - pa.0, pb.1 - pa.1);
-        let len2 = dx * dx + dy * dy;
-        let mut worst = (0.0f64, a);
-        for (i, &p) in points.iter().enumerate().take(b).skip(a + 1) {
-            let d2 = if len2 == 0.0 {
-                (p.0 - pa.0).powi(2) + (p.1 - pa.1).powi(2)
-            } else {
-                let t = (((p.0 - pa.0) * dx + (p.1 - pa.1) * dy) / len2).clamp(0.0, 1.0);
-                let (qx, qy) = (pa.0 + t * dx, pa.1 + t * dy);
-                (p.0 - qx).powi(2) + (p.1 - qy).powi(2)
-            };
-            if d2 > worst.0 {
-                worst = (d2, i);
-            }
-        }
-        if worst.0 > tol2 {
-            kept[worst.1] = true;
-            stack.push((a, worst.1));
-            stack.push((worst.1, b));
-        }
-    }
-    kept
+    crate::geo::simplify::douglas_peucker(points, |p| *p, tolerance)
 }
 
 fn round(p: Pt) -> (i32, i32) {

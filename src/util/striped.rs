@@ -52,6 +52,7 @@ impl<T> Striped<T> {
 
 /// The calling thread's stripe.
 pub fn thread_stripe() -> usize {
+    // The metrics stripes' own numbering of threads (a stripe per thread, for any server).
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
         static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;

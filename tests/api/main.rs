@@ -1,4 +1,5 @@
 //! Integration tests: the real server over the tiny generated dataset.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 mod abuse_filters;
 mod abuse_http;

@@ -16,6 +16,8 @@ use crate::geo::srid::Srid;
 
 /// The extent of the data: the bounding box of the municipalities (lon/lat), computed once.
 fn extent(s: &AppState) -> [f64; 4] {
+    // Not mutable state: derived once from the embedded areas (`AppState::areas` is
+    // `Areas::embedded`), the same for every server.
     static EXTENT: std::sync::OnceLock<[f64; 4]> = std::sync::OnceLock::new();
     *EXTENT.get_or_init(|| {
         use geo::BoundingRect;

@@ -134,6 +134,73 @@ fn lon_lat_bounds(b: [f64; 4]) -> Option<[f64; 4]> {
     Some(out.map(|v| (v * 1e6).round() / 1e6))
 }
 
+/// A layer's TileJSON 3.0.0 document (the fields in this order on the wire).
+#[derive(Debug, Serialize)]
+struct TileJson {
+    tilejson: &'static str,
+    name: String,
+    description: String,
+    version: &'static str,
+    scheme: &'static str,
+    tiles: [String; 1],
+    minzoom: u8,
+    maxzoom: u8,
+    vector_layers: [VectorLayer; 1],
+    /// West, south, east, north (lon/lat); left out for a layer without data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bounds: Option<[f64; 4]>,
+    /// Longitude, latitude and zoom of the bounds' middle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    center: Option<(f64, f64, u8)>,
+}
+
+/// The one vector layer of a TileJSON document.
+#[derive(Debug, Serialize)]
+struct VectorLayer {
+    id: String,
+    description: String,
+    minzoom: u8,
+    maxzoom: u8,
+    /// Attribute name -> what it holds.
+    fields: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Zoom level of a TileJSON `center`.
+const CENTER_ZOOM: u8 = 10;
+
+impl TileJson {
+    /// The document of layer `id` titled `title` of generation `generation`, its tiles below
+    /// `base`.
+    fn new(
+        title: String,
+        generation: u64,
+        base: &str,
+        id: String,
+        fields: serde_json::Map<String, serde_json::Value>,
+        bounds: Option<[f64; 4]>,
+    ) -> TileJson {
+        TileJson {
+            tilejson: "3.0.0",
+            description: format!("vegdb: {title} (generation {generation})"),
+            version: "1.0.0",
+            scheme: "xyz",
+            tiles: [format!("{base}/tiles/{id}/{{z}}/{{x}}/{{y}}.mvt")],
+            minzoom: 0,
+            maxzoom: MAX_ZOOM,
+            vector_layers: [VectorLayer {
+                id,
+                description: title.clone(),
+                minzoom: 0,
+                maxzoom: MAX_ZOOM,
+                fields,
+            }],
+            name: title,
+            center: bounds.map(|b| ((b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0, CENTER_ZOOM)),
+            bounds,
+        }
+    }
+}
+
 /// The fields of a layer for TileJSON's `vector_layers`.
 fn fields(g: &Generation, layer: LayerId) -> serde_json::Map<String, serde_json::Value> {
     let mut f = serde_json::Map::new();
@@ -214,29 +281,14 @@ async fn tilejson(State(state): State<AppState>, Path(file): Path<String>) -> Ap
         }
     };
     let bounds = lon_lat_bounds(bbox).filter(|b| b[0] <= b[2] && b[1] <= b[3]);
-    let id = layer.name();
-    let base = root(&state);
-    let mut doc = json!({
-        "tilejson": "3.0.0",
-        "name": title,
-        "description": format!("vegdb: {title} (generation {})", g.id),
-        "version": "1.0.0",
-        "scheme": "xyz",
-        "tiles": [format!("{base}/tiles/{id}/{{z}}/{{x}}/{{y}}.mvt")],
-        "minzoom": 0,
-        "maxzoom": MAX_ZOOM,
-        "vector_layers": [{
-            "id": id,
-            "description": title,
-            "minzoom": 0,
-            "maxzoom": MAX_ZOOM,
-            "fields": fields(&g, layer),
-        }],
-    });
-    if let Some(b) = bounds {
-        doc["bounds"] = json!(b);
-        doc["center"] = json!([(b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0, 10]);
-    }
+    let doc = TileJson::new(
+        title,
+        g.id,
+        &root(&state),
+        layer.name(),
+        fields(&g, layer),
+        bounds,
+    );
     Ok(cached(Json(doc).into_response(), &g))
 }
 
@@ -295,4 +347,79 @@ async fn tile(
         h.insert(header::ETAG, v);
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tilejson_tests {
+    use super::*;
+
+    /// The document as it was built by hand before the typed model (the oracle: the same
+    /// bytes, keys in the same order).
+    fn by_hand(
+        title: &str,
+        generation: u64,
+        base: &str,
+        id: &str,
+        fields: serde_json::Map<String, serde_json::Value>,
+        bounds: Option<[f64; 4]>,
+    ) -> serde_json::Value {
+        let mut doc = json!({
+            "tilejson": "3.0.0",
+            "name": title,
+            "description": format!("vegdb: {title} (generation {generation})"),
+            "version": "1.0.0",
+            "scheme": "xyz",
+            "tiles": [format!("{base}/tiles/{id}/{{z}}/{{x}}/{{y}}.mvt")],
+            "minzoom": 0,
+            "maxzoom": MAX_ZOOM,
+            "vector_layers": [{
+                "id": id,
+                "description": title,
+                "minzoom": 0,
+                "maxzoom": MAX_ZOOM,
+                "fields": fields,
+            }],
+        });
+        if let Some(b) = bounds {
+            doc["bounds"] = json!(b);
+            doc["center"] = json!([(b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0, 10]);
+        }
+        doc
+    }
+
+    #[test]
+    fn the_typed_tilejson_is_the_hand_built_one_byte_for_byte() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("veglenke".into(), json!("Number: veglenke id"));
+        fields.insert(
+            "fra".into(),
+            json!("Number: start position on the link (0..1)"),
+        );
+        for bounds in [
+            None,
+            Some([4.5, 57.9, 31.2, 71.25]),
+            Some([10.0, 60.0, 10.0, 60.0]),
+        ] {
+            let typed = TileJson::new(
+                "Vegnett".into(),
+                42,
+                "http://h:1",
+                "vegnett".into(),
+                fields.clone(),
+                bounds,
+            );
+            let hand = by_hand(
+                "Vegnett",
+                42,
+                "http://h:1",
+                "vegnett",
+                fields.clone(),
+                bounds,
+            );
+            assert_eq!(
+                serde_json::to_string(&typed).unwrap(),
+                serde_json::to_string(&hand).unwrap()
+            );
+        }
+    }
 }

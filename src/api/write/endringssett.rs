@@ -48,7 +48,7 @@ async fn read_changeset(
     };
     let bytes = read_body(body, state.config.max_changeset_bytes).await?;
     // parsing a large changeset takes milliseconds: keep it off the readers' cores
-    let changeset = super::in_background(move || -> Result<Changeset, Fault> {
+    let changeset = super::in_background(writer(state)?, move || -> Result<Changeset, Fault> {
         let value: Value = match body_format {
             Format::Json => serde_json::from_slice(&bytes)
                 .map_err(|e| Fault::bad(format!("Ugyldig JSON: {e}")))?,
@@ -237,7 +237,8 @@ pub async fn post_register(
     };
     let id = record.id.clone();
     let owner = c.user.name.clone();
-    super::in_background(move || {
+    let on = w.clone();
+    super::in_background(&on, move || {
         let referenced: Vec<String> = changeset
             .objects()
             .flat_map(|(_, o)| &o.properties)

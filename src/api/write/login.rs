@@ -33,9 +33,6 @@ pub const AUTHENTICATE: &str = "/openam/json/authenticate";
 /// OpenAM's logout page (skrivnvdb `loggut`).
 pub const LOGOUT: &str = "/openam/UI/Logout";
 
-/// Concurrent password verifications.
-static VERIFICATIONS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
-
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route(AUTHENTICATE, post(authenticate))
@@ -106,7 +103,7 @@ pub async fn authenticate(
         // before waiting for a verification slot: such a name is never verified
         return name_too_long(name.trim().len());
     }
-    let Ok(permit) = VERIFICATIONS.acquire().await else {
+    let Some(permit) = state.users.verification_slot().await else {
         return failed();
     };
     let users = state.users.clone();

@@ -344,12 +344,15 @@ pub async fn blocking<T: Send + 'static>(
 /// Run heavy write-side work (parsing and journalling large changesets) on the writer's
 /// low-priority background thread, so it never competes with readers for a core.
 pub async fn in_background<T: Send + 'static>(
+    writer: &Writer,
     work: impl FnOnce() -> Result<T, Fault> + Send + 'static,
 ) -> Result<T, Fault> {
     let (tx, rx) = tokio::sync::oneshot::channel();
-    crate::changeset::writer::background_pool().spawn(move || {
-        let _ = tx.send(work());
-    });
+    writer
+        .background(move || {
+            let _ = tx.send(work());
+        })
+        .map_err(Fault::engine)?;
     rx.await.map_err(Fault::internal)?
 }
 

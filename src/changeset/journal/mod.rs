@@ -76,14 +76,6 @@ impl Default for Retention {
     }
 }
 
-static DEFAULT_RETENTION: std::sync::OnceLock<Retention> = std::sync::OnceLock::new();
-
-/// Set the retention journals opened from now on use (the server sets it from the command
-/// line before the writer opens its journal; the first call wins).
-pub fn set_default_retention(r: Retention) {
-    let _ = DEFAULT_RETENTION.set(r);
-}
-
 pub struct Journal {
     dir: PathBuf,
     /// Held only for in-memory reads and inserts, never across disk writes, so readers of
@@ -103,24 +95,16 @@ pub struct Journal {
     published: Option<Arc<AtomicU64>>,
 }
 
-static STORE_WATERMARK: std::sync::OnceLock<Arc<AtomicU64>> = std::sync::OnceLock::new();
-
-/// Journals opened from now on keep each changeset until its generation is in the store:
-/// `published` is the newest generation there (`remote::publisher`; the server sets it before
-/// the writer opens its journal; the first call wins).
-pub fn hold_until_published(published: Arc<AtomicU64>) {
-    let _ = STORE_WATERMARK.set(published);
-}
-
 impl Journal {
-    /// Open (creating) the journal in `dir`, read every record and compact finished ones.
+    /// Open (creating) the journal in `dir`, read every record and compact finished ones
+    /// (the default retention).
     pub fn open(dir: impl Into<PathBuf>) -> Result<Journal> {
-        Self::open_with(dir, DEFAULT_RETENTION.get().copied().unwrap_or_default())
+        Self::open_with(dir, Retention::default())
     }
 
     /// As `open`, with a retention policy.
     pub fn open_with(dir: impl Into<PathBuf>, retention: Retention) -> Result<Journal> {
-        Self::open_holding(dir, retention, STORE_WATERMARK.get().cloned())
+        Self::open_holding(dir, retention, None)
     }
 
     /// As `open_with`, keeping each changeset until `published` (the newest generation in the
@@ -204,6 +188,14 @@ impl Journal {
     /// The retention this journal applies.
     pub fn retention(&self) -> Retention {
         self.retention
+    }
+
+    /// The newest generation in the store it publishes to, when it has one (retention keeps
+    /// every changeset whose generation is newer).
+    pub fn published_watermark(&self) -> Option<u64> {
+        self.published
+            .as_ref()
+            .map(|p| p.load(std::sync::atomic::Ordering::Acquire))
     }
 
     fn content_path(&self, id: &str) -> PathBuf {

@@ -16,11 +16,14 @@ mod process;
 mod publish;
 mod run;
 
-pub use super::priority::{background_pool, lower_priority, set_writer_priority, WriterPriority};
+pub use super::adopt::{HandoffStats, ReloadRequest, WatchOptions};
+pub use super::journal::Retention;
+pub use super::priority::{lower_priority, WriterPriority};
 pub use publish::{read_results, RESULTS_FILE};
 
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::journal::{Journal, Progress, Record, Transition};
 use super::model::Changeset;
@@ -60,6 +63,35 @@ impl From<EngineError> for StateError {
 
 pub use crate::auth::RightsSource;
 
+/// How one writer works: the server sets these from its command line; the defaults are for
+/// library use and tests. Each writer keeps its own (two in one process do not share them).
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// Rows per chunk file (tests use small chunks).
+    pub chunk_rows: usize,
+    /// The OS priority of the writer's threads (`--writer-priority`; default: the readers' own).
+    pub priority: WriterPriority,
+    /// How long finished changesets stay in the journal.
+    pub retention: Retention,
+    /// How the writer follows CURRENT moved by hand, between batches.
+    pub watch: WatchOptions,
+    /// With a store to publish to (`remote::publisher`): the newest generation in the store;
+    /// the journal keeps each changeset until its generation is there.
+    pub hold_until_published: Option<Arc<AtomicU64>>,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            chunk_rows: CHUNK_ROWS,
+            priority: WriterPriority::Normal,
+            retention: Retention::default(),
+            watch: WatchOptions::default(),
+            hold_until_published: None,
+        }
+    }
+}
+
 /// Handle for the API: queue changesets, follow them.
 pub struct Writer {
     pub journal: Arc<Journal>,
@@ -80,7 +112,14 @@ pub struct Writer {
     /// Plain counters the metrics registry reads (the writer names no metrics module).
     pub stats: WriterStats,
     /// The store each published generation is uploaded to (`serve --publish-to`).
-    publisher: std::sync::OnceLock<Arc<crate::remote::publisher::Publisher>>,
+    publisher: OnceLock<Arc<crate::remote::publisher::Publisher>>,
+    /// Generations handed over by producers and adopted between batches (`adopt`).
+    pub handoffs: Arc<HandoffStats>,
+    priority: WriterPriority,
+    watch: WatchOptions,
+    /// A one-thread pool at the writer's priority for other write-side work (made on first
+    /// use; `background`).
+    background: OnceLock<rayon::ThreadPool>,
 }
 
 /// What the writer tells the metrics registry: its queue and its publishing times.
@@ -126,7 +165,7 @@ impl WriterStats {
 impl Writer {
     /// Open the journal, recover interrupted work and start the writer thread.
     pub fn start(data: DataDir, store: Arc<GenerationStore>) -> Result<Arc<Writer>> {
-        Self::start_with(data, store, CHUNK_ROWS)
+        Self::start_with_options(data, store, None, WriterOptions::default())
     }
 
     /// As `start`, writing chunk files of `chunk_rows` rows (tests use small chunks).
@@ -135,7 +174,11 @@ impl Writer {
         store: Arc<GenerationStore>,
         chunk_rows: usize,
     ) -> Result<Arc<Writer>> {
-        Self::start_full(data, store, chunk_rows, None)
+        let options = WriterOptions {
+            chunk_rows,
+            ..WriterOptions::default()
+        };
+        Self::start_with_options(data, store, None, options)
     }
 
     /// As `start`, checking each changeset against its owner's rights as `rights` gives them
@@ -145,16 +188,21 @@ impl Writer {
         store: Arc<GenerationStore>,
         rights: RightsSource,
     ) -> Result<Arc<Writer>> {
-        Self::start_full(data, store, CHUNK_ROWS, Some(rights))
+        Self::start_with_options(data, store, Some(rights), WriterOptions::default())
     }
 
-    fn start_full(
+    /// As `start`, with `owner_rights` (see `start_with_rights`) and `options`.
+    pub fn start_with_options(
         data: DataDir,
         store: Arc<GenerationStore>,
-        chunk_rows: usize,
         owner_rights: Option<RightsSource>,
+        options: WriterOptions,
     ) -> Result<Arc<Writer>> {
-        let journal = Arc::new(Journal::open(data.root.join("changesets"))?);
+        let journal = Arc::new(Journal::open_holding(
+            data.root.join("changesets"),
+            options.retention,
+            options.hold_until_published,
+        )?);
         let binaries = Arc::new(super::binary::BinaryStore::open(data.root.join("binaer"))?);
         let (tx, rx) = mpsc::channel();
         let writer = Arc::new(Writer {
@@ -164,13 +212,17 @@ impl Writer {
             data,
             binaries,
             queue: Mutex::new(tx),
-            chunk_rows: chunk_rows.max(1),
+            chunk_rows: options.chunk_rows.max(1),
             #[cfg(any(test, feature = "failpoints"))]
             fail_next_publish: std::sync::atomic::AtomicBool::new(false),
             owner_rights,
             running: std::sync::atomic::AtomicBool::new(true),
             stats: WriterStats::default(),
-            publisher: std::sync::OnceLock::new(),
+            publisher: OnceLock::new(),
+            handoffs: Arc::default(),
+            priority: options.priority,
+            watch: options.watch,
+            background: OnceLock::new(),
         });
         writer.recover()?;
         let w = writer.clone();
@@ -192,6 +244,33 @@ impl Writer {
             })
             .map_err(|e| EngineError::Internal(format!("starting the writer thread: {e}")))?;
         Ok(writer)
+    }
+
+    /// Run `work` on the writer's low-priority background thread (parsing and journalling
+    /// large changesets), so that it never competes with readers for a core.
+    pub fn background(&self, work: impl FnOnce() + Send + 'static) -> Result<()> {
+        let pool = match self.background.get() {
+            Some(pool) => pool,
+            None => {
+                let pool = super::priority::background_pool(self.priority).map_err(|e| {
+                    EngineError::Internal(format!("starting the writer's background thread: {e}"))
+                })?;
+                // another request may have made one meanwhile: the first one made is kept
+                let _ = self.background.set(pool);
+                self.background.get().ok_or_else(|| {
+                    EngineError::Internal("the writer's background thread is gone".into())
+                })?
+            }
+        };
+        pool.spawn(work);
+        Ok(())
+    }
+
+    /// Release the writer lease of the store it publishes to, if any (a clean stop).
+    pub fn release_store_lease(&self) {
+        if let Some(p) = self.publisher.get() {
+            p.release_lease();
+        }
     }
 
     /// Whether the writer thread still runs (`/ready`).

@@ -33,11 +33,12 @@ impl Writer {
     pub(super) fn run(self: Arc<Self>, rx: Receiver<String>) {
         // The writer's parallel work runs on its own pool of `WRITER_THREADS`, so publishing
         // never takes every core from the readers.
-        lower_priority();
+        let priority = self.priority;
+        lower_priority(priority);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(WRITER_THREADS)
             .thread_name(|i| format!("vegdb-writer-{i}"))
-            .start_handler(|_| lower_priority())
+            .start_handler(move |_| lower_priority(priority))
             .build();
         let pool = match pool {
             Ok(p) => p,
@@ -56,7 +57,11 @@ impl Writer {
         // changesets that failed for lack of disk space, tried again by themselves
         let mut retries: BTreeMap<String, Retry> = BTreeMap::new();
         // generations handed over by other processes, and CURRENT moved by hand (adopt.rs)
-        let mut adopter = crate::changeset::adopt::Adopter::new(self.data.clone());
+        let mut adopter = crate::changeset::adopt::Adopter::new(
+            self.data.clone(),
+            self.watch.clone(),
+            self.handoffs.clone(),
+        );
         loop {
             retired.retain(|g| Arc::strong_count(g) > 1);
             adopter.between_batches(&self.store, &mut retired);
@@ -244,5 +249,52 @@ mod tests {
         let delays: Vec<u64> = (1..=8).map(retry_delay_s).collect();
         assert_eq!(delays, [1, 2, 4, 8, 16, 32, 60, 60]);
         assert_eq!(retry_delay_s(40), 60);
+    }
+
+    /// Two writers in one process keep the journal retention and the store watermark each was
+    /// started with (both were process-wide statics where the first call won).
+    #[test]
+    fn two_writers_keep_their_own_retention_and_store_watermark() {
+        use crate::changeset::writer::{Retention, Writer, WriterOptions};
+        use crate::generate::{generate_into, Scale};
+        use crate::generation::{Generation, GenerationStore};
+        use crate::snapshot::store::DataDir;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::Arc;
+
+        let start = |retention: Retention, published: Option<Arc<AtomicU64>>| {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = generate_into(Scale::Tiny, 3, tmp.path()).unwrap();
+            let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+            let options = WriterOptions {
+                retention,
+                hold_until_published: published,
+                ..WriterOptions::default()
+            };
+            let data = DataDir::open(tmp.path()).unwrap();
+            let store = Arc::new(GenerationStore::new(g));
+            (
+                tmp,
+                Writer::start_with_options(data, store, None, options).unwrap(),
+            )
+        };
+        let short = Retention {
+            keep_days: 1,
+            keep_entries: 2,
+            ..Retention::default()
+        };
+        let watermark = Arc::new(AtomicU64::new(7));
+        let (_a_dir, a) = start(short, Some(watermark.clone()));
+        let (_b_dir, b) = start(Retention::default(), None);
+        assert_eq!(a.journal.retention(), short);
+        assert_eq!(b.journal.retention(), Retention::default());
+        assert_eq!(a.journal.published_watermark(), Some(7));
+        assert_eq!(
+            b.journal.published_watermark(),
+            None,
+            "B publishes to no store"
+        );
+        watermark.store(9, Ordering::Relaxed);
+        assert_eq!(a.journal.published_watermark(), Some(9));
     }
 }
