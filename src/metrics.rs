@@ -1,4 +1,4 @@
-//! THE metrics registry of a server (issue 14): every Prometheus metric vegdb exposes, rendered
+//! THE metrics registry of a server: every Prometheus metric vegdb exposes, rendered
 //! at `GET /metrics` (text exposition format 0.0.4) by `api::stack`.
 //!
 //! The registry is a `metrics-exporter-prometheus` recorder owned by one [`Metrics`] (one per
@@ -11,7 +11,7 @@
 //!   no allocation. A scrape sums the copies and writes these two families itself, in the same
 //!   exposition format; the request count is the histogram's count, so the two always agree.
 //!   Through the recorder's handles a request cost two shared counters and a shared sample
-//!   queue, cache lines both worker threads wrote (issue 11). `route` is one of the fixed
+//!   queue, cache lines both worker threads wrote. `route` is one of the fixed
 //!   [`RouteLabel`]s (never the raw path); `status` is the code for the codes in [`STATUSES`], else
 //!   `other`.
 //! - state of the rest of the server (generation, writer, journal, hand-offs): read from the

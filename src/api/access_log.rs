@@ -1,4 +1,4 @@
-//! The access log (issue 14): one line per request with method, path, status, bytes, latency
+//! The access log: one line per request with method, path, status, bytes, latency
 //! and request id, in the process's log format (text or `--log-json`) under the target
 //! `vegdb::access`.
 //!
@@ -13,7 +13,7 @@
 //!
 //! Each thread has a buffer of its own ([`crate::util::striped`]): one buffer that both worker
 //! threads appended to was a lock and a run of cache lines taken from the other core on every
-//! request (issue 11). So lines are in order within a thread's batch, and batches of different
+//! request. So lines are in order within a thread's batch, and batches of different
 //! threads follow each other: two lines of different threads may be out of order by up to
 //! [`FLUSH_EVERY`] (their timestamps say when each was answered).
 //!

@@ -41,7 +41,7 @@ pub fn begin_geo<'q>(
 
 /// `utoipa_axum::routes!` for the read API: the handler's documented path (below
 /// [`READ_BASE`], as the served document lists it) registered with its full path, so the read
-/// router needs no `Router::nest` (whose prefix strip builds a new URI per request, issue 11).
+/// router needs no `Router::nest` (whose prefix strip builds a new URI per request).
 /// The served document takes the prefix off again (its `servers` URL is `READ_BASE`).
 #[macro_export]
 macro_rules! read_route {

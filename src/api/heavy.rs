@@ -1,4 +1,5 @@
-//! Heavy answers rendered off the async workers, a bounded number at a time (issue 26 item 12).
+//! Heavy answers rendered off the async workers, a bounded number at a time, so that heavy
+//! pages cannot starve cheap requests of the workers.
 //!
 //! A streamed list page (the stream module's pages, the GeoJSON collections) renders ~64 KiB
 //! when hyper asks for the next frame, and the compression layer compresses it in the same

@@ -351,7 +351,8 @@ pub fn negotiate_geo(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated>
 
 fn negotiate_with(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiResult<Negotiated> {
     // No `Accept` and no suffix (most programs' requests): the answer for an empty request,
-    // worked out once by the rules below (issue 11: it was a sixth of a `/posisjon` handler).
+    // worked out once by the rules below (negotiating it per request was a sixth of a
+    // `/posisjon` handler).
     // (a walk over the few headers of such a request, cheaper than two hashed look-ups)
     if !headers
         .keys()
@@ -440,7 +441,7 @@ fn negotiate_by_rules(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiRe
 fn with_type(bytes: Vec<u8>, ct: HeaderValue) -> Response {
     let mut r = Response::new(axum::body::Body::from(bytes));
     // room for what the stack adds (Vary, ETag, Cache-Control, request id, Server, CORS) in one
-    // allocation: a map grown from its default size is rehashed on the way (issue 11)
+    // allocation: a map grown from its default size is rehashed on the way
     *r.headers_mut() = HeaderMap::with_capacity(RESPONSE_HEADERS);
     r.headers_mut().insert(header::CONTENT_TYPE, ct);
     r
@@ -488,7 +489,7 @@ pub enum RenderError {
 /// A handler's answer, which may still be a body of compact JSON with its content type: the
 /// general path makes it a response (`into_response`), while the request stack's direct route
 /// sends that body with its prepared header set, so the usual answer builds no header map of
-/// its own (issue 11).
+/// its own.
 pub enum Answer {
     Json {
         content_type: HeaderValue,

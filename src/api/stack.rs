@@ -1,7 +1,8 @@
-//! The request stack around the routes, as one hand-written function (issue 11): request ids,
+//! The request stack around the routes, as one hand-written function (a tower layer per concern
+//! cost more than the handler of the hottest routes): request ids,
 //! tracing, CORS, the API's head limits and error reshaping (`guard`), the request timeout, the
 //! request base (`request_base`) and compression (gzip, br, zstd); and the operations layers
-//! of issue 14 (`ApiConfig::ops`): `/metrics` (`crate::metrics`), the access log, entity tags
+//! (`ApiConfig::ops`): `/metrics` (`crate::metrics`), the access log, entity tags
 //! and 304s, load shedding, the per-client rate limit, configured CORS origins, `Server`. Plain
 //! GETs of the three hottest read routes skip the router (`direct.rs`). It does what the
 //! tower-http layers it replaced did,
@@ -251,8 +252,8 @@ fn put_cors(headers: &mut HeaderMap, cors: &Headers) {
     }
 }
 
-/// `value` added to the answer's `Vary`, joined into its one line when it has one (issue 11:
-/// `Vary: accept-encoding, accept` is one header to copy and write per answer, not two).
+/// `value` added to the answer's `Vary`, joined into its one line when it has one
+/// (`Vary: accept-encoding, accept` is one header to copy and write per answer, not two).
 fn add_vary(headers: &mut HeaderMap, value: &HeaderValue) {
     use axum::http::header::Entry;
     match headers.entry(header::VARY) {
@@ -275,7 +276,7 @@ const VARY_ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("accept-encod
 /// A new request id: a UUID v4 from the thread's generator. Request ids tell requests apart in
 /// logs and traces; they guard nothing, so the generator is the small non-cryptographic one
 /// (Xoshiro256++, two 64-bit draws per id), seeded per thread from the OS-seeded thread
-/// generator: 200 instructions less per request than the ChaCha thread generator (issue 11).
+/// generator: 200 instructions less per request than the ChaCha thread generator.
 pub fn new_request_id() -> HeaderValue {
     use rand::{Rng, SeedableRng};
     // Per-thread scratch: a random generator; no setting or counter of any server.

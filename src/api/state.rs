@@ -34,7 +34,7 @@ pub struct ApiConfig {
     /// Stream list pages chunk by chunk as the client reads (`stream`); off renders each page
     /// whole (tests compare the two).
     pub stream_pages: bool,
-    /// The operations layers of the request stack (issue 14; see `api::stack`).
+    /// The operations layers of the request stack (see `api::stack`).
     pub ops: OpsOptions,
     /// A read replica's standing against its store (`serve --read-only --follow`), shown by
     /// `/status`.

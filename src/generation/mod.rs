@@ -226,7 +226,7 @@ impl GenerationStore {
     /// The current generation for a short synchronous read (a `/posisjon` or `/veg` answer):
     /// held through arc-swap's per-thread slots instead of a new reference, so the request
     /// writes nothing that the other worker threads' requests write too (the shared reference
-    /// count was a cache line taken from the other core twice per request, issue 11). Keep it
+    /// count was a cache line taken from the other core twice per request). Keep it
     /// for the answer only; what outlives the call takes `current()`.
     pub fn pin(&self) -> arc_swap::Guard<std::sync::Arc<Generation>> {
         self.current.load()

@@ -1,5 +1,6 @@
-//! Every later request head of a kept-alive connection, checked before hyper sees it (issue 26
-//! item 7; the first head is `head::read_first`'s).
+//! Every later request head of a kept-alive connection, checked before hyper sees it, so that
+//! a head hyper cannot parse gets the API's error shape instead of hyper's bare status (the
+//! first head is `head::read_first`'s).
 //!
 //! [`Checked`] sits between the socket and hyper and follows the requests' framing on the read
 //! side ([`Framing`]): after each head it knows how the body is framed — `Content-Length`

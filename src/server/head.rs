@@ -1,4 +1,4 @@
-//! A connection's request heads, read and checked before hyper sees them (issue 26 item 7).
+//! A connection's request heads, read and checked before hyper sees them.
 //! hyper answers a head it cannot parse — bytes outside HTTP's grammar (a raw `0xff` in the
 //! request line), a request target over its 65,534 bytes, a head over its buffer, a bad
 //! `Content-Length` or `Transfer-Encoding` — with a bare status and an empty body. Here the same

@@ -2,7 +2,7 @@
 //!
 //! hyper's own `header_read_timeout` creates a timer for every request head it waits for (an
 //! allocation, and a registration and removal in the runtime's timer wheel): about a twentieth
-//! of the instructions a `/posisjon` request costs (issue 11, `tools/callgrind_wire.sh`). Here a
+//! of the instructions a `/posisjon` request costs (`tools/callgrind_wire.sh`). Here a
 //! connection has one timer for its lifetime. It wakes every eighth of the timeout and closes
 //! the connection once it has been *waiting for the client* longer than the timeout: for a
 //! request head (no request in the handlers, no answer being written), or for the client to
@@ -10,9 +10,8 @@
 //! A client that trickles a head (slowloris), keeps a connection idle or never reads its answer
 //! is dropped between one and one and a quarter timeouts after its last answer or read; a request
 //! whose head is in is never cut while the server works on it: in the handlers, or producing
-//! its answer's body however slowly (a heavy page under load; issue 26 item 13: the body was
-//! once counted as done when the handler returned, so a body whose next part took longer than
-//! the timeout to make was cut). The request timeout and query budget bound the server's side.
+//! its answer's body however slowly (a heavy page under load: a body counted as done when the
+//! handler returned would be cut whenever its next part took longer than the timeout to make). The request timeout and query budget bound the server's side.
 //!
 //! The watchdog is polled after the connection (`serve_watched`), and a wake-up that comes late
 //! (the runtime was busy) does not fire: a head that arrived meanwhile is read first.
@@ -431,7 +430,7 @@ mod tests {
         http_body_util::StreamBody::new(Box::pin(parts))
     }
 
-    /// Issue 26 item 13: an answer whose parts take longer than the header timeout to make
+    /// An answer whose parts take longer than the header timeout to make
     /// (a heavy page under load) is written whole; the timer starts when it is done.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_slowly_made_answer_is_not_cut_by_the_header_timer() {

@@ -1,4 +1,4 @@
-//! Direct routes (issue 11): a plain `GET /posisjon`, `GET /veg` or
+//! Direct routes, for speed: a plain `GET /posisjon`, `GET /veg` or
 //! `GET /vegobjekter/{type}/statistikk` is answered by its handler function without the
 //! router. The router's part of such a request (path matching, the handler's extractors, the
 //! state's clone, the boxed route futures, the timeout and request-base wrappers a synchronous
@@ -17,7 +17,7 @@
 //! worker is being made at any moment. It is not added to the in-flight count: it reads the
 //! count (shed by the general path when the count is at `--max-in-flight`) and writes nothing
 //! to it. The count's two atomic writes per request were a cache line that both workers took
-//! from each other on every request (issue 11); the price is that the count, and so the limit
+//! from each other on every request; the price is that the count, and so the limit
 //! and the `vegdb_http_requests_in_flight` gauge, can be low by at most the worker threads'
 //! number.
 //!
@@ -118,7 +118,7 @@ impl App {
 
 /// The headers of a direct route's usual answer (200, JSON, a public entity tag), with
 /// placeholders for the tag and the request id: cloned and filled in per answer, one copy
-/// instead of eight inserts into a growing map (issue 11). The three values that differ per
+/// instead of eight inserts into a growing map. The three values that differ per
 /// answer are the map's first three, so filling them in hashes no header name and walks no
 /// further; the others are added by the general path's own `finish_headers` and
 /// `put_id_and_server`.

@@ -1,4 +1,4 @@
-//! The entity tags of read-API answers (issue 14): the data changes only with the generation,
+//! The entity tags of read-API answers: the data changes only with the generation,
 //! so an answer's tag is the generation and a hash of what else it depends on (which answers
 //! have one: `route::RequestClass::cacheable`); a matching
 //! `If-None-Match` is answered with 304 before the routes run.

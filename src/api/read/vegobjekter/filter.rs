@@ -97,7 +97,7 @@ fn parse_areas(g: &Generation, p: &Params, f: &mut ObjectFilter) -> ApiResult<()
 
 /// The place filters: road references, map extent, link positions (not with the others).
 fn parse_places(p: &Params, srid: Srid, f: &mut ObjectFilter) -> ApiResult<()> {
-    // (the lists are walked in place: a copy of each would cost every request, issue 11)
+    // (the lists are walked in place: a copy of each would cost every request)
     f.roads = p
         .items("vegreferanse")
         .map(RoadRefFilter::parse)
