@@ -1,10 +1,10 @@
-//! The in-process part of an HTTP request (issue 11): one `/posisjon` request through the whole
+//! The in-process part of an HTTP request: one `/posisjon` request through the whole
 //! request stack (`api::stack::App::handle`: request id, CORS, guard, timeout, request base,
 //! gzip negotiation, routing, parameters, the query, JSON) against the same request through the
 //! routes alone (`api::routes`, no stack), and a `/status`-free fixed answer for scale. No
 //! network: the difference is the stack's own cost per request. Data: the tiny preset.
 //!
-//! Issue 14: the operations layers (metrics, access log, ETag/Cache-Control, the in-flight
+//! The operations layers (metrics, access log, ETag/Cache-Control, the in-flight
 //! limit, the rate limit) all switched on (`ops_on`; the access-log lines go to a sink through
 //! the server's own buffered writer) against all off (`ops_off`), without a tracing subscriber
 //! and with one at `info` writing to a sink (the `request` span exists at `info` in both), and a
@@ -218,7 +218,7 @@ fn bench(c: &mut Criterion) {
     });
     g.finish();
 
-    // issue 14: the operations layers on and off
+    // the operations layers on and off
     let on = rt.block_on(vegdb::api::router::app(state_with(ops_on())));
     let off = rt.block_on(vegdb::api::router::app(state_with(ops_off())));
     let tag = rt

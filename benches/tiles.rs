@@ -1,4 +1,4 @@
-//! Vector tiles (issue 15), in process: the time to render and encode one tile of the `vegnett`
+//! Vector tiles, in process: the time to render and encode one tile of the `vegnett`
 //! layer at zoom 12, over a sample of the zoom-12 tiles that hold road (300 distinct tiles, drawn
 //! uniformly from the tiles under 200,000 random network vertices, seed 15), and the same tiles of
 //! the speed-limit layer (type 105). Prints the median, p90 and p99 per tile, then criterion

@@ -89,7 +89,7 @@ fn run_in(cwd: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (Option
     (code, err)
 }
 
-/// Issue 26 item 2: every command that takes `--data` refuses an object store URL (or any
+/// Every command that takes `--data` refuses an object store URL (or any
 /// URL) with a message naming `--publish-to`, `--follow` and `snapshot push`/`pull`, and makes
 /// no local directory of it (`s3:/bucket/prefix/CURRENT` in the working directory).
 #[test]

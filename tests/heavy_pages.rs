@@ -1,4 +1,4 @@
-//! Heavy pages must not starve cheap requests (issue 26 item 12), on the real binary over the
+//! Heavy pages must not starve cheap requests, on the real binary over the
 //! demo snapshot: [`HEAVY`] raw TCP clients ask for the largest page of type 105 with
 //! `inkluder=alle`, gzipped (half of them never read, half read slowly), and meanwhile
 //! `/status` and `/posisjon` are asked one at a time, each on a new connection. Their p99 must

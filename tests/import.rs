@@ -1141,7 +1141,7 @@ async fn concurrent_download_is_bounded_and_downloads_the_same() {
     }
 }
 
-/// Issue 26: a veglenke whose WKT holds a finite, absurd vertex (`1e20`, `±1e308`) imported
+/// A veglenke whose WKT holds a finite, absurd vertex (`1e20`, `±1e308`) imported
 /// with exit 0 and published a generation no server could load (the grid grew by ~1 GB/s, the
 /// R-tree panicked). Now each such veglenke is skipped and counted like other bad records, and
 /// the generation loads with every other row of the same import without them.

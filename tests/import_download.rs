@@ -1,5 +1,5 @@
 //! `vegdb import --source URL` and `vegdb refresh --source URL` against upstreams that
-//! misbehave (issue 26): bodies that never end, whole lines that are not JSON, a
+//! misbehave: bodies that never end, whole lines that are not JSON, a
 //! `Content-Length` that lies, redirect loops and redirects to another port, HTTPS with a CA of
 //! the test's own (trusted, untrusted, wrong name, no CA store at all), a refresh with no new
 //! events and event ids that jump absurdly. Each upstream is a local stand-in.

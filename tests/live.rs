@@ -1,8 +1,8 @@
-//! Publishing into the data directory of a running server (issue 13, "publishing safely into a
-//! live data directory"): `generate` (and `import`, `refresh`) hand their generation to the
-//! server that owns the directory, which publishes it in sequence with changesets; a running
-//! server picks up a generation published under it (poll and SIGHUP); /status tells which
-//! generation it serves and how it was made. Real `vegdb` processes wherever a process matters.
+//! Publishing safely into the live data directory of a running server: `generate` (and
+//! `import`, `refresh`) hand their generation to the server that owns the directory, which
+//! publishes it in sequence with changesets; a running server picks up a generation published
+//! under it (poll and SIGHUP); /status tells which generation it serves and how it was made.
+//! Real `vegdb` processes wherever a process matters.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::io::Read;
@@ -239,11 +239,11 @@ fn text(o: &std::process::Output) -> String {
     )
 }
 
-/// The race of issue 13: `vegdb generate` into the directory of a running server. Before the
-/// hand-off existed, the server kept serving the old generation and its next changeset built
-/// on the old one, discarding the generated one (and, once the directory had an owner lock,
-/// `generate` was refused outright). Now the server publishes the generated generation in
-/// sequence, serves it at once, and the next changeset lands on top of it.
+/// The race this guards against: `vegdb generate` into the directory of a running server.
+/// Before the hand-off existed, the server kept serving the old generation and its next
+/// changeset built on the old one, discarding the generated one (and, once the directory had an
+/// owner lock, `generate` was refused outright). Now the server publishes the generated
+/// generation in sequence, serves it at once, and the next changeset lands on top of it.
 #[test]
 fn generate_into_a_served_directory_is_published_by_the_server_and_nothing_is_lost() {
     let tmp = tempfile::tempdir().unwrap();
@@ -537,7 +537,7 @@ fn move_vertex(x: f64, y: f64) -> impl FnOnce(&mut vegdb::snapshot::columns::Roa
     }
 }
 
-/// Issue 26: a generation with a finite, absurd coordinate (written past the importer) grew the
+/// A generation with a finite, absurd coordinate (written past the importer) grew the
 /// grid's memory by ~1 GB/s (1e20) or panicked in the R-tree (±1e308). Loading it now fails
 /// with a Corrupt error naming the file, the row and the coordinate, and no panic; a bad
 /// position or length too.

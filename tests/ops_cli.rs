@@ -1,4 +1,4 @@
-//! Operating vegdb from the outside (issue 14): the real binary bound before it loads, a copied
+//! Operating vegdb from the outside: the real binary bound before it loads, a copied
 //! binary serving the embedded demo from an empty directory, the configuration file and
 //! `config print`, clear messages for missing directories, the refusal of a corrupt CURRENT
 //! with `snapshot rollback`, and help text on every flag.
@@ -793,7 +793,7 @@ fn thread_policies(pid: u32) -> Vec<(String, i64)> {
     out
 }
 
-/// `--scheduling` (issue 11): the server's threads run under SCHED_BATCH (3) by default and
+/// `--scheduling`: the server's threads run under SCHED_BATCH (3) by default and
 /// SCHED_OTHER (0) with `normal`; the writer's threads keep their own `--writer-priority`
 /// (SCHED_IDLE, 5) under either.
 #[cfg(target_os = "linux")]

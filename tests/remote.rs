@@ -733,7 +733,7 @@ fn killing_the_writer_during_an_upload_loses_nothing() {
     );
 }
 
-// ---- one writer per store prefix (issue 26 item 11) ----------------------------------------
+// ---- one writer per store prefix -----------------------------------------------------------
 
 /// Start `vegdb serve --publish-to url` on `data` with short lease times, without waiting.
 fn start_writer(data: &Path, s3: &s3::S3Server, url: &str) -> Server {

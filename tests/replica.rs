@@ -1,4 +1,4 @@
-//! Read replicas (issue 16): a replica follows the generations a writer publishes to a store,
+//! Read replicas: a replica follows the generations a writer publishes to a store,
 //! downloading only the files whose content it does not hold and loading each generation as a
 //! successor of the served one; write requests reaching it go to the writer; cursors page on
 //! across replicas and generation swaps.

@@ -1,4 +1,4 @@
-//! Memory held for clients that do not read (issue 10 item 7), on the real binary: N raw TCP
+//! Memory held for clients that do not read, on the real binary: N raw TCP
 //! clients (with a small receive buffer) send a request for the largest page of the tiny
 //! dataset and never read. The server's RSS may grow by at most [`MAX_GROWTH_PER_CLIENT`] per
 //! such client (README, limits: memory per slow client), far below N × the page size; it comes

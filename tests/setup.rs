@@ -1,4 +1,4 @@
-//! The README's test command is one command that does its own set-up (issue 26, item 10): a new
+//! The README's test command is one command that does its own set-up: a new
 //! user on a fresh machine runs it and every test runs, none skipped for a missing part.
 //!
 //! Checked against the files themselves: the command in README's "Run every test" block is a

@@ -1,7 +1,7 @@
-//! vegdb-bare: the reference point of issue 11 — a bare axum handler that answers every GET with
-//! the same fixed bytes, served by plain `axum::serve` (no middleware, no work). `/posisjon` is
-//! measured against it in the same sitting (`tools/bench_wire.sh`): the ratio says how much of
-//! the wire's capacity vegdb's request stack leaves to the client.
+//! vegdb-bare: the reference point for the request stack's own cost — a bare axum handler that
+//! answers every GET with the same fixed bytes, served by plain `axum::serve` (no middleware, no
+//! work). `/posisjon` is measured against it in the same sitting (`tools/bench_wire.sh`): the
+//! ratio says how much of the wire's capacity vegdb's request stack leaves to the client.
 //!
 //! `vegdb-bare --listen 127.0.0.1:18091 --bytes 250` (loopback only). The body is a JSON string
 //! of exactly `--bytes` bytes with `Content-Type: application/json;charset=utf-8`, as vegdb's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11: `/posisjon` against PostGIS KNN through pgbench (C client, `-M prepared`) on the same
+# `/posisjon` against PostGIS KNN through pgbench (C client, `-M prepared`) on the same
 # links and points, at 1, 2 and 8 connections, alternating in one sitting.
 #
 #   tools/bench_postgis_posisjon.sh [DATA_DIR] [SECONDS] [ROUNDS]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16: read replica figures on the national dataset, against a local S3-protocol server
+# Read replica figures on the national dataset, against a local S3-protocol server
 # (moto_server, the one the tests use), in one sitting. BENCHMARKS.md "Read replicas" holds
 # the results.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15: zoom-12 `vegnett` tiles of vegdb against PostGIS `ST_AsMVT` on the same links and the
+# Zoom-12 `vegnett` tiles of vegdb against PostGIS `ST_AsMVT` on the same links and the
 # same tiles.
 #
 #   tools/bench_tiles_postgis.sh [DATA_DIR] [TILES_FILE] [SECONDS]

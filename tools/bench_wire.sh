@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11: vegdb's hot read paths over HTTP against a bare axum handler (`vegdb-bare`) that
+# vegdb's hot read paths over HTTP against a bare axum handler (`vegdb-bare`) that
 # answers every request with the same number of bytes, measured in one sitting, interleaved.
 #
 #   tools/bench_wire.sh [DATA_DIR] [SECONDS] [ROUNDS] [KINDS]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11: instructions per request over HTTP, vegdb against vegdb-bare, counted by valgrind's
+# Instructions per request over HTTP, vegdb against vegdb-bare, counted by valgrind's
 # callgrind — a figure that does not move with the machine's load (wall-clock benches do).
 #
 #   tools/callgrind_wire.sh [DATA_DIR] [REQUESTS] [KIND]
@@ -10,7 +10,7 @@
 # requests sent by vegdb-load over one keep-alive connection, then dumped. Prints instructions
 # per request for each and the top functions (inclusive) of vegdb. NO_BUILD=1 uses the release
 # binaries as they are. Needs valgrind (Debian `valgrind`). Loopback only.
-# OPS=compare (issue 14) also runs vegdb with every operations layer off (`vegdb-off`), and the
+# OPS=compare also runs vegdb with every operations layer off (`vegdb-off`), and the
 # first run with everything on as shipped: `--log info`, so the access log writes its lines
 # (to a file). LOG sets the first run's log filter otherwise (default warn).
 set -euo pipefail

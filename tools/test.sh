@@ -40,11 +40,11 @@ suite() {
 
 # curl: tests/api/readme.rs runs every README example through the real curl too
 apt_install curl curl
-# --- geo (issue 15): GDAL for tests/api/ogc.rs (ogrinfo/ogr2ogr through the OAPIF and GeoJSON
+# --- geo: GDAL for tests/api/ogc.rs (ogrinfo/ogr2ogr through the OAPIF and GeoJSON
 # drivers against the real binary); the test fails when ogrinfo is missing.
 apt_install ogr2ogr gdal-bin
 # --- end geo
-# --- store (issue 16): the S3-protocol server the tests run against (tests/s3/mod.rs) -----
+# --- store: the S3-protocol server the tests run against (tests/s3/mod.rs) -----
 # moto_server from PyPI moto[server] 5.2.5 (implements If-None-Match/If-Match on PutObject),
 # installed into the venv before `cargo test`; without VEGDB_S3_SERVER the S3 tests fail.
 echo "== S3 test server: moto[server] 5.2.5"
@@ -67,7 +67,7 @@ FRESH="$(mktemp -d)"
 trap 'rm -rf "$FRESH"' EXIT
 cargo run --locked --quiet -- generate --scale tiny --data "$FRESH" > /dev/null
 "$VENV/bin/python" tools/check_geoparquet.py "$FRESH"
-# --- demo (issue 15): the committed demo (format 3, checked above by check_geoparquet.py) in
+# --- demo: the committed demo (format 3, checked above by check_geoparquet.py) in
 # GDAL. Debian's GDAL (3.6) and the pyogrio wheels have no Parquet driver, so ogrinfo opens what
 # `vegdb export` makes of the demo's 105 Fartsgrense files: as many features as the manifest has
 # rows, as lines.
@@ -87,18 +87,18 @@ echo "== client suite: pnvdb 0.4.0 against the real server (the debug binary car
 cargo build --locked --quiet --bin vegdb
 suite "$VENV/bin/python" tests/clients
 
-echo "== vector tiles and the map page (issue 15, tests/tiles): an independent MVT decoder and headless Chromium"
+echo "== vector tiles and the map page (tests/tiles): an independent MVT decoder and headless Chromium"
 # tiles: Debian chromium for the map-page test (installed only when missing), the MVT decoder
 # and the CDP client's websocket package from PyPI; the screenshot lands in tests/artifacts/.
 apt_install chromium chromium
 "$VENV/bin/pip" install --quiet --disable-pip-version-check mapbox-vector-tile websockets shapely requests pytest
 suite "$VENV/bin/python" tests/tiles
 
-echo "== GIS clients (issue 26): bbox answers of the OGC API (OWSLib) and v2 kartutsnitt against shapely, on the demo"
+echo "== GIS clients: bbox answers of the OGC API (OWSLib) and v2 kartutsnitt against shapely, on the demo"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check OWSLib==0.35.0 shapely requests pytest
 suite "$VENV/bin/python" tests/gis
 
-echo "== files (issues 15/16): GIS exports in GDAL, engines (DuckDB, Dask) over a generation on S3 (moto)"
+echo "== files: GIS exports in GDAL, engines (DuckDB, Dask) over a generation on S3 (moto)"
 # gdal-bin for ogrinfo (only when missing; another block may install it too)
 apt_install ogrinfo gdal-bin
 # its own venv: the duckdb-ext wheels need duckdb 1.4.4 exactly (the shared venv has the newest)
@@ -126,7 +126,7 @@ suite "$VENV/bin/python" tests/openapi_clients
 echo "== schemathesis 4.32.5 against both OpenAPI documents (fixed generation, 50 examples per operation)"
 tools/schemathesis.sh "$CARGO_TARGET_DIR/debug/vegdb" "$VENV/bin/schemathesis"
 
-# --- packaging (engineer "pack", issue 14): systemd unit, Dockerfile lint, container image ---
+# --- packaging: systemd unit, Dockerfile lint, container image ---
 echo "== packaging: systemd-analyze verify of tools/packaging/vegdb.service"
 # systemd-analyze verify works without a running systemd (in a container too): it parses the unit
 # and checks that ExecStart's binary is executable, so it runs on a copy whose binary path is the

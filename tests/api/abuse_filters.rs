@@ -1,4 +1,4 @@
-//! Abusive filter parameters (issue 10, items 1 and 10): deeply nested and very wide filter
+//! Abusive filter parameters: deeply nested and very wide filter
 //! expressions must end in a clean 4xx (or a 503 when the evaluation budget runs out) in the API
 //! error shape, never in a crash, and must not starve other requests.
 //!

@@ -1,4 +1,4 @@
-//! Connection-level abuse (issue 10, items 11 and 17): slowloris and idle connections are closed
+//! Connection-level abuse: slowloris and idle connections are closed
 //! by the header-read timeout, a connection limit keeps the server reachable, and errors made
 //! below the handlers (405, 414, 431, bad UTF-8 in the path) come in the API's error shape.
 
@@ -220,7 +220,7 @@ async fn http_layer_errors_come_in_the_api_error_shape() {
     .expect("client thread");
 }
 
-/// Issue 26 item 7: an unknown parameter name of 20 KB is echoed cut at 200 characters (`…`),
+/// An unknown parameter name of 20 KB is echoed cut at 200 characters (`…`),
 /// by the read API, the OGC API and the write API alike.
 #[tokio::test]
 async fn a_rejected_parameter_name_is_echoed_cut_at_200_characters() {
@@ -284,7 +284,7 @@ fn raw_exchange(addr: std::net::SocketAddr, request: &[u8]) -> (u16, String, Str
     (status, head.to_ascii_lowercase(), body.to_string())
 }
 
-/// Issue 26 item 7: heads hyper cannot take (a target over its 64 KB, a raw 0xff byte, a head
+/// Heads hyper cannot take (a target over its 64 KB, a raw 0xff byte, a head
 /// over its buffer) are answered in the API's shape — the read API's error array, the write
 /// API's fault — not with hyper's bare status and empty body.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -482,7 +482,7 @@ fn validator_status(addr: std::net::SocketAddr, token: &str) -> u16 {
     status
 }
 
-/// Issue 26 item 7: a head hyper cannot take that comes later on a kept-alive connection —
+/// A head hyper cannot take that comes later on a kept-alive connection —
 /// after an answered request, pipelined behind good requests, after a request with a
 /// `Content-Length` or chunked body — gets the API's shape as the first head does, after the
 /// answers to every request before it, and the connection is closed.

@@ -53,7 +53,7 @@ impl BinServer {
         let data_arg = data.to_str().expect("utf-8 path");
         run(&["generate", "--scale", "tiny", "--data", data_arg], None);
         for u in users {
-            // README: `vegdb user add NAME --roles ... --password-stdin` (issue 9, gap 11).
+            // README: `vegdb user add NAME --roles ... --password-stdin`.
             run(
                 &[
                     "user",

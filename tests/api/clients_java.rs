@@ -8,7 +8,7 @@
 //! `gson/AreaParser` @0d51375, `gson/GeometryParser` @1624cb3, `gson/PlacementParser` @06d730f.
 //! The V2 header set (`ClientFactory.apiRevision`, `RequestHeaderFilter`), the V2 `stedfesting`
 //! and link-quality names and the V2 paging rule (`GenericResultSet`) are as recorded from the V2
-//! branch in issue 9 and the project's api-facts sheet. Each assertion group names the class and
+//! branch of the client and the project's api-facts sheet. Each assertion group names the class and
 //! method and quotes the source line it stands for (line numbers differ between the V2 and V3
 //! histories of the same files).
 
@@ -126,7 +126,7 @@ async fn client_factory_reads_the_catalogue_version_triple() {
     let s = TestServer::start().await;
     // `DatakatalogVersionParser.parseVersion`: `Integer id = parseIntMember(obj, "id"); String version
     // = parseStringMember(obj, "versjon"); LocalDate date = parseDateMember(obj, "dato")`, unboxed by
-    // `new Version(id, ...)`: a missing id is a NullPointerException (issue 9, gap 2).
+    // `new Version(id, ...)`: a missing id is a NullPointerException.
     let (_, v) = get(&s, "/vegobjekttyper/versjon", None).await;
     assert!(v["id"].is_u64(), "versjon.id: {v}");
     assert!(v["versjon"].is_string(), "{v}");
@@ -141,7 +141,7 @@ async fn status_client_parses_the_last_update_as_local_time() {
     let java = Java::start().await;
     // `StatusParser.parseStatus`: `JsonObject datagrunnlag = obj.get("datagrunnlag").getAsJsonObject();
     // LocalDateTime date = parseDateTimeMember(datagrunnlag, "sist_oppdatert");` and the catalogue
-    // version through `DatakatalogVersionParser.parseVersion` (issue 9, gap 3).
+    // version through `DatakatalogVersionParser.parseVersion`, which needs `id` and `dato`.
     let status = java.get("/status").await;
     let rev2 = status["datagrunnlag"]["sist_oppdatert"].clone();
     java_local_date_time(&rev2, "sist_oppdatert");
@@ -185,8 +185,8 @@ async fn status_client_parses_the_last_update_as_local_time() {
 
 #[tokio::test]
 async fn content_type_names_the_revision_served() {
-    // The client asks for `ACCEPT_REV2`; the answer names the revision actually served (issue 9,
-    // gap 8), so a client can tell which field formats it got.
+    // The client asks for `ACCEPT_REV2`; the answer names the revision actually served, so
+    // a client can tell which field formats it got.
     let java = Java::start().await;
     for path in [
         "/status",
@@ -256,7 +256,7 @@ fn road_object(o: &Value, datatypes: &[u64]) {
     geometry(&o["geometri"], "geometri");
     // `parseSegment`: `PlacementParser.parsePlacement(obj.getAsJsonObject("stedfesting"))`,
     // `GeometryParser.parse(obj.getAsJsonObject("geometri"))`, `parseIntMember` of kommune, fylke,
-    // region, vegavdeling and strekningslengde, `obj.has("vegreferanse")` (issue 9, gap 4).
+    // region, vegavdeling and strekningslengde, `obj.has("vegreferanse")`.
     let segments = o["vegsegmenter"]
         .as_array()
         .expect("inkluder=alle has vegsegmenter");
@@ -339,7 +339,7 @@ async fn road_object_client_pages_objects_with_inkluder_alle() {
 async fn statistics_and_simplified_geometry_parse() {
     let java = Java::start().await;
     // `RoadObjectParser.parseStatistics`: `int numFound = parseIntMember(obj, "antall"); long length
-    // = parseLongMember(obj, "strekningslengde")`; integers as in the documentation (issue 9, gap 7).
+    // = parseLongMember(obj, "strekningslengde")`; integers as in the documentation.
     let stat = java.get("/vegobjekter/105/statistikk?kommune=5001").await;
     assert!(stat["antall"].is_u64(), "{stat}");
     assert!(
@@ -347,7 +347,7 @@ async fn statistics_and_simplified_geometry_parse() {
         "strekningslengde as a whole number: {stat}"
     );
     // `GeometryParser.parse`: `parseBooleanMember(obj, "forenklet")`; the client sends any integer
-    // as `geometritoleranse`, and a simplified geometry says so (issue 9, gap 10).
+    // as `geometritoleranse`, and a simplified geometry says so.
     let full = java
         .get("/vegobjekter/105?antall=100&inkluder=geometri")
         .await;
@@ -384,7 +384,7 @@ async fn road_net_client_parses_links() {
     // `sluttposisjon`, `kortform`, `konnekteringslenke`, `kommune`, `fylke`, `region`,
     // `vegavdeling`, `strekningslengde`, `geometri`) and the geometry quality under the names the
     // Java client uses: `målemetode`, `nøyaktighet`, `målemetodeHøyde`, `nøyaktighetHøyde`,
-    // `synbarhet` (issue 9, gap 9; `GsonUtil.parseIntMember` needs numbers).
+    // `synbarhet` (`GsonUtil.parseIntMember` needs numbers).
     let page = java.get("/vegnett/lenker?kommune=5001&antall=100").await;
     let links = page["objekter"].as_array().expect("objekter");
     assert!(!links.is_empty());
@@ -480,7 +480,7 @@ async fn position_and_road_reference_clients() {
     assert!(first["veglenke"]["id"].is_u64(), "{first}");
     geometry(&first["geometri"], "geometri");
     // `RoadReferenceClient` uses `executeOptional`: 204 (or 404) is "no result". A well-formed
-    // reference that matches nothing (an 8-digit meter) is 204 (issue 9, gap 10).
+    // reference that matches nothing (an 8-digit meter) is 204, not an error.
     let none = java
         .s
         .client
@@ -506,7 +506,7 @@ async fn area_client_parses_areas_with_their_road_object() {
     // `AreaParser.parseMun`/`parseCounty`: `parseStringMember(obj, "navn")`, `int number =
     // parseIntMember(obj, "nummer")`, `kartutsnitt`/`senterpunkt` geometries, and `parseId`:
     // `long fid = parseLongMember(obj, "vegobjekt.id"); int tid = parseIntMember(obj,
-    // "vegobjekt.type")` (issue 9, gap 6).
+    // "vegobjekt.type")`, so the ids are numbers.
     for kind in ["regioner", "fylker", "vegavdelinger", "kommuner"] {
         let areas = java.get(&format!("/omrader/{kind}?inkluder=alle")).await;
         for a in areas.as_array().expect("array") {

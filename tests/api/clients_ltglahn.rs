@@ -92,7 +92,7 @@ async fn nvdbfagdata_lists_every_object_with_its_empty_named_parameter() {
     assert!(total > 1000, "the test needs more than one page");
     // nvdbapi.py `nvdbFagdata.__init__`: `self.respons = { 'inkluder' : ['alle'], 'srid' : 32633,
     // 'geometritoleranse' : None, '' : True }`, merged with `{ 'antall' : 1000 }` in `nestePaginering`;
-    // requests drops the None and sends the rest in this order (issue 9, gap 1: `&=True`).
+    // requests drops the None and sends the rest in this order (`&=True` included).
     let url = format!(
         "{}/vegobjekter/105?inkluder=alle&srid=32633&=True&antall=1000",
         s.base
@@ -104,7 +104,7 @@ async fn nvdbfagdata_lists_every_object_with_its_empty_named_parameter() {
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len() as u64, total, "no object twice across pages");
-    // `inkluder=alle` on a list: every part, vegsegmenter included (issue 9, gap 4), in the shape
+    // `inkluder=alle` on a list: every part, vegsegmenter included, in the shape
     // the GeoJSON export reads (stedfesting, geometri.wkt, vegreferanse.kortform).
     for o in &objects {
         for part in [
@@ -151,8 +151,7 @@ async fn nvdbvegnett_pages_links_that_the_geojson_export_can_convert() {
 async fn hrefs_use_the_host_the_client_connected_to() {
     // Later nvdbapi.py versions warn when `neste.href` points at another host than the base URL
     // they were given (api-facts §7, commit de334c2), and every version follows that href
-    // verbatim: a server started without --public-url must answer with the Host the client used
-    // (issue 9, gap 10).
+    // verbatim: a server started without --public-url must answer with the Host the client used.
     let server = BinServer::start(&[]).await;
     let client = reqwest::Client::new();
     let base = format!("http://localhost:{}/nvdb/api/v2", server.port);
@@ -232,7 +231,7 @@ async fn skrivnvdb_logs_in_through_openam_and_writes_a_changeset() {
     );
 
     // Wrong credentials: not ok (skrivnvdb prints "Fikk ikke logget på"), and the answer does not
-    // tell a wrong password from an unknown user (issue 9, gap 11).
+    // tell a wrong password from an unknown user.
     let wrong = openam_login(&client, &root, "kari", "feil").await;
     assert_eq!(wrong.status().as_u16(), 401);
     let wrong_body = wrong.text().await.unwrap();

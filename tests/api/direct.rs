@@ -1,4 +1,4 @@
-//! The direct routes of the request stack (`api::stack::direct`, issue 11) against the general
+//! The direct routes of the request stack (`api::stack::direct`) against the general
 //! path as the oracle: two stacks over the same data, one with `direct_routes` and one without,
 //! get the same generated requests (`/posisjon` and `/veg` with valid, out-of-range and
 //! malformed parameters; the media types clients send; `Origin`, credentials, request ids,

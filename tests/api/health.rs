@@ -1,4 +1,4 @@
-//! Start-up and health (issue 14): the port answers before the data is loaded — `/health` 200,
+//! Start-up and health: the port answers before the data is loaded — `/health` 200,
 //! `/ready` 503 and every API request 503 with `Retry-After` in the API's own error shape, on a
 //! connection that is closed after the answer — and once the state is there `/ready` is 200,
 //! saying what is ready, and `/status` names the version.
@@ -228,7 +228,7 @@ fn feed(path: std::path::PathBuf, text: String) -> std::thread::JoinHandle<()> {
     })
 }
 
-/// Issue 26 item 9: while the real binary loads, `/ready`, `/status` and the write API answer
+/// While the real binary loads, `/ready`, `/status` and the write API answer
 /// 503 saying "loading", and none of them names a path of the server (its data directory).
 #[tokio::test]
 async fn a_loading_server_says_loading_and_names_no_path_of_its_own() {

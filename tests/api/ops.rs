@@ -1,4 +1,4 @@
-//! The operations layers of the request stack (issue 14): Prometheus metrics at `/metrics`
+//! The operations layers of the request stack: Prometheus metrics at `/metrics`
 //! (parsed with the independent `prometheus-parse` crate), the access log, ETag /
 //! Cache-Control / 304, load shedding, the per-client rate limit, br and zstd (decoded with the
 //! `brotli` and `zstd` crates), configured CORS origins and the `Server` header.

@@ -1,4 +1,4 @@
-//! The hand-written request stack (`api::stack`, issue 11) against the tower-http layers it
+//! The hand-written request stack (`api::stack`) against the tower-http layers it
 //! replaced: the CORS headers of ordinary and preflight requests are those `CorsLayer::permissive`
 //! gives, request ids are UUID v4 and unique, and the per-core runtime serves connections spread
 //! over several runtimes and shuts down gracefully.

@@ -1,4 +1,4 @@
-//! Streamed list pages (issue 10 item 7: `/vegobjekter/{type}`, `/vegnett/lenker`,
+//! Streamed list pages (`/vegobjekter/{type}`, `/vegnett/lenker`,
 //! `/vegobjekter/{type}/endringer?type=endret`): the bytes of a page sent chunk by chunk as the client
 //! reads are those of the whole-page rendering, in every format, revision and `pretty`.
 //! The oracle is the same server with `ApiConfig::stream_pages` off (each page rendered whole

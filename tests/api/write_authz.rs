@@ -1,4 +1,4 @@
-//! Authorisation and robustness of the write path (issue 10, items 4, 5, 6, 8, 9, 14–16).
+//! Authorisation and robustness of the write path.
 //!
 //! The matrix tests are table-driven: each cell describes which objects it touches (type and
 //! the municipalities of their current and new locations, cascaded daughters included) and the

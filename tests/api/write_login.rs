@@ -158,7 +158,7 @@ async fn wrong_credentials_are_one_answer_and_failures_are_rate_limited() {
     assert_eq!(r.status().as_u16(), 200);
 }
 
-/// Issue 26 item 14: a name longer than any user's (30 KB) is a 400 at once in OpenAM's shape,
+/// A name longer than any user's (30 KB) is a 400 at once in OpenAM's shape,
 /// many of them cost no verification, and the same name within the limit still logs in.
 #[tokio::test]
 async fn an_over_long_name_is_refused_at_once() {

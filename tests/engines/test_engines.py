@@ -1,4 +1,4 @@
-"""Issue 15 exports and issue 16 "distributed engines over the same files".
+"""GIS exports, and distributed engines reading the same files as the server.
 
 - `vegdb export` output opens in GDAL (`ogrinfo`, Debian gdal-bin) with the feature count the
   API's `/statistikk` gives for the same filter, and the GeoParquet export in DuckDB spatial.
