@@ -412,7 +412,7 @@ mod tests {
     }
 
     fn fixture() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/v3-open")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/v3-lanes")
     }
 
     /// The three kinds of generation over the committed format-3 fixture: a derived one shares
