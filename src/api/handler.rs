@@ -21,10 +21,7 @@ pub fn begin<'q>(
     query: Option<&'q str>,
     allowed: &[&str],
 ) -> ApiResult<(Params<'q>, Negotiated)> {
-    let p = Params::parse(query, allowed)?;
-    let pretty = p.bool("pretty")?.unwrap_or(false);
-    let n = media::negotiate(headers, pretty)?;
-    Ok((p, n))
+    begin_with(headers, query, allowed, media::negotiate)
 }
 
 /// As [`begin`] for the endpoints that also answer GeoJSON (`Negotiated::geojson`).
@@ -33,10 +30,18 @@ pub fn begin_geo<'q>(
     query: Option<&'q str>,
     allowed: &[&str],
 ) -> ApiResult<(Params<'q>, Negotiated)> {
+    begin_with(headers, query, allowed, media::negotiate_geo)
+}
+
+fn begin_with<'q>(
+    headers: &HeaderMap,
+    query: Option<&'q str>,
+    allowed: &[&str],
+    negotiate: fn(&HeaderMap, bool) -> ApiResult<Negotiated>,
+) -> ApiResult<(Params<'q>, Negotiated)> {
     let p = Params::parse(query, allowed)?;
     let pretty = p.bool("pretty")?.unwrap_or(false);
-    let n = media::negotiate_geo(headers, pretty)?;
-    Ok((p, n))
+    Ok((p, negotiate(headers, pretty)?))
 }
 
 /// `utoipa_axum::routes!` for the read API: the handler's documented path (below
