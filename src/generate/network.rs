@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::area::{Areas, Municipality};
 use crate::geo::linref::{length_2d, sub_line};
-use crate::snapshot::columns::{Days, RoadNetwork};
+use crate::snapshot::columns::{Days, RoadNetwork, OPEN_END};
 
 use super::draft::{dist, path_between, DraftBuilder, RoadSpec};
 pub use super::draft::{Chain, LinkDraft, SegmentDraft};
@@ -304,6 +304,7 @@ fn finish(
                 .push(d.super_link.map(|s| link_ids[s]).unwrap_or(0));
             n.road_type.push(d.road_type);
             n.start_date.push(start_date);
+            n.end_date.push(OPEN_END);
             n.q_method.push(method);
             n.q_accuracy.push(acc);
             n.q_height_accuracy.push(acc * 2);

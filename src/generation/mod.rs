@@ -8,6 +8,7 @@ pub mod check;
 pub mod feature;
 pub mod rows;
 pub mod successor;
+pub mod time;
 pub mod upgrade;
 
 use std::collections::{BTreeMap, HashMap};
@@ -25,8 +26,12 @@ use crate::index::network::NetworkIndexes;
 use crate::index::rtree::NetworkIndex;
 use crate::snapshot::columns::{DeletedTable, ObjectTable, RoadNetwork};
 use crate::snapshot::manifest::Manifest;
-use crate::snapshot::parquet_read::{read_deleted, read_network, read_objects};
-use crate::snapshot::parquet_write::{DELETED_FILE, NETWORK_FILE};
+use crate::snapshot::parquet_read::{
+    read_deleted, read_network, read_network_history, read_objects,
+};
+use crate::snapshot::parquet_write::{
+    history_type_of, DELETED_FILE, NETWORK_FILE, NETWORK_HISTORY_FILE,
+};
 
 /// Objects of one type with their bitmap index.
 #[derive(Debug)]
@@ -50,6 +55,13 @@ pub struct Generation {
     /// Per type; a derived generation shares the types a changeset did not touch.
     pub objects: BTreeMap<u32, Arc<TypeData>>,
     pub deleted: Arc<DeletedTable>,
+    /// Per type, the versions that are no longer current (older versions, and the last
+    /// version of closed objects), in (id, version) order; a type without any is absent.
+    pub history: BTreeMap<u32, Arc<ObjectTable>>,
+    /// The network's closed rows (each with its `end_date`), in link order.
+    pub network_history: Arc<RoadNetwork>,
+    /// The generation as it was on past dates, built on first use (`time`).
+    pub views: time::Views,
     /// child object id -> (parent type, parent id)
     pub parents: Arc<HashMap<u64, (u32, u64)>>,
     /// Smallest id never used by any object of this generation (current or deleted).
@@ -117,6 +129,7 @@ impl Generation {
         );
         let network = network?;
         let tables = tables?;
+        let (history, network_history) = read_history(dir, &manifest)?;
         let deleted_path = dir.join(DELETED_FILE);
         let deleted = if deleted_path.exists() {
             read_deleted(&deleted_path)?
@@ -178,6 +191,9 @@ impl Generation {
                 network_indexes: Arc::new(network_indexes),
                 objects,
                 deleted: Arc::new(deleted),
+                history,
+                network_history: Arc::new(network_history),
+                views: time::Views::default(),
                 parents: Arc::new(parents),
                 next_object_id,
                 last_load_ms,
@@ -196,6 +212,33 @@ impl Generation {
             .iter()
             .find_map(|(&t, d)| d.table.row_of(id.0).map(|r| (crate::ids::TypeId(t), r)))
     }
+}
+
+/// The history files `manifest` lists (format version 4; none in older generations): each
+/// type's closed versions and the network's closed rows.
+pub fn read_history(
+    dir: &Path,
+    manifest: &Manifest,
+) -> Result<(BTreeMap<u32, Arc<ObjectTable>>, RoadNetwork)> {
+    let files: Vec<(u32, PathBuf)> = manifest
+        .files
+        .iter()
+        .filter_map(|f| Some((history_type_of(&f.path)?, dir.join(&f.path))))
+        .collect();
+    let tables = files
+        .par_iter()
+        .map(|(t, p)| Ok((*t, Arc::new(read_objects(p, *t)?))))
+        .collect::<Result<BTreeMap<_, _>>>()?;
+    let network = if manifest
+        .files
+        .iter()
+        .any(|f| f.path == NETWORK_HISTORY_FILE)
+    {
+        read_network_history(&dir.join(NETWORK_HISTORY_FILE))?
+    } else {
+        RoadNetwork::default()
+    };
+    Ok((tables, network))
 }
 
 fn next_free_id(objects: &BTreeMap<u32, Arc<TypeData>>, deleted: &DeletedTable) -> u64 {
@@ -253,15 +296,16 @@ impl Generation {
         }
     }
 
-    /// A new generation that replaces the tables of some types (and possibly the deleted list
-    /// and the parents map) and shares everything else with `self`. Only the replaced types are
-    /// re-indexed.
+    /// A new generation that replaces the tables of some types (and possibly the deleted list,
+    /// some types' history and the parents map) and shares everything else with `self`. Only
+    /// the replaced types are re-indexed.
     pub fn derive(
         &self,
         dir: PathBuf,
         manifest: Manifest,
         tables: BTreeMap<u32, (ObjectTable, Option<RowChanges>)>,
         deleted: Option<DeletedTable>,
+        history: BTreeMap<u32, ObjectTable>,
         parents: Arc<HashMap<u64, (u32, u64)>>,
     ) -> Generation {
         let network = &self.network;
@@ -293,6 +337,14 @@ impl Generation {
             .map(Arc::new)
             .unwrap_or_else(|| self.deleted.clone());
         let next_object_id = next_free_id(&objects, &deleted).max(self.next_object_id);
+        let mut kept_history = self.history.clone();
+        for (t, table) in history {
+            if table.is_empty() {
+                kept_history.remove(&t);
+            } else {
+                kept_history.insert(t, Arc::new(table));
+            }
+        }
         Generation {
             id: manifest.generation,
             dir,
@@ -304,6 +356,9 @@ impl Generation {
             network_indexes: self.network_indexes.clone(),
             objects,
             deleted,
+            history: kept_history,
+            network_history: self.network_history.clone(),
+            views: time::Views::default(),
             parents,
             next_object_id,
             last_load_ms: self.last_load_ms,

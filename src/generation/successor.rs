@@ -24,7 +24,9 @@ use crate::index::bitmaps::RowChanges;
 use crate::snapshot::columns::{DeletedTable, ObjectTable};
 use crate::snapshot::manifest::{FileEntry, Manifest};
 use crate::snapshot::parquet_read::{read_deleted, read_objects};
-use crate::snapshot::parquet_write::{DELETED_FILE, NETWORK_FILE};
+use crate::snapshot::parquet_write::{
+    history_type_of, DELETED_FILE, NETWORK_FILE, NETWORK_HISTORY_FILE,
+};
 
 /// What a successor load reused and read.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -120,7 +122,8 @@ impl Generation {
         let manifest = Manifest::read(dir)?;
         check_sizes(dir, &manifest)?;
         let old = &self.manifest;
-        if by_path(old, NETWORK_FILE) != by_path(&manifest, NETWORK_FILE) {
+        let network_changed = |path: &str| by_path(old, path) != by_path(&manifest, path);
+        if network_changed(NETWORK_FILE) || network_changed(NETWORK_HISTORY_FILE) {
             let (g, _): (Generation, LoadStats) = Generation::load(dir, &|_| {})?;
             let stats = SuccessorStats {
                 full_load: true,
@@ -154,10 +157,41 @@ impl Generation {
         } else {
             Some(DeletedTable::default())
         };
+        let history = self.history_after(dir, &manifest)?;
         let parents = self.parents_after(&tables, &rebuilt_types);
-        let g = self.derive(dir.to_path_buf(), manifest, tables, deleted, parents);
+        let g = self.derive(
+            dir.to_path_buf(),
+            manifest,
+            tables,
+            deleted,
+            history,
+            parents,
+        );
         stats.millis = started.elapsed().as_millis();
         Ok((g, stats))
+    }
+
+    /// The types whose history file `manifest` changed (written anew, added or gone), each
+    /// with its closed versions read from `dir` (empty when gone).
+    fn history_after(&self, dir: &Path, manifest: &Manifest) -> Result<BTreeMap<u32, ObjectTable>> {
+        let files = |m: &Manifest| -> BTreeMap<u32, String> {
+            m.files
+                .iter()
+                .filter_map(|f| Some((history_type_of(&f.path)?, f.sha256.clone())))
+                .collect()
+        };
+        let (before, after) = (files(&self.manifest), files(manifest));
+        let mut out = BTreeMap::new();
+        for (&t, sha) in &after {
+            if before.get(&t) != Some(sha) {
+                let path = dir.join(crate::snapshot::parquet_write::history_file(t));
+                out.insert(t, read_objects(&path, t)?);
+            }
+        }
+        for &t in before.keys().filter(|t| !after.contains_key(t)) {
+            out.insert(t, ObjectTable::new(t));
+        }
+        Ok(out)
     }
 
     /// The types of `manifest` that cannot be shared with `self`, each with its parts (the

@@ -15,14 +15,15 @@ use super::Generation;
 use crate::error::{EngineError, Result};
 use crate::snapshot::builder::{Description, GenerationBuilder};
 use crate::snapshot::manifest::{Manifest, Provenance, FORMAT_VERSION};
-use crate::snapshot::parquet_read::has_every_declared_child;
-use crate::snapshot::parquet_write::DELETED_FILE;
+use crate::snapshot::parquet_read::{has_every_declared_child, has_every_network_column};
+use crate::snapshot::parquet_write::{DELETED_FILE, NETWORK_FILE};
 use crate::snapshot::store::{DataDir, Staging};
 use crate::util::hex;
 
 /// Whether a generation's files (in `dir`) are those of the format this build writes (nothing
-/// to upgrade): the layout, and in every object file every struct child the tables declare
-/// (format 3 files written before placements had `lanes` are rewritten).
+/// to upgrade): the layout, in every object file every struct child the tables declare
+/// (format 3 files written before placements had `lanes` are rewritten) and in the network
+/// file every column (`end_date` came with format 4).
 pub fn is_current_format(m: &Manifest, dir: &Path) -> Result<bool> {
     if m.format_version != FORMAT_VERSION || Manifest::version_for(&m.files) != FORMAT_VERSION {
         return Ok(false);
@@ -32,7 +33,7 @@ pub fn is_current_format(m: &Manifest, dir: &Path) -> Result<bool> {
             return Ok(false);
         }
     }
-    Ok(true)
+    has_every_network_column(&dir.join(NETWORK_FILE))
 }
 
 /// The note `origin` gains.
@@ -56,6 +57,11 @@ pub fn upgrade(
         &g.network,
         g.objects.values().map(|d| &d.table),
         deleted.then_some(&*g.deleted),
+    )?;
+    builder.write_history(
+        &g.network,
+        &g.network_history,
+        g.history.values().map(|t| &**t),
     )?;
     builder.share_untouched()?;
     let version = builder.format_version();

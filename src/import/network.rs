@@ -14,7 +14,7 @@ use crate::geo::extent;
 use crate::geo::linref::sub_line;
 use crate::geo::srid::{to_storage, Srid};
 use crate::geo::Coord3;
-use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF, ROAD_TYPES, TOPOLOGY_LEVELS};
+use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF, OPEN_END, ROAD_TYPES, TOPOLOGY_LEVELS};
 
 /// Upstream `typeVeg` -> index into `ROAD_TYPES` (the v2 `typeVeg` values).
 const ROAD_TYPE_NAMES: [(&str, usize); 7] = [
@@ -477,6 +477,7 @@ impl NetworkBuilder {
             n.super_id.push(r.super_id);
             n.road_type.push(r.road_type);
             n.start_date.push(r.start_date);
+            n.end_date.push(OPEN_END);
             n.q_method.push(r.q.0);
             n.q_accuracy.push(r.q.1);
             n.q_height_accuracy.push(r.q.2);

@@ -149,6 +149,7 @@ fn push_row(out: &mut RoadNetwork, n: &RoadNetwork, r: usize) {
     out.super_id.push(n.super_id[r]);
     out.road_type.push(n.road_type[r]);
     out.start_date.push(n.start_date[r]);
+    out.end_date.push(n.end_date[r]);
     out.q_method.push(n.q_method[r]);
     out.q_accuracy.push(n.q_accuracy[r]);
     out.q_height_accuracy.push(n.q_height_accuracy[r]);
@@ -263,6 +264,8 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
         tables: tables.iter().map(|(&t, m)| (t, m.touched())).collect(),
         network: network.as_ref(),
         deleted: deleted.as_ref(),
+        history: BTreeMap::new(),
+        network_history: None,
         chunk_rows: CHUNK_ROWS,
     };
     let description = Description {

@@ -27,7 +27,10 @@ use sha2::{Digest, Sha256};
 use super::columns::{DeletedTable, ObjectTable, RoadNetwork};
 use super::dictionary::{self, DICTIONARY_JSON, DICTIONARY_MD};
 use super::manifest::{FileEntry, Manifest, Provenance};
-use super::parquet_write::{write_deleted, write_network, write_type, DELETED_FILE, NETWORK_FILE};
+use super::parquet_write::{
+    history_file, history_type_of, write_deleted, write_history, write_network,
+    write_network_history, write_type, DELETED_FILE, NETWORK_FILE, NETWORK_HISTORY_FILE,
+};
 use super::plan::{plan, write_chunks, Touched};
 use super::store::{generation_id, DataDir, Staging};
 use crate::area::Areas;
@@ -79,6 +82,11 @@ pub struct Changes<'t> {
     pub network: Option<&'t RoadNetwork>,
     /// The new deleted objects, when they changed (else the parent's are shared).
     pub deleted: Option<&'t DeletedTable>,
+    /// Per type whose closed versions changed, all of them (its history file is written
+    /// anew, or left out when empty; the other types' are shared).
+    pub history: BTreeMap<u32, &'t ObjectTable>,
+    /// The network's closed rows, when they changed.
+    pub network_history: Option<&'t RoadNetwork>,
     /// Rows per new chunk file (`plan::write_chunks`).
     pub chunk_rows: usize,
 }
@@ -225,6 +233,30 @@ impl<'p> GenerationBuilder<'p> {
         Ok(paths)
     }
 
+    /// Write what is no longer current (format version 4): each type's closed versions (its
+    /// `history_file`, for the types with any) and the network's closed rows (when there are
+    /// any), located on `network`.
+    pub fn write_history<'t>(
+        &mut self,
+        network: &RoadNetwork,
+        network_history: &RoadNetwork,
+        tables: impl IntoIterator<Item = &'t ObjectTable>,
+    ) -> Result<()> {
+        let tables: Vec<&ObjectTable> = tables.into_iter().filter(|t| !t.is_empty()).collect();
+        let dir = self.staging.dir.clone();
+        let entries = tables
+            .par_iter()
+            .map(|t| write_history(&dir, t, network))
+            .collect::<Result<Vec<_>>>()?;
+        self.staging.files.extend(entries);
+        if !network_history.is_empty() {
+            self.staging
+                .files
+                .push(write_network_history(&dir, network_history)?);
+        }
+        Ok(())
+    }
+
     /// Share the files of the source of a rewrite that `write_tables` did not write again
     /// (the changesets' results and anything else not a table or the dictionary).
     pub fn share_untouched(&mut self) -> Result<()> {
@@ -233,8 +265,15 @@ impl<'p> GenerationBuilder<'p> {
         };
         let rewritten = |f: &FileEntry| {
             f.type_id.is_some()
-                || [NETWORK_FILE, DELETED_FILE, DICTIONARY_JSON, DICTIONARY_MD]
-                    .contains(&f.path.as_str())
+                || history_type_of(&f.path).is_some()
+                || [
+                    NETWORK_FILE,
+                    NETWORK_HISTORY_FILE,
+                    DELETED_FILE,
+                    DICTIONARY_JSON,
+                    DICTIONARY_MD,
+                ]
+                .contains(&f.path.as_str())
         };
         let (dir, files) = (source.dir, &source.manifest.files);
         for f in files.iter().filter(|f| !rewritten(f)) {
@@ -264,6 +303,7 @@ impl<'p> GenerationBuilder<'p> {
                 (t, touched)
             })
             .collect();
+        let history_paths: Vec<String> = changes.history.keys().map(|&t| history_file(t)).collect();
         let mut replaced = vec![RESULTS_FILE];
         if changes.deleted.is_some() {
             replaced.push(DELETED_FILE);
@@ -271,6 +311,10 @@ impl<'p> GenerationBuilder<'p> {
         if changes.network.is_some() {
             replaced.push(NETWORK_FILE);
         }
+        if changes.network_history.is_some() {
+            replaced.push(NETWORK_HISTORY_FILE);
+        }
+        replaced.extend(history_paths.iter().map(String::as_str));
         let types = dictionary::types_after(
             &parent.manifest.files,
             changes
@@ -311,6 +355,14 @@ impl<'p> GenerationBuilder<'p> {
             self.staging.files.push(write_deleted(&dir, d)?);
             counts.written += 1;
         }
+        let before = self.staging.files.len();
+        let empty = RoadNetwork::default();
+        self.write_history(
+            network,
+            changes.network_history.unwrap_or(&empty),
+            changes.history.values().copied(),
+        )?;
+        counts.written += self.staging.files.len() - before;
         Ok(counts)
     }
 
@@ -430,6 +482,8 @@ mod tests {
             tables: BTreeMap::new(),
             network: None,
             deleted: None,
+            history: BTreeMap::new(),
+            network_history: None,
             chunk_rows: CHUNK_ROWS,
         };
         let begin = || data.begin(data.next_id().unwrap()).unwrap();

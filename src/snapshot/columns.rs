@@ -11,8 +11,8 @@ use std::ops::Range;
 use arrow_array::ArrayRef;
 
 use super::schema::{
-    columns, AddedText, Byte, Date, Flag, Float, Id, Int32, Letter, LineGeometry, ObjectGeometry,
-    OpenDate, OptionalId, Text, Timestamp,
+    columns, AddedOpenDate, AddedText, Byte, Date, Flag, Float, Id, Int32, Letter, LineGeometry,
+    ObjectGeometry, OpenDate, OptionalId, Text, Timestamp,
 };
 use crate::geo::Coord3;
 
@@ -135,6 +135,10 @@ columns! {
             /// Index into ROAD_TYPES.
             pub road_type: u8 = "road_type" Int32<u8>,
             pub start_date: Days = "start_date" Date,
+            /// Exclusive; OPEN_END = open (every row of the current network; a closed row
+            /// is kept in the network's history). Absent from files written before history
+            /// was kept.
+            pub end_date: Days = "end_date" AddedOpenDate,
             pub q_method: u8 = "q_method" Int32<u8>,
             pub q_accuracy: u16 = "q_accuracy" Int32<u16>,
             pub q_height_accuracy: u16 = "q_height_accuracy" Int32<u16>,

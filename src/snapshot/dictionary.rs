@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::columns::{ROAD_TYPES, TOPOLOGY_LEVELS};
-use super::manifest::{FileEntry, FORMAT_OPEN};
+use super::manifest::{FileEntry, FORMAT_VERSION};
 use crate::area::Areas;
 use crate::catalog::{Catalog, ValueKind};
 use crate::error::Result;
@@ -88,7 +88,12 @@ const NETWORK_COLUMNS: &[(&str, &str, &str)] = &[
     ),
     ("super_id", "int64, null = none", "the link's superior link"),
     ("road_type", "int32", "index into `codes.road_type`"),
-    ("start_date", "date32", "valid from"),
+    ("start_date", "date32", "valid from (inclusive)"),
+    (
+        "end_date",
+        "date32, null = open",
+        "valid to (exclusive); set only in network_history.parquet",
+    ),
     ("q_method", "int32", "geometry quality: målemetode"),
     ("q_accuracy", "int32", "geometry quality: nøyaktighet (cm)"),
     (
@@ -167,7 +172,7 @@ pub fn dictionary(catalog: &Catalog, areas: &Areas, type_ids: &[u32]) -> Value {
         })
         .collect();
     json!({
-        "format_version": FORMAT_OPEN,
+        "format_version": FORMAT_VERSION,
         "catalogue_version": catalog.version.version,
         "crs": "EPSG:32633",
         "crs_note": "WGS 84 / UTM zone 33N, the label the v2 API gives the same coordinates (srid 32633, its default); the numbers are those NVDB stores in EUREF89 UTM 33 (EPSG:25833), which vegdb does not transform between",
@@ -175,6 +180,8 @@ pub fn dictionary(catalog: &Catalog, areas: &Areas, type_ids: &[u32]) -> Value {
             "network/links.parquet": "road network: one row per road link segment, in link order",
             "objects/type=<type id>/part-<first object id>.parquet": "objects of one type, chunked by id range, rows in spatial (Hilbert) order; read all with objects/type=*/*.parquet and hive partitioning: `type` is the partition column",
             "objects/deleted.parquet": "objects that were closed (for /endringer)",
+            "history/type=<type id>/versions.parquet": "every version of the type's objects that is no longer current (older versions, and the last version of closed objects), the columns of the type's chunks, rows in spatial order; a version is valid from start_date (inclusive) to end_date (exclusive); absent when the type has no history",
+            "network/history.parquet": "road link segments that are closed (veglenker with a sluttdato): the columns of network/links.parquet, each valid from start_date (inclusive) to end_date (exclusive); absent when no link was closed",
             "MANIFEST.json": "the generation: files with rows, bytes and SHA-256",
         },
         "columns": {

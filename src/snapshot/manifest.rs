@@ -23,9 +23,15 @@ pub const FORMAT_CHUNKED: u32 = 2;
 /// derived `length_m` and `municipalities`; `dictionary.json` and `DICTIONARY.md` beside the
 /// manifest. Columns read by the loader are those of layouts 1 and 2.
 pub const FORMAT_OPEN: u32 = 3;
+/// Layout 4, history: layout 3 plus every version that is no longer current. Each type's
+/// closed versions in `history/type=<id>/versions.parquet` (the chunks' columns, rows in
+/// (id, version) order), the network's closed rows in `network/history.parquet` and an
+/// `end_date` column in both network files. A version 3 generation reads as one without
+/// history (the files are absent, `end_date` reads as open).
+pub const FORMAT_HISTORY: u32 = 4;
 /// The layout this build writes (`generate`, `import`; the writer once every object file is
-/// a version 3 chunk, see `Manifest::version_for`).
-pub const FORMAT_VERSION: u32 = FORMAT_OPEN;
+/// a chunk of layout 3 or 4, see `Manifest::version_for`).
+pub const FORMAT_VERSION: u32 = FORMAT_HISTORY;
 pub const MANIFEST_FILE: &str = "MANIFEST.json";
 
 /// Whether a file path is a format-version-3 chunk (`objects/type=<id>/part-<first>.parquet`).
@@ -136,7 +142,7 @@ impl Manifest {
         check_version(version).map_err(|e| EngineError::corrupt(path, e))?;
         let m: Manifest = serde_json::from_value(value)
             .map_err(|e| EngineError::corrupt(path, format!("bad manifest: {e}")))?;
-        if m.format_version == FORMAT_OPEN {
+        if m.format_version >= FORMAT_OPEN {
             if let Some(f) = m
                 .files
                 .iter()
@@ -145,8 +151,8 @@ impl Manifest {
                 return Err(EngineError::corrupt(
                     path,
                     format!(
-                        "format version {FORMAT_OPEN} lists {} which is not an objects/type=<id>/ chunk",
-                        f.path
+                        "format version {} lists {} which is not an objects/type=<id>/ chunk",
+                        m.format_version, f.path
                     ),
                 ));
             }
@@ -189,14 +195,16 @@ impl Manifest {
         }
     }
 
-    /// The format version of a generation holding `files`: 3 when every object file is a
-    /// version 3 chunk, else chunked when every object file is a chunk, else single-file
-    /// (version 1, read per file). A changeset on an older generation shares its untouched
-    /// files, so the generation keeps the older number until every chunk has been rewritten.
+    /// The format version of a generation holding `files`: 4 when every object file is a
+    /// chunk of the open layout (3 and 4 differ only in what 4 adds, which reads as absent
+    /// from a version 3 generation's files), else chunked when every object file is a chunk,
+    /// else single-file (version 1, read per file). A changeset on an older generation shares
+    /// its untouched files, so the generation keeps the older number until every chunk has
+    /// been rewritten.
     pub fn version_for(files: &[FileEntry]) -> u32 {
         let objects = || files.iter().filter(|f| f.type_id.is_some());
         if objects().all(|f| f.first_id.is_some() && is_open_chunk(&f.path)) {
-            FORMAT_OPEN
+            FORMAT_HISTORY
         } else if objects().all(|f| f.first_id.is_some()) {
             FORMAT_CHUNKED
         } else {
@@ -219,10 +227,10 @@ impl Manifest {
     }
 }
 
-/// Versions this build reads: 1, 2 and 3. Newer ones come from a newer vegdb.
+/// Versions this build reads: 1 to 4. Newer ones come from a newer vegdb.
 fn check_version(version: u64) -> std::result::Result<(), VersionError> {
     match version {
-        v if (FORMAT_SINGLE_FILE as u64..=FORMAT_OPEN as u64).contains(&v) => Ok(()),
+        v if (FORMAT_SINGLE_FILE as u64..=FORMAT_VERSION as u64).contains(&v) => Ok(()),
         v if v > FORMAT_VERSION as u64 => Err(VersionError::Newer { version: v }),
         v => Err(VersionError::Unknown { version: v }),
     }
@@ -233,11 +241,11 @@ fn check_version(version: u64) -> std::result::Result<(), VersionError> {
 pub enum VersionError {
     #[error(
         "format version {version} is newer than this build reads \
-         ({FORMAT_SINGLE_FILE} to {FORMAT_OPEN}): open it with a newer vegdb"
+         ({FORMAT_SINGLE_FILE} to {FORMAT_VERSION}): open it with a newer vegdb"
     )]
     Newer { version: u64 },
     #[error(
-        "unknown format version {version} (this build reads {FORMAT_SINGLE_FILE} to {FORMAT_OPEN})"
+        "unknown format version {version} (this build reads {FORMAT_SINGLE_FILE} to {FORMAT_VERSION})"
     )]
     Unknown { version: u64 },
 }

@@ -98,6 +98,41 @@ pub fn has_every_declared_child(path: &Path) -> Result<bool> {
     }))
 }
 
+/// Read the network's history (`NETWORK_HISTORY_FILE`): the closed rows, in (link, from,
+/// start date) order, several rows of a link may cover the same positions at different times.
+pub fn read_network_history(path: &Path) -> Result<RoadNetwork> {
+    let batches = read_batches_without(path, &DERIVED_NETWORK_COLUMNS)?;
+    let mut n = RoadNetwork {
+        geom_offsets: vec![0],
+        ..Default::default()
+    };
+    for b in &batches {
+        n.append_batch(b)
+            .map_err(|e| EngineError::corrupt(path, e))?;
+    }
+    n.check_lengths()
+        .map_err(|e| EngineError::corrupt(path, e))?;
+    if !n.link_id.windows(2).all(|w| w[0] <= w[1]) {
+        return Err(EngineError::corrupt(path, "rows are not sorted by link id"));
+    }
+    n.check_values()
+        .map_err(|e| EngineError::corrupt(path, e))?;
+    Ok(n)
+}
+
+/// Whether the network file at `path` has every column today's `RoadNetwork` declares (one
+/// written before `end_date` existed lacks it; it still loads, and `vegdb snapshot upgrade`
+/// rewrites it). Reads the footer only.
+pub fn has_every_network_column(path: &Path) -> Result<bool> {
+    let file = File::open(path).map_err(|e| EngineError::io(path, e))?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| EngineError::parquet(path, e))?;
+    let file_schema = b.schema();
+    Ok(RoadNetwork::stored_fields()
+        .iter()
+        .all(|declared| file_schema.field_with_name(declared.name()).is_ok()))
+}
+
 pub fn read_network(path: &Path) -> Result<RoadNetwork> {
     let batches = read_batches_without(path, &DERIVED_NETWORK_COLUMNS)?;
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
@@ -156,9 +191,11 @@ pub fn read_objects(path: &Path, type_id: u32) -> Result<ObjectTable> {
             values,
         });
     }
-    if !t.id.windows(2).all(|w| w[0] < w[1]) {
+    // id order (and version order within an id: a history file holds several versions)
+    let key = |r: usize| (t.id[r], t.version[r]);
+    if !(1..t.len()).all(|r| key(r - 1) < key(r)) {
         let mut order: Vec<usize> = (0..t.len()).collect();
-        order.sort_unstable_by_key(|&r| t.id[r]);
+        order.sort_unstable_by_key(|&r| key(r));
         t = t.take(&order).map_err(|e| EngineError::corrupt(path, e))?;
     }
     t.check_lengths()

@@ -205,9 +205,47 @@ pub fn write_type(dir: &Path, t: &ObjectTable, network: &RoadNetwork) -> Result<
         .collect()
 }
 
+/// The closed rows of the road network (format version 4): the same columns as
+/// `NETWORK_FILE`, each row with its `end_date`.
+pub const NETWORK_HISTORY_FILE: &str = "network/history.parquet";
+
+/// The file of a type's closed versions (format version 4): every version of its objects
+/// that is no longer current (an older version, or the last version of a closed object), in
+/// the columns of the type's chunks, one file per type in its own hive-style directory.
+pub fn history_file(type_id: u32) -> String {
+    format!("history/type={type_id}/versions.parquet")
+}
+
+/// The type of a history file's path (`history_file`), None for any other path.
+pub fn history_type_of(path: &str) -> Option<u32> {
+    path.strip_prefix("history/type=")?
+        .strip_suffix("/versions.parquet")?
+        .parse()
+        .ok()
+}
+
+/// Write a type's closed versions (rows in (id, version) order) to its `history_file`,
+/// located on `network` (a version placed on a link that is closed today gets no located
+/// geometry). The entry has no type id: the history is not one of the type's chunks.
+pub fn write_history(dir: &Path, t: &ObjectTable, network: &RoadNetwork) -> Result<FileEntry> {
+    let mut entry = write_objects_at(dir, t, network, &history_file(t.type_id))?;
+    entry.type_id = None;
+    entry.first_id = None;
+    Ok(entry)
+}
+
 /// Write the road network (rows in link order, as the loader needs them) with its `bbox`
 /// covering column.
 pub fn write_network(dir: &Path, n: &RoadNetwork) -> Result<FileEntry> {
+    write_network_at(dir, n, NETWORK_FILE)
+}
+
+/// Write the network's closed rows to `NETWORK_HISTORY_FILE`.
+pub fn write_network_history(dir: &Path, n: &RoadNetwork) -> Result<FileEntry> {
+    write_network_at(dir, n, NETWORK_HISTORY_FILE)
+}
+
+fn write_network_at(dir: &Path, n: &RoadNetwork, rel_path: &str) -> Result<FileEntry> {
     n.check_lengths()
         .map_err(|e| EngineError::Internal(e.to_string()))?;
     let (mut arrays, kinds) = n
@@ -235,7 +273,7 @@ pub fn write_network(dir: &Path, n: &RoadNetwork) -> Result<FileEntry> {
     let batch = batch_of(fields, arrays, Some(&geo))?;
     write_file(
         dir,
-        NETWORK_FILE,
+        rel_path,
         batch.schema(),
         vec![batch],
         Some(geo),

@@ -88,9 +88,9 @@ pub trait Codec {
     fn encode(values: &[Self::Native]) -> ArrayRef;
     /// Append the array's values to `out`; None when the array has another type.
     fn decode(array: &dyn Array, out: &mut Vec<Self::Native>) -> Option<()>;
-    /// A struct child of a ragged group missing from the file: append `items` values that
-    /// stand for it, or None when the child is required (the default). Only a child added to
-    /// a group after the first generations were written may be absent.
+    /// A column (or a struct child of a ragged group) missing from the file: append `items`
+    /// values that stand for it, or None when it is required (the default). Only a column or
+    /// child added after the first generations were written may be absent.
     fn decode_absent(_items: usize, _out: &mut Vec<Self::Native>) -> Option<()> {
         None
     }
@@ -327,6 +327,27 @@ impl Codec for OpenDate {
     fn decode(array: &dyn Array, out: &mut Vec<Days>) -> Option<()> {
         let a = array.as_primitive_opt::<Date32Type>()?;
         out.extend(a.iter().map(|v| v.unwrap_or(OPEN_END)));
+        Some(())
+    }
+}
+
+/// An end date added to a table after the first generations (a road link row's `end_date`):
+/// stored as [`OpenDate`]; the column missing from an older file reads as open.
+pub struct AddedOpenDate;
+impl Codec for AddedOpenDate {
+    type Native = Days;
+    const NULLABLE: bool = true;
+    fn data_type() -> DataType {
+        OpenDate::data_type()
+    }
+    fn encode(values: &[Days]) -> ArrayRef {
+        OpenDate::encode(values)
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<Days>) -> Option<()> {
+        OpenDate::decode(array, out)
+    }
+    fn decode_absent(items: usize, out: &mut Vec<Days>) -> Option<()> {
+        out.extend(std::iter::repeat_n(OPEN_END, items));
         Some(())
     }
 }
@@ -651,10 +672,18 @@ macro_rules! columns {
                         })
                 };
                 $(
-                    <$codec>::decode(column($cname)?.as_ref(), &mut self.$col)
-                        .ok_or_else(|| $crate::snapshot::schema::SchemaError::WrongType {
-                            name: $cname.into(),
-                        })?;
+                    match batch.column_by_name($cname) {
+                        Some(a) => <$codec>::decode(a.as_ref(), &mut self.$col).ok_or_else(|| {
+                            $crate::snapshot::schema::SchemaError::WrongType {
+                                name: $cname.into(),
+                            }
+                        })?,
+                        // a column added after the first generations: what stands for it
+                        None => <$codec>::decode_absent(batch.num_rows(), &mut self.$col)
+                            .ok_or_else(|| $crate::snapshot::schema::SchemaError::MissingColumn {
+                                name: $cname.into(),
+                            })?,
+                    }
                 )+
                 $(
                     let before = self.$loff.last().copied().unwrap_or(0) as usize;

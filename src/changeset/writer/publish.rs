@@ -39,6 +39,8 @@ impl Writer {
             tables: tables.iter().map(|(&t, m)| (t, m.touched())).collect(),
             network: None,
             deleted: deleted.as_ref(),
+            history: BTreeMap::new(),
+            network_history: None,
             chunk_rows: self.chunk_rows,
         })?;
         let results: BTreeMap<&str, &Outcome> =
@@ -74,7 +76,14 @@ impl Writer {
             .into_iter()
             .map(|(t, m)| (t, (m.table, m.changes)))
             .collect();
-        let g = base.derive(final_dir, manifest, tables, deleted, parents);
+        let g = base.derive(
+            final_dir,
+            manifest,
+            tables,
+            deleted,
+            BTreeMap::new(),
+            parents,
+        );
         self.stats.published(t0.elapsed().as_secs_f64());
         tracing::debug!(
             generation = id,
