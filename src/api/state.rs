@@ -1,6 +1,7 @@
 //! The API's state and settings, below every handler: [`AppState`] (the generation store, the
-//! writer, the users, the request's base URL) and [`ApiConfig`] with the operations and
-//! connection options. The router that mounts the handlers is `api::router`, at the top.
+//! writer, the users, the request's base URL, the server's heavy-work threads and tile indexes
+//! in [`ServerResources`]) and [`ApiConfig`] with the operations and connection options. The
+//! router that mounts the handlers is `api::router`, at the top.
 
 use std::sync::Arc;
 use std::time::Duration;
