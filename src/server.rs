@@ -387,6 +387,7 @@ fn state_for(
         writer: None,
         users,
         request_base: Default::default(),
+        resources: Default::default(),
     })
 }
 

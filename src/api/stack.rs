@@ -29,7 +29,7 @@
 //!   `Accept-Encoding`; bodies are compressed only when asked). Errors that the guard reshapes
 //!   are left uncompressed so that their text can be read. An answer its handler marked heavy
 //!   (a streamed page of more than a few items) has its body, compression included, produced
-//!   chunk by chunk on the few heavy-work threads of the process (`super::heavy`); for any
+//!   chunk by chunk on the few heavy-work threads of the server (`super::heavy`); for any
 //!   other answer this is one look into its (empty) extensions.
 //! - request base: built from `Host` once per thread and host, then shared.
 //! - classification: the path as it arrived is classified once (`route::classify`: byte
@@ -80,6 +80,7 @@ use self::headers::{
 };
 use super::access_log::{AccessLine, AccessLog};
 use super::guard;
+use super::heavy::HeavyPool;
 use super::media;
 use super::request_base;
 use super::route::{self, Api, RequestClass, READ_BASE};
@@ -143,6 +144,8 @@ struct Inner {
     /// None: no access log (switched off, or filtered out by `--log`).
     access_log: Option<Arc<AccessLog>>,
     metrics: Option<Arc<Metrics>>,
+    /// The threads heavy answers are rendered on (the state's, or a pool of this stack's own).
+    heavy: Arc<HeavyPool>,
     in_flight: AtomicUsize,
     limiter: Option<Arc<DefaultKeyedRateLimiter<ClientKey>>>,
     cache_public: HeaderValue,
@@ -212,6 +215,9 @@ impl App {
         let server = HeaderValue::from_static(SERVER);
         let cache_public = cache("public");
         let answer_headers = direct::AnswerHeaders::new(&cors_headers, &cache_public, &server);
+        let heavy = state
+            .as_ref()
+            .map_or_else(Default::default, |s| s.resources.heavy.clone());
         let inner = Arc::new(Inner {
             router,
             compression: CompressionLayer::new()
@@ -233,6 +239,7 @@ impl App {
             access_log: access_log_of(&ops),
             ops,
             metrics,
+            heavy,
             in_flight: AtomicUsize::new(0),
             limiter,
         });
@@ -515,7 +522,7 @@ impl App {
         // a large streamed page: rendered and compressed off the async workers, a bounded
         // number of chunks at a time (`super::heavy`)
         if r.extensions().get::<super::heavy::Heavy>().is_some() {
-            r = r.map(super::heavy::offload);
+            r = r.map(|body| super::heavy::offload(&inner.heavy, body));
         }
         let finish = Finish {
             vary_encoding: !compressed,

@@ -1,17 +1,20 @@
 //! The API's state and settings, below every handler: [`AppState`] (the generation store, the
-//! writer, the users, the request's base URL) and [`ApiConfig`] with the operations and
-//! connection options. The router that mounts the handlers is `api::router`, at the top.
+//! writer, the users, the request's base URL, the server's heavy-work threads and tile indexes
+//! in [`ServerResources`]) and [`ApiConfig`] with the operations and connection options. The
+//! router that mounts the handlers is `api::router`, at the top.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::access_log;
+use super::heavy::HeavyPool;
 use super::request_base;
 use super::route::READ_BASE;
 use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::changeset::writer::Writer;
 use crate::generation::GenerationStore;
+use crate::tiles::cache::TileIndexes;
 use crate::users::Users;
 
 #[derive(Debug, Clone)]
@@ -147,6 +150,18 @@ impl ApiConfig {
     }
 }
 
+/// What one server keeps for its requests besides the data and the settings: the threads heavy
+/// answers are rendered on and the tiles' object indexes. Whoever builds the state gives it; a
+/// fresh one (`Default`) shares nothing with another server in the process, and a test that
+/// runs many servers may give them one [`HeavyPool`].
+#[derive(Debug, Default)]
+pub struct ServerResources {
+    /// The heavy-work threads (`heavy`), started at the first heavy answer.
+    pub heavy: Arc<HeavyPool>,
+    /// Per object type, the R-tree of its objects' boxes (`tiles::cache`).
+    pub tile_indexes: TileIndexes,
+}
+
 #[derive(Clone)]
 pub struct AppState {
     pub store: Arc<GenerationStore>,
@@ -157,6 +172,8 @@ pub struct AppState {
     /// The base URL of the request this clone serves (resolved when the state is cloned for a
     /// handler; see [`request_base`]).
     pub request_base: request_base::RequestBase,
+    /// This server's heavy-work threads and tile indexes.
+    pub resources: Arc<ServerResources>,
 }
 
 impl AppState {
@@ -168,6 +185,7 @@ impl AppState {
             writer: None,
             users: Arc::new(Users::none()),
             request_base: Default::default(),
+            resources: Default::default(),
         }
     }
     pub fn catalog(&self) -> &'static Catalog {

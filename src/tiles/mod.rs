@@ -106,12 +106,18 @@ pub fn simplify_parts(line: &[Pt], rect: &Rect, tolerance: f64) -> Option<Vec<Ve
     (!parts.is_empty()).then_some(parts)
 }
 
-/// The encoded tile of one layer (an empty layer gives a tile without layers: zero bytes).
-pub fn render(g: &Generation, layer: LayerId, tile: TileId) -> Result<Vec<u8>> {
+/// The encoded tile of one layer (an empty layer gives a tile without layers: zero bytes);
+/// object layers select their objects through the server's `indexes`.
+pub fn render(
+    g: &Generation,
+    indexes: &cache::TileIndexes,
+    layer: LayerId,
+    tile: TileId,
+) -> Result<Vec<u8>> {
     let style = Style::default();
     let l = match layer {
         LayerId::Network => network::layer(g, tile, &style)?,
-        LayerId::Objects(t) => objects::layer(g, t, tile, &style)?,
+        LayerId::Objects(t) => objects::layer(g, indexes, t, tile, &style)?,
     };
     Ok(mvt::encode(vec![l]))
 }

@@ -55,13 +55,20 @@ pub fn properties(g: &Generation, row: ObjectRow<'_>) -> Result<Vec<(String, Pro
     Ok(props)
 }
 
-/// The layer of type `type_id` in one tile (empty when the generation has no such objects).
-pub fn layer(g: &Generation, type_id: u32, tile: TileId, style: &Style) -> Result<Layer> {
+/// The layer of type `type_id` in one tile (empty when the generation has no such objects),
+/// its objects found through the type's index in `indexes`.
+pub fn layer(
+    g: &Generation,
+    indexes: &cache::TileIndexes,
+    type_id: u32,
+    tile: TileId,
+    style: &Style,
+) -> Result<Layer> {
     let mut b = LayerBuilder::new(&type_id.to_string(), style.extent);
     let Some(data) = g.objects.get(&type_id) else {
         return Ok(b.finish());
     };
-    let index = cache::object_index(g, type_id);
+    let index = indexes.object_index(g, type_id);
     let Some(bb) = tile.storage_bbox(style.buffer)? else {
         return Ok(b.finish());
     };

@@ -76,6 +76,7 @@ impl WriteServer {
             writer: Some(writer),
             users,
             request_base: Default::default(),
+            resources: Default::default(),
         };
         tokio::spawn(vegdb::server::serve(
             listener,

@@ -28,7 +28,7 @@ use crate::api::state::AppState;
 use crate::error::EngineError;
 use crate::generation::Generation;
 use crate::tiles::mercator::{world_to_lon_lat, TileId, MAX_ZOOM};
-use crate::tiles::{cache, network, LayerId};
+use crate::tiles::{network, LayerId};
 
 pub const MVT_TYPE: &str = "application/vnd.mapbox-vector-tile";
 /// How long clients and caches may keep a tile or TileJSON without asking again.
@@ -265,9 +265,11 @@ async fn tilejson(State(state): State<AppState>, Path(file): Path<String>) -> Ap
         }
         LayerId::Objects(t) => {
             let gc = g.clone();
-            let index = tokio::task::spawn_blocking(move || cache::object_index(&gc, t))
-                .await
-                .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))?;
+            let resources = state.resources.clone();
+            let index =
+                tokio::task::spawn_blocking(move || resources.tile_indexes.object_index(&gc, t))
+                    .await
+                    .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))?;
             let e = index.tree.root().envelope();
             let name = g
                 .catalog
@@ -326,10 +328,13 @@ async fn tile(
         }
         return Ok(r);
     }
-    let bytes = tokio::task::spawn_blocking(move || crate::tiles::render(&g, layer, tile))
-        .await
-        .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))?
-        .map_err(bad_input)?;
+    let resources = state.resources.clone();
+    let bytes = tokio::task::spawn_blocking(move || {
+        crate::tiles::render(&g, &resources.tile_indexes, layer, tile)
+    })
+    .await
+    .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))?
+    .map_err(bad_input)?;
     let mut r = if bytes.is_empty() {
         StatusCode::NO_CONTENT.into_response()
     } else {
