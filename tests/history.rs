@@ -6,7 +6,7 @@
 //! position, and each object's versions.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
@@ -38,6 +38,8 @@ struct Fixture {
     all: BTreeMap<u32, ObjectTable>,
     /// Every network row, current and closed.
     net: RoadNetwork,
+    /// Rows of `net` by link id.
+    rows_of: HashMap<u64, Vec<usize>>,
     first_day: Days,
 }
 
@@ -140,10 +142,15 @@ fn fixture() -> &'static Fixture {
             .copied()
             .min()
             .unwrap();
+        let mut rows_of: HashMap<u64, Vec<usize>> = HashMap::new();
+        for r in 0..net.len() {
+            rows_of.entry(net.link_id[r]).or_default().push(r);
+        }
         Fixture {
             g,
             all,
             net,
+            rows_of,
             first_day,
         }
     })
@@ -169,9 +176,9 @@ fn touched(f: &Fixture, t: &ObjectTable, row: usize, day: Days) -> Vec<usize> {
     let n = &f.net;
     let mut out = Vec::new();
     for p in t.placements(row) {
-        for r in 0..n.len() {
+        let rows = f.rows_of.get(&t.loc_link[p]).map(Vec::as_slice).unwrap_or(&[]);
+        for &r in rows {
             if valid(n.start_date[r], n.end_date[r], day)
-                && n.link_id[r] == t.loc_link[p]
                 && n.from_pos[r] <= t.loc_to[p]
                 && n.to_pos[r] >= t.loc_from[p]
             {
