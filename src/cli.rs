@@ -421,7 +421,7 @@ pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> 
     })?;
     pb.finish_and_clear();
     println!(
-        "generation {}: {} links ({} segment rows, {:.0} km), {} objects of {} types, {} deleted, in {:.1} s -> {}",
+        "generation {}: {} links ({} segment rows, {:.0} km), {} objects of {} types, {} deleted; history: {} closed versions of {} objects, {} closed link rows; in {:.1} s -> {}",
         report.generation,
         report.links,
         report.segments,
@@ -429,6 +429,9 @@ pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> 
         report.objects,
         report.types,
         report.deleted,
+        report.history_versions,
+        report.history_objects,
+        report.closed_link_rows,
         report.seconds,
         data.generation_dir(report.generation).display()
     );
