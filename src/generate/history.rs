@@ -521,3 +521,6 @@ fn with_values(values: &ArrayRef, rows: &[(usize, Option<Value>)]) -> ArrayRef {
     }
     values.clone()
 }
+
+#[cfg(test)]
+mod tests;
