@@ -421,7 +421,7 @@ pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> 
     })?;
     pb.finish_and_clear();
     println!(
-        "generation {}: {} links ({} segment rows, {:.0} km), {} objects of {} types, {} deleted, in {:.1} s -> {}",
+        "generation {}: {} links ({} segment rows, {:.0} km), {} objects of {} types, {} deleted; history: {} closed versions of {} objects, {} closed link rows; in {:.1} s -> {}",
         report.generation,
         report.links,
         report.segments,
@@ -429,6 +429,9 @@ pub fn run_generate(scale: Scale, seed: u64, data: &Path) -> anyhow::Result<()> 
         report.objects,
         report.types,
         report.deleted,
+        report.history_versions,
+        report.history_objects,
+        report.closed_link_rows,
         report.seconds,
         data.generation_dir(report.generation).display()
     );
@@ -602,13 +605,25 @@ pub fn run_inspect(data: &Path, generation: Option<u64>) -> anyhow::Result<()> {
     let m = Manifest::read(&pinned.dir)?;
     drop(pinned);
     println!("{}", serde_json::to_string_pretty(&m)?);
+    let rows_of = |path: &str| {
+        m.files
+            .iter()
+            .find(|f| f.path == path)
+            .map_or(0, |f| f.rows)
+    };
     println!(
-        "generation {}: {} network rows, {} object rows in {} files, {} bytes",
+        "generation {}: {} network rows ({} closed), {} object rows ({} closed versions) in {} files, {} bytes",
         m.generation,
-        m.total_rows("network/"),
+        rows_of(crate::snapshot::parquet_write::NETWORK_FILE),
+        rows_of(crate::snapshot::parquet_write::NETWORK_HISTORY_FILE),
         m.files
             .iter()
             .filter(|f| f.type_id.is_some())
+            .map(|f| f.rows)
+            .sum::<u64>(),
+        m.files
+            .iter()
+            .filter(|f| crate::snapshot::parquet_write::history_type_of(&f.path).is_some())
             .map(|f| f.rows)
             .sum::<u64>(),
         m.files.len(),

@@ -31,12 +31,15 @@ fn fixture_generation(name: &str) -> PathBuf {
     fixture(name).join("gen-000001")
 }
 
-/// Make the fixture of today's format (`v3-lanes`: `vegdb generate --scale tiny --seed 21` as
-/// it is, manifest `format_version: 3` with the fixed `created` time above). Run by hand after
-/// an intended format change, as a NEW version's directory (the older ones, `v1-single-file`,
-/// `v2-chunked` and `v3-open` (format 3 before placements had `lanes`), were written by older
-/// writers and stay as they are: they pin that old generations still load), then review and
-/// commit:
+/// Today's format's fixture (format 4 with history).
+const TODAY: &str = "v4-history";
+
+/// Make the fixture of today's format (`TODAY`: `vegdb generate --scale tiny --seed 21` as it
+/// is, with its history, the manifest's `created` the fixed time above). Run by hand after an
+/// intended format change, as a NEW version's directory (the older ones, `v1-single-file`,
+/// `v2-chunked`, `v3-open` (format 3 before placements had `lanes`) and `v3-lanes` (format 3,
+/// no history), were written by older writers and stay as they are: they pin that old
+/// generations still load), then review and commit:
 /// `cargo test --test formats -- --ignored regenerate_format_fixtures`.
 #[test]
 #[ignore]
@@ -44,7 +47,7 @@ fn regenerate_format_fixtures() {
     let tmp = tempfile::tempdir().unwrap();
     let generated = generate_into(Scale::Tiny, SEED, tmp.path()).unwrap();
     let manifest = Manifest::read(&generated).unwrap();
-    let name = "v3-lanes";
+    let name = TODAY;
     let to_dir = fixture_generation(name);
     let _ = std::fs::remove_dir_all(fixture(name));
     for f in &manifest.files {
@@ -53,7 +56,6 @@ fn regenerate_format_fixtures() {
         std::fs::copy(generated.join(&f.path), to).unwrap();
     }
     let m = Manifest {
-        format_version: 3,
         created: CREATED.into(),
         ..manifest
     };
@@ -74,9 +76,28 @@ fn regenerated(tmp: &Path) -> (PathBuf, Generation) {
 }
 
 /// Every stored value of two generations is equal: the network (all columns), each type's
-/// objects row by row, the deleted objects.
-fn assert_same_data(got: &Generation, want: &Generation, what: &str) {
+/// objects row by row, the deleted objects; with `history`, also the closed versions and the
+/// network's closed rows.
+fn assert_same_data(got: &Generation, want: &Generation, what: &str, history: bool) {
     assert_same_network(&got.network, &want.network, what);
+    if history {
+        assert_same_network(&got.network_history, &want.network_history, what);
+        assert_eq!(
+            got.history.keys().collect::<Vec<_>>(),
+            want.history.keys().collect::<Vec<_>>(),
+            "{what}: types with history"
+        );
+        for (t, h) in &want.history {
+            let a = &got.history[t];
+            assert_eq!(a.len(), h.len(), "{what}: closed versions of type {t}");
+            assert!(
+                (0..a.len()).all(|r| same_row(a, r, h, r)),
+                "{what}: closed versions of type {t}"
+            );
+        }
+    } else {
+        assert!(got.history.is_empty() && got.network_history.is_empty());
+    }
     assert_eq!(
         got.objects.keys().collect::<Vec<_>>(),
         want.objects.keys().collect::<Vec<_>>(),
@@ -128,6 +149,7 @@ fn each_format_version_loads_into_what_the_generator_makes() {
         ("v2-chunked", 2, true),
         ("v3-open", 3, true),
         ("v3-lanes", 3, true),
+        (TODAY, 4, true),
     ] {
         let dir = fixture_generation(name);
         let m = Manifest::read(&dir).unwrap();
@@ -143,21 +165,21 @@ fn each_format_version_loads_into_what_the_generator_makes() {
         for f in &object_files {
             let t = f.type_id.unwrap();
             let expected = match version {
-                3 => format!("objects/type={t}/part-{:015}.parquet", f.first_id.unwrap()),
+                3 | 4 => format!("objects/type={t}/part-{:015}.parquet", f.first_id.unwrap()),
                 2 => format!("objects/type-{t}-{:015}.parquet", f.first_id.unwrap()),
                 _ => format!("objects/type-{t}.parquet"),
             };
             assert_eq!(f.path, expected, "{name}");
         }
         let (got, _) = Generation::load(&dir, &|_| {}).unwrap();
-        assert_same_data(&got, &want, name);
+        assert_same_data(&got, &want, name, version >= 4);
         assert_eq!(got.next_object_id, want.next_object_id, "{name}");
     }
 }
 
-/// Today's writer reproduces the frozen files of today's format (`v3-lanes`) byte for byte
-/// (same columns, types, row order, row groups, GeoParquet metadata, dictionary), so the
-/// format does not change unnoticed.
+/// Today's writer reproduces the frozen files of today's format (`TODAY`) byte for byte
+/// (same columns, types, row order, row groups, GeoParquet metadata, dictionary, history),
+/// so the format does not change unnoticed.
 #[test]
 fn todays_writer_reproduces_the_frozen_files() {
     let tmp = tempfile::tempdir().unwrap();
@@ -168,9 +190,10 @@ fn todays_writer_reproduces_the_frozen_files() {
             .map(|f| (f.path.clone(), (f.rows, f.bytes, f.sha256.clone())))
             .collect()
     };
-    let frozen = Manifest::read(&fixture_generation("v3-lanes")).unwrap();
+    let frozen = Manifest::read(&fixture_generation(TODAY)).unwrap();
     let now = Manifest::read(&dir).unwrap();
-    assert_eq!(now.format_version, 3, "generate writes the open layout");
+    assert_eq!(now.format_version, 4, "generate writes the history layout");
+    assert!(now.files.iter().any(|f| f.path.starts_with("history/")));
     assert_eq!(hashes(&now.files), hashes(&frozen.files), "open layout");
 }
 
@@ -180,13 +203,13 @@ fn unknown_format_versions_are_refused_when_loading() {
     let src = fixture_generation("v3-open");
     let text = std::fs::read_to_string(src.join("MANIFEST.json")).unwrap();
     let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
-    m["format_version"] = 4.into();
+    m["format_version"] = 5.into();
     std::fs::write(tmp.path().join("MANIFEST.json"), m.to_string()).unwrap();
     let e = Generation::load(tmp.path(), &|_| {})
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("format version 4 is newer than this build reads"),
+        e.contains("format version 5 is newer than this build reads"),
         "{e}"
     );
 }
@@ -302,16 +325,16 @@ fn first_write_keeps_untouched_rows(source: &Path) -> (Manifest, Manifest) {
     (old_manifest, new.manifest.clone())
 }
 
-/// The path every default `vegdb serve` takes: the committed demo (format version 3 since
-/// `vegdb snapshot upgrade` rewrote it) copied into a fresh data directory, then a first
-/// changeset. The new generation stays format version 3, shares every chunk but the touched
+/// The path every default `vegdb serve` takes: the committed demo (format version 4, with its
+/// history, since it was generated anew) copied into a fresh data directory, then a first
+/// changeset. The new generation stays format version 4, shares every chunk but the touched
 /// one, and reads back identical elsewhere.
 #[test]
 fn the_demo_stays_open_data_on_its_first_write() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
     let (old, new) = first_write_keeps_untouched_rows(&demo);
-    assert_eq!(old.format_version, 3, "the committed demo is format 3");
-    assert_eq!(new.format_version, 3);
+    assert_eq!(old.format_version, 4, "the committed demo is format 4");
+    assert_eq!(new.format_version, 4);
     assert_only_type_95_rewritten(&old, &new);
 }
 
@@ -403,14 +426,14 @@ fn hashes_by_path(m: &Manifest) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// A version 3 generation stays version 3 through the writer: only the touched chunk is
-/// rewritten (in the open layout), every other file, the network and the data dictionary are
-/// shared with the parent.
+/// A generation of today's format stays so through the writer: only the touched chunk is
+/// rewritten (in the open layout), every other file, the network, the history and the data
+/// dictionary are shared with the parent.
 #[test]
 fn an_open_generation_stays_open_through_the_writer() {
-    let (old, new) = first_write_keeps_untouched_rows(&fixture("v3-lanes"));
-    assert_eq!(old.format_version, 3);
-    assert_eq!(new.format_version, 3);
+    let (old, new) = first_write_keeps_untouched_rows(&fixture(TODAY));
+    assert_eq!(old.format_version, 4);
+    assert_eq!(new.format_version, 4);
     let old_files = hashes_by_path(&old);
     let rewritten: Vec<&FileEntry> = new
         .files
@@ -431,7 +454,16 @@ fn an_open_generation_stays_open_through_the_writer() {
         "{}",
         chunk.path
     );
-    for f in ["dictionary.json", "DICTIONARY.md", "network/links.parquet"] {
+    let history = old_files.keys().filter(|f| f.starts_with("history/"));
+    for f in [
+        "dictionary.json",
+        "DICTIONARY.md",
+        "network/links.parquet",
+        "network/history.parquet",
+    ]
+    .into_iter()
+    .chain(history.map(String::as_str))
+    {
         assert!(
             old_files.contains_key(f) && new.files.iter().any(|n| n.path == f),
             "{f}"
@@ -536,7 +568,7 @@ fn open_files_carry_the_api_geometry_and_the_statistics_inputs() {
     use vegdb::area::AreaKind;
     use vegdb::generation::feature::FeatureOptions;
     use vegdb::generation::rows::ObjectRow;
-    let dir = fixture_generation("v3-lanes");
+    let dir = fixture_generation(TODAY);
     let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
     let files = open_rows(&dir);
     let mut located_lines = 0;
@@ -595,7 +627,7 @@ fn open_files_carry_the_api_geometry_and_the_statistics_inputs() {
 /// whose box meets the window.
 #[test]
 fn spatial_row_order_lets_bbox_reads_skip_row_groups() {
-    let dir = fixture_generation("v3-lanes");
+    let dir = fixture_generation(TODAY);
     let files = open_rows(&dir);
     let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
     let (mut spatial, mut by_id, mut windows, mut total) = (0usize, 0usize, 0usize, 0usize);

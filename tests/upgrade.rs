@@ -1,12 +1,14 @@
 //! `vegdb snapshot upgrade` (the real binary) on the frozen format fixtures
-//! (`tests/fixtures/formats`: the same `tiny` dataset in format 1, 2 and 3):
-//! - upgrading format 1 and 2, and format 3 written before placements had `lanes`
-//!   (`v3-open`), gives a generation `snapshot verify` accepts, in format 3, whose files are
-//!   byte for byte those today's `generate` wrote for the same data (`v3-lanes`);
+//! (`tests/fixtures/formats`: the same `tiny` dataset in format 1, 2, 3 and 4):
+//! - upgrading format 1 and 2, and format 3 (`v3-open`, written before placements had
+//!   `lanes`, and `v3-lanes`, before history was kept), gives a generation `snapshot verify`
+//!   accepts, in format 4, whose files are byte for byte those today's `generate` wrote for
+//!   the same data (`v4-history`) but its history (they have none);
+//! - an upgrade of a generation with history keeps it (its files byte for byte);
 //! - an upgraded copy serves the same answers as the original (an oracle over every type's
 //!   `/vegobjekter` pages and `/statistikk`, the road network's pages, `/posisjon` and `/status`);
 //! - the command is refused while another process owns the directory, for a generation that is
-//!   not CURRENT, and into a non-empty `--out`; a format 3 generation is left alone;
+//!   not CURRENT, and into a non-empty `--out`; a format 4 generation is left alone;
 //! - applied changesets' results are carried, and a rollback does not call them lost.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
@@ -19,7 +21,7 @@ use std::time::Duration;
 use serde_json::Value;
 use vegdb::api::state::{ApiConfig, AppState};
 use vegdb::generation::{Generation, GenerationStore};
-use vegdb::snapshot::manifest::{Manifest, FORMAT_OPEN};
+use vegdb::snapshot::manifest::{Manifest, FORMAT_OPEN, FORMAT_VERSION};
 use vegdb::snapshot::store::DataDir;
 
 fn fixture(name: &str) -> PathBuf {
@@ -85,9 +87,22 @@ fn file_hashes(m: &Manifest) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Today's format's fixture (`generate` as it is, with its history).
+const TODAY: &str = "v4-history";
+
+/// The files today's generator wrote for the fixtures' data, without its history: what an
+/// upgrade of a generation without history must write.
+fn todays_files_without_history() -> BTreeMap<String, String> {
+    let mut want = file_hashes(&current_manifest(&fixture(TODAY)));
+    let before = want.len();
+    want.retain(|p, _| !p.starts_with("history/") && p != "network/history.parquet");
+    assert!(want.len() + 2 <= before, "the fixture has history");
+    want
+}
+
 #[test]
 fn format_1_and_2_upgrade_to_what_todays_generator_writes() {
-    let want = current_manifest(&fixture("v3-lanes"));
+    let want = todays_files_without_history();
     for name in ["v1-single-file", "v2-chunked"] {
         let (_tmp, data) = copy_of(name);
         let old = current_manifest(&data);
@@ -102,7 +117,7 @@ fn format_1_and_2_upgrade_to_what_todays_generator_writes() {
         );
         assert!(dir.generation_dir(1).is_dir(), "{name}: the old one stays");
         let new = current_manifest(&data);
-        assert_eq!(new.format_version, FORMAT_OPEN, "{name}");
+        assert_eq!(new.format_version, FORMAT_VERSION, "{name}");
         assert_eq!(new.generation, 2);
         assert_eq!(new.parent, Some(1));
         // what the manifest says about the data is kept; the origin says what happened
@@ -116,14 +131,14 @@ fn format_1_and_2_upgrade_to_what_todays_generator_writes() {
             "{}",
             new.origin
         );
-        // the oracle: the files today's generator wrote for the same data (v3-lanes)
-        assert_eq!(file_hashes(&new), file_hashes(&want), "{name}");
+        // the oracle: the files today's generator wrote for the same data
+        assert_eq!(file_hashes(&new), want, "{name}");
         let out = run(&["snapshot", "verify"], &data, &[]);
         assert!(out.status.success(), "{name}: {}", text(&out));
-        // once is enough: a format 3 generation is left as it is
+        // once is enough: a format 4 generation is left as it is
         let out = run(&["snapshot", "upgrade"], &data, &[]);
         assert!(out.status.success(), "{}", text(&out));
-        assert!(text(&out).contains("format 3 already"), "{}", text(&out));
+        assert!(text(&out).contains("format 4 already"), "{}", text(&out));
         assert_eq!(dir.generations().unwrap(), vec![1, 2]);
     }
 }
@@ -132,7 +147,7 @@ fn format_1_and_2_upgrade_to_what_todays_generator_writes() {
 /// lanes) and is rewritten by the upgrade into today's files; today's files are left alone.
 #[test]
 fn format_3_without_lanes_upgrades_to_what_todays_generator_writes() {
-    let want = current_manifest(&fixture("v3-lanes"));
+    let want = todays_files_without_history();
     let (_tmp, data) = copy_of("v3-open");
     let old = current_manifest(&data);
     assert_eq!(old.format_version, FORMAT_OPEN);
@@ -144,22 +159,67 @@ fn format_3_without_lanes_upgrades_to_what_todays_generator_writes() {
         .values()
         .all(|d| d.table.loc_lanes.iter().all(|l| l.is_empty())));
     drop(g);
-    assert_ne!(file_hashes(&old), file_hashes(&want), "the fixtures differ");
+    assert_ne!(file_hashes(&old), want, "the fixtures differ");
     let out = run(&["snapshot", "upgrade"], &data, &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(!text(&out).contains("already"), "{}", text(&out));
     let new = current_manifest(&data);
     assert_eq!((new.generation, new.parent), (2, Some(1)));
-    assert_eq!(file_hashes(&new), file_hashes(&want));
+    assert_eq!(file_hashes(&new), want);
     let out = run(&["snapshot", "verify"], &data, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let out = run(&["snapshot", "upgrade"], &data, &[]);
-    assert!(text(&out).contains("format 3 already"), "{}", text(&out));
+    assert!(text(&out).contains("format 4 already"), "{}", text(&out));
     // today's generator's files need nothing
-    let (_tmp2, today) = copy_of("v3-lanes");
+    let (_tmp2, today) = copy_of(TODAY);
     let out = run(&["snapshot", "upgrade"], &today, &[]);
-    assert!(text(&out).contains("format 3 already"), "{}", text(&out));
+    assert!(text(&out).contains("format 4 already"), "{}", text(&out));
     assert_eq!(DataDir::read_only(&today).generations().unwrap(), vec![1]);
+}
+
+/// A format 3 generation written before history was kept (`v3-lanes`: no `end_date` on network
+/// rows, no history files) loads without history and upgrades into today's files.
+#[test]
+fn format_3_without_history_upgrades_to_what_todays_generator_writes() {
+    let (_tmp, data) = copy_of("v3-lanes");
+    let old = current_manifest(&data);
+    assert_eq!(old.format_version, FORMAT_OPEN);
+    let (g, _) = Generation::load(&DataDir::read_only(&data).generation_dir(1), &|_| {}).unwrap();
+    assert!(g.history.is_empty() && g.network_history.is_empty());
+    drop(g);
+    let out = run(&["snapshot", "upgrade"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let new = current_manifest(&data);
+    assert_eq!((new.generation, new.format_version), (2, FORMAT_VERSION));
+    assert_eq!(file_hashes(&new), todays_files_without_history());
+    let out = run(&["snapshot", "verify"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// An upgrade keeps a generation's history: today's fixture labelled format 3 (so the upgrade
+/// rewrites it) upgrades into exactly today's files, history included, and the upgrade's own
+/// check (closed versions and closed network rows per type) passes.
+#[test]
+fn an_upgrade_keeps_the_history() {
+    let (_tmp, data) = copy_of(TODAY);
+    let gen = DataDir::read_only(&data).generation_dir(1);
+    let want = file_hashes(&Manifest::read(&gen).unwrap());
+    let text_of = std::fs::read_to_string(gen.join("MANIFEST.json")).unwrap();
+    let mut m: Value = serde_json::from_str(&text_of).unwrap();
+    m["format_version"] = FORMAT_OPEN.into();
+    std::fs::write(gen.join("MANIFEST.json"), m.to_string()).unwrap();
+    let (g, _) = Generation::load(&gen, &|_| {}).unwrap();
+    let versions: usize = g.history.values().map(|t| t.len()).sum();
+    assert!(versions > 100 && !g.network_history.is_empty());
+    drop(g);
+    let out = run(&["snapshot", "upgrade"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("already"), "{}", text(&out));
+    let new = current_manifest(&data);
+    assert_eq!((new.generation, new.format_version), (2, FORMAT_VERSION));
+    assert_eq!(file_hashes(&new), want);
+    let (g, _) = Generation::load(&DataDir::read_only(&data).generation_dir(2), &|_| {}).unwrap();
+    assert_eq!(g.history.values().map(|t| t.len()).sum::<usize>(), versions);
 }
 
 /// A server over the generation CURRENT in `data`, answering hrefs under `BASE`.
@@ -290,7 +350,7 @@ async fn an_upgraded_copy_serves_the_same_answers() {
     let out = c.arg(&data).arg("--out").arg(&out_dir).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     let copy = current_manifest(&out_dir);
-    assert_eq!((copy.generation, copy.format_version), (1, FORMAT_OPEN));
+    assert_eq!((copy.generation, copy.format_version), (1, FORMAT_VERSION));
     let out = run(&["snapshot", "verify"], &out_dir, &[]);
     assert!(out.status.success(), "{}", text(&out));
     // the in-place upgrade (generation 2) and the copy hold the same files

@@ -3,6 +3,7 @@
 
 pub mod areas;
 mod draft;
+pub mod history;
 mod local_roads;
 pub mod network;
 pub mod objects;
@@ -87,6 +88,12 @@ pub struct GenerateReport {
     pub objects: usize,
     pub types: usize,
     pub deleted: usize,
+    /// Closed object versions (older versions and closed objects' versions).
+    pub history_versions: usize,
+    /// Objects with closed versions.
+    pub history_objects: usize,
+    /// Closed road network rows (replaced links).
+    pub closed_link_rows: usize,
     pub seconds: f64,
 }
 
@@ -125,10 +132,23 @@ pub fn generate(
     for t in areas::generate(catalog, areas, &net, days(2024, 1, 1)) {
         tables.insert(t.type_id, t);
     }
+    let past = history::generate(
+        catalog,
+        &net.network,
+        &tables,
+        &deleted,
+        &history::HistoryPlan {
+            replaced_links: 0.02,
+            other_types: 0.25,
+            earliest: days(1990, 1, 1),
+        },
+        seed,
+    );
     progress("objects");
 
     let mut builder = GenerationBuilder::fresh(data, catalog, areas)?;
     builder.write_tables(&net.network, tables.values(), Some(&deleted))?;
+    builder.write_history(&net.network, &past.network, past.tables.values())?;
     progress("written");
     let id = builder
         .publish(
@@ -159,6 +179,9 @@ pub fn generate(
         objects: tables.values().map(|t| t.len()).sum(),
         types: tables.len(),
         deleted: deleted.id.len(),
+        history_versions: past.versions(),
+        history_objects: past.objects(),
+        closed_link_rows: past.network.len(),
         seconds: started.elapsed().as_secs_f64(),
     })
 }

@@ -204,14 +204,42 @@ fn check_chunk_ids<'m>(m: &'m Manifest, problems: &mut Vec<String>) -> Chunks<'m
     chunks
 }
 
-/// Step 2: the loaded network and deleted objects have the rows the manifest lists.
+/// Step 2: the loaded network, its closed rows, the types' closed versions and the deleted
+/// objects have the rows the manifest lists.
 fn check_loaded_rows(g: &Generation, m: &Manifest, problems: &mut Vec<String>) {
-    if g.network.len() as u64 != m.total_rows("network/") {
-        problems.push(format!(
-            "network: {} rows loaded, the manifest says {}",
-            g.network.len(),
-            m.total_rows("network/")
-        ));
+    use crate::snapshot::parquet_write::{history_type_of, NETWORK_FILE, NETWORK_HISTORY_FILE};
+    let rows_of = |path: &str| {
+        m.files
+            .iter()
+            .find(|f| f.path == path)
+            .map_or(0, |f| f.rows)
+    };
+    for (what, loaded, path) in [
+        ("network", g.network.len(), NETWORK_FILE),
+        (
+            "closed network rows",
+            g.network_history.len(),
+            NETWORK_HISTORY_FILE,
+        ),
+    ] {
+        if loaded as u64 != rows_of(path) {
+            problems.push(format!(
+                "{what}: {loaded} rows loaded, the manifest says {}",
+                rows_of(path)
+            ));
+        }
+    }
+    for f in &m.files {
+        let Some(t) = history_type_of(&f.path) else {
+            continue;
+        };
+        let loaded = g.history.get(&t).map_or(0, |h| h.len());
+        if loaded as u64 != f.rows {
+            problems.push(format!(
+                "type {t}: {loaded} closed versions loaded, {} lists {}",
+                f.path, f.rows
+            ));
+        }
     }
     let deleted_listed = m
         .files

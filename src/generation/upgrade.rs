@@ -81,13 +81,18 @@ pub fn upgrade(
 
 /// What an upgrade must keep of a generation, small enough to hold while the upgraded one is
 /// loaded: network rows, and per object type a hash of its ids and versions (and of the
-/// deleted objects' ids).
+/// deleted objects' ids); of the history, per type a hash of its closed versions' ids,
+/// versions and dates, and a hash of the network's closed rows' links and dates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Content {
     pub network_rows: usize,
     /// type id -> (objects, SHA-256 of ids and versions in id order)
     pub types: BTreeMap<u32, (usize, String)>,
     pub deleted: (usize, String),
+    /// type id -> (closed versions, SHA-256 of their ids, versions, start and end dates)
+    pub history: BTreeMap<u32, (usize, String)>,
+    /// (closed network rows, SHA-256 of their link ids, positions and dates)
+    pub network_history: (usize, String),
 }
 
 impl Content {
@@ -109,10 +114,36 @@ impl Content {
         for id in &g.deleted.id {
             h.update(id.to_le_bytes());
         }
+        let history = g
+            .history
+            .iter()
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(&type_id, t)| {
+                let mut h = Sha256::new();
+                for r in 0..t.len() {
+                    h.update(t.id[r].to_le_bytes());
+                    h.update(t.version[r].to_le_bytes());
+                    h.update(t.start_date[r].to_le_bytes());
+                    h.update(t.end_date[r].to_le_bytes());
+                }
+                (type_id, (t.len(), hex(&h.finalize())))
+            })
+            .collect();
+        let n = &g.network_history;
+        let mut nh = Sha256::new();
+        for r in 0..n.len() {
+            nh.update(n.link_id[r].to_le_bytes());
+            nh.update(n.from_pos[r].to_le_bytes());
+            nh.update(n.to_pos[r].to_le_bytes());
+            nh.update(n.start_date[r].to_le_bytes());
+            nh.update(n.end_date[r].to_le_bytes());
+        }
         Content {
             network_rows: g.network.len(),
             types,
             deleted: (g.deleted.id.len(), hex(&h.finalize())),
+            history,
+            network_history: (n.len(), hex(&nh.finalize())),
         }
     }
 
@@ -144,6 +175,24 @@ impl Content {
                 self.deleted.0, after.deleted.0
             ));
         }
+        let keys: BTreeSet<&u32> = self.history.keys().chain(after.history.keys()).collect();
+        for t in keys {
+            let (a, b) = (self.history.get(t), after.history.get(t));
+            if a != b {
+                let n = |c: Option<&(usize, String)>| c.map_or(0, |c| c.0);
+                problems.push(format!(
+                    "type {t}: closed versions differ ({} before, {} after)",
+                    n(a),
+                    n(b)
+                ));
+            }
+        }
+        if self.network_history != after.network_history {
+            problems.push(format!(
+                "closed network rows differ ({} before, {} after)",
+                self.network_history.0, after.network_history.0
+            ));
+        }
         problems
     }
 }
@@ -157,6 +206,8 @@ mod tests {
             network_rows: 10,
             types: [(105, (3, "aa".to_string())), (95, (2, "bb".to_string()))].into(),
             deleted: (1, "cc".to_string()),
+            history: [(105, (4, "ee".to_string()))].into(),
+            network_history: (2, "ff".to_string()),
         }
     }
 
@@ -170,6 +221,9 @@ mod tests {
         after.types.remove(&95);
         after.types.insert(7, (1, "dd".to_string()));
         after.deleted = (2, "ce".to_string());
+        after.history.insert(105, (4, "ef".to_string()));
+        after.history.insert(95, (1, "gg".to_string()));
+        after.network_history = (0, "00".to_string());
         let found = before.differences(&after);
         assert_eq!(
             found,
@@ -179,6 +233,9 @@ mod tests {
                 "type 95: 2 objects before, none after".to_string(),
                 "type 105: object ids or versions differ (3 objects before, 3 after)".to_string(),
                 "deleted objects differ (1 before, 2 after)".to_string(),
+                "type 95: closed versions differ (0 before, 1 after)".to_string(),
+                "type 105: closed versions differ (4 before, 4 after)".to_string(),
+                "closed network rows differ (2 before, 0 after)".to_string(),
             ]
         );
     }

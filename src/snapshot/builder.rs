@@ -464,10 +464,11 @@ mod tests {
     }
 
     fn fixture() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/v3-lanes")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/v4-history")
     }
 
-    /// The three kinds of generation over the committed format-3 fixture: a derived one shares
+    /// The three kinds of generation over the committed fixture of today's format (4, with
+    /// history): a derived one shares
     /// every file no change touches (the dictionary too) but never its parent's results, and
     /// takes its parent's catalogue version; a rewrite keeps its source's manifest and writes
     /// the same bytes for a generation already in today's format.
@@ -523,6 +524,9 @@ mod tests {
         let tables = g2.objects.values().map(|d| &d.table);
         b.write_tables(&g2.network, tables, Some(&g2.deleted))
             .unwrap();
+        let history = g2.history.values().map(|t| &**t);
+        b.write_history(&g2.network, &g2.network_history, history)
+            .unwrap();
         b.share_untouched().unwrap();
         let p4 = b.publish(&data, describe("three", &["a"])).unwrap();
         let m4 = Manifest::read(&p4.dir).unwrap();
@@ -532,8 +536,8 @@ mod tests {
         assert_eq!(m4.files, m2.files, "the same files, byte for byte");
     }
 
-    /// A fresh generation: no parent, the catalogue's version, and from the tables of the
-    /// generated fixture the same files `generate` wrote (dictionary included).
+    /// A fresh generation: no parent, the catalogue's version, and from the tables (and
+    /// history) of the generated fixture the same files `generate` wrote (dictionary included).
     #[test]
     fn a_fresh_generation_says_the_catalogue_version_and_has_no_parent() {
         let source = DataDir::read_only(fixture());
@@ -544,6 +548,9 @@ mod tests {
         let mut b = GenerationBuilder::fresh(&data, catalog, Areas::embedded()).unwrap();
         let tables = g.objects.values().map(|d| &d.table);
         b.write_tables(&g.network, tables, Some(&g.deleted))
+            .unwrap();
+        let history = g.history.values().map(|t| &**t);
+        b.write_history(&g.network, &g.network_history, history)
             .unwrap();
         let p = b.publish(&data, describe("fresh", &[])).unwrap();
         let m = Manifest::read(&p.dir).unwrap();
