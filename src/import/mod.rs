@@ -19,7 +19,7 @@ pub mod source;
 pub mod summary;
 pub mod uberiket;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Instant;
 
@@ -188,36 +188,47 @@ fn road_references(
     let mut refs = RoadRefs::default();
     let mut road_objects: BTreeMap<u32, Vec<RoadObject>> = BTreeMap::new();
     let objects_dir = source.join(OBJECTS_DIR);
+    // the newest version of each object gives the road references (a paged source holds the
+    // older versions too): a type imported is held anyway, the other one is read twice
+    let mut add = |o: &RoadObject, newest: &HashMap<u64, u32>, summary: &mut Summary| {
+        if newest.get(&o.id) != Some(&o.versjon) {
+            return;
+        }
+        if o.type_id == VEGSYSTEM {
+            refs.add(catalog, o, summary);
+        } else if o.type_id == STREKNING {
+            refs.add_section(o, summary);
+        }
+    };
+    let note = |newest: &mut HashMap<u64, u32>, o: &RoadObject| {
+        let v = newest.entry(o.id).or_insert(o.versjon);
+        *v = (*v).max(o.versjon);
+    };
     for t in [VEGSYSTEM, STREKNING] {
-        source::for_each_batch(
-            &objects_dir.join(t.to_string()),
-            |batch: Vec<RoadObject>| {
-                road_objects.entry(t).or_default().extend(batch);
+        let dir = objects_dir.join(t.to_string());
+        let mut newest: HashMap<u64, u32> = HashMap::new();
+        if wanted.contains(&t) {
+            let mut all: Vec<RoadObject> = Vec::new();
+            source::for_each_batch(&dir, |batch: Vec<RoadObject>| {
+                all.extend(batch);
                 Ok(())
-            },
-        )?;
-    }
-    // the newest version of each object gives the road references (a paged source holds
-    // the older versions too)
-    for objects in road_objects.values() {
-        let mut newest: BTreeMap<u64, &RoadObject> = BTreeMap::new();
-        for o in objects {
-            if newest.get(&o.id).is_none_or(|n| n.versjon < o.versjon) {
-                newest.insert(o.id, o);
+            })?;
+            all.iter().for_each(|o| note(&mut newest, o));
+            all.iter().for_each(|o| add(o, &newest, summary));
+            if !all.is_empty() {
+                road_objects.insert(t, all);
             }
+            continue;
         }
-        for o in objects
-            .iter()
-            .filter(|o| newest.get(&o.id).is_some_and(|n| std::ptr::eq(*n, *o)))
-        {
-            if o.type_id == VEGSYSTEM {
-                refs.add(catalog, o, summary);
-            } else if o.type_id == STREKNING {
-                refs.add_section(o, summary);
-            }
-        }
+        source::for_each_batch(&dir, |batch: Vec<RoadObject>| {
+            batch.iter().for_each(|o| note(&mut newest, o));
+            Ok(())
+        })?;
+        source::for_each_batch(&dir, |batch: Vec<RoadObject>| {
+            batch.iter().for_each(|o| add(o, &newest, summary));
+            Ok(())
+        })?;
     }
-    road_objects.retain(|t, _| wanted.contains(t));
     Ok((refs, road_objects))
 }
 
