@@ -13,6 +13,7 @@ use chrono::NaiveDate;
 use serde_json::Value;
 use vegdb::catalog::Catalog;
 use vegdb::changeset::working::value_at;
+use vegdb::generation::time::valid_at;
 use vegdb::generation::Generation;
 use vegdb::import::refresh::refresh_dir;
 use vegdb::import::{import_dir, TypeSelection};
@@ -401,15 +402,16 @@ fn refresh_closes_the_versions_it_replaces() {
     assert_eq!(summary.versions_closed.get(&105), Some(&closed));
     let hr = (0..h.len()).find(|&r| h.id[r] == changed).unwrap();
     assert_eq!(h.end_date[hr], days(new_start));
-    // the day before the new version: the old one; from its start: the new one
+    // the day before the new version: the old one valid; from its start: the new one (the
+    // views of `Generation::at` select by the same `valid_at`)
     for (day, want) in [(days(new_start) - 1, 1), (days(new_start), 2)] {
-        let view = g.at(day).unwrap();
-        let t = &view.objects[&105].table;
-        assert_eq!(
-            t.row_of(changed).map(|r| t.version[r]),
-            Some(want),
-            "day {day}"
-        );
+        let valid: Vec<u32> = g
+            .versions(105, changed)
+            .into_iter()
+            .filter(|(t, r)| valid_at(t.start_date[*r], t.end_date[*r], day))
+            .map(|(t, r)| t.version[r])
+            .collect();
+        assert_eq!(valid, vec![want], "day {day}");
     }
 
     // removed sequences: their current rows closed at the event's day
