@@ -3,7 +3,9 @@
 //!
 //! Both resources have NDJSON `/stream` variants (`/vegnett/veglenkesekvenser/stream`,
 //! `/vegobjekter/{typeId}/stream`, `start` = last id read, `antall` per call), so no paged
-//! endpoint is needed. Every batch is written as `part-<start>.ndjson` (atomically), then the
+//! endpoint is needed for the current state. The object streams hold only the active versions
+//! (the paged `/vegobjekter/{typeId}` lists every version): a URL import has no older object
+//! versions; the sequences carry their closed veglenker, which the import keeps. Every batch is written as `part-<start>.ndjson` (atomically), then the
 //! stream's `progress.state` (last id, done) is replaced atomically: a killed download resumes
 //! after the last id saved, and a batch written but not recorded is rewritten under the same
 //! name. A batch is streamed into its part file as it is read (memory: one record), within

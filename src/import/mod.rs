@@ -2,9 +2,11 @@
 //! (`veglenkesekvenser` and `vegobjekter` of chosen types) and publish it through the same
 //! writers and `DataDir` as `generate`. See ARCHITECTURE.md "Import mapping".
 //!
-//! Order: 915 Vegsystem and 916 Strekning objects first (they give the road references), then the sequences
-//! (each mapped to network rows as it is read, the upstream record dropped), then the other
-//! types. Memory is bounded by the generation being built, not by the input files.
+//! Order: 915 Vegsystem and 916 Strekning objects first (they give the road references, from
+//! the newest version of each), then the sequences (each mapped to network rows as it is read,
+//! the upstream record dropped; closed veglenker to the network's history), then the other
+//! types (the newest version of each object current, every other version read to the type's
+//! history). Memory is bounded by the generation being built, not by the input files.
 
 pub mod download;
 pub mod events;
@@ -17,7 +19,7 @@ pub mod source;
 pub mod summary;
 pub mod uberiket;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Instant;
 
@@ -27,7 +29,7 @@ use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
 use crate::snapshot::builder::{Description, GenerationBuilder};
-use crate::snapshot::columns::{Days, DeletedTable, ObjectTable, RoadNetwork};
+use crate::snapshot::columns::{Days, DeletedTable, ObjectTable};
 use crate::snapshot::manifest::{MadeBy, Provenance};
 use crate::snapshot::store::DataDir;
 pub use network::parse_linestring;
@@ -142,7 +144,7 @@ pub fn import_dir(
         .push(("road system".into(), started.elapsed().as_secs_f64()));
 
     // 2. the network
-    let (net, sequences) = import_network(source, &refs, &mut summary)?;
+    let net = import_network(source, &refs, &mut summary)?;
     progress("network");
     summary
         .phases
@@ -153,17 +155,20 @@ pub fn import_dir(
     let read = TypeSource {
         source,
         catalog,
-        sequences: &sequences,
+        on: objects::OnNetwork {
+            current: &net.sequences,
+            any: &net.any_sequences,
+        },
         road_objects,
     };
-    let tables = read.tables(&wanted, &present, &mut summary, progress)?;
+    let (tables, history) = read.tables(&wanted, &present, &mut summary, progress)?;
     summary
         .phases
         .push(("objects".into(), phase.elapsed().as_secs_f64()));
     phase = Instant::now();
 
     // 4. publish like `generate`
-    let id = publish(source, data, catalog, &net, &tables)?;
+    let id = publish(source, data, catalog, &net, &tables, &history)?;
     summary
         .phases
         .push(("publish".into(), phase.elapsed().as_secs_f64()));
@@ -183,89 +188,114 @@ fn road_references(
     let mut refs = RoadRefs::default();
     let mut road_objects: BTreeMap<u32, Vec<RoadObject>> = BTreeMap::new();
     let objects_dir = source.join(OBJECTS_DIR);
+    // the newest version of each object gives the road references (a paged source holds the
+    // older versions too): a type imported is held anyway, the other one is read twice
+    let mut add = |o: &RoadObject, newest: &HashMap<u64, u32>, summary: &mut Summary| {
+        if newest.get(&o.id) != Some(&o.versjon) {
+            return;
+        }
+        if o.type_id == VEGSYSTEM {
+            refs.add(catalog, o, summary);
+        } else if o.type_id == STREKNING {
+            refs.add_section(o, summary);
+        }
+    };
+    let note = |newest: &mut HashMap<u64, u32>, o: &RoadObject| {
+        let v = newest.entry(o.id).or_insert(o.versjon);
+        *v = (*v).max(o.versjon);
+    };
     for t in [VEGSYSTEM, STREKNING] {
-        source::for_each_batch(
-            &objects_dir.join(t.to_string()),
-            |batch: Vec<RoadObject>| {
-                for o in &batch {
-                    if o.type_id == VEGSYSTEM {
-                        refs.add(catalog, o, summary);
-                    } else if o.type_id == STREKNING {
-                        refs.add_section(o, summary);
-                    }
-                }
-                if wanted.contains(&t) {
-                    road_objects.entry(t).or_default().extend(batch);
-                }
+        let dir = objects_dir.join(t.to_string());
+        let mut newest: HashMap<u64, u32> = HashMap::new();
+        if wanted.contains(&t) {
+            let mut all: Vec<RoadObject> = Vec::new();
+            source::for_each_batch(&dir, |batch: Vec<RoadObject>| {
+                all.extend(batch);
                 Ok(())
-            },
-        )?;
+            })?;
+            all.iter().for_each(|o| note(&mut newest, o));
+            all.iter().for_each(|o| add(o, &newest, summary));
+            if !all.is_empty() {
+                road_objects.insert(t, all);
+            }
+            continue;
+        }
+        source::for_each_batch(&dir, |batch: Vec<RoadObject>| {
+            batch.iter().for_each(|o| note(&mut newest, o));
+            Ok(())
+        })?;
+        source::for_each_batch(&dir, |batch: Vec<RoadObject>| {
+            batch.iter().for_each(|o| add(o, &newest, summary));
+            Ok(())
+        })?;
     }
     Ok((refs, road_objects))
 }
 
-/// Step 2: the sequences mapped to network rows; the network and the ids of its sequences.
-fn import_network(
-    source: &Path,
-    refs: &RoadRefs,
-    summary: &mut Summary,
-) -> Result<(RoadNetwork, HashSet<u64>)> {
+/// Step 2: the sequences mapped to network rows: the current network, its history and the
+/// ids of their sequences.
+fn import_network(source: &Path, refs: &RoadRefs, summary: &mut Summary) -> Result<network::Built> {
     let areas = Areas::embedded();
     let mut builder = network::NetworkBuilder::default();
     source::for_each_batch(&source.join(SEQUENCES_DIR), |batch: Vec<Sequence>| {
         builder.add_batch(&batch, refs, areas, summary);
         Ok(())
     })?;
-    let (net, sequences) = builder.finish(refs, summary);
-    summary.segments = net.len();
-    if net.is_empty() {
+    let built = builder.finish(refs, summary);
+    summary.segments = built.network.len();
+    if built.network.is_empty() {
         return Err(EngineError::input(format!(
             "{} gave no network rows (need {SEQUENCES_DIR}/ and 915 Vegsystem objects on them)",
             source.display()
         )));
     }
-    Ok((net, sequences))
+    Ok(built)
 }
 
 /// Where step 3 reads each type's objects from.
 struct TypeSource<'a> {
     source: &'a Path,
     catalog: &'static Catalog,
-    /// Ids of the network's sequences (placements elsewhere are dropped).
-    sequences: &'a HashSet<u64>,
+    /// The sequences of the network and its history (placements elsewhere are dropped).
+    on: objects::OnNetwork<'a>,
     /// The 915/916 objects read in step 1.
     road_objects: BTreeMap<u32, Vec<RoadObject>>,
 }
 
 impl TypeSource<'_> {
-    /// Step 3: the tables of the `wanted` types the source has, type by type (empty ones left
-    /// out).
+    /// Step 3: the current and history tables of the `wanted` types the source has, type by
+    /// type (empty ones left out).
+    #[allow(clippy::type_complexity)]
     fn tables(
         mut self,
         wanted: &[u32],
         present: &[u32],
         summary: &mut Summary,
         progress: &(dyn Fn(&str) + Sync),
-    ) -> Result<BTreeMap<u32, ObjectTable>> {
+    ) -> Result<(BTreeMap<u32, ObjectTable>, BTreeMap<u32, ObjectTable>)> {
         let mut tables: BTreeMap<u32, ObjectTable> = BTreeMap::new();
+        let mut history: BTreeMap<u32, ObjectTable> = BTreeMap::new();
         for &t in wanted {
             if !present.contains(&t) {
                 continue;
             }
-            let Some(table) = self.table(t, summary)? else {
+            let Some(both) = self.table(t, summary)? else {
                 continue;
             };
-            if !table.is_empty() {
-                tables.insert(t, table);
+            if !both.current.is_empty() {
+                tables.insert(t, both.current);
+            }
+            if !both.history.is_empty() {
+                history.insert(t, both.history);
             }
             progress(&format!("type {t}"));
         }
-        Ok(tables)
+        Ok((tables, history))
     }
 
-    /// The table of type `t` (None when the catalogue does not know the type: its objects
+    /// The tables of type `t` (None when the catalogue does not know the type: its objects
     /// are counted and skipped).
-    fn table(&mut self, t: u32, summary: &mut Summary) -> Result<Option<ObjectTable>> {
+    fn table(&mut self, t: u32, summary: &mut Summary) -> Result<Option<objects::Tables>> {
         let dir = self.source.join(OBJECTS_DIR).join(t.to_string());
         let Some(ty) = self.catalog.object_type(t) else {
             let mut n = 0usize;
@@ -280,7 +310,7 @@ impl TypeSource<'_> {
             return Ok(None);
         };
         let mut tb = objects::TypeBuilder::new(ty);
-        let sequences = self.sequences;
+        let on = self.on;
         let mut add = |batch: Vec<RoadObject>, summary: &mut Summary| {
             *summary.objects_read.entry(t).or_default() += batch.len();
             let (mine, other): (Vec<RoadObject>, Vec<RoadObject>) =
@@ -291,7 +321,7 @@ impl TypeSource<'_> {
                     o.type_id
                 ));
             }
-            tb.add_batch(mine, sequences, summary);
+            tb.add_batch(mine, on, summary);
         };
         if let Some(objs) = self.road_objects.remove(&t) {
             add(objs, summary);
@@ -305,16 +335,23 @@ impl TypeSource<'_> {
     }
 }
 
-/// Step 4: publish the network and tables as the next generation of `data`; its id.
+/// Step 4: publish the network, tables and their history as the next generation of `data`;
+/// its id.
 fn publish(
     source: &Path,
     data: &DataDir,
     catalog: &Catalog,
-    net: &RoadNetwork,
+    net: &network::Built,
     tables: &BTreeMap<u32, ObjectTable>,
+    history: &BTreeMap<u32, ObjectTable>,
 ) -> Result<u64> {
     let mut builder = GenerationBuilder::fresh(data, catalog, Areas::embedded())?;
-    builder.write_tables(net, tables.values(), Some(&DeletedTable::default()))?;
+    builder.write_tables(
+        &net.network,
+        tables.values(),
+        Some(&DeletedTable::default()),
+    )?;
+    builder.write_history(&net.network, &net.history, history.values())?;
     let description = Description {
         origin: format!("vegdb import --source {}", source.display()),
         provenance: Provenance::new(MadeBy::Imported, Some(source.display().to_string())),

@@ -1,7 +1,9 @@
 //! Veglenkesekvenser -> network rows. A v2 link is a veglenkesekvens (link id = sequence id,
 //! positions 0–1 along it); each current veglenke covers the positions of its start and end
 //! ports and becomes one or more rows (split where the 915 road reference changes). A piece no
-//! 915 covers is kept as a row without a road reference (`NO_ROAD_REF`).
+//! 915 covers is kept as a row without a road reference (`NO_ROAD_REF`). A closed veglenke
+//! (with a `sluttdato`) is mapped the same way into the network's history: its rows carry
+//! `end_date` = its sluttdato (exclusive) and never enter the current network.
 
 use std::collections::{HashMap, HashSet};
 
@@ -76,6 +78,8 @@ struct Row {
     super_id: u64,
     road_type: u8,
     start_date: i32,
+    /// `OPEN_END` for a current veglenke, its sluttdato for a closed one.
+    end_date: i32,
     q: (u8, u16, u16, u16, u8, i32),
 }
 
@@ -95,6 +99,8 @@ struct LinkFacts {
     level: u8,
     road_type: u8,
     start_date: i32,
+    /// `OPEN_END`, or the sluttdato of a closed veglenke.
+    end_date: i32,
     quality: (u8, u16, u16, u16, u8, i32),
     /// Length of the sequence in metres.
     seq_len: f64,
@@ -108,9 +114,6 @@ impl LinkFacts {
         areas: &Areas,
         summary: &mut Summary,
     ) -> Result<LinkFacts, SkippedLink> {
-        if link.gyldighetsperiode.sluttdato.is_some() {
-            return Err(SkippedLink::Closed);
-        }
         let port = |n: u32| seq.porter.iter().find(|p| p.nummer == n);
         let (Some(sp), Some(ep)) = (port(link.startport), port(link.sluttport)) else {
             return Err(SkippedLink::PortMissing);
@@ -149,6 +152,16 @@ impl LinkFacts {
         };
         let start_date = date_days(&link.gyldighetsperiode.startdato)
             .ok_or_else(|| SkippedLink::StartDate(link.gyldighetsperiode.startdato.clone()))?;
+        let end_date = match &link.gyldighetsperiode.sluttdato {
+            None => OPEN_END,
+            Some(text) => {
+                let end = date_days(text).ok_or_else(|| SkippedLink::EndDate(text.clone()))?;
+                if end <= start_date {
+                    return Err(SkippedLink::EmptyValidity);
+                }
+                end
+            }
+        };
         let q = link.geometri.kvalitet.as_ref();
         let qv =
             |f: fn(&super::uberiket::Quality) -> Option<i64>| q.and_then(f).unwrap_or(0).max(0);
@@ -179,6 +192,7 @@ impl LinkFacts {
             level: level as u8,
             road_type: road_type as u8,
             start_date,
+            end_date,
             quality,
             seq_len: seq.lengde.unwrap_or(link.lengde / (b - a)),
         })
@@ -188,7 +202,12 @@ impl LinkFacts {
 #[derive(Default)]
 pub struct NetworkBuilder {
     rows: Vec<Row>,
+    /// Rows of closed veglenker (the network's history).
+    closed: Vec<Row>,
+    /// Sequences with a current veglenke.
     pub sequences: HashSet<u64>,
+    /// Sequences with a current or a closed veglenke mapped.
+    any_sequences: HashSet<u64>,
     /// Length in metres of every sequence read.
     lengths: HashMap<u64, f64>,
 }
@@ -215,8 +234,6 @@ pub enum GeometryError {
 /// Why a veglenke is left out of the network (the summary counts skips by this text).
 #[derive(Debug, thiserror::Error)]
 enum SkippedLink {
-    #[error("closed (has sluttdato), not part of the current network")]
-    Closed,
     #[error("start or end port missing from the sequence")]
     PortMissing,
     #[error("end port not after start port")]
@@ -235,6 +252,10 @@ enum SkippedLink {
     Municipality(String),
     #[error("bad startdato {0}")]
     StartDate(String),
+    #[error("bad sluttdato {0}")]
+    EndDate(String),
+    #[error("sluttdato not after startdato (valid on no day)")]
+    EmptyValidity,
 }
 
 /// Parse `LINESTRING Z(x y z, ...)` (or 2D) and project to storage coordinates.
@@ -290,12 +311,19 @@ impl NetworkBuilder {
         if let Some(len) = seq.lengde {
             self.lengths.insert(seq.id, len);
         }
-        let before = self.rows.len();
+        let (before, closed_before) = (self.rows.len(), self.closed.len());
         for link in &seq.veglenker {
             summary.links_read += 1;
             if let Err(reason) = self.add_link(seq, link, refs, areas, summary) {
-                summary.skip(format!("veglenke: {reason}"));
+                if link.gyldighetsperiode.sluttdato.is_some() {
+                    summary.skip(format!("closed veglenke (history): {reason}"));
+                } else {
+                    summary.skip(format!("veglenke: {reason}"));
+                }
             }
+        }
+        if self.rows.len() > before || self.closed.len() > closed_before {
+            self.any_sequences.insert(seq.id);
         }
         if self.rows.len() > before {
             summary.sequences_imported += 1;
@@ -328,7 +356,9 @@ impl NetworkBuilder {
             .collect();
         for (b, s) in parts {
             self.rows.extend(b.rows);
+            self.closed.extend(b.closed);
             self.sequences.extend(b.sequences);
+            self.any_sequences.extend(b.any_sequences);
             self.lengths.extend(b.lengths);
             summary.absorb(s);
         }
@@ -378,7 +408,12 @@ impl NetworkBuilder {
             } else {
                 sub_line(&l.coords, r0, r1)
             };
-            self.rows.push(Row {
+            let rows = if l.end_date == OPEN_END {
+                &mut self.rows
+            } else {
+                &mut self.closed
+            };
+            rows.push(Row {
                 link: seq.id,
                 from: f0,
                 to: f1,
@@ -405,6 +440,7 @@ impl NetworkBuilder {
                 super_id: link.superstedfesting.as_ref().map(|s| s.id).unwrap_or(0),
                 road_type: l.road_type,
                 start_date: l.start_date,
+                end_date: l.end_date,
                 q: l.quality,
             });
         }
@@ -428,64 +464,96 @@ impl NetworkBuilder {
         Some(((offset + m0).round() as u32, (offset + m1).round() as u32))
     }
 
-    /// Rows sorted by (link, from) as the network table requires.
-    pub fn finish(mut self, refs: &RoadRefs, summary: &mut Summary) -> (RoadNetwork, HashSet<u64>) {
-        for i in 0..self.rows.len() {
-            let Some((s, f0, f1)) = self.rows[i].section else {
+    /// Resolve the 916 metres of `rows` (None for a row where a sequence length is missing:
+    /// counted, the 915 fallback kept).
+    fn resolve_sections(&self, refs: &RoadRefs, rows: &mut [Row], summary: &mut Summary) {
+        for row in rows.iter_mut() {
+            let Some((s, f0, f1)) = row.section else {
                 continue;
             };
             match self.section_metres(refs, &s, f0, f1) {
                 Some((m0, m1)) => {
-                    self.rows[i].from_m = m0;
-                    self.rows[i].to_m = m1;
+                    row.from_m = m0;
+                    row.to_m = m1;
                 }
                 None => summary.skip(
                     "916 Strekning over a sequence whose length is unknown: metres from the 915 fallback [kept]",
                 ),
             }
         }
-        self.rows
-            .sort_by(|x, y| x.link.cmp(&y.link).then(x.from.total_cmp(&y.from)));
-        let mut n = RoadNetwork {
-            geom_offsets: vec![0],
-            ..Default::default()
-        };
-        for r in self.rows {
-            n.link_id.push(r.link);
-            n.from_pos.push(r.from);
-            n.to_pos.push(r.to);
-            n.start_node.push(r.start_node);
-            n.end_node.push(r.end_node);
-            n.coords.extend_from_slice(&r.coords);
-            n.geom_offsets.push(n.coords.len() as u32);
-            n.length_m.push(r.length_m);
-            n.municipality.push(r.municipality);
-            n.county.push(r.county);
-            n.region.push(r.region);
-            n.road_department.push(r.department);
-            n.road_category.push(r.category);
-            n.road_status.push(r.status);
-            n.road_number.push(r.number);
-            n.hp.push(r.hp);
-            n.from_m.push(r.from_m);
-            n.to_m.push(r.to_m.max(r.from_m));
-            n.lanes.push(r.lanes);
-            n.medium.push(r.medium);
-            n.theme_code.push(r.theme);
-            n.is_connection.push(r.connection);
-            n.topology_level.push(r.level);
-            n.super_id.push(r.super_id);
-            n.road_type.push(r.road_type);
-            n.start_date.push(r.start_date);
-            n.end_date.push(OPEN_END);
-            n.q_method.push(r.q.0);
-            n.q_accuracy.push(r.q.1);
-            n.q_height_accuracy.push(r.q.2);
-            n.q_tolerance.push(r.q.3);
-            n.q_visibility.push(r.q.4);
-            n.q_capture_date.push(r.q.5);
-        }
-        n.build_link_index();
-        (n, self.sequences)
     }
+
+    /// The current network and the network's history (closed veglenker), each sorted by
+    /// (link, from) as the network table requires.
+    pub fn finish(mut self, refs: &RoadRefs, summary: &mut Summary) -> Built {
+        let mut rows = std::mem::take(&mut self.rows);
+        let mut closed = std::mem::take(&mut self.closed);
+        self.resolve_sections(refs, &mut rows, summary);
+        self.resolve_sections(refs, &mut closed, summary);
+        summary.closed_link_rows += closed.len();
+        Built {
+            network: network_of(rows),
+            history: network_of(closed),
+            sequences: self.sequences,
+            any_sequences: self.any_sequences,
+        }
+    }
+}
+
+/// What the sequences were mapped to.
+pub struct Built {
+    /// The current network: rows of current veglenker (`end_date` open).
+    pub network: RoadNetwork,
+    /// The network's history: rows of closed veglenker (`end_date` = their sluttdato).
+    pub history: RoadNetwork,
+    /// Sequences with a row in the current network.
+    pub sequences: HashSet<u64>,
+    /// Sequences with a row in the current network or its history.
+    pub any_sequences: HashSet<u64>,
+}
+
+/// `rows` as a network table, sorted by (link, from).
+fn network_of(mut rows: Vec<Row>) -> RoadNetwork {
+    rows.sort_by(|x, y| x.link.cmp(&y.link).then(x.from.total_cmp(&y.from)));
+    let mut n = RoadNetwork {
+        geom_offsets: vec![0],
+        ..Default::default()
+    };
+    for r in rows {
+        n.link_id.push(r.link);
+        n.from_pos.push(r.from);
+        n.to_pos.push(r.to);
+        n.start_node.push(r.start_node);
+        n.end_node.push(r.end_node);
+        n.coords.extend_from_slice(&r.coords);
+        n.geom_offsets.push(n.coords.len() as u32);
+        n.length_m.push(r.length_m);
+        n.municipality.push(r.municipality);
+        n.county.push(r.county);
+        n.region.push(r.region);
+        n.road_department.push(r.department);
+        n.road_category.push(r.category);
+        n.road_status.push(r.status);
+        n.road_number.push(r.number);
+        n.hp.push(r.hp);
+        n.from_m.push(r.from_m);
+        n.to_m.push(r.to_m.max(r.from_m));
+        n.lanes.push(r.lanes);
+        n.medium.push(r.medium);
+        n.theme_code.push(r.theme);
+        n.is_connection.push(r.connection);
+        n.topology_level.push(r.level);
+        n.super_id.push(r.super_id);
+        n.road_type.push(r.road_type);
+        n.start_date.push(r.start_date);
+        n.end_date.push(r.end_date);
+        n.q_method.push(r.q.0);
+        n.q_accuracy.push(r.q.1);
+        n.q_height_accuracy.push(r.q.2);
+        n.q_tolerance.push(r.q.3);
+        n.q_visibility.push(r.q.4);
+        n.q_capture_date.push(r.q.5);
+    }
+    n.build_link_index();
+    n
 }

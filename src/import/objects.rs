@@ -2,6 +2,13 @@
 //! through the catalogue by egenskapstype id (enum values by id), placements on the imported
 //! sequences with their lanes (`kjorefelt`, v2's `felt`), children (barn), the own geometry
 //! (a `GeometriEgenskap`). Whatever cannot be stored is counted in the summary.
+//!
+//! Versions: the newest version of an id with a placement on the current network is the
+//! current row (as a table of only the newest versions would have it); every other version
+//! read goes to the type's history table, placed on the current network and its closed
+//! veglenker (an older version open or ending after the next version's start is closed at
+//! that start, counted). Versions newer than the current one but placed only on closed
+//! veglenker, and a version read twice, are counted and left out.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -29,6 +36,7 @@ enum Stored {
 }
 
 /// One placement: link, positions (from ≤ to), direction, stored lanes.
+#[derive(Clone)]
 struct Loc {
     link: u64,
     from: f64,
@@ -43,11 +51,30 @@ struct Row {
     start: i32,
     end: i32,
     modified: i64,
+    /// Placements on the current network (the row can be current when there are any).
     locs: Vec<Loc>,
+    /// Placements on the current network or a closed veglenke (a history row's).
+    any_locs: Vec<Loc>,
     children: Vec<(u32, u64)>,
     values: Vec<(u32, Stored)>,
     /// Own geometry in storage coordinates (empty = none).
     geometry: Vec<Coord3>,
+}
+
+/// The sequences objects can be placed on.
+#[derive(Clone, Copy)]
+pub struct OnNetwork<'a> {
+    /// Sequences of the current network: placements of current rows.
+    pub current: &'a HashSet<u64>,
+    /// Sequences of the current network or its history: placements of history rows.
+    pub any: &'a HashSet<u64>,
+}
+
+/// A type's current table (the newest version of each object on the current network) and
+/// its history table (every other version kept, in (id, version) order).
+pub struct Tables {
+    pub current: ObjectTable,
+    pub history: ObjectTable,
 }
 
 /// Objects of one type being collected.
@@ -178,14 +205,16 @@ fn point_loc(t: u32, p: &PointPlacement, summary: &mut Summary) -> Loc {
     }
 }
 
-/// The placements kept: positions within 0..1 on imported sequences (the others counted);
-/// None (counted) when none is left.
+/// The placements kept: positions within 0..1 (the others counted), as (on the current
+/// network, on the current network or a closed veglenke); placements on neither are counted.
+/// None when neither has any: counted when the version has no placement at all on the
+/// imported network (current or history).
 fn placements(
     t: u32,
     o: &RoadObject,
-    sequences: &HashSet<u64>,
+    on: OnNetwork,
     summary: &mut Summary,
-) -> Option<Vec<Loc>> {
+) -> Option<(Vec<Loc>, Vec<Loc>)> {
     let mut all = given_placements(t, o, summary);
     all.retain(|l| {
         let ok = position_ok(l.from) && position_ok(l.to);
@@ -195,22 +224,27 @@ fn placements(
         ok
     });
     let sane = all.len();
-    let locs: Vec<Loc> = all
+    let any: Vec<Loc> = all
         .into_iter()
-        .filter(|l| sequences.contains(&l.link))
+        .filter(|l| on.any.contains(&l.link))
+        .collect();
+    let locs: Vec<Loc> = any
+        .iter()
+        .filter(|l| on.current.contains(&l.link))
+        .map(Loc::clone)
         .collect();
     for _ in locs.len()..sane {
         summary.skip(format!(
             "type {t}: placement on a veglenkesekvens absent from the source (or without a current veglenke)"
         ));
     }
-    if locs.is_empty() {
+    if any.is_empty() {
         summary.skip(format!(
             "type {t}: object with no placement on the imported network"
         ));
         return None;
     }
-    Some(locs)
+    Some((locs, any))
 }
 
 /// A non-geometry value as stored by the catalogue's storage kind, or None (counted) when it
@@ -287,13 +321,13 @@ impl TypeBuilder {
         }
     }
 
-    /// Map one object; returns false (and counts why) when it is not imported.
-    pub fn add(&mut self, o: RoadObject, sequences: &HashSet<u64>, summary: &mut Summary) -> bool {
+    /// Map one version of an object; returns false (and counts why) when it is not kept.
+    pub fn add(&mut self, o: RoadObject, on: OnNetwork, summary: &mut Summary) -> bool {
         let t = self.ty.id;
         let Some((start, end, modified)) = dates(t, &o, summary) else {
             return false;
         };
-        let Some(locs) = placements(t, &o, sequences, summary) else {
+        let Some((locs, any_locs)) = placements(t, &o, on, summary) else {
             return false;
         };
         let (values, geometry) = self.properties(&o, summary);
@@ -305,6 +339,7 @@ impl TypeBuilder {
             end,
             modified,
             locs,
+            any_locs,
             children,
             values,
             geometry,
@@ -357,12 +392,7 @@ impl TypeBuilder {
 
     /// Map a batch of objects in parallel (same result as `add` on each, once `finish` has
     /// sorted the rows).
-    pub fn add_batch(
-        &mut self,
-        batch: Vec<RoadObject>,
-        sequences: &HashSet<u64>,
-        summary: &mut Summary,
-    ) {
+    pub fn add_batch(&mut self, batch: Vec<RoadObject>, on: OnNetwork, summary: &mut Summary) {
         use rayon::prelude::*;
         let ty = self.ty;
         let parts: Vec<(Vec<Row>, Summary)> = batch
@@ -372,7 +402,7 @@ impl TypeBuilder {
                 let mut b = TypeBuilder::new(ty);
                 let mut s = Summary::default();
                 for o in chunk {
-                    b.add(o, sequences, &mut s);
+                    b.add(o, on, &mut s);
                 }
                 (b.rows, s)
             })
@@ -383,104 +413,226 @@ impl TypeBuilder {
         }
     }
 
-    pub fn finish(mut self, summary: &mut Summary) -> ObjectTable {
+    /// The current and history tables of the versions added (see the module doc).
+    pub fn finish(mut self, summary: &mut Summary) -> Tables {
         let t = self.ty.id;
         self.rows
             .sort_by_key(|r| (r.id, std::cmp::Reverse(r.version)));
-        let before = self.rows.len();
-        self.rows.dedup_by_key(|r| r.id);
-        for _ in self.rows.len()..before {
+        let (mut current, mut history) = (Vec::new(), Vec::new());
+        let mut rows = std::mem::take(&mut self.rows).into_iter().peekable();
+        while let Some(first) = rows.next() {
+            let mut group = vec![first];
+            while let Some(r) = rows.next_if(|r| r.id == group[0].id) {
+                group.push(r);
+            }
+            let (now, old) = split_versions(t, group, summary);
+            current.extend(now);
+            history.extend(old);
+        }
+        *summary.objects_imported.entry(t).or_default() += current.len();
+        if !history.is_empty() {
+            *summary.versions_in_history.entry(t).or_default() += history.len();
+        }
+        Tables {
+            current: table_of(self.ty, &current),
+            history: table_of(self.ty, &history),
+        }
+    }
+}
+
+/// One object's versions (newest first) as its current row (the newest with a placement on
+/// the current network) and its history rows (oldest first, each ending at the latest where
+/// the next version starts); what is left out is counted.
+fn split_versions(t: u32, group: Vec<Row>, summary: &mut Summary) -> (Option<Row>, Vec<Row>) {
+    let mut current: Option<Row> = None;
+    let mut kept: Vec<Row> = Vec::new();
+    let mut newer: Vec<Row> = Vec::new();
+    for r in group {
+        let seen = current.as_ref().map(|c| c.version) == Some(r.version)
+            || kept.last().map(|k| k.version) == Some(r.version)
+            || newer.last().map(|k| k.version) == Some(r.version);
+        if seen {
             summary.skip(format!(
-                "type {t}: older version of an object read twice (newest kept)"
+                "type {t}: version of an object read twice (one kept)"
+            ));
+        } else if current.is_none() && !r.locs.is_empty() {
+            current = Some(r);
+        } else if current.is_none() {
+            newer.push(r);
+        } else {
+            kept.push(r);
+        }
+    }
+    if current.is_some() {
+        for _ in &newer {
+            summary.skip(format!(
+                "type {t}: version newer than the current one placed only on closed veglenker (not kept)"
             ));
         }
-        *summary.objects_imported.entry(t).or_default() += self.rows.len();
-        let mut table = ObjectTable::new(t);
-        // columns in catalogue order, only for properties some object has
-        let used: HashSet<u32> = self
-            .rows
-            .iter()
-            .flat_map(|r| r.values.iter().map(|v| v.0))
-            .collect();
-        let mut columns: BTreeMap<u32, Vec<Option<&Stored>>> = BTreeMap::new();
-        for r in &self.rows {
-            table.id.push(r.id);
-            table.version.push(r.version);
-            table.start_date.push(r.start);
-            table.end_date.push(r.end);
-            table.last_modified.push(r.modified);
-            for l in &r.locs {
-                table.loc_link.push(l.link);
-                table.loc_from.push(l.from);
-                table.loc_to.push(l.to);
-                table.loc_direction.push(l.direction);
-                table.loc_lanes.push(l.lanes.clone());
-            }
-            table.loc_offsets.push(table.loc_link.len() as u32);
-            table.geom_coords.extend_from_slice(&r.geometry);
-            table.geom_offsets.push(table.geom_coords.len() as u32);
-            for c in &r.children {
-                table.child_type.push(c.0);
-                table.child_id.push(c.1);
-            }
-            table.child_offsets.push(table.child_id.len() as u32);
-        }
-        for p in self.ty.value_properties().filter(|p| used.contains(&p.id)) {
-            let col: Vec<Option<&Stored>> = self
-                .rows
-                .iter()
-                .map(|r| r.values.iter().find(|v| v.0 == p.id).map(|v| &v.1))
-                .collect();
-            columns.insert(p.id, col);
-        }
-        for p in self.ty.value_properties() {
-            let Some(col) = columns.remove(&p.id) else {
-                continue;
-            };
-            let values: ArrayRef = match p.storage() {
-                ValueKind::Float => {
-                    let mut b = Float64Builder::new();
-                    for v in col {
-                        b.append_option(match v {
-                            Some(Stored::Float(f)) => Some(*f),
-                            _ => None,
-                        });
-                    }
-                    Arc::new(b.finish())
-                }
-                ValueKind::Enum | ValueKind::Integer => {
-                    let mut b = Int64Builder::new();
-                    for v in col {
-                        b.append_option(match v {
-                            Some(Stored::Int(i)) => Some(*i),
-                            _ => None,
-                        });
-                    }
-                    Arc::new(b.finish())
-                }
-                _ => {
-                    let mut b = StringBuilder::new();
-                    for v in col {
-                        b.append_option(match v {
-                            Some(Stored::Text(s)) => Some(s.as_str()),
-                            _ => None,
-                        });
-                    }
-                    Arc::new(b.finish())
-                }
-            };
-            table.properties.push(PropertyColumn {
-                property_id: p.id,
-                values,
-            });
-        }
-        table
+    } else {
+        kept = newer;
     }
+    // oldest first; each closed where the next version (kept or current) starts
+    kept.reverse();
+    let mut next_start = current.as_ref().map(|c| c.start);
+    for r in kept.iter_mut().rev() {
+        r.locs = std::mem::take(&mut r.any_locs);
+        if let Some(next) = next_start {
+            if r.end == OPEN_END || r.end > next {
+                summary.skip(format!(
+                    "type {t}: older version open or ending after the next version's startdato: closed at that startdato [kept]"
+                ));
+                r.end = next;
+            }
+        }
+        next_start = Some(r.start);
+    }
+    (current, kept)
+}
+
+/// The object table of `rows` (in table order): columns in catalogue order, only for
+/// properties some row has.
+fn table_of(ty: &ObjectType, rows: &[Row]) -> ObjectTable {
+    let t = ty.id;
+    let mut table = ObjectTable::new(t);
+    let used: HashSet<u32> = rows
+        .iter()
+        .flat_map(|r| r.values.iter().map(|v| v.0))
+        .collect();
+    let mut columns: BTreeMap<u32, Vec<Option<&Stored>>> = BTreeMap::new();
+    for r in rows {
+        table.id.push(r.id);
+        table.version.push(r.version);
+        table.start_date.push(r.start);
+        table.end_date.push(r.end);
+        table.last_modified.push(r.modified);
+        for l in &r.locs {
+            table.loc_link.push(l.link);
+            table.loc_from.push(l.from);
+            table.loc_to.push(l.to);
+            table.loc_direction.push(l.direction);
+            table.loc_lanes.push(l.lanes.clone());
+        }
+        table.loc_offsets.push(table.loc_link.len() as u32);
+        table.geom_coords.extend_from_slice(&r.geometry);
+        table.geom_offsets.push(table.geom_coords.len() as u32);
+        for c in &r.children {
+            table.child_type.push(c.0);
+            table.child_id.push(c.1);
+        }
+        table.child_offsets.push(table.child_id.len() as u32);
+    }
+    for p in ty.value_properties().filter(|p| used.contains(&p.id)) {
+        let col: Vec<Option<&Stored>> = rows
+            .iter()
+            .map(|r| r.values.iter().find(|v| v.0 == p.id).map(|v| &v.1))
+            .collect();
+        columns.insert(p.id, col);
+    }
+    for p in ty.value_properties() {
+        let Some(col) = columns.remove(&p.id) else {
+            continue;
+        };
+        let values: ArrayRef = match p.storage() {
+            ValueKind::Float => {
+                let mut b = Float64Builder::new();
+                for v in col {
+                    b.append_option(match v {
+                        Some(Stored::Float(f)) => Some(*f),
+                        _ => None,
+                    });
+                }
+                Arc::new(b.finish())
+            }
+            ValueKind::Enum | ValueKind::Integer => {
+                let mut b = Int64Builder::new();
+                for v in col {
+                    b.append_option(match v {
+                        Some(Stored::Int(i)) => Some(*i),
+                        _ => None,
+                    });
+                }
+                Arc::new(b.finish())
+            }
+            _ => {
+                let mut b = StringBuilder::new();
+                for v in col {
+                    b.append_option(match v {
+                        Some(Stored::Text(s)) => Some(s.as_str()),
+                        _ => None,
+                    });
+                }
+                Arc::new(b.finish())
+            }
+        };
+        table.properties.push(PropertyColumn {
+            property_id: p.id,
+            values,
+        });
+    }
+    table
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A version of object 1 from `start` to `end`, on the current network when `current`.
+    fn version(version: u32, start: i32, end: i32, current: bool) -> Row {
+        let loc = || Loc {
+            link: 7,
+            from: 0.0,
+            to: 1.0,
+            direction: DIRECTION_WITH,
+            lanes: "".into(),
+        };
+        Row {
+            id: 1,
+            version,
+            start,
+            end,
+            modified: 0,
+            locs: if current { vec![loc()] } else { Vec::new() },
+            any_locs: vec![loc()],
+            children: Vec::new(),
+            values: Vec::new(),
+            geometry: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn versions_split_into_the_current_row_and_closed_history_rows() {
+        let mut s = Summary::default();
+        // newest first, as `finish` sorts them: v5 only on closed veglenker, v4 current,
+        // v3 twice, v2 open, v1 ending after v2's start
+        let group = vec![
+            version(5, 400, OPEN_END, false),
+            version(4, 300, OPEN_END, true),
+            version(3, 200, 300, true),
+            version(3, 200, 300, true),
+            version(2, 100, OPEN_END, true),
+            version(1, 0, 150, true),
+        ];
+        let (current, history) = split_versions(105, group, &mut s);
+        assert_eq!(current.as_ref().map(|r| r.version), Some(4));
+        let got: Vec<(u32, i32, i32)> = history
+            .iter()
+            .map(|r| (r.version, r.start, r.end))
+            .collect();
+        assert_eq!(got, vec![(1, 0, 100), (2, 100, 200), (3, 200, 300)]);
+        assert!(history.iter().all(|r| r.locs.len() == 1));
+        assert_eq!(s.skipped.values().sum::<usize>(), 4, "{:?}", s.skipped);
+        // without a version on the current network every version is history, the newest
+        // as it is
+        let group = vec![version(2, 100, 500, false), version(1, 0, OPEN_END, false)];
+        let (current, history) = split_versions(105, group, &mut Summary::default());
+        assert!(current.is_none());
+        let got: Vec<(u32, i32, i32)> = history
+            .iter()
+            .map(|r| (r.version, r.start, r.end))
+            .collect();
+        assert_eq!(got, vec![(1, 0, 100), (2, 100, 500)]);
+    }
 
     #[test]
     fn lane_codes_are_joined_and_unstorable_ones_counted() {

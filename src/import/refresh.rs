@@ -11,28 +11,37 @@
 //! link. Removed objects are closed (listed as deleted, so `/endringer` reports them); an
 //! object whose every sequence disappeared is closed too and counted, one that lost some of
 //! its placements keeps the others (counted).
+//!
+//! History: a changed object whose new version is newer than the stored one closes the stored
+//! version (its own sluttdato kept, else closed at the new version's startdato) into the type's
+//! history; a removed object's last version goes there closed at its sluttdato (else the
+//! event's day). A changed sequence's closed veglenker are mapped into the network's history
+//! (replacing its rows there); a removed sequence's rows go there closed at the event's day.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 use std::time::Instant;
+
+mod closing;
 
 use super::events::{
     event_types, events_after, object_stream, read_object_events, read_sequence_events,
     SEQUENCE_STREAM,
 };
 use super::network::NetworkBuilder;
+use super::objects::OnNetwork;
 use super::objects::TypeBuilder;
 use super::roadref::{RoadRefs, STREKNING, VEGSYSTEM};
 pub use super::summary::RefreshSummary;
 use super::summary::Summary;
 use super::uberiket::{LinePlacement, Placement, RoadObject, Sequence, Validity, Value};
-use super::{source, OBJECTS_DIR, SEQUENCES_DIR};
+use super::{date_days, source, OBJECTS_DIR, SEQUENCES_DIR};
 use crate::catalog::{Catalog, ValueKind};
 use crate::changeset::working::{value_at, Merged, ObjectState, Working};
 use crate::error::{EngineError, Result};
 use crate::generation::Generation;
 use crate::snapshot::builder::{Changes, Description, GenerationBuilder};
-use crate::snapshot::columns::{lane_codes, ObjectTable, RoadNetwork, DIRECTION_AGAINST};
+use crate::snapshot::columns::{lane_codes, Days, ObjectTable, RoadNetwork, DIRECTION_AGAINST};
 use crate::snapshot::manifest::{MadeBy, Manifest, Provenance};
 use crate::snapshot::parquet_write::CHUNK_ROWS;
 use crate::snapshot::store::DataDir;
@@ -184,10 +193,11 @@ fn merge_network(base: &RoadNetwork, replaced: &HashSet<u64>, fresh: &RoadNetwor
     out
 }
 
-/// One change of an object: its new form as a one-row table, or its removal.
+/// One change of an object: its new form as a one-row table, or its removal (at the event's
+/// time; `end`: the sluttdato the source gives it, if any).
 enum Change {
     Put(Box<ObjectTable>),
-    Remove { at: i64 },
+    Remove { at: i64, end: Option<Days> },
 }
 
 /// Apply the events `source` holds (newer than the current generation's last event ids) to
@@ -236,10 +246,15 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
     // 3. sequences to map again: those named, and those under a changed 915/916
     let rederived = sequences_to_map(source, &base, &named, &fetched, &mut summary)?;
     // 4. road references over the sequences mapped again
-    let network = remap_network(&base, &named, &fetched, &rederived, &mut mapping)?;
-    if network.is_some() {
-        summary.sequences_changed = rederived.sequences.len();
-    }
+    let remapped = remap_network(&base, &named, &fetched, &rederived, &mut mapping)?;
+    let (network, network_history) = match remapped {
+        Some((net, closed)) => {
+            summary.sequences_changed = rederived.sequences.len();
+            let history = closing::network_history(&base, &named, &rederived, closed, &mut summary);
+            (Some(net), history)
+        }
+        None => (None, None),
+    };
     let net: &RoadNetwork = network.as_ref().unwrap_or(&base.network);
     let links: HashSet<u64> = net.link_id.iter().copied().collect();
     let lost: HashSet<u64> = base
@@ -257,6 +272,7 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
     }
     // 6. into the writer's working state
     let (tables, deleted) = materialise(&base, &changes, &mut summary)?;
+    let history = closing::closed_versions(&base, &changes, &mut summary)?;
 
     // 7. publish: touched chunks rewritten, everything else shared
     summary.last_event_ids = last.clone();
@@ -264,8 +280,8 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
         tables: tables.iter().map(|(&t, m)| (t, m.touched())).collect(),
         network: network.as_ref(),
         deleted: deleted.as_ref(),
-        history: BTreeMap::new(),
-        network_history: None,
+        history: history.iter().map(|(&t, h)| (t, h)).collect(),
+        network_history: network_history.as_ref(),
         chunk_rows: CHUNK_ROWS,
     };
     let description = Description {
@@ -467,16 +483,16 @@ fn sequences_to_map(
     Ok(Rederived { sequences, removed })
 }
 
-/// Step 4: the network with the rederived sequences mapped again (None when none changed),
-/// their road references from the stored 915/916 objects (the changed ones in their new
-/// form).
+/// Step 4: the network with the rederived sequences mapped again and the rows of their
+/// closed veglenker (None when none changed), their road references from the stored 915/916
+/// objects (the changed ones in their new form).
 fn remap_network(
     base: &Generation,
     named: &Named,
     fetched: &Fetched,
     rederived: &Rederived,
     mapping: &mut Summary,
-) -> Result<Option<RoadNetwork>> {
+) -> Result<Option<(RoadNetwork, RoadNetwork)>> {
     let sequences = &rederived.sequences;
     if sequences.is_empty() && rederived.removed.is_empty() {
         return Ok(None);
@@ -499,13 +515,16 @@ fn remap_network(
     for s in sequences.values() {
         builder.add(s, &refs, base.areas, mapping);
     }
-    let (fresh, _) = builder.finish(&refs, mapping);
+    let built = builder.finish(&refs, mapping);
     let replaced: HashSet<u64> = sequences
         .keys()
         .chain(rederived.removed.iter())
         .copied()
         .collect();
-    Ok(Some(merge_network(&base.network, &replaced, &fresh)))
+    Ok(Some((
+        merge_network(&base.network, &replaced, &built.network),
+        built.history,
+    )))
 }
 
 /// Road references of the 915/916 objects on `sequences`: the stored ones not named by an
@@ -572,10 +591,14 @@ fn object_changes(
             continue;
         };
         let mut tb = TypeBuilder::new(ty);
+        let on = OnNetwork {
+            current: links,
+            any: links,
+        };
         for o in fetched.get(&t).into_iter().flat_map(|f| f.values()) {
-            tb.add(o.clone(), links, mapping);
+            tb.add(o.clone(), on, mapping);
         }
-        let fresh = tb.finish(mapping);
+        let fresh = tb.finish(mapping).current;
         let c = changes.entry(t).or_default();
         for (&id, &at) in named {
             match fresh.row_of(id) {
@@ -583,12 +606,17 @@ fn object_changes(
                     c.insert(id, Change::Put(Box::new(fresh.slice(r..r + 1))));
                 }
                 None => {
-                    if !fetched.get(&t).is_some_and(|f| f.contains_key(&id)) {
+                    let given = fetched.get(&t).and_then(|f| f.get(&id));
+                    if given.is_none() {
                         summary.note(format!(
                             "type {t}: object named by an event and absent from the source: removed"
                         ));
                     }
-                    c.insert(id, Change::Remove { at });
+                    let end = given
+                        .and_then(|o| o.gyldighetsperiode.as_ref())
+                        .and_then(|v| v.sluttdato.as_deref())
+                        .and_then(date_days);
+                    c.insert(id, Change::Remove { at, end });
                 }
             }
         }
@@ -630,7 +658,7 @@ fn lost_placements(
                 summary.note(format!(
                     "type {t}: object removed because every veglenkesekvens it lay on disappeared"
                 ));
-                c.insert(id, Change::Remove { at });
+                c.insert(id, Change::Remove { at, end: None });
                 continue;
             }
             summary.note(format!(
@@ -684,7 +712,7 @@ fn materialise(
                         work.put(ObjectState::from_row(one, 0));
                     }
                 }
-                Change::Remove { at } => {
+                Change::Remove { at, .. } => {
                     if let Some(row) = existed {
                         *summary.objects_removed.entry(t).or_default() += 1;
                         work.close(&ObjectState::from_row(table, row), *at);

@@ -12,9 +12,14 @@ pub struct Summary {
     pub links_read: usize,
     /// Network rows (a veglenke split at road-reference changes).
     pub segments: usize,
-    /// Objects read / imported per type.
+    /// Rows of closed veglenker kept in the network's history.
+    pub closed_link_rows: usize,
+    /// Objects read (every version) / imported (current table) per type.
     pub objects_read: BTreeMap<u32, usize>,
     pub objects_imported: BTreeMap<u32, usize>,
+    /// Versions kept in the type's history per type (older versions, and every version of an
+    /// object with no current version on the network).
+    pub versions_in_history: BTreeMap<u32, usize>,
     /// Reason -> count of what was not imported (whole records, placements or values).
     pub skipped: BTreeMap<String, usize>,
     pub seconds: f64,
@@ -33,6 +38,10 @@ impl Summary {
         self.sequences_imported += other.sequences_imported;
         self.links_read += other.links_read;
         self.segments += other.segments;
+        self.closed_link_rows += other.closed_link_rows;
+        for (t, n) in other.versions_in_history {
+            *self.versions_in_history.entry(t).or_default() += n;
+        }
         for (t, n) in other.objects_read {
             *self.objects_read.entry(t).or_default() += n;
         }
@@ -47,13 +56,15 @@ impl Summary {
     /// The summary as printed by `vegdb import`.
     pub fn render(&self) -> String {
         let mut s = format!(
-            "generation {}: {} of {} veglenkesekvenser ({} veglenker read, {} network rows), {} objects in {:.1} s\n",
+            "generation {}: {} of {} veglenkesekvenser ({} veglenker read, {} network rows, {} closed veglenke rows in history), {} objects ({} versions in history) in {:.1} s\n",
             self.generation,
             self.sequences_imported,
             self.sequences_read,
             self.links_read,
             self.segments,
+            self.closed_link_rows,
             self.objects_imported.values().sum::<usize>(),
+            self.versions_in_history.values().sum::<usize>(),
             self.seconds
         );
         if !self.phases.is_empty() {
@@ -66,7 +77,10 @@ impl Summary {
         }
         for (t, read) in &self.objects_read {
             let kept = self.objects_imported.get(t).copied().unwrap_or(0);
-            s.push_str(&format!("  type {t}: {kept} of {read} objects imported\n"));
+            let old = self.versions_in_history.get(t).copied().unwrap_or(0);
+            s.push_str(&format!(
+                "  type {t}: {kept} of {read} objects imported ({old} versions kept in history)\n"
+            ));
         }
         if !self.skipped.is_empty() {
             s.push_str("skipped (lines marked [kept] were stored after a conversion):\n");
@@ -93,6 +107,11 @@ pub struct RefreshSummary {
     pub objects_created: BTreeMap<u32, usize>,
     pub objects_changed: BTreeMap<u32, usize>,
     pub objects_removed: BTreeMap<u32, usize>,
+    /// Stored versions closed into their type's history (by a newer version or a removal).
+    pub versions_closed: BTreeMap<u32, usize>,
+    /// Rows of the network's history written for the sequences mapped again (their closed
+    /// veglenker) and removed (their rows, closed at the event's day).
+    pub closed_link_rows: usize,
     /// Files written anew / shared with the parent generation.
     pub files_written: usize,
     pub files_shared: usize,
@@ -118,15 +137,17 @@ impl RefreshSummary {
             )
         } else {
             format!(
-            "generation {} (from {}): {} events; {} veglenkesekvenser mapped again, {} removed; objects {} created, {} changed, {} removed; {} files written, {} shared, in {:.1} s\n",
+            "generation {} (from {}): {} events; {} veglenkesekvenser mapped again, {} removed ({} closed veglenke rows in history); objects {} created, {} changed, {} removed ({} versions closed into history); {} files written, {} shared, in {:.1} s\n",
             self.generation,
             self.parent,
             self.events.values().sum::<usize>(),
             self.sequences_changed,
             self.sequences_removed,
+            self.closed_link_rows,
             sum(&self.objects_created),
             sum(&self.objects_changed),
             sum(&self.objects_removed),
+            sum(&self.versions_closed),
             self.files_written,
             self.files_shared,
             self.seconds
