@@ -96,6 +96,9 @@ pub struct RequestClass {
     pub cacheable: bool,
     /// The direct route of the exact path (no suffix).
     pub direct: Option<Direct>,
+    /// Whether the read route answers at a past day (`tidspunkt`, `api::dated`): the stack
+    /// resolves the day's generation before the routes when the query names one.
+    pub dated: bool,
 }
 
 impl RequestClass {
@@ -154,6 +157,7 @@ pub fn classify(path: &str) -> RequestClass {
         suffix: None,
         cacheable: false,
         direct: None,
+        dated: false,
     }
 }
 
@@ -169,12 +173,32 @@ fn classify_read(below: &str) -> RequestClass {
         (r, None) if statistics_type(r).is_some() => Some(Direct::Statistics),
         _ => None,
     };
+    let label = read_label(resource);
     RequestClass {
         api: Api::Read,
-        label: read_label(resource),
+        label,
         suffix,
         cacheable: resource != "/status",
         direct,
+        dated: dated(resource, label),
+    }
+}
+
+/// Whether a read resource (below [`READ_BASE`], without its suffix, of this label) takes
+/// `tidspunkt`: the object lists, statistics, single objects and their properties, the
+/// network's links, `/veg`, `/veg/batch` and `/posisjon` (not the list of object kinds nor
+/// `endringer`, whose handlers refuse the parameter).
+fn dated(resource: &str, label: RouteLabel) -> bool {
+    match label {
+        RouteLabel::Road | RouteLabel::RoadBatch | RouteLabel::Position => true,
+        RouteLabel::Network => resource.starts_with("/vegnett/lenker"),
+        RouteLabel::Objects => {
+            let rest = resource
+                .trim_start_matches("/vegobjekter")
+                .trim_matches('/');
+            !rest.is_empty() && !rest.ends_with("/endringer")
+        }
+        _ => false,
     }
 }
 
