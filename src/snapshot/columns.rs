@@ -433,6 +433,21 @@ impl ObjectTable {
         if parts.len() == 1 {
             return Ok(parts.into_iter().next().expect("one part"));
         }
+        let t = Self::concat_any_order(type_id, parts)?;
+        t.check_ascending()?;
+        Ok(t)
+    }
+
+    /// [`concat`](Self::concat) of parts whose rows together are in any order (rows of one
+    /// type at a day, to be put in id order with [`take`](Self::take); versions of one id):
+    /// the lengths are checked, the id order is not.
+    pub fn concat_any_order(
+        type_id: u32,
+        parts: Vec<ObjectTable>,
+    ) -> Result<ObjectTable, TableError> {
+        if parts.len() == 1 {
+            return Ok(parts.into_iter().next().expect("one part"));
+        }
         let mut t = ObjectTable::new(type_id);
         let mut columns: BTreeMap<u32, arrow_schema::DataType> = BTreeMap::new();
         for p in &parts {
@@ -465,11 +480,17 @@ impl ObjectTable {
                 values,
             });
         }
-        t.check_lengths()?;
+        t.check_row_lengths()?;
         Ok(t)
     }
 
     pub fn check_lengths(&self) -> Result<(), TableError> {
+        self.check_row_lengths()?;
+        self.check_ascending()
+    }
+
+    /// Every column as long as the table.
+    fn check_row_lengths(&self) -> Result<(), TableError> {
         let n = self.len();
         self.check_stored_lengths()
             .map_err(|source| TableError::Objects {
@@ -486,6 +507,11 @@ impl ObjectTable {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Ids strictly ascending.
+    fn check_ascending(&self) -> Result<(), TableError> {
         if !self.id.windows(2).all(|w| w[0] < w[1]) {
             return Err(TableError::IdsNotAscending {
                 type_id: self.type_id,

@@ -174,8 +174,8 @@ fn page_data(tid: u32, rows: Vec<(&ObjectTable, usize)>) -> ApiResult<TypeData> 
     }
     let table = match parts.len() {
         0 => ObjectTable::new(tid),
-        // the parts in the order given (`concat` appends them)
-        _ => ObjectTable::concat(tid, parts).map_err(corrupt)?,
+        // the parts in the order given (appended), versions of one id side by side
+        _ => ObjectTable::concat_any_order(tid, parts).map_err(corrupt)?,
     };
     Ok(TypeData {
         table,
