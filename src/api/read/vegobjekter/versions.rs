@@ -185,12 +185,12 @@ fn page_data(tid: u32, rows: Vec<(&ObjectTable, usize)>) -> ApiResult<TypeData> 
 
 /// The (table, row) of every version of type `tid` after the cursor (id, version), in
 /// (id, version) order, at most `count`.
-fn versions_after<'g>(
-    g: &'g Generation,
+fn versions_after(
+    g: &Generation,
     tid: u32,
     after: Option<(u64, u32)>,
     count: usize,
-) -> Vec<(&'g ObjectTable, usize)> {
+) -> Vec<(&ObjectTable, usize)> {
     let sources: Vec<&ObjectTable> = [
         g.objects.get(&tid).map(|d| &d.table),
         g.history.get(&tid).map(|h| &**h),
