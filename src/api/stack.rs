@@ -43,6 +43,10 @@
 //! - entity tag (read API): the generation id (no reference count taken), a SipHash over the
 //!   method, target and a few headers, and one header value; a matching `If-None-Match` is
 //!   answered before the routes.
+//! - `tidspunkt` (`super::dated`): a read route that answers at a past day looks for the name
+//!   in its query text (a byte scan); only a query that names it (or holds an escape) is
+//!   parsed, and only one with a past day resolves that day's generation and runs the routes
+//!   inside its scope.
 //! - access log: the method and URI are kept (reference counts, no copy) and one line is
 //!   formatted by hand into a shared buffer that is written out in batches
 //!   (`super::access_log`); a body of unknown size is wrapped (one allocation) so that its
