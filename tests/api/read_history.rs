@@ -489,6 +489,15 @@ async fn versions_are_listed_oldest_first_and_each_is_served() {
         .await;
     s.expect_error(&format!("/vegobjekter/{tid}/{a}/x"), 404, 4012)
         .await;
+    // paths that named nothing before these routes still do
+    for path in [
+        "/vegobjekter/105/statistikk/1",
+        "/vegobjekter/x/1/2",
+        "/vegobjekter/x/1/versjoner",
+    ] {
+        let message = s.expect_error(path, 404, 4012).await;
+        assert_eq!(message, "Ressursen finnes ikke", "{path}");
+    }
     s.expect_error(&format!("/vegobjekter/{tid}/{a}/versjoner?x=1"), 422, 4013)
         .await;
     // XML

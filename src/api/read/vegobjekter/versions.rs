@@ -21,7 +21,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{
-    known_type, sees_sensitive, tolerance, type_id, ObjectPage, FILTERS, MAX_PAGE, OBJECT_INKLUDER,
+    known_type, sees_sensitive, tolerance, ObjectPage, FILTERS, MAX_PAGE, OBJECT_INKLUDER,
 };
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
@@ -65,9 +65,18 @@ pub struct VersionEntry {
     pub href: String,
 }
 
-fn object_id(raw: &str) -> ApiResult<u64> {
-    raw.parse()
-        .map_err(|_| ApiError::bad(4002, format!("Ugyldig vegobjekt-id: '{raw}'")))
+/// The type, id (and version) of a version route's path. A segment that is not a number
+/// names no resource: 404, the answer such paths had before these routes existed (e.g.
+/// `/vegobjekter/105/statistikk/1`).
+fn path_numbers(tid: &str, id: &str) -> ApiResult<(u32, u64)> {
+    match (tid.parse(), id.parse()) {
+        (Ok(tid), Ok(id)) => Ok((tid, id)),
+        _ => Err(no_resource()),
+    }
+}
+
+fn no_resource() -> ApiError {
+    ApiError::not_found("Ressursen finnes ikke")
 }
 
 /// The versions of object `id` of type `tid`, oldest first; 404 when it has none.
@@ -93,8 +102,8 @@ pub async fn list_versions(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
+    let (tid, id) = path_numbers(&tid, &id)?;
     let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    let (tid, id) = (type_id(&tid)?, object_id(&id)?);
     let g = s.store.current();
     let list: Vec<VersionEntry> = versions_of(&g, tid, id)?
         .into_iter()
@@ -119,12 +128,9 @@ pub async fn get_version(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    // a last segment that is not a number is no resource (as before this route existed)
-    let version: u32 = version
-        .parse()
-        .map_err(|_| ApiError::not_found("Ressursen finnes ikke"))?;
+    let (tid, id) = path_numbers(&tid, &id)?;
+    let version: u32 = version.parse().map_err(|_| no_resource())?;
     let (p, n) = begin(&headers, q.as_deref(), VERSION_PARAMS)?;
-    let (tid, id) = (type_id(&tid)?, object_id(&id)?);
     let g = s.store.current();
     let (table, row) = versions_of(&g, tid, id)?
         .into_iter()
