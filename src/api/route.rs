@@ -193,10 +193,18 @@ fn dated(resource: &str, label: RouteLabel) -> bool {
         RouteLabel::Road | RouteLabel::RoadBatch | RouteLabel::Position => true,
         RouteLabel::Network => resource.starts_with("/vegnett/lenker"),
         RouteLabel::Objects => {
+            // {type}, {type}/statistikk, {type}/{id}, {type}/{id}/egenskaper[/{egenskapstype}]
             let rest = resource
                 .trim_start_matches("/vegobjekter")
                 .trim_matches('/');
-            !rest.is_empty() && !rest.ends_with("/endringer")
+            let mut segments = rest.split('/');
+            match (segments.next(), segments.next(), segments.next()) {
+                (Some(""), _, _) => false,
+                (Some(_), Some("endringer"), None) => false,
+                (Some(_), _, None) => true,
+                (Some(_), Some(_), Some(third)) => third == "egenskaper",
+                _ => false,
+            }
         }
         _ => false,
     }
@@ -337,6 +345,34 @@ mod tests {
             None
         );
         assert!(classify("/nvdb/api/v2/vegobjekter/105").cacheable);
+        for (path, dated) in [
+            ("/vegobjekter/105", true),
+            ("/vegobjekter/105/", true),
+            ("/vegobjekter/105.geojson", true),
+            ("/vegobjekter/105/statistikk", true),
+            ("/vegobjekter/105/1", true),
+            ("/vegobjekter/105/1/egenskaper", true),
+            ("/vegobjekter/105/1/egenskaper/2021.xml", true),
+            ("/vegobjekter/105/1/versjoner", false),
+            ("/vegobjekter/105/1/2", false),
+            ("/vegobjekter/105/endringer", false),
+            ("/vegobjekter", false),
+            ("/vegobjekter/", false),
+            ("/posisjon", true),
+            ("/veg", true),
+            ("/veg/batch", true),
+            ("/vegnett/lenker", true),
+            ("/vegnett/lenker/1", true),
+            ("/vegnett", false),
+            ("/status", false),
+            ("/vegobjekttyper/105", false),
+        ] {
+            assert_eq!(
+                classify(&format!("{READ_BASE}{path}")).dated,
+                dated,
+                "{path}"
+            );
+        }
         assert!(!classify("/nvdb/api/v2/status").cacheable);
         assert!(!classify("/nvdb/api/v2/status.xml").cacheable);
         assert!(!classify("/health").cacheable);

@@ -669,3 +669,39 @@ async fn a_future_day_is_today_byte_for_byte_and_bad_days_are_refused() {
         .collect();
     assert!(per_id.values().any(|&n| n == 2));
 }
+
+#[tokio::test]
+async fn the_document_names_the_parameters_and_the_version_routes() {
+    let (s, _) = server().await;
+    let doc = s.get_json("/openapi.json", 200).await;
+    let names = |path: &str| -> Vec<String> {
+        doc["paths"][path]["get"]["parameters"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{path} documented"))
+            .iter()
+            .filter(|p| p["in"] == "query")
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for path in [
+        "/vegobjekter/{type}",
+        "/vegobjekter/{type}/statistikk",
+        "/vegobjekter/{type}/{id}",
+        "/vegobjekter/{type}/{id}/egenskaper",
+        "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}",
+        "/vegnett/lenker",
+        "/vegnett/lenker/{id}",
+        "/veg",
+        "/veg/batch",
+        "/posisjon",
+    ] {
+        assert!(names(path).contains(&"tidspunkt".to_string()), "{path}");
+    }
+    assert!(names("/vegobjekter/{type}").contains(&"alle_versjoner".to_string()));
+    for path in [
+        "/vegobjekter/{type}/{id}/versjoner",
+        "/vegobjekter/{type}/{id}/{versjon}",
+    ] {
+        assert!(!names(path).contains(&"tidspunkt".to_string()), "{path}");
+    }
+}
