@@ -28,6 +28,8 @@ const LAYERS: &[&[&str]] = &[
     &["api::read", "api::write", "api::tiles"],
     // the common start of a read handler (`begin`) and its registration (`read_route!`)
     &["api::handler"],
+    // the generation of a request at a past day (`tidspunkt`): the stack resolves it, handlers take it
+    &["api::dated"],
     &["api::geojson"],
     &["api::query_doc"],
     &["api::object_json"],

@@ -8,6 +8,7 @@
 pub mod access_log;
 pub mod catalog_docs;
 pub mod cursor;
+pub mod dated;
 pub mod docs;
 pub mod dto;
 pub mod error;

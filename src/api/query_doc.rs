@@ -209,6 +209,16 @@ fn paging_parameter(name: &str) -> Option<ParameterDoc> {
             "endret: objects changed after `etter`; slettet: ids of objects closed after it",
             true,
         ),
+        "tidspunkt" => (
+            json!({"type": "string", "format": "date", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}),
+            "The day to answer as the data was then (YYYY-MM-DD): the versions valid that day (start <= day < end) and the road network of that day; a day before the data answers nothing, today or later answers today's state. 422/4007 for another form. The first request for a day builds that day's view (an index build of what differs from today); the server keeps the views of its last 4 days",
+            false,
+        ),
+        "alle_versjoner" => (
+            json!({"type": "boolean", "default": false}),
+            "Every version of every object (current and closed, each with its own metadata.versjon, startdato, sluttdato), in (id, versjon) order, paged by version; not together with the filters or tidspunkt (422/4009)",
+            false,
+        ),
         "etter" => (
             json!({"type": "string", "format": "date"}),
             "Time: ISO 8601 with offset, 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD HH:MM' or 'YYYY-MM-DD' (+02:00)",

@@ -96,6 +96,9 @@ pub struct RequestClass {
     pub cacheable: bool,
     /// The direct route of the exact path (no suffix).
     pub direct: Option<Direct>,
+    /// Whether the read route answers at a past day (`tidspunkt`, `api::dated`): the stack
+    /// resolves the day's generation before the routes when the query names one.
+    pub dated: bool,
 }
 
 impl RequestClass {
@@ -154,6 +157,7 @@ pub fn classify(path: &str) -> RequestClass {
         suffix: None,
         cacheable: false,
         direct: None,
+        dated: false,
     }
 }
 
@@ -169,12 +173,40 @@ fn classify_read(below: &str) -> RequestClass {
         (r, None) if statistics_type(r).is_some() => Some(Direct::Statistics),
         _ => None,
     };
+    let label = read_label(resource);
     RequestClass {
         api: Api::Read,
-        label: read_label(resource),
+        label,
         suffix,
         cacheable: resource != "/status",
         direct,
+        dated: dated(resource, label),
+    }
+}
+
+/// Whether a read resource (below [`READ_BASE`], without its suffix, of this label) takes
+/// `tidspunkt`: the object lists, statistics, single objects and their properties, the
+/// network's links, `/veg`, `/veg/batch` and `/posisjon` (not the list of object kinds nor
+/// `endringer`, whose handlers refuse the parameter).
+fn dated(resource: &str, label: RouteLabel) -> bool {
+    match label {
+        RouteLabel::Road | RouteLabel::RoadBatch | RouteLabel::Position => true,
+        RouteLabel::Network => resource.starts_with("/vegnett/lenker"),
+        RouteLabel::Objects => {
+            // {type}, {type}/statistikk, {type}/{id}, {type}/{id}/egenskaper[/{egenskapstype}]
+            let rest = resource
+                .trim_start_matches("/vegobjekter")
+                .trim_matches('/');
+            let mut segments = rest.split('/');
+            match (segments.next(), segments.next(), segments.next()) {
+                (Some(""), _, _) => false,
+                (Some(_), Some("endringer"), None) => false,
+                (Some(_), _, None) => true,
+                (Some(_), Some(_), Some(third)) => third == "egenskaper",
+                _ => false,
+            }
+        }
+        _ => false,
     }
 }
 
@@ -313,6 +345,34 @@ mod tests {
             None
         );
         assert!(classify("/nvdb/api/v2/vegobjekter/105").cacheable);
+        for (path, dated) in [
+            ("/vegobjekter/105", true),
+            ("/vegobjekter/105/", true),
+            ("/vegobjekter/105.geojson", true),
+            ("/vegobjekter/105/statistikk", true),
+            ("/vegobjekter/105/1", true),
+            ("/vegobjekter/105/1/egenskaper", true),
+            ("/vegobjekter/105/1/egenskaper/2021.xml", true),
+            ("/vegobjekter/105/1/versjoner", false),
+            ("/vegobjekter/105/1/2", false),
+            ("/vegobjekter/105/endringer", false),
+            ("/vegobjekter", false),
+            ("/vegobjekter/", false),
+            ("/posisjon", true),
+            ("/veg", true),
+            ("/veg/batch", true),
+            ("/vegnett/lenker", true),
+            ("/vegnett/lenker/1", true),
+            ("/vegnett", false),
+            ("/status", false),
+            ("/vegobjekttyper/105", false),
+        ] {
+            assert_eq!(
+                classify(&format!("{READ_BASE}{path}")).dated,
+                dated,
+                "{path}"
+            );
+        }
         assert!(!classify("/nvdb/api/v2/status").cacheable);
         assert!(!classify("/nvdb/api/v2/status.xml").cacheable);
         assert!(!classify("/health").cacheable);

@@ -43,6 +43,10 @@
 //! - entity tag (read API): the generation id (no reference count taken), a SipHash over the
 //!   method, target and a few headers, and one header value; a matching `If-None-Match` is
 //!   answered before the routes.
+//! - `tidspunkt` (`super::dated`): a read route that answers at a past day looks for the name
+//!   in its query text (a byte scan); only a query that names it (or holds an escape) is
+//!   parsed, and only one with a past day resolves that day's generation and runs the routes
+//!   inside its scope.
 //! - access log: the method and URI are kept (reference counts, no copy) and one line is
 //!   formatted by hand into a shared buffer that is written out in batches
 //!   (`super::access_log`); a body of unknown size is wrapped (one allocation) so that its
@@ -59,7 +63,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Router;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
@@ -79,13 +83,14 @@ use self::headers::{
     cors_of, finish_headers, put_id_and_server, CorsHeaders, Finish, VARY_ACCEPT_ENCODING,
 };
 use super::access_log::{AccessLine, AccessLog};
+use super::dated;
 use super::guard;
 use super::heavy::HeavyPool;
 use super::media;
 use super::request_base;
 use super::route::{self, Api, RequestClass, READ_BASE};
 use super::state::{ApiConfig, AppState, OpsOptions};
-use crate::generation::GenerationStore;
+use crate::generation::{Generation, GenerationStore};
 use crate::metrics::{self, Metrics};
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -493,17 +498,22 @@ impl App {
             None
         };
         let deadline = started + inner.timeout;
+        // `tidspunkt`: the day's generation, resolved once before the routes (`super::dated`)
+        let view = match self.view_of(req.uri().query(), class, deadline).await {
+            Ok(view) => view,
+            Err(r) => return (r, Finish::NOTHING),
+        };
         // A client that accepts no encoding gets its answer without the compression wrapper
         // (its predicate and body adapter cost ≈ 3,000 instructions per request for nothing);
         // the answer still depends on Accept-Encoding, as the wrapper would say (`Vary`).
         let compressed = req.headers().contains_key(header::ACCEPT_ENCODING);
         let answered = if compressed {
             let svc: Compression<Router, Compress> = inner.compression.layer(inner.router.clone());
-            answer_in_time(deadline, base, svc.oneshot(req))
+            answer_in_time(deadline, base, view, svc.oneshot(req))
                 .await
                 .map(|r| r.map(|r| r.map(Body::new)))
         } else {
-            answer_in_time(deadline, base, inner.router.clone().oneshot(req)).await
+            answer_in_time(deadline, base, view, inner.router.clone().oneshot(req)).await
         };
         let mut r = match answered {
             Some(Ok(mut r)) => {
@@ -541,6 +551,34 @@ impl App {
                 },
             ),
             _ => (r, finish),
+        }
+    }
+
+    /// The generation a read request with `tidspunkt` answers from (None: the current one, as
+    /// for every request without it), or the answer: the error of a bad `tidspunkt`, or the
+    /// timeout when the view is not built by the deadline (its building goes on and it is
+    /// kept for the next request).
+    async fn view_of(
+        &self,
+        query: Option<&str>,
+        class: &RequestClass,
+        deadline: tokio::time::Instant,
+    ) -> Result<Option<Arc<Generation>>, Response> {
+        let Some(store) = self.inner.store.as_ref() else {
+            return Ok(None);
+        };
+        if !class.dated || !dated::may_have(query) {
+            return Ok(None);
+        }
+        let day = match dated::day_of_query(query.unwrap_or("")) {
+            Ok(Some(day)) => day,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(e.into_response()),
+        };
+        match lazy_timeout(deadline, dated::resolve(store, day)).await {
+            Some(Ok(view)) => Ok(view),
+            Some(Err(e)) => Err(e.into_response()),
+            None => Err(guard::timed_out(None)),
         }
     }
 
@@ -696,9 +734,22 @@ fn upkeep(inner: std::sync::Weak<Inner>) {
     });
 }
 
-/// `call`'s output within the request base `base` (when `href`s come from the request), or None
-/// once `deadline` passed.
+/// `call`'s output within the request base `base` (when `href`s come from the request) and on
+/// the generation `view` (a request with `tidspunkt`), or None once `deadline` passed.
 async fn answer_in_time<F: Future>(
+    deadline: tokio::time::Instant,
+    base: Option<Arc<str>>,
+    view: Option<Arc<Generation>>,
+    call: F,
+) -> Option<F::Output> {
+    match view {
+        Some(view) => answer_in_base(deadline, base, dated::in_scope(view, call)).await,
+        None => answer_in_base(deadline, base, call).await,
+    }
+}
+
+/// `call`'s output within the request base `base`, or None once `deadline` passed.
+async fn answer_in_base<F: Future>(
     deadline: tokio::time::Instant,
     base: Option<Arc<str>>,
     call: F,

@@ -69,6 +69,7 @@ pub fn singular(plural: &str) -> &str {
         "noder" => "node",
         "porter" => "port",
         "endringer" => "endring",
+        "versjoner" => "versjon",
         "posisjoner" => "posisjon",
         "vegreferanser" => "vegreferanse",
         "geometrier" => "geometri",

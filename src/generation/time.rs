@@ -179,7 +179,8 @@ fn table_at(g: &Generation, type_id: u32, day: Days) -> Result<Option<ObjectTabl
     if let Some(t) = closed {
         parts.push(t.take(&old_rows).map_err(corrupt)?);
     }
-    let both = ObjectTable::concat(type_id, parts).map_err(corrupt)?;
+    // the current rows, then the closed ones: in id order once taken below
+    let both = ObjectTable::concat_any_order(type_id, parts).map_err(corrupt)?;
     let mut order: Vec<usize> = (0..both.len()).collect();
     order.sort_unstable_by_key(|&r| both.id[r]);
     if order.windows(2).any(|w| both.id[w[0]] == both.id[w[1]]) {

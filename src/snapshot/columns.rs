@@ -433,6 +433,21 @@ impl ObjectTable {
         if parts.len() == 1 {
             return Ok(parts.into_iter().next().expect("one part"));
         }
+        let t = Self::concat_any_order(type_id, parts)?;
+        t.check_ascending()?;
+        Ok(t)
+    }
+
+    /// [`concat`](Self::concat) of parts whose rows together are in any order (rows of one
+    /// type at a day, to be put in id order with [`take`](Self::take); versions of one id):
+    /// the lengths are checked, the id order is not.
+    pub fn concat_any_order(
+        type_id: u32,
+        parts: Vec<ObjectTable>,
+    ) -> Result<ObjectTable, TableError> {
+        if parts.len() == 1 {
+            return Ok(parts.into_iter().next().expect("one part"));
+        }
         let mut t = ObjectTable::new(type_id);
         let mut columns: BTreeMap<u32, arrow_schema::DataType> = BTreeMap::new();
         for p in &parts {
@@ -465,26 +480,21 @@ impl ObjectTable {
                 values,
             });
         }
-        t.check_lengths()?;
+        t.check_row_lengths()?;
         Ok(t)
     }
 
     /// Checks that all columns have one entry per row and ids are strictly ascending (a
     /// table of current objects: one row per id).
     pub fn check_lengths(&self) -> Result<(), TableError> {
-        self.check_columns()?;
-        if !self.id.windows(2).all(|w| w[0] < w[1]) {
-            return Err(TableError::IdsNotAscending {
-                type_id: self.type_id,
-            });
-        }
-        Ok(())
+        self.check_row_lengths()?;
+        self.check_ascending()
     }
 
     /// Checks a history table (closed versions): all columns have one entry per row and rows
     /// are in strictly ascending (id, version) order (an id has several versions).
     pub fn check_history_lengths(&self) -> Result<(), TableError> {
-        self.check_columns()?;
+        self.check_row_lengths()?;
         let key = |r: usize| (self.id[r], self.version[r]);
         if !(1..self.len()).all(|r| key(r - 1) < key(r)) {
             return Err(TableError::IdsNotAscending {
@@ -494,7 +504,8 @@ impl ObjectTable {
         Ok(())
     }
 
-    fn check_columns(&self) -> Result<(), TableError> {
+    /// Every column as long as the table.
+    fn check_row_lengths(&self) -> Result<(), TableError> {
         let n = self.len();
         self.check_stored_lengths()
             .map_err(|source| TableError::Objects {
@@ -510,6 +521,16 @@ impl ObjectTable {
                     expected: n,
                 });
             }
+        }
+        Ok(())
+    }
+
+    /// Ids strictly ascending.
+    fn check_ascending(&self) -> Result<(), TableError> {
+        if !self.id.windows(2).all(|w| w[0] < w[1]) {
+            return Err(TableError::IdsNotAscending {
+                type_id: self.type_id,
+            });
         }
         Ok(())
     }

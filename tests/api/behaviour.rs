@@ -54,6 +54,14 @@ pub const ROUTES: &[(&str, &str)] = &[
         "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}",
         "/vegobjekter/105/100000000/egenskaper/2021",
     ),
+    (
+        "/vegobjekter/{type}/{id}/versjoner",
+        "/vegobjekter/105/100000000/versjoner",
+    ),
+    (
+        "/vegobjekter/{type}/{id}/{versjon}",
+        "/vegobjekter/105/100000000/VERSJON",
+    ),
     ("/vegobjekt", "/vegobjekt?id=100000000"),
     (
         "/vegobjekter/{type}/endringer",
@@ -66,15 +74,20 @@ async fn every_documented_read_operation_answers_its_example() {
     let s = TestServer::start().await;
     let doc = s.get_json("/openapi.json", 200).await;
     let paths = doc["paths"].as_object().expect("paths");
-    let first = s.get_json("/vegobjekter/105/?antall=1", 200).await;
+    let first = s
+        .get_json("/vegobjekter/105/?antall=1&inkluder=metadata", 200)
+        .await;
     let id = first["objekter"][0]["id"].as_u64().unwrap().to_string();
+    let version = first["objekter"][0]["metadata"]["versjon"].to_string();
     assert!(paths.len() >= 30, "{:?}", paths.keys().collect::<Vec<_>>());
     for template in paths.keys() {
         let (_, example) = ROUTES
             .iter()
             .find(|(t, _)| t == template)
             .unwrap_or_else(|| panic!("no example request for the documented {template}"));
-        let example = &example.replace("100000000", &id);
+        let example = &example
+            .replace("100000000", &id)
+            .replace("VERSJON", &version);
         let r = s.get(example).await;
         assert_eq!(r.status(), 200, "{example}");
     }

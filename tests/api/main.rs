@@ -14,6 +14,7 @@ mod health;
 mod ogc;
 mod ops;
 mod read_catalog;
+mod read_history;
 mod read_network;
 mod read_objects;
 mod read_omrader;

@@ -220,8 +220,11 @@ fn with_suffix(path: &str, suffix: &str) -> String {
 async fn every_read_route_answers_xml_by_accept_and_by_suffix() {
     let s = TestServer::start().await;
     let doc = s.get_json("/openapi.json", 200).await;
-    let first = s.get_json("/vegobjekter/105/?antall=1", 200).await;
+    let first = s
+        .get_json("/vegobjekter/105/?antall=1&inkluder=metadata", 200)
+        .await;
     let id = first["objekter"][0]["id"].as_u64().unwrap().to_string();
+    let version = first["objekter"][0]["metadata"]["versjon"].to_string();
     let paths = doc["paths"].as_object().expect("paths");
     assert!(paths.len() > 20);
     for (template, item) in paths {
@@ -232,7 +235,9 @@ async fn every_read_route_answers_xml_by_accept_and_by_suffix() {
             .iter()
             .find(|(t, _)| t == template)
             .unwrap_or_else(|| panic!("no example request for {template}"));
-        let example = example.replace("100000000", &id);
+        let example = example
+            .replace("100000000", &id)
+            .replace("VERSJON", &version);
         if template == "/vegobjekt" {
             // a redirect without body; the Accept header travels to the object
             let (status, ct, body) = get_with(&s, &example, "application/xml").await;

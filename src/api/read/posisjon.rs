@@ -30,6 +30,7 @@ const NEAREST_PARAMS: &[&str] = &[
     "detaljerte_lenker",
     "vegreferanse",
     "srid",
+    "tidspunkt",
 ];
 crate::query_params!(PositionQuery = [NEAREST_PARAMS]);
 
@@ -108,7 +109,7 @@ pub fn answer(
             .map(RoadRefFilter::parse)
             .collect::<Result<_, _>>()?,
     };
-    let g = store.pin();
+    let g = crate::api::dated::pinned(store, &p)?;
     let q = NearestQuery {
         x,
         y,

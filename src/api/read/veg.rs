@@ -24,8 +24,8 @@ pub const MAX_BATCH: usize = 1000;
 pub struct MaybePosition(pub Option<crate::api::dto::PositionResult>);
 
 /// Query parameters of `GET /veg` and `GET /veg/batch`.
-const POSITION_PARAMS: &[&str] = &["vegreferanse", "veglenke", "srid"];
-const POSITIONS_PARAMS: &[&str] = &["vegreferanser", "veglenker", "srid"];
+const POSITION_PARAMS: &[&str] = &["vegreferanse", "veglenke", "srid", "tidspunkt"];
+const POSITIONS_PARAMS: &[&str] = &["vegreferanser", "veglenker", "srid", "tidspunkt"];
 crate::query_params!(PositionQuery = [POSITION_PARAMS]);
 crate::query_params!(PositionsQuery = [POSITIONS_PARAMS]);
 
@@ -83,7 +83,7 @@ pub fn answer_position(
 ) -> ApiResult<Answer> {
     let (p, n) = begin(headers, query, POSITION_PARAMS)?;
     let srid = p.srid()?;
-    let g = store.pin();
+    let g = crate::api::dated::pinned(store, &p)?;
     let found = match (p.one("vegreferanse")?, p.one("veglenke")?) {
         (Some(r), None) => lookup_road_ref(&g, r)?,
         (None, Some(l)) => lookup_link(&g, l)?,
@@ -154,7 +154,7 @@ pub async fn get_positions(State(s): State<AppState>, req: Request) -> ApiResult
             format!("For mange posisjoner: {} (høyst {MAX_BATCH})", values.len()),
         ));
     }
-    let g = s.store.current();
+    let g = crate::api::dated::generation(&s, &p)?;
     let mut out = Batch(Vec::with_capacity(values.len()));
     let mut seen = std::collections::HashSet::new();
     for v in values {

@@ -45,9 +45,10 @@ const LIST_PARAMS: &[&str] = &[
     "srid",
     "antall",
     "start",
+    "tidspunkt",
 ];
 crate::query_params!(LinksQuery = [LIST_PARAMS]);
-const LINK_PARAMS: &[&str] = &["srid"];
+const LINK_PARAMS: &[&str] = &["srid", "tidspunkt"];
 crate::query_params!(LinkQuery = [LINK_PARAMS]);
 
 /// A page of `GET /vegnett/lenker` (the schema only: pages are streamed by `api::stream`).
@@ -321,7 +322,7 @@ pub async fn list_links(
     let srid = p.srid()?;
     let antall = page_size(&p, MAX_PAGE)?;
     let from = start(&p)?;
-    let g = s.store.current();
+    let g = crate::api::dated::generation(&s, &p)?;
     let rows = selected_rows(&g, &p, srid)?;
     // first row after the cursor's (link id, position)
     let first = match from {
@@ -437,7 +438,7 @@ pub async fn get_link(
     let id: u64 = id
         .parse()
         .map_err(|_| ApiError::bad(4002, format!("Ugyldig veglenke-id: '{id}'")))?;
-    let g = s.store.current();
+    let g = crate::api::dated::generation(&s, &p)?;
     let out = g
         .segments_of_link(id)
         .map(|l| link_json(&s, &g, l.row(), srid, n.wkt_z_tag()))

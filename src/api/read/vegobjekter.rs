@@ -9,6 +9,7 @@
 mod budgeted;
 mod filter;
 mod object;
+mod versions;
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
@@ -51,6 +52,8 @@ pub(crate) const FILTERS: &[&str] = &[
     "overlapp",
     "segmentering",
     "srid",
+    // the day answered (`api::dated`)
+    "tidspunkt",
 ];
 const LIST_ONLY: &[&str] = &[
     "inkluder",
@@ -58,6 +61,7 @@ const LIST_ONLY: &[&str] = &[
     "geometritoleranse",
     "antall",
     "start",
+    "alle_versjoner",
 ];
 crate::query_params!(ListQuery = [FILTERS, LIST_ONLY], inkluder = INKLUDER);
 crate::query_params!(StatisticsQuery = [FILTERS]);
@@ -68,6 +72,7 @@ const OBJECT_PARAMS: &[&str] = &[
     "inkludergeometri",
     "srid",
     "geometritoleranse",
+    "tidspunkt",
 ];
 /// `inkluder` of one object.
 const OBJECT_INKLUDER: &[&str] = &[
@@ -80,6 +85,9 @@ const OBJECT_INKLUDER: &[&str] = &[
     "alle",
 ];
 crate::query_params!(ObjectQuery = [OBJECT_PARAMS], inkluder = OBJECT_INKLUDER);
+/// Query parameters of an object's properties.
+const AT_PARAMS: &[&str] = &["tidspunkt"];
+crate::query_params!(AtQuery = [AT_PARAMS]);
 const FIND_PARAMS: &[&str] = &["id"];
 crate::query_params!(FindQuery = [FIND_PARAMS]);
 
@@ -104,6 +112,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(crate::read_route!(object::list_object_properties))
         .routes(crate::read_route!(object::get_object_property))
         .routes(crate::read_route!(object::find_object))
+        .routes(crate::read_route!(versions::list_versions))
+        .routes(crate::read_route!(versions::get_version))
 }
 
 fn type_id(raw: &str) -> ApiResult<u32> {
@@ -180,7 +190,10 @@ pub async fn list_objects(
     let allowed: Vec<&str> = FILTERS.iter().chain(LIST_ONLY).copied().collect();
     let (p, n) = begin_geo(&headers, q.as_deref(), &allowed)?;
     let tid = type_id(&tid)?;
-    let g = s.store.current();
+    if p.bool("alle_versjoner")? == Some(true) {
+        return versions::list_all_versions(s, tid, &p, n, q.as_deref(), &headers).await;
+    }
+    let g = crate::api::dated::generation(&s, &p)?;
     let empty = empty_type(tid);
     let data = type_data(&g, tid, &empty)?;
     let srid = p.srid()?;
@@ -366,7 +379,7 @@ fn statistics_work(
         other => other?,
     };
     let tid = type_id(tid)?;
-    let g = s.store.current();
+    let g = crate::api::dated::generation(s, &p)?;
     known_type(&g, tid)?;
     let filter = parse_filter(&g, &p, tid, p.srid()?, sees_sensitive(s, headers))?;
     let segment = p.bool("segmentering")?.unwrap_or(true);

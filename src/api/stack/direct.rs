@@ -6,7 +6,7 @@
 //!
 //! A request takes the direct route only when the general path would do nothing else with it
 //! than call the same handler: `GET` (not `HEAD`), the exact path (no format suffix, a type id
-//! of digits only, no trailing slash), no
+//! of digits only, no trailing slash), no `tidspunkt` in the query (`api::dated`), no
 //! `Accept-Encoding` (compression), no `If-None-Match` (304s), no `Accept` that may ask for XML
 //! (its root name comes from the suffix rewrite), no internal header, within the guard's head
 //! limits, no rate limit configured and the log below `debug` (the request span). Everything
@@ -33,6 +33,7 @@ use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use super::super::dated;
 use super::super::error::ApiResult;
 use super::super::guard;
 use super::super::media::{self, Answer};
@@ -201,7 +202,13 @@ fn statistics(
 /// The handler that answers `req` directly, if it may be (see the module's text), and the
 /// request id the client sent (found in the same walk over the headers).
 fn answer_of(req: &Request, class: &RequestClass) -> Option<(Handler, Option<HeaderValue>)> {
-    if req.method() != Method::GET {
+    // a request at a past day resolves its generation on the general path (`dated`)
+    if req.method() != Method::GET
+        || req
+            .uri()
+            .query()
+            .is_some_and(|q| q.contains(dated::TIDSPUNKT))
+    {
         return None;
     }
     let answer: Handler = match class.direct? {

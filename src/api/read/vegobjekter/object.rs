@@ -6,8 +6,8 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::{
-    empty_type, sees_sensitive, tolerance, type_data, type_id, FindQuery, ObjectOrList,
-    ObjectQuery, FIND_PARAMS, OBJECT_INKLUDER, OBJECT_PARAMS,
+    empty_type, sees_sensitive, tolerance, type_data, type_id, AtQuery, FindQuery, ObjectOrList,
+    ObjectQuery, AT_PARAMS, FIND_PARAMS, OBJECT_INKLUDER, OBJECT_PARAMS,
 };
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
@@ -47,7 +47,7 @@ pub async fn get_object(
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let (p, n) = begin_geo(&headers, q.as_deref(), OBJECT_PARAMS)?;
-    let g = s.store.current();
+    let g = crate::api::dated::generation(&s, &p)?;
     let empty = empty_type(0);
     let (data, row) = locate(&g, &tid, &id, &empty)?;
     let words = p.words("inkluder", OBJECT_INKLUDER)?;
@@ -138,15 +138,15 @@ fn property_list<'a>(
 
 /// GET /vegobjekter/{type}/{id}/egenskaper
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper", tag = "vegobjekter",
-    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), crate::api::query_doc::NoQuery), responses((status = 200, description = "Array of property values", body = [crate::api::object_docs::PropertyDoc])))]
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), AtQuery), responses((status = 200, description = "Array of property values", body = [crate::api::object_docs::PropertyDoc])))]
 pub async fn list_object_properties(
     State(s): State<AppState>,
     Path((tid, id)): Path<(String, String)>,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    let g = s.store.current();
+    let (p, n) = begin(&headers, q.as_deref(), AT_PARAMS)?;
+    let g = crate::api::dated::generation(&s, &p)?;
     let empty = empty_type(0);
     let (data, row) = locate(&g, &tid, &id, &empty)?;
     Ok(respond(
@@ -157,7 +157,7 @@ pub async fn list_object_properties(
 
 /// GET /vegobjekter/{type}/{id}/egenskaper/{egenskapstype}
 #[utoipa::path(get, path = "/vegobjekter/{type}/{id}/egenskaper/{egenskapstype}", tag = "vegobjekter",
-    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ("egenskapstype" = u32, Path, description = "property type id"), crate::api::query_doc::NoQuery),
+    params(("type" = u32, Path, description = "road object type id"), ("id" = u64, Path, description = "road object id"), ("egenskapstype" = u32, Path, description = "property type id"), AtQuery),
     responses((status = 200, description = "One property value", body = crate::api::object_docs::PropertyDoc), (status = 404, description = "No such value (4012)")))]
 pub async fn get_object_property(
     State(s): State<AppState>,
@@ -165,8 +165,8 @@ pub async fn get_object_property(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (_, n) = begin(&headers, q.as_deref(), &[])?;
-    let g = s.store.current();
+    let (p, n) = begin(&headers, q.as_deref(), AT_PARAMS)?;
+    let g = crate::api::dated::generation(&s, &p)?;
     let empty = empty_type(0);
     let (data, row) = locate(&g, &tid, &id, &empty)?;
     let pid: u64 = pid
