@@ -19,6 +19,7 @@ use crate::geo::Coord3;
 use crate::index::bitmaps::RowChanges;
 use crate::snapshot::columns::{
     Days, DeletedTable, ObjectTable, PropertyColumn, Seconds, DIRECTION_AGAINST, DIRECTION_WITH,
+    OPEN_END,
 };
 use crate::value::Value;
 
@@ -125,6 +126,9 @@ pub struct Working<'g> {
     edits: BTreeMap<u32, TypeEdits>,
     deleted: Vec<(u32, u64, u32, Seconds)>,
     deleted_base: Option<HashMap<u64, u32>>,
+    /// Versions the edits ended (the previous version of an updated object, the last one of a
+    /// deleted object), per type, with their end dates set.
+    ended: BTreeMap<u32, Vec<ObjectState>>,
     pub next_id: u64,
     /// Mother/daughter links changed: the parents map must be rebuilt for touched types.
     pub relations_changed: bool,
@@ -137,6 +141,7 @@ impl<'g> Working<'g> {
             edits: BTreeMap::new(),
             deleted: Vec::new(),
             deleted_base: None,
+            ended: BTreeMap::new(),
             next_id: base.next_object_id,
             relations_changed: false,
         }
@@ -207,6 +212,19 @@ impl<'g> Working<'g> {
         self.relations_changed = true;
     }
 
+    /// End version `o` at `day` (exclusive): it becomes history, its type's closed versions
+    /// (`history`). Its own end is kept when that came first, and an end never precedes the
+    /// version's start. The current view is changed by `put` (the next version) or `close`,
+    /// not here.
+    pub fn end_version(&mut self, o: &ObjectState, day: Days) {
+        let mut old = o.clone();
+        if old.end_date == OPEN_END || day < old.end_date {
+            old.end_date = day;
+        }
+        old.end_date = old.end_date.max(old.start_date);
+        self.ended.entry(o.type_id).or_default().push(old);
+    }
+
     /// Ids of the types with edits.
     pub fn touched_types(&self) -> Vec<u32> {
         self.edits.keys().copied().collect()
@@ -245,6 +263,31 @@ impl<'g> Working<'g> {
             d
         });
         Ok((tables, deleted))
+    }
+
+    /// The complete new history table of each type whose versions the edits ended: the base's
+    /// closed versions and the ended ones, in (id, version) order.
+    pub fn history(&self) -> Result<BTreeMap<u32, ObjectTable>> {
+        let mut out = BTreeMap::new();
+        for (&t, ended) in &self.ended {
+            let old = self.base.history.get(&t);
+            let current = self.base.objects.get(&t).map(|d| &d.table);
+            let like: Vec<&ObjectTable> = old.map(|h| &**h).into_iter().chain(current).collect();
+            let states: Vec<&ObjectState> = ended.iter().collect();
+            let new = states_table(self.base.catalog, t, &states, &like)?;
+            let parts = match old {
+                Some(h) if !h.is_empty() => vec![ObjectTable::clone(h), new],
+                _ => vec![new],
+            };
+            let corrupt = |e: crate::snapshot::columns::TableError| {
+                EngineError::Internal(format!("history of type {t}: {e}"))
+            };
+            let all = ObjectTable::concat(t, parts).map_err(corrupt)?;
+            let mut order: Vec<usize> = (0..all.len()).collect();
+            order.sort_by_key(|&r| (all.id[r], all.version[r]));
+            out.insert(t, all.take(&order).map_err(corrupt)?);
+        }
+        Ok(out)
     }
 
     /// The parents map of the new generation: the base's, with the touched types' daughters
@@ -399,14 +442,7 @@ fn merged_properties(
         let base_col = base.property(pid).map(|c| c.values.clone());
         let data_type = match &base_col {
             Some(c) => c.data_type().clone(),
-            None => match object_type
-                .and_then(|ty| ty.property(pid))
-                .map(|p| p.storage())
-            {
-                Some(ValueKind::Float) => DataType::Float64,
-                Some(ValueKind::Enum) | Some(ValueKind::Integer) => DataType::Int64,
-                _ => DataType::Utf8,
-            },
+            None => catalog_type(object_type, pid),
         };
         let base_col = base_col.unwrap_or_else(|| new_null_array(&data_type, base.len()));
         let new_col = new_values(&data_type, news, pid)?;
@@ -430,6 +466,48 @@ fn merged_properties(
         });
     }
     Ok(columns)
+}
+
+/// The column type of property `pid` when no table has it yet (its storage in the catalogue).
+fn catalog_type(object_type: Option<&crate::catalog::ObjectType>, pid: u32) -> DataType {
+    match object_type
+        .and_then(|ty| ty.property(pid))
+        .map(|p| p.storage())
+    {
+        Some(ValueKind::Float) => DataType::Float64,
+        Some(ValueKind::Enum) | Some(ValueKind::Integer) => DataType::Int64,
+        _ => DataType::Utf8,
+    }
+}
+
+/// `states` as a table of type `type_id`, each property column of the type it has in the
+/// first of `like` holding it (else its storage in the catalogue).
+fn states_table(
+    catalog: &Catalog,
+    type_id: u32,
+    states: &[&ObjectState],
+    like: &[&ObjectTable],
+) -> Result<ObjectTable> {
+    let mut t = ObjectTable::new(type_id);
+    for o in states {
+        push_state(&mut t, o);
+    }
+    let pids: BTreeSet<u32> = states.iter().flat_map(|o| o.values.keys().copied()).collect();
+    let object_type = catalog.object_type(type_id);
+    for pid in pids {
+        let data_type = like
+            .iter()
+            .find_map(|l| l.property(pid))
+            .map(|c| c.values.data_type().clone())
+            .unwrap_or_else(|| catalog_type(object_type, pid));
+        t.properties.push(PropertyColumn {
+            property_id: pid,
+            values: new_values(&data_type, states, pid)?,
+        });
+    }
+    t.check_lengths()
+        .map_err(|e| EngineError::Internal(e.to_string()))?;
+    Ok(t)
 }
 
 /// Append an object's stored columns to a table (the inverse of `ObjectState::from_row`;
