@@ -172,22 +172,37 @@ fn table_at(g: &Generation, type_id: u32, day: Days) -> Result<Option<ObjectTabl
         return Ok(None);
     }
     let corrupt = |e| EngineError::Internal(format!("type {type_id} at day {day}: {e}"));
+    let none = ObjectTable::new(type_id);
+    let a = current.unwrap_or(&none).take(&cur_rows).map_err(corrupt)?;
+    let b = closed
+        .map_or(&none, |t| &**t)
+        .take(&old_rows)
+        .map_err(corrupt)?;
+    // both in id order: merged in runs of one side, so that the parts are in id order (as
+    // `ObjectTable::concat` requires)
     let mut parts = Vec::new();
-    if let Some(t) = current {
-        parts.push(t.take(&cur_rows).map_err(corrupt)?);
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a.id[i] == b.id[j] {
+            return Err(EngineError::Internal(format!(
+                "type {type_id}: two versions of one object are valid at day {day}"
+            )));
+        }
+        if j >= b.len() || (i < a.len() && a.id[i] < b.id[j]) {
+            let end =
+                b.id.get(j)
+                    .map_or(a.len(), |&x| i + a.id[i..].partition_point(|&y| y < x));
+            parts.push(a.slice(i..end));
+            i = end;
+        } else {
+            let end =
+                a.id.get(i)
+                    .map_or(b.len(), |&x| j + b.id[j..].partition_point(|&y| y < x));
+            parts.push(b.slice(j..end));
+            j = end;
+        }
     }
-    if let Some(t) = closed {
-        parts.push(t.take(&old_rows).map_err(corrupt)?);
-    }
-    let both = ObjectTable::concat(type_id, parts).map_err(corrupt)?;
-    let mut order: Vec<usize> = (0..both.len()).collect();
-    order.sort_unstable_by_key(|&r| both.id[r]);
-    if order.windows(2).any(|w| both.id[w[0]] == both.id[w[1]]) {
-        return Err(EngineError::Internal(format!(
-            "type {type_id}: two versions of one object are valid at day {day}"
-        )));
-    }
-    Ok(Some(both.take(&order).map_err(corrupt)?))
+    Ok(Some(ObjectTable::concat(type_id, parts).map_err(corrupt)?))
 }
 
 /// The generation `g` as it was on `day` (see the module doc).
