@@ -227,7 +227,12 @@ pub fn read_history(
         .collect();
     let tables = files
         .par_iter()
-        .map(|(t, p)| Ok((*t, Arc::new(read_objects(p, *t)?))))
+        .map(|(t, p)| {
+            Ok((
+                *t,
+                Arc::new(crate::snapshot::parquet_read::read_history_objects(p, *t)?),
+            ))
+        })
         .collect::<Result<BTreeMap<_, _>>>()?;
     let network = if manifest
         .files

@@ -185,7 +185,10 @@ impl Generation {
         for (&t, sha) in &after {
             if before.get(&t) != Some(sha) {
                 let path = dir.join(crate::snapshot::parquet_write::history_file(t));
-                out.insert(t, read_objects(&path, t)?);
+                out.insert(
+                    t,
+                    crate::snapshot::parquet_read::read_history_objects(&path, t)?,
+                );
             }
         }
         for &t in before.keys().filter(|t| !after.contains_key(t)) {

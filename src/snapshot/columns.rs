@@ -33,7 +33,7 @@ pub enum TableError {
         rows: usize,
         expected: usize,
     },
-    #[error("type {type_id}: ids are not strictly ascending")]
+    #[error("type {type_id}: ids (of a history: (id, version) pairs) are not strictly ascending")]
     IdsNotAscending { type_id: u32 },
     /// Arrow could not concatenate a property's parts.
     #[error("type {type_id}: property {property_id}: {reason}")]
@@ -469,7 +469,32 @@ impl ObjectTable {
         Ok(t)
     }
 
+    /// Checks that all columns have one entry per row and ids are strictly ascending (a
+    /// table of current objects: one row per id).
     pub fn check_lengths(&self) -> Result<(), TableError> {
+        self.check_columns()?;
+        if !self.id.windows(2).all(|w| w[0] < w[1]) {
+            return Err(TableError::IdsNotAscending {
+                type_id: self.type_id,
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks a history table (closed versions): all columns have one entry per row and rows
+    /// are in strictly ascending (id, version) order (an id has several versions).
+    pub fn check_history_lengths(&self) -> Result<(), TableError> {
+        self.check_columns()?;
+        let key = |r: usize| (self.id[r], self.version[r]);
+        if !(1..self.len()).all(|r| key(r - 1) < key(r)) {
+            return Err(TableError::IdsNotAscending {
+                type_id: self.type_id,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_columns(&self) -> Result<(), TableError> {
         let n = self.len();
         self.check_stored_lengths()
             .map_err(|source| TableError::Objects {
@@ -485,11 +510,6 @@ impl ObjectTable {
                     expected: n,
                 });
             }
-        }
-        if !self.id.windows(2).all(|w| w[0] < w[1]) {
-            return Err(TableError::IdsNotAscending {
-                type_id: self.type_id,
-            });
         }
         Ok(())
     }

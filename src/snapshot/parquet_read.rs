@@ -161,6 +161,22 @@ pub fn read_network(path: &Path) -> Result<RoadNetwork> {
 /// a located geometry where an object has no own one: the located geometries are dropped
 /// (`geometry_located`) and the rows put back in id order.
 pub fn read_objects(path: &Path, type_id: u32) -> Result<ObjectTable> {
+    let t = read_object_rows(path, type_id)?;
+    t.check_lengths()
+        .map_err(|e| EngineError::corrupt(path, e))?;
+    Ok(t)
+}
+
+/// Read a type's history file (`parquet_write::history_file`): rows in (id, version) order.
+pub fn read_history_objects(path: &Path, type_id: u32) -> Result<ObjectTable> {
+    let t = read_object_rows(path, type_id)?;
+    t.check_history_lengths()
+        .map_err(|e| EngineError::corrupt(path, e))?;
+    Ok(t)
+}
+
+/// An object file's rows in (id, version) order, their values checked.
+fn read_object_rows(path: &Path, type_id: u32) -> Result<ObjectTable> {
     let batches = read_batches_without(path, &DERIVED_OBJECT_COLUMNS)?;
     let mut t = ObjectTable::new(type_id);
     let mut props: Vec<(u32, Vec<ArrayRef>)> = Vec::new();
@@ -198,8 +214,6 @@ pub fn read_objects(path: &Path, type_id: u32) -> Result<ObjectTable> {
         order.sort_unstable_by_key(|&r| key(r));
         t = t.take(&order).map_err(|e| EngineError::corrupt(path, e))?;
     }
-    t.check_lengths()
-        .map_err(|e| EngineError::corrupt(path, e))?;
     t.check_values()
         .map_err(|e| EngineError::corrupt(path, e))?;
     Ok(t)

@@ -228,7 +228,9 @@ pub fn history_type_of(path: &str) -> Option<u32> {
 /// located on `network` (a version placed on a link that is closed today gets no located
 /// geometry). The entry has no type id: the history is not one of the type's chunks.
 pub fn write_history(dir: &Path, t: &ObjectTable, network: &RoadNetwork) -> Result<FileEntry> {
-    let mut entry = write_objects_at(dir, t, network, &history_file(t.type_id))?;
+    t.check_history_lengths()
+        .map_err(|e| EngineError::Internal(e.to_string()))?;
+    let mut entry = write_rows_at(dir, t, network, &history_file(t.type_id))?;
     entry.type_id = None;
     entry.first_id = None;
     Ok(entry)
@@ -317,6 +319,16 @@ pub fn write_objects_at(
 ) -> Result<FileEntry> {
     t.check_lengths()
         .map_err(|e| EngineError::Internal(e.to_string()))?;
+    write_rows_at(dir, t, network, rel_path)
+}
+
+/// Write `t`'s rows (checked by the caller) to `rel_path`, as `write_objects_at` describes.
+fn write_rows_at(
+    dir: &Path,
+    t: &ObjectTable,
+    network: &RoadNetwork,
+    rel_path: &str,
+) -> Result<FileEntry> {
     let first_id = t.id.first().copied();
     let located: Vec<Located> = (0..t.len()).map(|r| locate(network, t, r)).collect();
     let boxes: Vec<Option<[f64; 4]>> = located.iter().map(|l| l.bbox).collect();
