@@ -270,22 +270,12 @@ impl<'g> Working<'g> {
     pub fn history(&self) -> Result<BTreeMap<u32, ObjectTable>> {
         let mut out = BTreeMap::new();
         for (&t, ended) in &self.ended {
-            let old = self.base.history.get(&t);
+            let empty = ObjectTable::new(t);
+            let old = self.base.history.get(&t).map_or(&empty, |h| &**h);
             let current = self.base.objects.get(&t).map(|d| &d.table);
-            let like: Vec<&ObjectTable> = old.map(|h| &**h).into_iter().chain(current).collect();
-            let states: Vec<&ObjectState> = ended.iter().collect();
-            let new = states_table(self.base.catalog, t, &states, &like)?;
-            let parts = match old {
-                Some(h) if !h.is_empty() => vec![ObjectTable::clone(h), new],
-                _ => vec![new],
-            };
-            let corrupt = |e: crate::snapshot::columns::TableError| {
-                EngineError::Internal(format!("history of type {t}: {e}"))
-            };
-            let all = ObjectTable::concat(t, parts).map_err(corrupt)?;
-            let mut order: Vec<usize> = (0..all.len()).collect();
-            order.sort_by_key(|&r| (all.id[r], all.version[r]));
-            out.insert(t, all.take(&order).map_err(corrupt)?);
+            let mut ended: Vec<&ObjectState> = ended.iter().collect();
+            ended.sort_by_key(|o| (o.id, o.version));
+            out.insert(t, history_of(self.base.catalog, old, &ended, current)?);
         }
         Ok(out)
     }
@@ -406,7 +396,7 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
         }
     }
 
-    t.properties = merged_properties(catalog, base, &news, &runs)?;
+    t.properties = merged_properties(catalog, base, &news, &runs, None)?;
     t.check_lengths()
         .map_err(|e| EngineError::Internal(e.to_string()))?;
     let changes = (!removed_any).then(|| RowChanges {
@@ -423,12 +413,14 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
 }
 
 /// The merged table's property columns: the base's, plus any property first given a value by
-/// the edits, each concatenated from the base's and the new rows' slices in `runs` order.
+/// the edits (of its type in `like` when that has it, else in the catalogue), each
+/// concatenated from the base's and the new rows' slices in `runs` order.
 fn merged_properties(
     catalog: &Catalog,
     base: &ObjectTable,
     news: &[&ObjectState],
     runs: &[Run],
+    like: Option<&ObjectTable>,
 ) -> Result<Vec<PropertyColumn>> {
     let mut columns = Vec::new();
     let mut property_ids: Vec<u32> = base.properties.iter().map(|c| c.property_id).collect();
@@ -440,9 +432,10 @@ fn merged_properties(
     let object_type = catalog.object_type(base.type_id);
     for pid in property_ids {
         let base_col = base.property(pid).map(|c| c.values.clone());
-        let data_type = match &base_col {
-            Some(c) => c.data_type().clone(),
-            None => catalog_type(object_type, pid),
+        let data_type = match (&base_col, like.and_then(|l| l.property(pid))) {
+            (Some(c), _) => c.data_type().clone(),
+            (None, Some(l)) => l.values.data_type().clone(),
+            (None, None) => catalog_type(object_type, pid),
         };
         let base_col = base_col.unwrap_or_else(|| new_null_array(&data_type, base.len()));
         let new_col = new_values(&data_type, news, pid)?;
@@ -480,33 +473,54 @@ fn catalog_type(object_type: Option<&crate::catalog::ObjectType>, pid: u32) -> D
     }
 }
 
-/// `states` as a table of type `type_id`, each property column of the type it has in the
-/// first of `like` holding it (else its storage in the catalogue).
-fn states_table(
+/// A type's closed versions `old` with the versions `ended` (both in (id, version) order)
+/// merged into one table in (id, version) order; a property column none of them has yet gets
+/// its type from `current` (the type's current table), else from the catalogue.
+fn history_of(
     catalog: &Catalog,
-    type_id: u32,
-    states: &[&ObjectState],
-    like: &[&ObjectTable],
+    old: &ObjectTable,
+    ended: &[&ObjectState],
+    current: Option<&ObjectTable>,
 ) -> Result<ObjectTable> {
-    let mut t = ObjectTable::new(type_id);
-    for o in states {
-        push_state(&mut t, o);
+    let key_of_old = |r: usize| (old.id[r], old.version[r]);
+    let mut runs: Vec<Run> = Vec::new();
+    let mut at = 0usize;
+    for (i, o) in ended.iter().enumerate() {
+        let key = (o.id, o.version);
+        let upto = at + (at..old.len()).take_while(|&r| key_of_old(r) < key).count();
+        if upto < old.len() && key_of_old(upto) == key {
+            return Err(EngineError::Internal(format!(
+                "version {} of object {} of type {} is in the history already",
+                o.version, o.id, old.type_id
+            )));
+        }
+        if upto > at {
+            runs.push(Run::Base(at, upto));
+        }
+        at = upto;
+        match runs.last_mut() {
+            Some(Run::New(_, b)) if *b == i => *b = i + 1,
+            _ => runs.push(Run::New(i, i + 1)),
+        }
     }
-    let pids: BTreeSet<u32> = states.iter().flat_map(|o| o.values.keys().copied()).collect();
-    let object_type = catalog.object_type(type_id);
-    for pid in pids {
-        let data_type = like
-            .iter()
-            .find_map(|l| l.property(pid))
-            .map(|c| c.values.data_type().clone())
-            .unwrap_or_else(|| catalog_type(object_type, pid));
-        t.properties.push(PropertyColumn {
-            property_id: pid,
-            values: new_values(&data_type, states, pid)?,
-        });
+    if old.len() > at {
+        runs.push(Run::Base(at, old.len()));
     }
-    t.check_lengths()
-        .map_err(|e| EngineError::Internal(e.to_string()))?;
+    let mut t = ObjectTable::new(old.type_id);
+    for run in &runs {
+        match *run {
+            Run::Base(a, b) => t.append_rows(old, a..b),
+            Run::New(a, b) => ended[a..b].iter().for_each(|o| push_state(&mut t, o)),
+        }
+    }
+    t.properties = merged_properties(catalog, old, ended, &runs, current)?;
+    let ordered = (1..t.len()).all(|r| (t.id[r - 1], t.version[r - 1]) < (t.id[r], t.version[r]));
+    if !ordered {
+        return Err(EngineError::Internal(format!(
+            "the history of type {} is not in (id, version) order",
+            t.type_id
+        )));
+    }
     Ok(t)
 }
 

@@ -90,14 +90,7 @@ impl Writer {
             .into_iter()
             .map(|(t, m)| (t, (m.table, m.changes)))
             .collect();
-        let g = base.derive(
-            final_dir,
-            manifest,
-            tables,
-            deleted,
-            history,
-            parents,
-        );
+        let g = base.derive(final_dir, manifest, tables, deleted, history, parents);
         self.stats.published(t0.elapsed().as_secs_f64());
         tracing::debug!(
             generation = id,
