@@ -127,13 +127,26 @@ async fn oppdater_korriger_and_slett_keep_the_versions_valid_on_each_day() {
     assert_eq!(value_on(&s, d2 + 1, id), Some(Some(3.5)));
     assert_eq!(value_on(&s, d2 - 1, id), Some(Some(1.5)));
 
+    // an effektDato before the current version began counts as its start: version 2 then was
+    // valid on no day, and no two versions overlap
+    let earlier = changeset(
+        json!({"effektDato": date_text(d2 - 5), "delvisOppdater": {"vegObjekter": [
+        {"typeId": 95, "nvdbId": id, "versjon": 2,
+         "egenskaper": [{"typeId": 2055, "verdi": ["4.5"], "operasjon": "oppdater"}]}]}}),
+    );
+    ok(&s, &s.writer_token, &earlier).await;
+    let g = s.store.current();
+    assert_eq!(sign(&g, id), Some((3, d2, i32::MIN, Some(4.5))));
+    assert_eq!(value_on(&s, d2 - 1, id), Some(Some(1.5)));
+    assert_eq!(value_on(&s, d2, id), Some(Some(4.5)));
+
     // slett: the last version ends at effektDato; readable on the days before, not after
     ok(
         &s,
         &s.writer_token,
         &changeset(
             json!({"effektDato": date_text(d3), "slett": {"vegObjekter": [
-        {"typeId": 95, "nvdbId": id, "versjon": 2, "kaskadeSletting": "nei"}]}}),
+        {"typeId": 95, "nvdbId": id, "versjon": 3, "kaskadeSletting": "nei"}]}}),
         ),
     )
     .await;
@@ -145,8 +158,8 @@ async fn oppdater_korriger_and_slett_keep_the_versions_valid_on_each_day() {
         .iter()
         .map(|(t, r)| (t.version[*r], t.start_date[*r], t.end_date[*r]))
         .collect();
-    assert_eq!(versions, [(1, d1, d2), (2, d2, d3)]);
-    assert_eq!(value_on(&s, d3 - 1, id), Some(Some(3.5)));
+    assert_eq!(versions, [(1, d1, d2), (2, d2, d2), (3, d2, d3)]);
+    assert_eq!(value_on(&s, d3 - 1, id), Some(Some(4.5)));
     assert_eq!(value_on(&s, d3, id), None);
     let (_, gone) = s
         .read(
