@@ -328,3 +328,290 @@ fn readers_never_see_half_a_changeset() {
     let g = store.current();
     assert_eq!(count(&g, 95) - base95, 15 * 20);
 }
+
+/// Run changesets through a writer, one after the other; the final state of each.
+fn run_changesets(
+    writer: &vegdb::changeset::writer::Writer,
+    changesets: &[serde_json::Value],
+) -> Vec<vegdb::changeset::journal::Progress> {
+    use vegdb::changeset::journal::{Progress, Record};
+    changesets
+        .iter()
+        .map(|cs| {
+            let cs = serde_json::from_value(cs.clone()).unwrap();
+            let r = writer
+                .journal
+                .register(
+                    cs,
+                    Record::new(uuid::Uuid::new_v4().to_string(), "t".into(), None, 1),
+                )
+                .unwrap();
+            writer.start_changeset(&r.id).unwrap();
+            loop {
+                let p = writer.journal.get(&r.id).unwrap().progress;
+                if p.is_final() || p == Progress::Waiting {
+                    return p;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        })
+        .collect()
+}
+
+/// `YYYY-MM-DD` of a day since 1970.
+fn date_text(day: i32) -> String {
+    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
+    (epoch + chrono::Duration::days(day.into())).to_string()
+}
+
+/// Every closed version of type 95 with the processing time of versions the test wrote (above
+/// `written_from` of object `id`) checked to be after `started` and blanked.
+fn closed_versions(g: &Generation, id: u64, written_from: u32, started: i64) -> Vec<ObjectState> {
+    let mut rows = history_rows(g, 95);
+    for o in rows
+        .iter_mut()
+        .filter(|o| o.id == id && o.version > written_from)
+    {
+        assert!(o.last_modified >= started, "{o:?}");
+        o.last_modified = 0;
+    }
+    rows
+}
+
+/// Every closed version of type `t`, in table order.
+fn history_rows(g: &Generation, t: u32) -> Vec<ObjectState> {
+    g.history.get(&t).map_or(Vec::new(), |h| {
+        (0..h.len()).map(|r| ObjectState::from_row(h, r)).collect()
+    })
+}
+
+/// The version of object `id` (type 95) in a generation's current table.
+fn current_95(g: &Generation, id: u64) -> Option<ObjectState> {
+    let t = &g.objects.get(&95)?.table;
+    Some(ObjectState::from_row(t, t.row_of(id)?))
+}
+
+/// Three Skiltpunkt (95) whose current version began long enough ago and is open: to update,
+/// to correct and to delete.
+fn three_old_signs(g: &Generation, before: i32) -> [ObjectState; 3] {
+    let t = &g.objects[&95].table;
+    let picks: Vec<ObjectState> = (0..t.len())
+        .filter(|&r| {
+            t.start_date[r] < before && t.end_date[r] == vegdb::snapshot::columns::OPEN_END
+        })
+        .map(|r| ObjectState::from_row(t, r))
+        .take(3)
+        .collect();
+    picks.try_into().unwrap()
+}
+
+/// The changesets of the history round trip: delvisOppdater, delvisKorriger and slett of
+/// the three objects at `effect`, each setting Tilleggsinformasjon (10854) to a new text, then
+/// a second delvisOppdater of the first object five days later.
+fn history_changesets(objects: &[ObjectState; 3], effect: i32) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let [upd, cor, del] = objects;
+    let day = date_text(effect);
+    let text = |op: &str, o: &ObjectState, value: &str| {
+        json!({"effektDato": day, "datakatalogversjon": "2.38", op: {"vegObjekter": [
+            {"typeId": 95, "nvdbId": o.id, "versjon": o.version,
+             "egenskaper": [{"typeId": 10854, "verdi": [value], "operasjon": "oppdater"}]}]}})
+    };
+    vec![
+        text("delvisOppdater", upd, "oppdatert"),
+        text("delvisKorriger", cor, "korrigert"),
+        json!({"effektDato": day, "datakatalogversjon": "2.38", "slett": {"vegObjekter": [
+            {"typeId": 95, "nvdbId": del.id, "versjon": del.version, "kaskadeSletting": "nei"}]}}),
+        json!({"effektDato": date_text(effect + 5), "datakatalogversjon": "2.38", "delvisOppdater": {"vegObjekter": [
+            {"typeId": 95, "nvdbId": upd.id, "versjon": upd.version + 1,
+             "egenskaper": [{"typeId": 10854, "verdi": ["igjen"], "operasjon": "oppdater"}]}]}}),
+    ]
+}
+
+/// The history of type 95 expected after the round trip: the old one, the updated object's
+/// version n ended at effektDato and its version n+1 five days later, and the deleted
+/// object's last version ended at effektDato, in (id, version) order.
+fn expected_history(
+    old: &[ObjectState],
+    upd: &ObjectState,
+    del: &ObjectState,
+    effect: i32,
+) -> Vec<ObjectState> {
+    let ended = |o: &ObjectState, end: i32| ObjectState {
+        end_date: end,
+        ..o.clone()
+    };
+    let mut second = ended(upd, effect + 5);
+    second.version += 1;
+    second.start_date = effect;
+    second.last_modified = 0; // the processing time: `closed_versions` blanks it
+    second.values.insert(10854, Value::Text("oppdatert".into()));
+    let mut expected = old.to_vec();
+    expected.extend([ended(upd, effect), second, ended(del, effect)]);
+    expected.sort_by_key(|o| (o.id, o.version));
+    expected
+}
+
+/// The value of 10854 of object `id` in the view of `g` at `day` (None: no such object then;
+/// Some(None): no value).
+fn text_at(g: &Generation, day: i32, id: u64) -> Option<Option<Value>> {
+    let view = g.at(day).unwrap();
+    current_95(&view, id).map(|o| o.values.get(&10854).cloned())
+}
+
+/// The write path keeps history: an update ends the current version at effektDato (it moves to
+/// the type's history) and the next version starts there; a correction rewrites the version in
+/// place; a deletion ends the last version at effektDato. The generation as it was on a day
+/// answers with the versions valid then, and the files reload (as after a restart) into the
+/// same history.
+#[test]
+fn updates_and_deletions_end_versions_into_history() {
+    use std::sync::Arc;
+    use vegdb::changeset::journal::Progress;
+    use vegdb::changeset::writer::Writer;
+    use vegdb::generation::time::today;
+    use vegdb::generation::GenerationStore;
+    use vegdb::snapshot::store::DataDir;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = generate_into(Scale::Tiny, 4, tmp.path()).unwrap();
+    let data = DataDir::open(tmp.path()).unwrap();
+    let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+    let effect = today() - 30;
+    let [upd, cor, del] = three_old_signs(&g, effect - 10);
+    let old_history = history_rows(&g, 95);
+    let store = Arc::new(GenerationStore::new(g));
+    let writer = Writer::start_with(data.clone(), store.clone(), 64).unwrap();
+    let started = chrono::Utc::now().timestamp();
+    let done = run_changesets(
+        &writer,
+        &history_changesets(&[upd.clone(), cor.clone(), del.clone()], effect),
+    );
+    assert!(
+        done.iter().all(|p| *p == Progress::DoneAndVisible),
+        "{done:?}"
+    );
+    let g = store.current();
+
+    let expected = expected_history(&old_history, &upd, &del, effect);
+    let history = |g: &Generation| closed_versions(g, upd.id, upd.version, started);
+    assert_eq!(history(&g), expected);
+
+    // the current row of the updated object is version n+2 from the second effektDato
+    let now = current_95(&g, upd.id).unwrap();
+    assert_eq!(
+        (now.version, now.start_date, now.end_date),
+        (upd.version + 2, effect + 5, upd.end_date)
+    );
+    let new_text = |s: &str| Some(Some(Value::Text(s.into())));
+    assert_eq!(now.values.get(&10854), Some(&Value::Text("igjen".into())));
+    let closed_before = |id: u64| old_history.iter().filter(|o| o.id == id).count();
+    assert_eq!(g.versions(95, upd.id).len(), closed_before(upd.id) + 3);
+    // the day before effektDato sees the old version, the day of it and later the new
+    assert_eq!(
+        text_at(&g, effect - 1, upd.id),
+        Some(upd.values.get(&10854).cloned())
+    );
+    assert_eq!(text_at(&g, effect, upd.id), new_text("oppdatert"));
+    assert_eq!(text_at(&g, effect + 1, upd.id), new_text("oppdatert"));
+    assert_eq!(text_at(&g, effect + 5, upd.id), new_text("igjen"));
+    // the correction left one version, its dates as they were, the new value on every day
+    let corrected = current_95(&g, cor.id).unwrap();
+    assert_eq!(
+        (corrected.version, corrected.start_date, corrected.end_date),
+        (cor.version, cor.start_date, cor.end_date)
+    );
+    assert_eq!(g.versions(95, cor.id).len(), closed_before(cor.id) + 1);
+    assert_eq!(text_at(&g, effect - 1, cor.id), new_text("korrigert"));
+    // the deleted object: gone today, readable the day before its end, listed as deleted
+    assert_eq!(current_95(&g, del.id), None);
+    assert_eq!(
+        text_at(&g, effect - 1, del.id),
+        Some(del.values.get(&10854).cloned())
+    );
+    assert_eq!(text_at(&g, effect, del.id), None);
+    assert!(g.deleted.id.contains(&del.id));
+    // updates are not deletions
+    assert!(!g.deleted.id.contains(&upd.id));
+
+    // what is on disk loads (as after a restart) into the same history and the same views
+    let (disk, _) = Generation::load(&g.dir, &|_| {}).unwrap();
+    assert_eq!(history_rows(&disk, 95), history_rows(&g, 95));
+    assert_eq!(
+        text_at(&disk, effect - 1, upd.id),
+        text_at(&g, effect - 1, upd.id)
+    );
+    assert_eq!(
+        text_at(&disk, effect + 1, upd.id),
+        text_at(&g, effect + 1, upd.id)
+    );
+    assert_eq!(
+        text_at(&disk, effect - 1, del.id),
+        text_at(&g, effect - 1, del.id)
+    );
+}
+
+/// Crash recovery: changesets the journal holds as started, with no generation published for
+/// them, are applied again after a restart through the same path, so the generation derived
+/// then has the same history (and is what its files reload into).
+#[test]
+fn changesets_replayed_after_a_restart_end_the_same_versions() {
+    use std::sync::Arc;
+    use vegdb::changeset::journal::{Journal, Progress, Record};
+    use vegdb::changeset::writer::Writer;
+    use vegdb::generation::time::today;
+    use vegdb::generation::GenerationStore;
+    use vegdb::snapshot::store::DataDir;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = generate_into(Scale::Tiny, 4, tmp.path()).unwrap();
+    let data = DataDir::open(tmp.path()).unwrap();
+    let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+    let effect = today() - 30;
+    let [upd, cor, del] = three_old_signs(&g, effect - 10);
+    let old_history = history_rows(&g, 95);
+    let started = chrono::Utc::now().timestamp();
+    // started before the "crash": in the journal as BEHANDLES, nothing published
+    {
+        let journal = Journal::open(data.root.join("changesets")).unwrap();
+        let changesets = history_changesets(&[upd.clone(), cor.clone(), del.clone()], effect);
+        for (seq, cs) in changesets.into_iter().enumerate() {
+            let id = format!("replay-{seq}");
+            let r = Record::new(id.clone(), "t".into(), None, 1);
+            journal
+                .register(serde_json::from_value(cs).unwrap(), r)
+                .unwrap();
+            journal
+                .transition(
+                    &id,
+                    |_| true,
+                    |r| {
+                        r.progress = Progress::Processing;
+                        r.start_seq = Some(seq as u64 + 1);
+                    },
+                )
+                .unwrap();
+        }
+    }
+    let store = Arc::new(GenerationStore::new(g));
+    let writer = Writer::start(data, store.clone()).unwrap();
+    let settled = |p: Progress| p.is_final() || p == Progress::Waiting;
+    while !writer.journal.list().iter().all(|r| settled(r.progress)) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let done: Vec<Progress> = writer.journal.list().iter().map(|r| r.progress).collect();
+    assert!(
+        done.iter().all(|p| *p == Progress::DoneAndVisible),
+        "{done:?}"
+    );
+    let g = store.current();
+    let expected = expected_history(&old_history, &upd, &del, effect);
+    assert_eq!(closed_versions(&g, upd.id, upd.version, started), expected);
+    assert_eq!(current_95(&g, upd.id).unwrap().start_date, effect + 5);
+    assert_eq!(
+        text_at(&g, effect - 1, del.id),
+        Some(del.values.get(&10854).cloned())
+    );
+    let (disk, _) = Generation::load(&g.dir, &|_| {}).unwrap();
+    assert_eq!(history_rows(&disk, 95), history_rows(&g, 95));
+}

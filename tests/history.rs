@@ -131,7 +131,7 @@ fn fixture() -> &'static Fixture {
         for (&t, d) in &g0.objects {
             let mut parts = vec![d.table.clone()];
             parts.extend(history.get(&t).cloned());
-            all.insert(t, ObjectTable::concat(t, parts).unwrap());
+            all.insert(t, ObjectTable::concat_any_order(t, parts).unwrap());
         }
         let mut net = (*g0.network).clone();
         net.append_rows(&closed, 0..closed.len());

@@ -3,9 +3,10 @@
 //! all.
 //!
 //! Effects (DOC-SKRIV2 README): registrer creates version 1 from effektDato; oppdater and
-//! delvisOppdater create the next version from effektDato (the previous one is closed, and
-//! vegdb keeps only current versions); korriger and delvisKorriger change the current version in
-//! place; slett closes the current version (with the daughters when kaskadeSletting is "ja").
+//! delvisOppdater create the next version from effektDato (the previous one ends at effektDato
+//! and becomes history); korriger and delvisKorriger change the current version in place (its
+//! dates unchanged, no history); slett ends the current version at effektDato (it becomes
+//! history, the object is listed as deleted; with the daughters when kaskadeSletting is "ja").
 //! Every changed object gets `sist_modifisert` = the processing time.
 
 use std::collections::HashMap;
@@ -13,7 +14,7 @@ use std::collections::HashMap;
 use super::model::{Operation, PartialOp};
 use super::validate::{Daughter, Plan};
 use super::working::{Found, ObjectState, Working};
-use crate::snapshot::columns::{Seconds, OPEN_END};
+use crate::snapshot::columns::{Days, Seconds, OPEN_END};
 
 /// Apply `plan`; returns the nvdbId of each step (in plan order).
 pub fn apply(work: &mut Working, plan: &Plan, now: Seconds) -> Vec<u64> {
@@ -48,8 +49,12 @@ pub fn apply(work: &mut Working, plan: &Plan, now: Seconds) -> Vec<u64> {
         });
         match step.op {
             Operation::Update | Operation::PartialUpdate => {
+                // an effektDato before the version began counts as its start (the version
+                // then was valid on no day), so versions never overlap
+                let day = plan.effect_date.max(o.start_date);
+                work.end_version(&o, day);
                 o.version += 1;
-                o.start_date = plan.effect_date;
+                o.start_date = day;
             }
             Operation::Correct | Operation::PartialCorrect | Operation::Register => {}
             Operation::Delete => unreachable!("handled above"),
@@ -114,18 +119,21 @@ pub fn apply(work: &mut Working, plan: &Plan, now: Seconds) -> Vec<u64> {
     for (step, _) in plan.steps.iter().zip(&ids) {
         if step.op == Operation::Delete {
             if let Some(cur) = &step.current {
-                delete(work, cur.id, step.cascade, now);
+                delete(work, cur.id, step.cascade, (now, plan.effect_date));
             }
         }
     }
     ids
 }
 
-/// Close an object (and its daughters, when cascading); the mother forgets a closed daughter.
-fn delete(work: &mut Working, id: u64, cascade: bool, now: Seconds) {
+/// Close an object (and its daughters, when cascading) at `at` (processing time, effect date):
+/// its last version ends at the effect date; the mother forgets a closed daughter.
+fn delete(work: &mut Working, id: u64, cascade: bool, at: (Seconds, Days)) {
     let Found::Current(o) = work.find(id) else {
         return; // already closed by a cascade earlier in this changeset
     };
+    let (now, effect_date) = at;
+    work.end_version(&o, effect_date);
     work.close(&o, now);
     if let Some(&(pt, pid)) = work.base.parents.get(&id) {
         if let Found::Current(mut mother) = work.find(pid) {
@@ -137,7 +145,7 @@ fn delete(work: &mut Working, id: u64, cascade: bool, now: Seconds) {
     }
     if cascade {
         for (_, child) in o.children {
-            delete(work, child, true, now);
+            delete(work, child, true, at);
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::geo::Coord3;
 use crate::index::bitmaps::RowChanges;
 use crate::snapshot::columns::{
     Days, DeletedTable, ObjectTable, PropertyColumn, Seconds, DIRECTION_AGAINST, DIRECTION_WITH,
+    OPEN_END,
 };
 use crate::value::Value;
 
@@ -125,6 +126,9 @@ pub struct Working<'g> {
     edits: BTreeMap<u32, TypeEdits>,
     deleted: Vec<(u32, u64, u32, Seconds)>,
     deleted_base: Option<HashMap<u64, u32>>,
+    /// Versions the edits ended (the previous version of an updated object, the last one of a
+    /// deleted object), per type, with their end dates set.
+    ended: BTreeMap<u32, Vec<ObjectState>>,
     pub next_id: u64,
     /// Mother/daughter links changed: the parents map must be rebuilt for touched types.
     pub relations_changed: bool,
@@ -137,6 +141,7 @@ impl<'g> Working<'g> {
             edits: BTreeMap::new(),
             deleted: Vec::new(),
             deleted_base: None,
+            ended: BTreeMap::new(),
             next_id: base.next_object_id,
             relations_changed: false,
         }
@@ -207,6 +212,19 @@ impl<'g> Working<'g> {
         self.relations_changed = true;
     }
 
+    /// End version `o` at `day` (exclusive): it becomes history, its type's closed versions
+    /// (`history`). Its own end is kept when that came first, and an end never precedes the
+    /// version's start. The current view is changed by `put` (the next version) or `close`,
+    /// not here.
+    pub fn end_version(&mut self, o: &ObjectState, day: Days) {
+        let mut old = o.clone();
+        if old.end_date == OPEN_END || day < old.end_date {
+            old.end_date = day;
+        }
+        old.end_date = old.end_date.max(old.start_date);
+        self.ended.entry(o.type_id).or_default().push(old);
+    }
+
     /// Ids of the types with edits.
     pub fn touched_types(&self) -> Vec<u32> {
         self.edits.keys().copied().collect()
@@ -245,6 +263,21 @@ impl<'g> Working<'g> {
             d
         });
         Ok((tables, deleted))
+    }
+
+    /// The complete new history table of each type whose versions the edits ended: the base's
+    /// closed versions and the ended ones, in (id, version) order.
+    pub fn history(&self) -> Result<BTreeMap<u32, ObjectTable>> {
+        let mut out = BTreeMap::new();
+        for (&t, ended) in &self.ended {
+            let empty = ObjectTable::new(t);
+            let old = self.base.history.get(&t).map_or(&empty, |h| &**h);
+            let current = self.base.objects.get(&t).map(|d| &d.table);
+            let mut ended: Vec<&ObjectState> = ended.iter().collect();
+            ended.sort_by_key(|o| (o.id, o.version));
+            out.insert(t, history_of(self.base.catalog, old, &ended, current)?);
+        }
+        Ok(out)
     }
 
     /// The parents map of the new generation: the base's, with the touched types' daughters
@@ -363,7 +396,7 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
         }
     }
 
-    t.properties = merged_properties(catalog, base, &news, &runs)?;
+    t.properties = merged_properties(catalog, base, &news, &runs, None)?;
     t.check_lengths()
         .map_err(|e| EngineError::Internal(e.to_string()))?;
     let changes = (!removed_any).then(|| RowChanges {
@@ -380,12 +413,14 @@ fn merge(catalog: &Catalog, base: &ObjectTable, e: &TypeEdits) -> Result<Merged>
 }
 
 /// The merged table's property columns: the base's, plus any property first given a value by
-/// the edits, each concatenated from the base's and the new rows' slices in `runs` order.
+/// the edits (of its type in `like` when that has it, else in the catalogue), each
+/// concatenated from the base's and the new rows' slices in `runs` order.
 fn merged_properties(
     catalog: &Catalog,
     base: &ObjectTable,
     news: &[&ObjectState],
     runs: &[Run],
+    like: Option<&ObjectTable>,
 ) -> Result<Vec<PropertyColumn>> {
     let mut columns = Vec::new();
     let mut property_ids: Vec<u32> = base.properties.iter().map(|c| c.property_id).collect();
@@ -397,16 +432,10 @@ fn merged_properties(
     let object_type = catalog.object_type(base.type_id);
     for pid in property_ids {
         let base_col = base.property(pid).map(|c| c.values.clone());
-        let data_type = match &base_col {
-            Some(c) => c.data_type().clone(),
-            None => match object_type
-                .and_then(|ty| ty.property(pid))
-                .map(|p| p.storage())
-            {
-                Some(ValueKind::Float) => DataType::Float64,
-                Some(ValueKind::Enum) | Some(ValueKind::Integer) => DataType::Int64,
-                _ => DataType::Utf8,
-            },
+        let data_type = match (&base_col, like.and_then(|l| l.property(pid))) {
+            (Some(c), _) => c.data_type().clone(),
+            (None, Some(l)) => l.values.data_type().clone(),
+            (None, None) => catalog_type(object_type, pid),
         };
         let base_col = base_col.unwrap_or_else(|| new_null_array(&data_type, base.len()));
         let new_col = new_values(&data_type, news, pid)?;
@@ -430,6 +459,69 @@ fn merged_properties(
         });
     }
     Ok(columns)
+}
+
+/// The column type of property `pid` when no table has it yet (its storage in the catalogue).
+fn catalog_type(object_type: Option<&crate::catalog::ObjectType>, pid: u32) -> DataType {
+    match object_type
+        .and_then(|ty| ty.property(pid))
+        .map(|p| p.storage())
+    {
+        Some(ValueKind::Float) => DataType::Float64,
+        Some(ValueKind::Enum) | Some(ValueKind::Integer) => DataType::Int64,
+        _ => DataType::Utf8,
+    }
+}
+
+/// A type's closed versions `old` with the versions `ended` (both in (id, version) order)
+/// merged into one table in (id, version) order; a property column none of them has yet gets
+/// its type from `current` (the type's current table), else from the catalogue.
+fn history_of(
+    catalog: &Catalog,
+    old: &ObjectTable,
+    ended: &[&ObjectState],
+    current: Option<&ObjectTable>,
+) -> Result<ObjectTable> {
+    let key_of_old = |r: usize| (old.id[r], old.version[r]);
+    let mut runs: Vec<Run> = Vec::new();
+    let mut at = 0usize;
+    for (i, o) in ended.iter().enumerate() {
+        let key = (o.id, o.version);
+        let upto = at + (at..old.len()).take_while(|&r| key_of_old(r) < key).count();
+        if upto < old.len() && key_of_old(upto) == key {
+            return Err(EngineError::Internal(format!(
+                "version {} of object {} of type {} is in the history already",
+                o.version, o.id, old.type_id
+            )));
+        }
+        if upto > at {
+            runs.push(Run::Base(at, upto));
+        }
+        at = upto;
+        match runs.last_mut() {
+            Some(Run::New(_, b)) if *b == i => *b = i + 1,
+            _ => runs.push(Run::New(i, i + 1)),
+        }
+    }
+    if old.len() > at {
+        runs.push(Run::Base(at, old.len()));
+    }
+    let mut t = ObjectTable::new(old.type_id);
+    for run in &runs {
+        match *run {
+            Run::Base(a, b) => t.append_rows(old, a..b),
+            Run::New(a, b) => ended[a..b].iter().for_each(|o| push_state(&mut t, o)),
+        }
+    }
+    t.properties = merged_properties(catalog, old, ended, &runs, current)?;
+    let ordered = (1..t.len()).all(|r| (t.id[r - 1], t.version[r - 1]) < (t.id[r], t.version[r]));
+    if !ordered {
+        return Err(EngineError::Internal(format!(
+            "the history of type {} is not in (id, version) order",
+            t.type_id
+        )));
+    }
+    Ok(t)
 }
 
 /// Append an object's stored columns to a table (the inverse of `ObjectState::from_row`;

@@ -26,5 +26,6 @@ mod stream_pages;
 mod write_authz;
 mod write_binaer;
 mod write_changesets;
+mod write_history;
 mod write_login;
 mod write_server;

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::publish::Batch;
 use super::Writer;
 use crate::auth::Rights;
 use crate::changeset::apply::apply;
@@ -117,6 +118,7 @@ impl Writer {
                     if let Some(plan) = plan {
                         apply(&mut scratch, &plan, now);
                         scratch.materialise()?;
+                        scratch.history()?;
                     }
                     return Ok((outcome, done.then(Vec::new)));
                 }
@@ -177,18 +179,23 @@ impl Writer {
         }
         let validated_ms = started.elapsed().as_millis() as u64;
         let materialised = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            work.materialise()
-                .map(|(tables, deleted)| (work.parents(&tables), tables, deleted))
+            let (tables, deleted) = work.materialise()?;
+            Ok(Batch {
+                parents: work.parents(&tables),
+                tables,
+                deleted,
+                history: work.history()?,
+            })
         }))
         .unwrap_or_else(|_| {
             Err(EngineError::Internal(
                 "the writer panicked while materialising".into(),
             ))
         });
-        let (parents, tables, deleted) = materialised.map_err(BatchError::Materialise)?;
+        let batch = materialised.map_err(BatchError::Materialise)?;
         let materialised_ms = started.elapsed().as_millis() as u64;
         let new = self
-            .publish(&base, tables, deleted, parents, &applied)
+            .publish(&base, batch, &applied)
             .map_err(BatchError::All)?;
         let generation = new.id;
         self.store.swap(new);

@@ -14,22 +14,36 @@ use crate::error::{EngineError, Result};
 use crate::failpoints::fail_point;
 use crate::generation::Generation;
 use crate::snapshot::builder::{Changes, Description, GenerationBuilder};
-use crate::snapshot::columns::DeletedTable;
+use crate::snapshot::columns::{DeletedTable, ObjectTable};
 use crate::snapshot::manifest::{Manifest, Provenance};
 
 /// Results of the changesets a generation applied (inside the generation directory).
 pub use crate::snapshot::builder::RESULTS_FILE;
 
+/// What a batch changes of its base generation (`Working::materialise`, `parents`, `history`).
+pub(super) struct Batch {
+    pub tables: BTreeMap<u32, Merged>,
+    pub deleted: Option<DeletedTable>,
+    pub parents: Arc<HashMap<u64, (u32, u64)>>,
+    /// The complete new history of each type whose versions the batch ended.
+    pub history: BTreeMap<u32, ObjectTable>,
+}
+
 impl Writer {
-    /// Write the touched partitions into a new generation and publish it.
+    /// Write the touched partitions (and the touched types' history) into a new generation
+    /// and publish it.
     pub(super) fn publish(
         &self,
         base: &Generation,
-        tables: BTreeMap<u32, Merged>,
-        deleted: Option<DeletedTable>,
-        parents: Arc<HashMap<u64, (u32, u64)>>,
+        batch: Batch,
         applied: &[(String, Outcome)],
     ) -> Result<Generation> {
+        let Batch {
+            tables,
+            deleted,
+            parents,
+            history,
+        } = batch;
         let t0 = Instant::now();
         let staging = self.data.begin(self.data.next_id()?)?;
         let id = staging.id;
@@ -39,7 +53,7 @@ impl Writer {
             tables: tables.iter().map(|(&t, m)| (t, m.touched())).collect(),
             network: None,
             deleted: deleted.as_ref(),
-            history: BTreeMap::new(),
+            history: history.iter().map(|(&t, h)| (t, h)).collect(),
             network_history: None,
             chunk_rows: self.chunk_rows,
         })?;
@@ -76,14 +90,7 @@ impl Writer {
             .into_iter()
             .map(|(t, m)| (t, (m.table, m.changes)))
             .collect();
-        let g = base.derive(
-            final_dir,
-            manifest,
-            tables,
-            deleted,
-            BTreeMap::new(),
-            parents,
-        );
+        let g = base.derive(final_dir, manifest, tables, deleted, history, parents);
         self.stats.published(t0.elapsed().as_secs_f64());
         tracing::debug!(
             generation = id,
