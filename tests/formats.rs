@@ -426,9 +426,10 @@ fn hashes_by_path(m: &Manifest) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// A generation of today's format stays so through the writer: only the touched chunk is
-/// rewritten (in the open layout), every other file, the network, the history and the data
-/// dictionary are shared with the parent.
+/// A generation of today's format stays so through the writer: only the touched chunk and
+/// the touched type's history (the update closed a version) are rewritten (in the open
+/// layout), every other file, the network, the other types' history and the data dictionary
+/// are shared with the parent.
 #[test]
 fn an_open_generation_stays_open_through_the_writer() {
     let (old, new) = first_write_keeps_untouched_rows(&fixture(TODAY));
@@ -443,10 +444,14 @@ fn an_open_generation_stays_open_through_the_writer() {
     let paths: Vec<&str> = rewritten.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(
         rewritten.len(),
-        2,
-        "the touched chunk and changesets.json: {paths:?}"
+        3,
+        "the touched chunk, its type's history and changesets.json: {paths:?}"
     );
     assert!(paths.contains(&"changesets.json"), "{paths:?}");
+    assert!(
+        paths.contains(&"history/type=95/versions.parquet"),
+        "{paths:?}"
+    );
     let chunk = rewritten.iter().find(|f| f.type_id.is_some()).unwrap();
     assert_eq!(chunk.type_id, Some(95));
     assert!(
@@ -454,7 +459,9 @@ fn an_open_generation_stays_open_through_the_writer() {
         "{}",
         chunk.path
     );
-    let history = old_files.keys().filter(|f| f.starts_with("history/"));
+    let history = old_files
+        .keys()
+        .filter(|f| f.starts_with("history/") && !f.starts_with("history/type=95/"));
     for f in [
         "dictionary.json",
         "DICTIONARY.md",
