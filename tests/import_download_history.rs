@@ -439,3 +439,21 @@ async fn a_paged_download_resumes_at_the_next_page() {
     .await
     .unwrap();
 }
+
+/// `--history` with a directory source is refused, saying why, and publishes nothing.
+#[test]
+fn history_with_a_directory_source_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vegdb"))
+        .args(["import", "--history", "--source"])
+        .arg(fixture("uberiket"))
+        .arg("--data")
+        .arg(tmp.path().join("data"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--history applies to a URL source"), "{err}");
+    let data = DataDir::open(tmp.path().join("data")).unwrap();
+    assert_eq!(data.current().unwrap(), None);
+}
