@@ -90,6 +90,13 @@ pub enum Command {
         /// Streams downloaded at the same time from a URL source (1-16).
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=16))]
         concurrency: u8,
+        /// URL source only: download the --types from the paged /vegobjekter/{typeId} list,
+        /// which holds every version (kept as the objects' history, answered with tidspunkt),
+        /// instead of /vegobjekter/{typeId}/stream (active versions only). Slower: at most
+        /// 1,000 objects per call, each page read whole, and every older version downloaded
+        /// too. Sequences (with their closed veglenker) come from their stream either way.
+        #[arg(long)]
+        history: bool,
     },
     /// Apply the upstream events since the last import/refresh (Uberiket /hendelser) as a new
     /// generation in --data (copy-on-write; see README).
@@ -444,11 +451,18 @@ pub fn run_import(
     data: &Path,
     types: &crate::import::TypeSelection,
     concurrency: u8,
+    history: bool,
 ) -> anyhow::Result<()> {
-    use crate::import::download::{download, DownloadOptions};
+    use crate::import::download::{download_versions, DownloadOptions, Versions};
+    let url = source.starts_with("http://") || source.starts_with("https://");
+    if history && !url {
+        anyhow::bail!(
+            "--history applies to a URL source (it downloads the paged list of every version); a directory import keeps every version its files hold"
+        );
+    }
     let data = DataDir::open_for_publishing(data)?;
     announce_handoff(&data);
-    let source = if source.starts_with("http://") || source.starts_with("https://") {
+    let source = if url {
         let dest = download_dir.unwrap_or_else(|| data.root.join("import-download"));
         let ids: Vec<u32> = match types {
             crate::import::TypeSelection::Only(ids) => ids.clone(),
@@ -469,7 +483,12 @@ pub fn run_import(
         let bars = indicatif::MultiProgress::new();
         let by_stream: std::sync::Mutex<std::collections::HashMap<String, ProgressBar>> =
             Default::default();
-        let reports = download(source, &dest, &ids, &opts, &|r| {
+        let versions = if history {
+            Versions::All
+        } else {
+            Versions::Active
+        };
+        let reports = download_versions(source, &dest, &ids, &opts, versions, &|r| {
             let mut map = by_stream.lock().unwrap_or_else(|e| e.into_inner());
             let pb = map.entry(r.name.clone()).or_insert_with(|| {
                 let pb = bars.add(ProgressBar::new_spinner());

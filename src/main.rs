@@ -38,7 +38,8 @@ fn main() -> anyhow::Result<()> {
             data,
             types,
             concurrency,
-        }) => cli::run_import(&source, download_dir, &data, &types, concurrency),
+            history,
+        }) => cli::run_import(&source, download_dir, &data, &types, concurrency, history),
         Some(Command::Refresh { source, data }) => cli::run_refresh(&source, &data),
         Some(Command::Export {
             type_id,

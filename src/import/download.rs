@@ -3,9 +3,11 @@
 //!
 //! Both resources have NDJSON `/stream` variants (`/vegnett/veglenkesekvenser/stream`,
 //! `/vegobjekter/{typeId}/stream`, `start` = last id read, `antall` per call), so no paged
-//! endpoint is needed for the current state. The object streams hold only the active versions
-//! (the paged `/vegobjekter/{typeId}` lists every version): a URL import has no older object
-//! versions; the sequences carry their closed veglenker, which the import keeps. Every batch is written as `part-<start>.ndjson` (atomically), then the
+//! endpoint is needed for the current state. The object streams hold only the active versions;
+//! the sequences carry their closed veglenker, which the import keeps. With
+//! [`Versions::All`] (`--history`) the imported types come from the paged
+//! `/vegobjekter/{typeId}` list instead, which holds every version (`pages.rs`); 915/916 read
+//! only for road references stay on the stream. Every batch is written as `part-<start>.ndjson` (atomically), then the
 //! stream's `progress.state` (last id, done) is replaced atomically: a killed download resumes
 //! after the last id saved, and a batch written but not recorded is rewritten under the same
 //! name. A batch is streamed into its part file as it is read (memory: one record), within
@@ -26,7 +28,9 @@ use crate::durable::write_atomically;
 use crate::error::{EngineError, Result};
 
 mod events;
+mod pages;
 pub use events::{download_events, download_latest_events};
+pub use pages::{MAX_OBJECT_PAGE_BYTES, MAX_PAGE_OBJECTS};
 
 const STATE_FILE: &str = "progress.state";
 
@@ -406,6 +410,7 @@ fn download_stream(
     progress: &(dyn Fn(&StreamReport) + Sync),
 ) -> Result<StreamReport> {
     std::fs::create_dir_all(dir).map_err(|e| EngineError::io(dir, e))?;
+    pages::refuse_paged(dir)?;
     let mut state = read_state(dir)?;
     let mut report = StreamReport {
         name: name.to_string(),
@@ -454,8 +459,19 @@ fn download_stream(
     Ok(report)
 }
 
+/// Which versions of the imported object types a download fetches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Versions {
+    /// The active ones: `/vegobjekter/{typeId}/stream` (fast; no object history).
+    #[default]
+    Active,
+    /// Every version: the paged `/vegobjekter/{typeId}` list (`--history`; slower: at most
+    /// 1,000 objects per call, each page read whole).
+    All,
+}
+
 /// Download sequences and the object types `types` (915 and 916 always) from `base` (the API
-/// root, e.g. `https://…/uberiket/api/v1`) into `dest`.
+/// root, e.g. `https://…/uberiket/api/v1`) into `dest`, the objects' active versions only.
 pub fn download(
     base: &str,
     dest: &Path,
@@ -463,26 +479,53 @@ pub fn download(
     opts: &DownloadOptions,
     progress: &(dyn Fn(&StreamReport) + Sync),
 ) -> Result<Vec<StreamReport>> {
+    download_versions(base, dest, types, opts, Versions::Active, progress)
+}
+
+/// [`download`] with the `versions` of the types `types` to fetch: with [`Versions::All`] the
+/// `types` come from the paged list (every version), 915/916 when not in `types` (read for
+/// road references only) and the sequences from their streams as always.
+pub fn download_versions(
+    base: &str,
+    dest: &Path,
+    types: &[u32],
+    opts: &DownloadOptions,
+    versions: Versions,
+    progress: &(dyn Fn(&StreamReport) + Sync),
+) -> Result<Vec<StreamReport>> {
     let base = base.trim_end_matches('/');
     let client = client(base, opts)?;
-    let mut streams: Vec<(String, PathBuf, String)> = vec![(
+    // (url, directory, name, paged)
+    let mut streams: Vec<(String, PathBuf, String, bool)> = vec![(
         format!("{base}/vegnett/veglenkesekvenser/stream"),
         dest.join(SEQUENCES_DIR),
         SEQUENCES_DIR.to_string(),
+        false,
     )];
     let mut all: Vec<u32> = types.to_vec();
     all.extend([super::roadref::VEGSYSTEM, super::roadref::STREKNING]);
     all.sort_unstable();
     all.dedup();
     for t in all {
+        let paged = versions == Versions::All && types.contains(&t);
+        let url = if paged {
+            format!("{base}/vegobjekter/{t}")
+        } else {
+            format!("{base}/vegobjekter/{t}/stream")
+        };
         streams.push((
-            format!("{base}/vegobjekter/{t}/stream"),
+            url,
             dest.join(OBJECTS_DIR).join(t.to_string()),
             format!("{OBJECTS_DIR}/{t}"),
+            paged,
         ));
     }
-    let one = |(url, dir, name): &(String, PathBuf, String)| {
-        download_stream(&client, url, dir, name, opts, progress)
+    let one = |(url, dir, name, paged): &(String, PathBuf, String, bool)| {
+        if *paged {
+            pages::download_pages(&client, url, dir, name, opts, progress)
+        } else {
+            download_stream(&client, url, dir, name, opts, progress)
+        }
     };
     if opts.concurrency <= 1 {
         return streams.iter().map(one).collect();
