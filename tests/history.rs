@@ -119,10 +119,13 @@ fn fixture() -> &'static Fixture {
         let g0 = Generation::load(&dir, &|_| {}).unwrap().0;
         let (history, closed) = with_history(&g0);
         let data = DataDir::open(tmp.path().join("data")).unwrap();
-        let mut b = GenerationBuilder::fresh(&data, Catalog::embedded(), Areas::embedded()).unwrap();
+        let mut b =
+            GenerationBuilder::fresh(&data, Catalog::embedded(), Areas::embedded()).unwrap();
         let tables = g0.objects.values().map(|d| &d.table);
-        b.write_tables(&g0.network, tables, Some(&g0.deleted)).unwrap();
-        b.write_history(&g0.network, &closed, history.values()).unwrap();
+        b.write_tables(&g0.network, tables, Some(&g0.deleted))
+            .unwrap();
+        b.write_history(&g0.network, &closed, history.values())
+            .unwrap();
         let published = b.publish(&data, Description::default()).unwrap();
         let g = Generation::load(&published.dir, &|_| {}).unwrap().0;
         std::mem::forget(tmp);
@@ -176,7 +179,11 @@ fn touched(f: &Fixture, t: &ObjectTable, row: usize, day: Days) -> Vec<usize> {
     let n = &f.net;
     let mut out = Vec::new();
     for p in t.placements(row) {
-        let rows = f.rows_of.get(&t.loc_link[p]).map(Vec::as_slice).unwrap_or(&[]);
+        let rows = f
+            .rows_of
+            .get(&t.loc_link[p])
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         for &r in rows {
             if valid(n.start_date[r], n.end_date[r], day)
                 && n.from_pos[r] <= t.loc_to[p]
@@ -197,7 +204,11 @@ fn check_day(f: &Fixture, day: Days, seed: u64) {
         let got: BTreeSet<(u64, u32)> = view
             .objects
             .get(&t)
-            .map(|d| (0..d.table.len()).map(|r| (d.table.id[r], d.table.version[r])).collect())
+            .map(|d| {
+                (0..d.table.len())
+                    .map(|r| (d.table.id[r], d.table.version[r]))
+                    .collect()
+            })
             .unwrap_or_default();
         assert_eq!(&got, set, "type {t} at day {day}");
     }
@@ -227,7 +238,10 @@ fn check_day(f: &Fixture, day: Days, seed: u64) {
             }
             count += 1;
             for p in table.placements(r) {
-                for &s in inside.iter().filter(|&&s| f.net.link_id[s] == table.loc_link[p]) {
+                for &s in inside
+                    .iter()
+                    .filter(|&&s| f.net.link_id[s] == table.loc_link[p])
+                {
                     length += part_length(&f.net, s, table.loc_from[p], table.loc_to[p]);
                 }
             }
@@ -237,7 +251,11 @@ fn check_day(f: &Fixture, day: Days, seed: u64) {
             ..Default::default()
         };
         let rows = select(&view, d, &filter);
-        assert_eq!(rows.len(), count, "type {t} kommune {muni} at day {day}: count");
+        assert_eq!(
+            rows.len(),
+            count,
+            "type {t} kommune {muni} at day {day}: count"
+        );
         let got = total_length(&view, d, &rows, &filter, true);
         assert!(
             (got - length).abs() < 1e-6 * length.max(1.0),
@@ -250,7 +268,10 @@ fn check_day(f: &Fixture, day: Days, seed: u64) {
     for _ in 0..20 {
         let r = rng.random_range(0..n.len());
         let c = n.coords[n.geom_offsets[r] as usize];
-        let (x, y) = (c[0] + rng.random_range(-8.0..8.0), c[1] + rng.random_range(-8.0..8.0));
+        let (x, y) = (
+            c[0] + rng.random_range(-8.0..8.0),
+            c[1] + rng.random_range(-8.0..8.0),
+        );
         let q = NearestQuery {
             x,
             y,
@@ -268,7 +289,12 @@ fn check_day(f: &Fixture, day: Days, seed: u64) {
             })
             .fold(f64::INFINITY, f64::min)
             .sqrt();
-        let got = nearest(&view.network, &view.network_indexes, &view.network_index, &q);
+        let got = nearest(
+            &view.network,
+            &view.network_indexes,
+            &view.network_index,
+            &q,
+        );
         match got.first() {
             Some(p) => assert!(
                 (p.distance_m - best).abs() < 1e-6,
@@ -288,12 +314,11 @@ fn check_day(f: &Fixture, day: Days, seed: u64) {
                 .map(|r| (table.version[r], table.start_date[r], table.end_date[r]))
                 .collect();
             want.sort();
-            let got: Vec<(u32, Days, Days)> = f
-                .g
-                .versions(t, id)
-                .iter()
-                .map(|(tb, r)| (tb.version[*r], tb.start_date[*r], tb.end_date[*r]))
-                .collect();
+            let got: Vec<(u32, Days, Days)> =
+                f.g.versions(t, id)
+                    .iter()
+                    .map(|(tb, r)| (tb.version[*r], tb.start_date[*r], tb.end_date[*r]))
+                    .collect();
             assert_eq!(got, want, "versions of {t}/{id}");
         }
     }
