@@ -114,7 +114,7 @@ pub(super) fn versions_meeting(
         out.extend(
             (0..t.len())
                 .filter(|&r| overlaps(t.start_date[r], t.end_date[r], from, to))
-                .map(|r| (k as u8, r as u32)),
+                .map(|r| (k, r as u32)),
         );
     }
     let key = |&(k, r): &Version| {
