@@ -26,25 +26,25 @@ use vegdb::snapshot::store::DataDir;
 use crate::server::{tiny_generation_dir, TestServer};
 
 /// 2020-01-01 and 2010-01-01 as days since 1970.
-const CHANGE: Days = 18262;
+pub(crate) const CHANGE: Days = 18262;
 const OLD_START: Days = 14610;
-const BEFORE: &str = "2015-06-01";
-const AFTER: &str = "2021-06-01";
+pub(crate) const BEFORE: &str = "2015-06-01";
+pub(crate) const AFTER: &str = "2021-06-01";
 const CLOSED_OBJECTS: u64 = 5;
 
 /// What the test wrote: every version row (type T), the changed objects with the object whose
 /// values their closed version copies, the closed objects, and the replaced link.
-struct History {
-    tid: u32,
+pub(crate) struct History {
+    pub(crate) tid: u32,
     /// (id, version, start, end) of every version row of T.
-    versions: Vec<(u64, u32, Days, Days)>,
+    pub(crate) versions: Vec<(u64, u32, Days, Days)>,
     /// (a, b): a's closed version copies b's row.
-    changed: Vec<(u64, u64)>,
-    closed: Vec<u64>,
-    link: u64,
-    old_link: u64,
+    pub(crate) changed: Vec<(u64, u64)>,
+    pub(crate) closed: Vec<u64>,
+    pub(crate) link: u64,
+    pub(crate) old_link: u64,
     /// A point on the link's first segment (UTM 33).
-    point: (f64, f64),
+    pub(crate) point: (f64, f64),
 }
 
 struct Fixture {
@@ -52,11 +52,11 @@ struct Fixture {
     store: Arc<GenerationStore>,
 }
 
-fn valid_at(start: Days, end: Days, day: Days) -> bool {
+pub(crate) fn valid_at(start: Days, end: Days, day: Days) -> bool {
     start <= day && (end == OPEN_END || day < end)
 }
 
-fn day(text: &str) -> Days {
+pub(crate) fn day(text: &str) -> Days {
     let d = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").unwrap();
     (d - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()).num_days() as Days
 }
@@ -201,7 +201,7 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-async fn server() -> (TestServer, &'static History) {
+pub(crate) async fn server() -> (TestServer, &'static History) {
     let f = fixture();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -260,7 +260,7 @@ async fn all_pages(s: &TestServer, path: &str, antall: usize) -> Vec<(u64, u32)>
     panic!("no end of pages");
 }
 
-fn valid_on(h: &History, d: Days) -> Vec<(u64, u32)> {
+pub(crate) fn valid_on(h: &History, d: Days) -> Vec<(u64, u32)> {
     h.versions
         .iter()
         .filter(|v| valid_at(v.2, v.3, d))

@@ -1,5 +1,6 @@
 //! Features: `/ogc/collections/{id}/items` (a page: `limit`, `offset`, `bbox`, `crs`, property
-//! filters) and `/ogc/collections/{id}/items/{featureId}` (one feature), as GeoJSON or HTML.
+//! filters, `datetime`: `datetime.rs`) and `/ogc/collections/{id}/items/{featureId}` (one
+//! feature, today's), as GeoJSON or HTML.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue};
@@ -8,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::collections::find_collection;
 use super::crs::{crs_param, crs_uri, parse_bbox};
+use super::datetime::{self, When, DATETIME};
 use super::error::{OgcError, OgcResult};
 use super::{
     encoding, html, html_response, json_response, link, ogc_url, respond, Encoding, Query,
@@ -26,8 +28,8 @@ use crate::query::objects::ObjectFilter;
 use crate::query::vegref::link_range_short;
 use std::sync::Arc;
 
-/// Makes the features of a page of rows.
-type FeaturesOf = Box<dyn Fn(Vec<u32>) -> Features>;
+/// Makes the features of a page: the selection's items at these positions.
+type PageOf = Box<dyn Fn(std::ops::Range<u64>) -> Features>;
 
 /// The links of a page or a feature (`what`): itself as GeoJSON and as HTML (`hrefs`; `self`
 /// the one answered) and its collection.
@@ -139,29 +141,43 @@ pub(super) async fn items(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> Response {
-    respond(items_inner(&s, &cid, &headers, q.as_deref()))
+    // an instant answers from the generation as it was that day (built off the async workers)
+    let g = match view_of(&s, q.as_deref()).await {
+        Ok(g) => g,
+        Err(e) => return respond(Err(e)),
+    };
+    respond(items_inner(&s, g, &cid, &headers, q.as_deref()))
+}
+
+/// The generation an items request answers from: the view at its `datetime` instant, else
+/// the current one.
+async fn view_of(s: &AppState, q: Option<&str>) -> OgcResult<Arc<Generation>> {
+    let when = Query::parse(q).get(DATETIME).map(When::parse).transpose()?;
+    if let Some(When::Instant(day)) = when {
+        if let Some(view) = super::super::dated::resolve(&s.store, day).await? {
+            return Ok(view);
+        }
+    }
+    Ok(s.store.current())
 }
 
 fn items_inner(
     s: &AppState,
+    g: Arc<Generation>,
     cid: &str,
     headers: &HeaderMap,
     q: Option<&str>,
 ) -> OgcResult<Response> {
     let q = Query::parse(q);
     let enc = encoding(&q, headers)?;
-    let g = s.store.current();
-    let (id, title, _) = find_collection(&g, cid)?;
+    // the collections are today's (a type without objects on a past day answers none)
+    let (id, title, _) = find_collection(&s.store.current(), cid)?;
     let r = ItemsRequest::parse(&q)?;
-    let (rows, features_of) = select_items(s, &g, &id, &r)?;
-    let matched = rows.len();
+    let (matched, page_of) = select_items(s, &g, &id, &r)?;
     let end = (r.offset.saturating_add(r.limit as u64)).min(matched);
-    let page: Vec<u32> = (r.offset.min(end)..end)
-        .filter_map(|k| rows.select(k as u32))
-        .collect();
-    let returned = page.len() as u64;
+    let features = page_of(r.offset.min(end)..end);
+    let returned = features.count() as u64;
     let links = page_links(s, &q, enc, &r, [&id, &title], [returned, matched]);
-    let features = features_of(page);
     match enc {
         Encoding::Json => {
             let mut m = Map::new();
@@ -206,6 +222,8 @@ struct ItemsRequest {
     offset: u64,
     crs: Crs,
     bbox: Option<MapExtent>,
+    /// `datetime` (an instant's view is the generation answering; an interval selects).
+    when: Option<When>,
     /// The parameters that are not the items' own: property filters.
     filters: Vec<(String, String)>,
 }
@@ -232,13 +250,7 @@ impl ItemsRequest {
         let crs = crs_param(q, "crs")?;
         let bbox_crs = crs_param(q, "bbox-crs")?;
         let bbox = q.get("bbox").map(|b| parse_bbox(b, bbox_crs)).transpose()?;
-        if let Some(d) = q.get("datetime") {
-            if !matches!(d.trim(), ".." | "../..") {
-                return Err(OgcError::bad(
-                    "datetime: the collections have no temporal extent; only '..' is accepted",
-                ));
-            }
-        }
+        let when = q.get(DATETIME).map(When::parse).transpose()?;
         let filters: Vec<(String, String)> =
             q.0.iter()
                 .filter(|(k, _)| !ITEM_PARAMS.contains(&k.as_str()))
@@ -249,6 +261,7 @@ impl ItemsRequest {
             offset,
             crs,
             bbox,
+            when,
             filters,
         })
     }
@@ -260,8 +273,11 @@ fn select_items(
     g: &Arc<Generation>,
     id: &str,
     r: &ItemsRequest,
-) -> OgcResult<(roaring::RoaringBitmap, FeaturesOf)> {
+) -> OgcResult<(u64, PageOf)> {
     let (bbox, crs) = (r.bbox.clone(), r.crs);
+    if let Some(When::Interval(from, to)) = r.when {
+        return select_versions(g, id, r, from, to);
+    }
     if id == NETWORK {
         if let Some((k, _)) = r.filters.first() {
             return Err(OgcError::bad(format!(
@@ -276,18 +292,17 @@ fn select_items(
         });
         let (s2, g2) = (s.clone(), g.clone());
         return Ok((
-            rows,
-            Box::new(move |page| link_features(s2.clone(), g2.clone(), page, crs)),
+            rows.len(),
+            Box::new(move |at| link_features(s2.clone(), g2.clone(), page(&rows, at), crs)),
         ));
     }
     let tid: u32 = id
         .parse()
         .map_err(|_| OgcError::not_found(format!("no collection '{id}'")))?;
-    let data = g
-        .objects
-        .get(&tid)
-        .cloned()
-        .ok_or_else(|| OgcError::not_found(format!("no collection '{id}'")))?;
+    let Some(data) = g.objects.get(&tid).cloned() else {
+        // a type without objects on the day of a `datetime` instant
+        return Ok((0, Box::new(|_| Features::new(0, |_, _| Ok(())))));
+    };
     let t = g
         .catalog
         .object_type(tid)
@@ -300,8 +315,54 @@ fn select_items(
     let rows = g.select_objects(&data, &filter);
     let g2 = g.clone();
     Ok((
-        rows,
-        Box::new(move |page| Features::objects(g2.clone(), Some(data.clone()), page, crs, false)),
+        rows.len(),
+        Box::new(move |at| {
+            let page = page(&rows, at);
+            Features::objects(g2.clone(), Some(data.clone()), page, crs, false)
+        }),
+    ))
+}
+
+/// The rows at positions `at` of `rows`.
+fn page(rows: &roaring::RoaringBitmap, at: std::ops::Range<u64>) -> Vec<u32> {
+    at.filter_map(|k| u32::try_from(k).ok().and_then(|k| rows.select(k)))
+        .collect()
+}
+
+/// A `datetime` interval: every version of the collection's objects valid in it
+/// (`datetime.rs`).
+fn select_versions(
+    g: &Arc<Generation>,
+    id: &str,
+    r: &ItemsRequest,
+    from: Option<crate::snapshot::columns::Days>,
+    to: Option<crate::snapshot::columns::Days>,
+) -> OgcResult<(u64, PageOf)> {
+    if id == NETWORK {
+        return Err(OgcError::bad(
+            "datetime: the vegnett collection takes an instant (a date), not an interval",
+        ));
+    }
+    if r.bbox.is_some() || !r.filters.is_empty() {
+        return Err(OgcError::bad(
+            "datetime: an interval cannot be combined with bbox or property filters; \
+             use an instant (a date)",
+        ));
+    }
+    let tid: u32 = id
+        .parse()
+        .map_err(|_| OgcError::not_found(format!("no collection '{id}'")))?;
+    let versions = datetime::versions_meeting(g, tid, from, to);
+    let (g2, crs) = (g.clone(), r.crs);
+    Ok((
+        versions.len() as u64,
+        Box::new(move |at| {
+            let page = versions
+                .get(at.start as usize..at.end as usize)
+                .unwrap_or_default()
+                .to_vec();
+            datetime::version_features(g2.clone(), tid, page, crs)
+        }),
     ))
 }
 

@@ -10,8 +10,9 @@
 //!   the one the GeoJSON answers of the v2 API write (`api::geojson`).
 //! - `items`: `limit` (default 100, larger values are served as 10,000), `offset`
 //!   (`next`/`prev` links carry it; a new generation between two pages may shift them),
-//!   `bbox` (4 or 6 numbers) in `bbox-crs`, `crs` for the output, `datetime` only open
-//!   (`..`, `../..`), and property filters as plain parameters: a property type's name
+//!   `bbox` (4 or 6 numbers) in `bbox-crs`, `crs` for the output, `datetime` (an instant: the
+//!   features valid that day; an interval: every version valid in it — `datetime.rs`), and
+//!   property filters as plain parameters: a property type's name
 //!   (case-insensitive) or id, `=` a value — for enumerations the value's name, number or
 //!   id (`?Fartsgrense=80`), else the number or the text; several are AND-ed. Anything else
 //!   is 400.
@@ -29,6 +30,7 @@
 
 mod collections;
 mod crs;
+mod datetime;
 mod error;
 mod html;
 mod items;
@@ -240,6 +242,13 @@ async fn conformance(
     )
 }
 
+/// What `/ogc/api` says of `datetime` (`datetime.rs`).
+const DATETIME_DOC: &str = "Either an instant, a date (2019-06-01) or an RFC 3339 date-time \
+(its date is taken): the features valid on that day (the data as it was then); or an interval \
+a/b, ../b or a/.. of them (days included): every version of the objects whose validity \
+[startdato, sluttdato) meets it, in (nvdbId, versjon) order. Intervals are served on the object \
+collections without bbox or property filters, and not on vegnett. Without it: today.";
+
 /// `/ogc/api`: the OpenAPI 3.0 description of the OGC paths.
 async fn api(State(s): State<AppState>) -> Response {
     let param = |name: &str, schema: Value, description: &str| json!({"name": name, "in": "query", "required": false, "schema": schema, "description": description});
@@ -266,7 +275,7 @@ async fn api(State(s): State<AppState>) -> Response {
                 param("bbox", json!({"type": "array", "minItems": 4, "maxItems": 6, "items": {"type": "number"}}), "bounding box in bbox-crs"),
                 param("bbox-crs", json!({"type": "string", "format": "uri"}), "CRS of bbox"),
                 param("crs", json!({"type": "string", "format": "uri"}), "CRS of the answer"),
-                param("datetime", json!({"type": "string"}), "only '..'"),
+                param("datetime", json!({"type": "string"}), DATETIME_DOC),
             ], "responses": ok("features")}},
             "/collections/{collectionId}/items/{featureId}": {"get": {"operationId": "getFeature", "parameters": [
                 cid, f, json!({"name": "featureId", "in": "path", "required": true, "schema": {"type": "string"}}),

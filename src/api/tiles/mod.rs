@@ -5,6 +5,9 @@
 //! - `GET /tiles/{layer}/{z}/{x}/{y}.mvt`: one Mapbox Vector Tile (engine: `crate::tiles`),
 //!   `application/vnd.mapbox-vector-tile`, 204 without a body when the tile has no feature,
 //!   ETag by generation (`If-None-Match` → 304), gzip by the request stack when asked;
+//!   `?tidspunkt=YYYY-MM-DD`: the tile of the road as it was that day (the generation's view
+//!   at that day, `Generation::at`, as the read API's `tidspunkt`: `api::dated`; a day at or
+//!   after today: today's tile), its ETag naming the day (`"g{generation}-d{day}-…"`);
 //! - `/kart`: the map page (`kart.rs`).
 //!
 //! `layer` is `vegnett`, an object type id (`105`) or a type name (`Fartsgrense`, any case).
@@ -15,7 +18,7 @@ pub mod kart;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -298,6 +301,7 @@ async fn tile(
     State(state): State<AppState>,
     Path((layer, z, x, y)): Path<(String, String, String, String)>,
     headers: HeaderMap,
+    RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let Some(y) = y.strip_suffix(".mvt") else {
         return Err(bad(format!(
@@ -307,10 +311,12 @@ async fn tile(
     let layer = layer_of(&layer, &state)?;
     let tile = TileId::new(number("zoomnivå", &z)?, number("x", &x)?, number("y", y)?)
         .map_err(bad_input)?;
-    let g: Arc<Generation> = state.store.current();
+    let day = tile_day(q.as_deref())?;
+    let current: Arc<Generation> = state.store.current();
+    let dated = day.map(|d| format!("-d{d}")).unwrap_or_default();
     let etag = format!(
-        "\"g{}-{}-{}-{}-{}\"",
-        g.id,
+        "\"g{}{dated}-{}-{}-{}-{}\"",
+        current.id,
         layer.name(),
         tile.z,
         tile.x,
@@ -328,6 +334,13 @@ async fn tile(
         }
         return Ok(r);
     }
+    let g = match day.filter(|&d| !Generation::is_today(d)) {
+        // the view, built on the blocking pool when it is not built yet
+        Some(d) => tokio::task::spawn_blocking(move || current.at(d))
+            .await
+            .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))??,
+        None => current,
+    };
     let resources = state.resources.clone();
     let bytes = tokio::task::spawn_blocking(move || {
         crate::tiles::render(&g, &resources.tile_indexes, layer, tile)
@@ -352,6 +365,16 @@ async fn tile(
         h.insert(header::ETAG, v);
     }
     Ok(r)
+}
+
+/// The day of a tile request's `tidspunkt` (None: today); a bad or repeated one is 400 (the
+/// other parameters of a tile URL are ignored, as they always were).
+fn tile_day(q: Option<&str>) -> ApiResult<Option<crate::snapshot::columns::Days>> {
+    let Some(q) = q else { return Ok(None) };
+    super::dated::day_of_query(q).map_err(|mut e| {
+        e.status = StatusCode::BAD_REQUEST;
+        e
+    })
 }
 
 #[cfg(test)]
