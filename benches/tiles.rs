@@ -16,7 +16,6 @@ use rand_chacha::ChaCha8Rng;
 use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::Generation;
 use vegdb::snapshot::store::DataDir;
-use vegdb::tiles::cache::TileIndexes;
 use vegdb::tiles::mercator::{storage_to_world, TileId};
 use vegdb::tiles::{render, LayerId};
 
@@ -67,17 +66,17 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-fn report(name: &str, g: &Generation, indexes: &TileIndexes, layer: LayerId, tiles: &[TileId]) {
+fn report(name: &str, g: &Generation, layer: LayerId, tiles: &[TileId]) {
     // first pass builds what is built on first use (the object layer's index)
     let mut bytes = 0usize;
     for &t in tiles {
-        bytes += render(g, indexes, layer, t).unwrap().len();
+        bytes += render(g, layer, t).unwrap().len();
     }
     let mut ms: Vec<f64> = tiles
         .iter()
         .map(|&t| {
             let s = Instant::now();
-            std::hint::black_box(render(g, indexes, layer, t).unwrap());
+            std::hint::black_box(render(g, layer, t).unwrap());
             s.elapsed().as_secs_f64() * 1e3
         })
         .collect();
@@ -106,22 +105,21 @@ fn bench(c: &mut Criterion) {
             .collect();
         std::fs::write(&path, text).unwrap();
     }
-    let indexes = TileIndexes::default();
     let start = Instant::now();
-    let _ = indexes.object_index(&g, 105);
+    let _ = g.objects[&105].object_index(&g);
     println!(
         "type 105 tile index built in {:.2} s",
         start.elapsed().as_secs_f64()
     );
-    report(&name, &g, &indexes, LayerId::Network, &tiles);
-    report(&name, &g, &indexes, LayerId::Objects(105), &tiles);
+    report(&name, &g, LayerId::Network, &tiles);
+    report(&name, &g, LayerId::Objects(105), &tiles);
     let first: Vec<TileId> = tiles.iter().take(50).copied().collect();
     let mut group = c.benchmark_group(format!("tiles_{name}"));
     group.sample_size(10);
     group.bench_function("vegnett_z12_50_tiles", |b| {
         b.iter(|| {
             for &t in &first {
-                std::hint::black_box(render(&g, &indexes, LayerId::Network, t).unwrap());
+                std::hint::black_box(render(&g, LayerId::Network, t).unwrap());
             }
         })
     });

@@ -14,7 +14,6 @@ use crate::area::Areas;
 use crate::catalog::Catalog;
 use crate::changeset::writer::Writer;
 use crate::generation::GenerationStore;
-use crate::tiles::cache::TileIndexes;
 use crate::users::Users;
 
 #[derive(Debug, Clone)]
@@ -151,15 +150,13 @@ impl ApiConfig {
 }
 
 /// What one server keeps for its requests besides the data and the settings: the threads heavy
-/// answers are rendered on and the tiles' object indexes. Whoever builds the state gives it; a
+/// answers are rendered on. Whoever builds the state gives it; a
 /// fresh one (`Default`) shares nothing with another server in the process, and a test that
 /// runs many servers may give them one [`HeavyPool`].
 #[derive(Debug, Default)]
 pub struct ServerResources {
     /// The heavy-work threads (`heavy`), started at the first heavy answer.
     pub heavy: Arc<HeavyPool>,
-    /// Per object type, the R-tree of its objects' boxes (`tiles::cache`).
-    pub tile_indexes: TileIndexes,
 }
 
 #[derive(Clone)]
@@ -172,7 +169,7 @@ pub struct AppState {
     /// The base URL of the request this clone serves (resolved when the state is cloned for a
     /// handler; see [`request_base`]).
     pub request_base: request_base::RequestBase,
-    /// This server's heavy-work threads and tile indexes.
+    /// This server's heavy-work threads.
     pub resources: Arc<ServerResources>,
 }
 

@@ -7,6 +7,7 @@
 pub mod check;
 pub mod feature;
 pub mod rows;
+pub mod spatial;
 pub mod successor;
 pub mod time;
 pub mod upgrade;
@@ -33,11 +34,30 @@ use crate::snapshot::parquet_write::{
     history_type_of, DELETED_FILE, NETWORK_FILE, NETWORK_HISTORY_FILE,
 };
 
-/// Objects of one type with their bitmap index.
+/// Objects of one type with their bitmap index (and their spatial index, built on first use).
 #[derive(Debug)]
 pub struct TypeData {
     pub table: ObjectTable,
     pub index: TypeIndex,
+    spatial: std::sync::OnceLock<Arc<spatial::ObjectIndex>>,
+}
+
+impl TypeData {
+    pub fn new(table: ObjectTable, index: TypeIndex) -> TypeData {
+        TypeData {
+            table,
+            index,
+            spatial: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The objects by the box of their geometry, built on the first call; `g` is the
+    /// generation this type belongs to (its network locates the objects).
+    pub fn object_index(&self, g: &Generation) -> Arc<spatial::ObjectIndex> {
+        self.spatial
+            .get_or_init(|| Arc::new(spatial::ObjectIndex::build(g, self)))
+            .clone()
+    }
 }
 
 #[derive(Debug)]
@@ -156,7 +176,7 @@ impl Generation {
                             &network,
                             areas,
                         );
-                        (table.type_id, Arc::new(TypeData { table, index }))
+                        (table.type_id, Arc::new(TypeData::new(table, index)))
                     })
                     .collect::<Vec<_>>()
             },
@@ -327,7 +347,7 @@ impl Generation {
                     }
                     _ => TypeIndex::build(&table, object_type, network, areas),
                 };
-                (t, Arc::new(TypeData { table, index }))
+                (t, Arc::new(TypeData::new(table, index)))
             })
             .collect();
         let mut objects = self.objects.clone();

@@ -220,7 +220,7 @@ fn view(g: &Generation, day: Days) -> Result<Generation> {
                 return Ok((t, None));
             }
             let index = TypeIndex::build(&table, g.catalog.object_type(t), &network, g.areas);
-            Ok((t, Some(Arc::new(TypeData { table, index }))))
+            Ok((t, Some(Arc::new(TypeData::new(table, index)))))
         })
         .collect::<Result<_>>()?;
     let objects: BTreeMap<u32, Arc<TypeData>> = built

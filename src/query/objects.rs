@@ -173,14 +173,26 @@ fn overlapping_rows(
 /// without more work, the rest are tested exactly.
 fn in_extent(
     g: &Generation,
-    table: &ObjectTable,
+    data: &TypeData,
     candidates: &RoaringBitmap,
     e: &MapExtent,
 ) -> RoaringBitmap {
+    let table = &data.table;
+    let Some(envelope) = e.storage_envelope() else {
+        return RoaringBitmap::new();
+    };
+    // the objects whose geometry's box meets the extent's envelope (the type's spatial
+    // index), then the exact test
+    let mut boxed: RoaringBitmap = data
+        .object_index(g)
+        .rows_meeting(envelope)
+        .into_iter()
+        .collect();
+    boxed &= candidates;
     let (inside, edge) = extent_candidates(&g.network, &g.network_index, e);
     let near = &inside | &edge;
     let mut ticker = super::budget::Ticker::new();
-    candidates
+    boxed
         .iter()
         .take_while(|_| !ticker.exhausted())
         .filter(|&o| {
@@ -310,7 +322,7 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
     }
     if let Some(e) = &f.bbox {
         if !rows.is_empty() {
-            rows = Cow::Owned(in_extent(g, table, &rows, e));
+            rows = Cow::Owned(in_extent(g, data, &rows, e));
         }
     }
     for (other_type, filter) in &f.overlaps {

@@ -2,10 +2,9 @@
 //! type, in Web Mercator XYZ tiles. `mercator.rs` is the tile math and the projection from
 //! storage (UTM 33, through `geo::srid`), `clip.rs` clipping to the tile plus its buffer,
 //! `simplify.rs` the per-zoom generalisation in layer units, `mvt.rs` the encoding,
-//! `network.rs` and `objects.rs` the two kinds of layer, `cache.rs` what is kept per generation
-//! (the objects' spatial indexes, built on first use).
+//! `network.rs` and `objects.rs` the two kinds of layer (objects found through their type's
+//! spatial index, `generation::spatial`).
 
-pub mod cache;
 pub mod clip;
 pub mod mercator;
 pub mod mvt;
@@ -107,17 +106,12 @@ pub fn simplify_parts(line: &[Pt], rect: &Rect, tolerance: f64) -> Option<Vec<Ve
 }
 
 /// The encoded tile of one layer (an empty layer gives a tile without layers: zero bytes);
-/// object layers select their objects through the server's `indexes`.
-pub fn render(
-    g: &Generation,
-    indexes: &cache::TileIndexes,
-    layer: LayerId,
-    tile: TileId,
-) -> Result<Vec<u8>> {
+/// object layers select their objects through their type's spatial index.
+pub fn render(g: &Generation, layer: LayerId, tile: TileId) -> Result<Vec<u8>> {
     let style = Style::default();
     let l = match layer {
         LayerId::Network => network::layer(g, tile, &style)?,
-        LayerId::Objects(t) => objects::layer(g, indexes, t, tile, &style)?,
+        LayerId::Objects(t) => objects::layer(g, t, tile, &style)?,
     };
     Ok(mvt::encode(vec![l]))
 }

@@ -2,16 +2,13 @@
 //! (the shared feature view, `generation::feature`: its own point, line or polygon, else a point
 //! or the lines along the road where it is placed) and its id, type, version and property values
 //! (by property-type name, enumerations decoded; sensitive properties left out). Objects are selected through the type's R-tree of geometry
-//! boxes (`cache.rs`).
+//! boxes (`generation::spatial`, kept with the type).
 //!
 //! Generalisation by zoom `z` (README "Map and tiles"): below zoom 10 points are left out and so
 //! is an object whose whole geometry spans less than a pixel of a 256-pixel tile (16 units) in
 //! both directions; at every zoom a feature whose clipped, simplified and rounded geometry
 //! collapses is left out.
 
-use rstar::AABB;
-
-use super::cache;
 use super::clip::{self, Pt};
 use super::mercator::{storage_to_world, TileId};
 use super::mvt::{Geometry, Layer, LayerBuilder, Prop};
@@ -19,6 +16,7 @@ use super::{project_line, simplify, simplify_parts, Style};
 use crate::error::Result;
 use crate::generation::feature::{FeatureOptions, Geometry as Shape, PropertyValue};
 use crate::generation::rows::ObjectRow;
+use crate::generation::spatial;
 use crate::generation::Generation;
 use crate::geo::Coord3;
 
@@ -56,35 +54,22 @@ pub fn properties(g: &Generation, row: ObjectRow<'_>) -> Result<Vec<(String, Pro
 }
 
 /// The layer of type `type_id` in one tile (empty when the generation has no such objects),
-/// its objects found through the type's index in `indexes`.
-pub fn layer(
-    g: &Generation,
-    indexes: &cache::TileIndexes,
-    type_id: u32,
-    tile: TileId,
-    style: &Style,
-) -> Result<Layer> {
+/// its objects found through the type's spatial index.
+pub fn layer(g: &Generation, type_id: u32, tile: TileId, style: &Style) -> Result<Layer> {
     let mut b = LayerBuilder::new(&type_id.to_string(), style.extent);
     let Some(data) = g.objects.get(&type_id) else {
         return Ok(b.finish());
     };
-    let index = indexes.object_index(g, type_id);
     let Some(bb) = tile.storage_bbox(style.buffer)? else {
         return Ok(b.finish());
     };
-    let env = AABB::from_corners([bb[0], bb[1]], [bb[2], bb[3]]);
-    let mut rows: Vec<u32> = index
-        .tree
-        .locate_in_envelope_intersecting(&env)
-        .map(|e| e.data)
-        .collect();
-    rows.sort_unstable();
+    let rows = data.object_index(g).rows_meeting(bb);
     let rect = style.rect();
     let detail = tile.z >= DETAIL_ZOOM;
     let mut projected: Vec<Pt> = Vec::new();
     for row in rows {
         let row = row as usize;
-        let Some(shape) = cache::geometry(g, data, row) else {
+        let Some(shape) = spatial::geometry(g, data, row) else {
             continue;
         };
         let drawn = match &shape {

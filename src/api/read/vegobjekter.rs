@@ -138,10 +138,10 @@ fn known_type(g: &Generation, id: u32) -> ApiResult<()> {
 }
 
 fn empty_type(id: u32) -> TypeData {
-    TypeData {
-        table: crate::snapshot::columns::ObjectTable::new(id),
-        index: Default::default(),
-    }
+    TypeData::new(
+        crate::snapshot::columns::ObjectTable::new(id),
+        Default::default(),
+    )
 }
 
 fn tolerance(p: &Params) -> ApiResult<Option<f64>> {

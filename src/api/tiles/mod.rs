@@ -268,12 +268,20 @@ async fn tilejson(State(state): State<AppState>, Path(file): Path<String>) -> Ap
         }
         LayerId::Objects(t) => {
             let gc = g.clone();
-            let resources = state.resources.clone();
-            let index =
-                tokio::task::spawn_blocking(move || resources.tile_indexes.object_index(&gc, t))
-                    .await
-                    .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))?;
-            let e = index.tree.root().envelope();
+            let index = tokio::task::spawn_blocking(move || {
+                gc.objects.get(&t).map(|d| d.object_index(&gc))
+            })
+            .await
+            .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))?;
+            // no objects of the type: the empty tree's envelope (no bounds)
+            let e = index.map_or_else(
+                || {
+                    rstar::RTree::<crate::generation::spatial::BoxEntry>::new()
+                        .root()
+                        .envelope()
+                },
+                |i| i.tree.root().envelope(),
+            );
             let name = g
                 .catalog
                 .object_type(t)
@@ -341,13 +349,10 @@ async fn tile(
             .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))??,
         None => current,
     };
-    let resources = state.resources.clone();
-    let bytes = tokio::task::spawn_blocking(move || {
-        crate::tiles::render(&g, &resources.tile_indexes, layer, tile)
-    })
-    .await
-    .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))?
-    .map_err(bad_input)?;
+    let bytes = tokio::task::spawn_blocking(move || crate::tiles::render(&g, layer, tile))
+        .await
+        .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))?
+        .map_err(bad_input)?;
     let mut r = if bytes.is_empty() {
         StatusCode::NO_CONTENT.into_response()
     } else {

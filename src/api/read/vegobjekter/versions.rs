@@ -183,10 +183,7 @@ fn page_data(tid: u32, rows: Vec<(&ObjectTable, usize)>) -> ApiResult<TypeData> 
         // the parts in the order given (appended), versions of one id side by side
         _ => ObjectTable::concat_any_order(tid, parts).map_err(corrupt)?,
     };
-    Ok(TypeData {
-        table,
-        index: Default::default(),
-    })
+    Ok(TypeData::new(table, Default::default()))
 }
 
 /// The (table, row) of every version of type `tid` after the cursor (id, version), in

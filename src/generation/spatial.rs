@@ -1,0 +1,96 @@
+//! The objects of a type by where they lie: an R-tree of each object's geometry box (storage
+//! coordinates; its own geometry, else the one located on the network), built on first use
+//! and kept with the type's data (`TypeData::object_index`), so a generation derived by a
+//! changeset, and the view of a past day that did not change a type, share it with the
+//! table. Map-extent filters on object lists (`kartutsnitt`, OGC `bbox`) and the vector tiles
+//! find their objects through it.
+
+use rstar::primitives::{GeomWithData, Rectangle};
+use rstar::RTree;
+
+use super::feature::Geometry;
+use super::{Generation, TypeData};
+
+/// The geometry of object `row` of `data` in storage coordinates, as the shared feature view
+/// (`generation::feature`) defines it: its own geometry, else where it lies on the network.
+pub fn geometry(g: &Generation, data: &TypeData, row: usize) -> Option<Geometry> {
+    let t = &data.table;
+    Geometry::from_own(t.own_geometry(row)).or_else(|| {
+        let pieces = g.placement_pieces(t, row, |_| true);
+        g.located_geometry(&pieces)
+    })
+}
+
+pub type BoxEntry = GeomWithData<Rectangle<[f64; 2]>, u32>;
+
+/// The objects of one type by the box of their geometry (objects without one are absent).
+#[derive(Debug)]
+pub struct ObjectIndex {
+    pub tree: RTree<BoxEntry>,
+}
+
+impl ObjectIndex {
+    /// The index of `data`, a type of `g` (located on `g`'s network).
+    pub fn build(g: &Generation, data: &TypeData) -> ObjectIndex {
+        let entries = (0..data.table.len())
+            .filter_map(|row| {
+                let b = geometry(g, data, row)?.bbox();
+                Some(GeomWithData::new(
+                    Rectangle::from_corners([b[0], b[1]], [b[2], b[3]]),
+                    row as u32,
+                ))
+            })
+            .collect();
+        ObjectIndex {
+            tree: RTree::bulk_load(entries),
+        }
+    }
+
+    /// Rows whose box meets the rectangle `[x0, y0, x1, y1]`, ascending.
+    pub fn rows_meeting(&self, b: [f64; 4]) -> Vec<u32> {
+        let env = rstar::AABB::from_corners([b[0], b[1]], [b[2], b[3]]);
+        let mut rows: Vec<u32> = self
+            .tree
+            .locate_in_envelope_intersecting(&env)
+            .map(|e| e.data)
+            .collect();
+        rows.sort_unstable();
+        rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn demo() -> Generation {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
+        let current = std::fs::read_to_string(root.join("CURRENT")).expect("demo CURRENT");
+        let id: u64 = current.trim().parse().expect("id");
+        let dir = root.join(format!("gen-{id:06}"));
+        Generation::load(&dir, &|_| {}).expect("the demo loads").0
+    }
+
+    /// Built once per type, then shared; every object with a geometry is in it, under its
+    /// geometry's box (the brute-force check over every row).
+    #[test]
+    fn each_type_builds_its_index_once_with_every_located_object() {
+        let g = demo();
+        let data = &g.objects[&105];
+        let first = data.object_index(&g);
+        assert!(Arc::ptr_eq(&first, &data.object_index(&g)), "built twice");
+        let mut with_geometry = 0;
+        for row in 0..data.table.len() {
+            let Some(geom) = geometry(&g, data, row) else {
+                continue;
+            };
+            with_geometry += 1;
+            let b = geom.bbox();
+            assert!(first.rows_meeting(b).contains(&(row as u32)), "row {row}");
+        }
+        assert_eq!(first.tree.size(), with_geometry);
+    }
+}
