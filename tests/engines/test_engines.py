@@ -180,3 +180,30 @@ def test_dask_cluster_reads_the_generation_from_s3_and_matches_statistikk(s3, ap
         lengths = gdf.assign(geom_len=gdf.geometry.length)[["geom_len", "length_m"]].sum().compute()
         assert abs(lengths["geom_len"] - lengths["length_m"]) <= 1e-5 * lengths["length_m"] + 0.01
     assert compare(api, generation_dir, per_pair, per_type, "dask") > 100
+
+
+@pytest.mark.parametrize("day", ["2012-03-01", "2016-07-15", "2020-01-01", "2024-06-30"])
+def test_duckdb_as_of_a_day_over_the_files_matches_tidspunkt(generation_dir, api, day):
+    """The README's "as it was on a day" query: the current chunks and the history file of
+    type 105 read together by DuckDB, rows valid at the day (start inclusive, end exclusive),
+    counted per object; equals the server's `statistikk?tidspunkt=` (its view of that day)."""
+    import duckdb
+
+    files = [os.path.join(generation_dir, "objects/type=105/*.parquet")]
+    history = os.path.join(generation_dir, "history/type=105/versions.parquet")
+    assert os.path.exists(history), "the tiny dataset has history for type 105"
+    files.append(history)
+    con = duckdb.connect()
+    (count,) = con.execute(
+        "SELECT count(DISTINCT id) FROM read_parquet(?, union_by_name=true) "
+        "WHERE start_date <= CAST(? AS DATE) AND (end_date IS NULL OR end_date > CAST(? AS DATE))",
+        [files, day, day],
+    ).fetchone()
+    (versions,) = con.execute(
+        "SELECT count(*) FROM read_parquet(?, union_by_name=true) "
+        "WHERE start_date <= CAST(? AS DATE) AND (end_date IS NULL OR end_date > CAST(? AS DATE))",
+        [files, day, day],
+    ).fetchone()
+    assert versions == count, "one version of an object valid on a day"
+    stats = api.get(f"/vegobjekter/105/statistikk?tidspunkt={day}")
+    assert stats["antall"] == count, (day, stats, count)
