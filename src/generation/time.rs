@@ -13,8 +13,8 @@
 //! every current row had started and none of whose closed versions was valid on the day is
 //! shared, as is the network when no row of it differs; a changed network rebuilds every
 //! type's index, since an object's areas come from the network). A generation keeps the views
-//! of its last [`VIEWS_KEPT`] days; a day at or after today is today's state (the generation
-//! itself). The views die with their generation.
+//! of its last [`VIEWS_KEPT`] days and builds one at a time; a day at or after today is
+//! today's state (the generation itself). The views die with their generation.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -28,8 +28,10 @@ use crate::index::network::NetworkIndexes;
 use crate::index::rtree::NetworkIndex;
 use crate::snapshot::columns::{Days, ObjectTable, RoadNetwork, OPEN_END};
 
-/// Days whose views a generation keeps (the least recently asked is dropped first).
-pub const VIEWS_KEPT: usize = 4;
+/// Days whose views a generation keeps (the least recently asked is dropped first). A view
+/// of the national preset whose network differs from today's holds its own indexes of every
+/// type: about 2.5 GB (BENCHMARKS.md "Issue 28"), so two bound the extra memory.
+pub const VIEWS_KEPT: usize = 2;
 
 /// Whether a version from `start` to `end` (exclusive, `OPEN_END` = open) is valid at `day`.
 #[inline]
@@ -48,6 +50,9 @@ type Slot = Arc<OnceLock<std::result::Result<Arc<Generation>, String>>>;
 #[derive(Debug, Default)]
 pub struct Views {
     kept: Mutex<Vec<(Days, Slot)>>,
+    /// Held while a view is built: one build at a time per generation, so requests for many
+    /// new days at once take one view's memory and cores at a time, not one each.
+    building: Mutex<()>,
 }
 
 impl Views {
@@ -91,9 +96,16 @@ impl Generation {
     /// as blocking work unless [`built_at`](Self::built_at) has it.
     pub fn at(&self, day: Days) -> Result<Arc<Generation>> {
         let slot = self.views.slot(day);
-        slot.get_or_init(|| view(self, day).map(Arc::new).map_err(|e| e.to_string()))
-            .clone()
-            .map_err(EngineError::Internal)
+        slot.get_or_init(|| {
+            let _one_at_a_time = self
+                .views
+                .building
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            view(self, day).map(Arc::new).map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(EngineError::Internal)
     }
 
     /// Every version of object `id` of type `type_id`, oldest first: (table, row) in the
