@@ -30,7 +30,7 @@ use crate::snapshot::columns::{Days, ObjectTable, RoadNetwork, OPEN_END};
 
 /// Days whose views a generation keeps (the least recently asked is dropped first). A view
 /// of the national preset whose network differs from today's holds its own indexes of every
-/// type: about 2.5 GB (BENCHMARKS.md "Issue 28"), so two bound the extra memory.
+/// type: about 2.5 GB (BENCHMARKS.md, the road on a past day), so two bound the extra memory.
 pub const VIEWS_KEPT: usize = 2;
 
 /// Whether a version from `start` to `end` (exclusive, `OPEN_END` = open) is valid at `day`.
