@@ -130,43 +130,6 @@ fn base_length(net: &RoadNetwork, link: u64) -> Option<f64> {
     (span > 0.0).then(|| m / span)
 }
 
-/// Append row `r` of `n` to `out`.
-fn push_row(out: &mut RoadNetwork, n: &RoadNetwork, r: usize) {
-    out.link_id.push(n.link_id[r]);
-    out.from_pos.push(n.from_pos[r]);
-    out.to_pos.push(n.to_pos[r]);
-    out.start_node.push(n.start_node[r]);
-    out.end_node.push(n.end_node[r]);
-    out.coords.extend_from_slice(n.geometry(r));
-    out.geom_offsets.push(out.coords.len() as u32);
-    out.length_m.push(n.length_m[r]);
-    out.municipality.push(n.municipality[r]);
-    out.county.push(n.county[r]);
-    out.region.push(n.region[r]);
-    out.road_department.push(n.road_department[r]);
-    out.road_category.push(n.road_category[r]);
-    out.road_status.push(n.road_status[r]);
-    out.road_number.push(n.road_number[r]);
-    out.hp.push(n.hp[r]);
-    out.from_m.push(n.from_m[r]);
-    out.to_m.push(n.to_m[r]);
-    out.lanes.push(n.lanes[r].clone());
-    out.medium.push(n.medium[r]);
-    out.theme_code.push(n.theme_code[r]);
-    out.is_connection.push(n.is_connection[r]);
-    out.topology_level.push(n.topology_level[r]);
-    out.super_id.push(n.super_id[r]);
-    out.road_type.push(n.road_type[r]);
-    out.start_date.push(n.start_date[r]);
-    out.end_date.push(n.end_date[r]);
-    out.q_method.push(n.q_method[r]);
-    out.q_accuracy.push(n.q_accuracy[r]);
-    out.q_height_accuracy.push(n.q_height_accuracy[r]);
-    out.q_tolerance.push(n.q_tolerance[r]);
-    out.q_visibility.push(n.q_visibility[r]);
-    out.q_capture_date.push(n.q_capture_date[r]);
-}
-
 /// The base network without the rows of `replaced` links, merged with `fresh` (rows of
 /// those links mapped again), in (link, from) order.
 fn merge_network(base: &RoadNetwork, replaced: &HashSet<u64>, fresh: &RoadNetwork) -> RoadNetwork {
@@ -181,11 +144,11 @@ fn merge_network(base: &RoadNetwork, replaced: &HashSet<u64>, fresh: &RoadNetwor
                 && (base.link_id[i], base.from_pos[i]) <= (fresh.link_id[j], fresh.from_pos[j]));
         if take_base {
             if !replaced.contains(&base.link_id[i]) {
-                push_row(&mut out, base, i);
+                out.append_rows(base, i..i + 1);
             }
             i += 1;
         } else {
-            push_row(&mut out, fresh, j);
+            out.append_rows(fresh, j..j + 1);
             j += 1;
         }
     }
