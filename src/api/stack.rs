@@ -76,19 +76,21 @@ use tracing::Instrument;
 mod direct;
 mod etag;
 mod headers;
+mod suffix;
 
 use self::etag::{entity_tag, none_match};
 pub use self::headers::new_request_id;
 use self::headers::{
     cors_of, finish_headers, put_id_and_server, CorsHeaders, Finish, VARY_ACCEPT_ENCODING,
 };
+use self::suffix::rewrite_suffix;
+pub use self::suffix::rewrite_suffix_in_place;
 use super::access_log::{AccessLine, AccessLog};
 use super::dated;
 use super::guard;
 use super::heavy::HeavyPool;
-use super::media;
 use super::request_base;
-use super::route::{self, Api, RequestClass, READ_BASE};
+use super::route::{self, RequestClass};
 use super::state::{ApiConfig, AppState, OpsOptions};
 use crate::generation::{Generation, GenerationStore};
 use crate::metrics::{self, Metrics};
@@ -601,65 +603,6 @@ fn not_modified() -> Response {
     let mut r = Response::new(Body::empty());
     *r.status_mut() = StatusCode::NOT_MODIFIED;
     r
-}
-
-/// Format suffixes of the read API (v2 `retningslinjer.md`): `/vegobjekttyper.json` is
-/// `/vegobjekttyper` in JSON, `/vegobjekttyper.xml` in XML (the suffix wins over Accept). Runs
-/// before routing; also records the path for the XML root's name when the answer may be XML.
-/// The two internal headers are always removed here first, so a client cannot supply them. A
-/// JSON request without a suffix costs no copy of the path.
-pub fn rewrite_suffix_in_place(req: &mut Request) {
-    let class = route::classify(req.uri().path());
-    rewrite_suffix(req, &class);
-}
-
-/// [`rewrite_suffix_in_place`] of a request of this class (its path as it arrived).
-fn rewrite_suffix(req: &mut Request, class: &RequestClass) {
-    let headers = req.headers_mut();
-    headers.remove(media::SUFFIX_FORMAT);
-    headers.remove(media::RESOURCE_PATH);
-    if class.api != Api::Read {
-        return;
-    }
-    let Some(below) = req.uri().path().get(READ_BASE.len()..) else {
-        return;
-    };
-    let Some(resource) = route::xml_resource(below, class) else {
-        return;
-    };
-    let format = class.suffix.map(route::Suffix::name);
-    // The path names the XML root only: a request that cannot be answered in XML skips it.
-    let maybe_xml = format == Some("xml")
-        || (format.is_none()
-            && req
-                .headers()
-                .get(axum::http::header::ACCEPT)
-                .is_some_and(|a| media::mentions_xml(a.as_bytes())));
-    if maybe_xml {
-        if let Ok(value) = HeaderValue::from_str(resource) {
-            req.headers_mut().insert(media::RESOURCE_PATH, value);
-        }
-    }
-    rewrite_format(req, format);
-}
-
-/// Strip a format suffix from the URI and note the format for negotiation.
-fn rewrite_format(req: &mut Request, format: Option<&'static str>) {
-    let Some(f) = format else {
-        return;
-    };
-    req.headers_mut()
-        .insert(media::SUFFIX_FORMAT, HeaderValue::from_static(f));
-    let path = req.uri().path();
-    let stripped = &path[..path.len() - f.len() - 1];
-    let rest = req
-        .uri()
-        .query()
-        .map(|q| format!("{stripped}?{q}"))
-        .unwrap_or_else(|| stripped.to_string());
-    if let Ok(uri) = rest.parse() {
-        *req.uri_mut() = uri;
-    }
 }
 
 /// A log event for a request that went wrong (at `debug` for every request), with its id.
