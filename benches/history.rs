@@ -64,7 +64,7 @@ fn points(g: &Generation, count: usize) -> Vec<(f64, f64)> {
 fn busiest(g: &Generation, type_id: u32) -> u32 {
     let d = &g.objects[&type_id];
     let (&(_, muni), _) = d
-        .index
+        .index()
         .areas
         .iter()
         .filter(|((k, _), _)| *k == AreaKind::Municipality)

@@ -45,14 +45,14 @@ fn bench(c: &mut Criterion) {
     let d = &g.objects[&95];
     // the municipality with most sign points, and its most common Oppsettingsutstyr value
     let (&(_, muni), _) = d
-        .index
+        .index()
         .areas
         .iter()
         .filter(|((k, _), _)| *k == AreaKind::Municipality)
         .max_by_key(|(_, b)| b.len())
         .unwrap();
     let (&(_, value), _) = d
-        .index
+        .index()
         .enums
         .iter()
         .filter(|((p, _), _)| *p == 1876)
@@ -67,7 +67,7 @@ fn bench(c: &mut Criterion) {
     eprintln!(
         "type 95: {} objects; kommune {muni}: {}; with 1876={value}: {}",
         d.table.len(),
-        d.index.areas[&(AreaKind::Municipality, muni)].len(),
+        d.index().areas[&(AreaKind::Municipality, muni)].len(),
         select(&g, d, &f).len()
     );
     group.bench_function("statistikk_kommune_and_enum", |b| {

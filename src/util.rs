@@ -1,5 +1,6 @@
 //! Small helpers every layer may use: nothing here names another module of the crate.
 
+pub mod lazy;
 pub mod striped;
 
 /// A hash map with foldhash's fast hasher (randomly seeded per map): for the indexes built at

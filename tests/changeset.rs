@@ -100,7 +100,7 @@ fn merged_tables_and_incremental_indexes_equal_a_rebuild() {
             assert_eq!(merged.changes.is_none(), want.values().any(|o| o.is_none()));
             if let Some(changes) = &merged.changes {
                 let ty = g.catalog.object_type(*t);
-                let inc = g.objects[t].index.update(
+                let inc = g.objects[t].index().update(
                     base,
                     &merged.table,
                     changes,

@@ -597,14 +597,14 @@ fn open_files_carry_the_api_geometry_and_the_statistics_inputs() {
                 }
             }
             assert!(
-                (length - d.index.length_m[row]).abs() < 1e-6,
+                (length - d.index().length_m[row]).abs() < 1e-6,
                 "type {t} object {id}: {length} vs {}",
-                d.index.length_m[row]
+                d.index().length_m[row]
             );
             let sum: f64 = munis.iter().map(|m| m.1).sum();
             assert!((sum - length).abs() < 1e-6);
             let in_bitmaps: Vec<i32> = d
-                .index
+                .index()
                 .areas
                 .iter()
                 .filter(|((kind, _), rows)| {

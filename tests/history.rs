@@ -121,7 +121,7 @@ fn fixture() -> &'static Fixture {
         let data = DataDir::open(tmp.path().join("data")).unwrap();
         let mut b =
             GenerationBuilder::fresh(&data, Catalog::embedded(), Areas::embedded()).unwrap();
-        let tables = g0.objects.values().map(|d| &d.table);
+        let tables = g0.objects.values().map(|d| &*d.table);
         b.write_tables(&g0.network, tables, Some(&g0.deleted))
             .unwrap();
         b.write_history(&g0.network, &closed, history.values())

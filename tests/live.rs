@@ -517,7 +517,7 @@ fn publish_poisoned(
     let mut net = (*g.network).clone();
     poison(&mut net);
     let mut builder = GenerationBuilder::fresh(data, g.catalog, g.areas)?;
-    let tables = g.objects.values().map(|d| &d.table);
+    let tables = g.objects.values().map(|d| &*d.table);
     builder.write_tables(&net, tables, Some(&g.deleted))?;
     let description = Description {
         origin: "live test: poisoned network".into(),

@@ -57,13 +57,13 @@ fn assert_same_generation(a: &Generation, b: &Generation) {
             v.sort_by(|x, y| x.0.cmp(&y.0));
             v
         }
-        assert_eq!(norm(&da.index.areas), norm(&db.index.areas), "areas {t}");
-        assert_eq!(norm(&da.index.enums), norm(&db.index.enums), "enums {t}");
-        assert_eq!(da.index.length_m.len(), db.index.length_m.len());
-        for (x, y) in da.index.length_m.iter().zip(&db.index.length_m) {
+        assert_eq!(norm(&da.index().areas), norm(&db.index().areas), "areas {t}");
+        assert_eq!(norm(&da.index().enums), norm(&db.index().enums), "enums {t}");
+        assert_eq!(da.index().length_m.len(), db.index().length_m.len());
+        for (x, y) in da.index().length_m.iter().zip(&db.index().length_m) {
             assert!((x - y).abs() < 1e-6, "type {t}: {x} vs {y}");
         }
-        assert!((da.index.total_length_m - db.index.total_length_m).abs() < 1e-3);
+        assert!((da.index().total_length_m - db.index().total_length_m).abs() < 1e-3);
     }
     assert_eq!(a.deleted.id, b.deleted.id);
     assert_eq!(*a.parents, *b.parents);

@@ -78,17 +78,75 @@ pub fn day_of_query(query: &str) -> ApiResult<Option<Days>> {
     Ok(found)
 }
 
+/// What a request reads of a day's view, made with the view on the blocking pool so the
+/// request's handler finds it made (a day's view makes its parts on first use: see
+/// `generation::time`): the object type its path names, and the network's indexes for the
+/// network's routes. Whatever else a handler reads (another type through `overlapp`, a
+/// parent) is made where it is first read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Needs {
+    pub type_id: Option<u32>,
+    pub network: bool,
+}
+
+impl Needs {
+    /// What a read API path (below the API's base) reads: `/vegobjekter/{type}...` the type,
+    /// `/posisjon`, `/veg...` and `/vegnett...` the network's indexes.
+    pub fn of_path(path: &str) -> Needs {
+        let rest = path.split("/nvdb/api/v2").nth(1).unwrap_or(path);
+        let type_id = rest
+            .strip_prefix("/vegobjekter/")
+            .and_then(|r| r.split(['/', '.']).next())
+            .and_then(|t| t.parse().ok());
+        let network = ["/posisjon", "/veg", "/vegnett"]
+            .iter()
+            .any(|p| rest.starts_with(p));
+        Needs { type_id, network }
+    }
+
+    /// Whether what `self` names is made in `view` already.
+    fn made_in(self, view: &Generation) -> bool {
+        let type_made = match self.type_id.and_then(|t| view.objects.get(&t)) {
+            Some(d) => d.table.is_made() && d.index_is_made(),
+            None => true,
+        };
+        type_made
+            && (!self.network || (view.network_index.is_made() && view.network_indexes.is_made()))
+    }
+
+    /// Make what `self` names in `view`.
+    fn make(self, view: &Generation) {
+        if let Some(d) = self.type_id.and_then(|t| view.objects.get(&t)) {
+            let _ = d.index();
+        }
+        if self.network {
+            let _ = (&*view.network_index, &*view.network_indexes);
+        }
+    }
+}
+
 /// The generation that answers at `day`: None for today or later (the current one answers),
-/// else the view, built on the blocking pool when it is not built yet.
-pub async fn resolve(store: &GenerationStore, day: Days) -> ApiResult<Option<Arc<Generation>>> {
+/// else the view, made on the blocking pool with what `needs` names when that is not made yet.
+pub async fn resolve(
+    store: &GenerationStore,
+    day: Days,
+    needs: Needs,
+) -> ApiResult<Option<Arc<Generation>>> {
     if Generation::is_today(day) {
         return Ok(None);
     }
     let g = store.current();
     if let Some(view) = g.built_at(day) {
-        return Ok(Some(view));
+        if needs.made_in(&view) {
+            return Ok(Some(view));
+        }
     }
-    match tokio::task::spawn_blocking(move || g.at(day)).await {
+    let made = tokio::task::spawn_blocking(move || {
+        let view = g.at(day)?;
+        needs.make(&view);
+        Ok::<_, crate::error::EngineError>(view)
+    });
+    match made.await {
         Ok(view) => Ok(Some(view?)),
         Err(e) => {
             Err(crate::error::EngineError::Internal(format!("view at day {day}: {e}")).into())

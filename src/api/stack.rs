@@ -501,7 +501,7 @@ impl App {
         };
         let deadline = started + inner.timeout;
         // `tidspunkt`: the day's generation, resolved once before the routes (`super::dated`)
-        let view = match self.view_of(req.uri().query(), class, deadline).await {
+        let view = match self.view_of(req.uri(), class, deadline).await {
             Ok(view) => view,
             Err(r) => return (r, Finish::NOTHING),
         };
@@ -562,13 +562,14 @@ impl App {
     /// kept for the next request).
     async fn view_of(
         &self,
-        query: Option<&str>,
+        uri: &axum::http::Uri,
         class: &RequestClass,
         deadline: tokio::time::Instant,
     ) -> Result<Option<Arc<Generation>>, Response> {
         let Some(store) = self.inner.store.as_ref() else {
             return Ok(None);
         };
+        let query = uri.query();
         if !class.dated || !dated::may_have(query) {
             return Ok(None);
         }
@@ -577,7 +578,8 @@ impl App {
             Ok(None) => return Ok(None),
             Err(e) => return Err(e.into_response()),
         };
-        match lazy_timeout(deadline, dated::resolve(store, day)).await {
+        let needs = dated::Needs::of_path(uri.path());
+        match lazy_timeout(deadline, dated::resolve(store, day, needs)).await {
             Some(Ok(view)) => Ok(view),
             Some(Err(e)) => Err(e.into_response()),
             None => Err(guard::timed_out(None)),

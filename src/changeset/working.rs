@@ -246,7 +246,7 @@ impl<'g> Working<'g> {
                     .base
                     .objects
                     .get(&t)
-                    .map(|d| &d.table)
+                    .map(|d| &*d.table)
                     .unwrap_or(&empty);
                 Ok((t, merge(self.base.catalog, base, e)?))
             })
@@ -272,7 +272,7 @@ impl<'g> Working<'g> {
         for (&t, ended) in &self.ended {
             let empty = ObjectTable::new(t);
             let old = self.base.history.get(&t).map_or(&empty, |h| &**h);
-            let current = self.base.objects.get(&t).map(|d| &d.table);
+            let current = self.base.objects.get(&t).map(|d| &*d.table);
             let mut ended: Vec<&ObjectState> = ended.iter().collect();
             ended.sort_by_key(|o| (o.id, o.version));
             out.insert(t, history_of(self.base.catalog, old, &ended, current)?);

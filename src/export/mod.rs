@@ -91,7 +91,7 @@ pub fn select_rows(g: &Generation, opts: &ExportOptions) -> Result<RoaringBitmap
         if Areas::embedded().municipality(k).is_none() {
             return Err(EngineError::Internal(format!("unknown kommune {k}")));
         }
-        if let Some(b) = data.index.areas.get(&(AreaKind::Municipality, k as u32)) {
+        if let Some(b) = data.index().areas.get(&(AreaKind::Municipality, k as u32)) {
             rows |= b;
         }
     }

@@ -26,6 +26,7 @@ use crate::index::bitmaps::{RowChanges, TypeIndex};
 use crate::index::network::NetworkIndexes;
 use crate::index::rtree::NetworkIndex;
 use crate::snapshot::columns::{DeletedTable, ObjectTable, RoadNetwork};
+use crate::util::lazy::Lazy;
 use crate::snapshot::manifest::Manifest;
 use crate::snapshot::parquet_read::{
     read_deleted, read_network, read_network_history, read_objects,
@@ -35,20 +36,68 @@ use crate::snapshot::parquet_write::{
 };
 
 /// Objects of one type with their bitmap index (and their spatial index, built on first use).
+/// A loaded or derived generation has both from the start; a day's view (`time`) makes them
+/// on first use, so a question about one type at a past day builds that type only.
 #[derive(Debug)]
 pub struct TypeData {
-    pub table: ObjectTable,
-    pub index: TypeIndex,
+    pub table: Lazy<ObjectTable>,
+    index: std::sync::OnceLock<TypeIndex>,
+    /// How a view's index is made on first use (None: set from the start).
+    index_from: Option<IndexSource>,
     spatial: std::sync::OnceLock<Arc<spatial::ObjectIndex>>,
+}
+
+/// What a type's bitmap index is built from besides its table: the network that locates its
+/// objects (a view's network of its day) and the areas.
+pub struct IndexSource {
+    pub network: Arc<RoadNetwork>,
+    pub catalog: &'static Catalog,
+    pub areas: &'static Areas,
+}
+
+impl std::fmt::Debug for IndexSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IndexSource({} network rows)", self.network.len())
+    }
 }
 
 impl TypeData {
     pub fn new(table: ObjectTable, index: TypeIndex) -> TypeData {
         TypeData {
-            table,
-            index,
+            table: Lazy::ready(table),
+            index: std::sync::OnceLock::from(index),
+            index_from: None,
             spatial: std::sync::OnceLock::new(),
         }
+    }
+
+    /// A type whose table and index are made on first use: the table by `table`, the index
+    /// from that table and `index_from`.
+    pub fn later(table: Lazy<ObjectTable>, index_from: IndexSource) -> TypeData {
+        TypeData {
+            table,
+            index: std::sync::OnceLock::new(),
+            index_from: Some(index_from),
+            spatial: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The objects' bitmap index (built on first use in a day's view).
+    pub fn index(&self) -> &TypeIndex {
+        self.index.get_or_init(|| match &self.index_from {
+            Some(s) => TypeIndex::build(
+                &self.table,
+                s.catalog.object_type(self.table.type_id),
+                &s.network,
+                s.areas,
+            ),
+            None => TypeIndex::default(),
+        })
+    }
+
+    /// Whether the bitmap index exists already.
+    pub fn index_is_made(&self) -> bool {
+        self.index.get().is_some()
     }
 
     /// The objects by the box of their geometry, built on the first call; `g` is the
@@ -70,8 +119,9 @@ pub struct Generation {
     /// The road network and its indexes never change through the write path, so generations
     /// derived by changesets share them.
     pub network: Arc<RoadNetwork>,
-    pub network_index: Arc<NetworkIndex>,
-    pub network_indexes: Arc<NetworkIndexes>,
+    /// Made on first use in a day's view (`time`); ready in every other generation.
+    pub network_index: Lazy<Arc<NetworkIndex>>,
+    pub network_indexes: Lazy<Arc<NetworkIndexes>>,
     /// Per type; a derived generation shares the types a changeset did not touch.
     pub objects: BTreeMap<u32, Arc<TypeData>>,
     pub deleted: Arc<DeletedTable>,
@@ -83,7 +133,7 @@ pub struct Generation {
     /// The generation as it was on past dates, built on first use (`time`).
     pub views: time::Views,
     /// child object id -> (parent type, parent id)
-    pub parents: Arc<HashMap<u64, (u32, u64)>>,
+    pub parents: Lazy<Arc<HashMap<u64, (u32, u64)>>>,
     /// Smallest id never used by any object of this generation (current or deleted).
     pub next_object_id: u64,
     /// Milliseconds the last complete [`Generation::load`] behind this generation took: its
@@ -207,14 +257,14 @@ impl Generation {
                 catalog,
                 areas,
                 network: Arc::new(network),
-                network_index: Arc::new(network_index),
-                network_indexes: Arc::new(network_indexes),
+                network_index: Lazy::ready(Arc::new(network_index)),
+                network_indexes: Lazy::ready(Arc::new(network_indexes)),
                 objects,
                 deleted: Arc::new(deleted),
                 history,
                 network_history: Arc::new(network_history),
                 views: time::Views::default(),
-                parents: Arc::new(parents),
+                parents: Lazy::ready(Arc::new(parents)),
                 next_object_id,
                 last_load_ms,
             },
@@ -342,7 +392,7 @@ impl Generation {
                 // rows kept in place: update the parent's index; otherwise build anew
                 let index = match (self.objects.get(&t), changes) {
                     (Some(old), Some(changes)) => {
-                        old.index
+                        old.index()
                             .update(&old.table, &table, &changes, object_type, network, areas)
                     }
                     _ => TypeIndex::build(&table, object_type, network, areas),
@@ -377,14 +427,14 @@ impl Generation {
             catalog,
             areas,
             network: self.network.clone(),
-            network_index: self.network_index.clone(),
-            network_indexes: self.network_indexes.clone(),
+            network_index: Lazy::ready(Arc::clone(&self.network_index)),
+            network_indexes: Lazy::ready(Arc::clone(&self.network_indexes)),
             objects,
             deleted,
             history: kept_history,
             network_history: self.network_history.clone(),
             views: time::Views::default(),
-            parents,
+            parents: Lazy::ready(parents),
             next_object_id,
             last_load_ms: self.last_load_ms,
         }

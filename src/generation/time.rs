@@ -9,28 +9,34 @@
 //! indexes are built as a load builds them, so every query answers a past day exactly as it
 //! answers today, with the same code and at the same speed once the view exists.
 //!
-//! What a view costs: building it is an index build of what differs from today (a type whose
-//! every current row had started and none of whose closed versions was valid on the day is
-//! shared, as is the network when no row of it differs; a changed network rebuilds every
-//! type's index, since an object's areas come from the network). A generation keeps the views
-//! of its last [`VIEWS_KEPT`] days and builds one at a time; a day at or after today is
-//! today's state (the generation itself). The views die with their generation.
+//! What a view costs: making it merges the network's rows valid that day (shared with today
+//! when none differs) and counts each type's valid rows; everything else is made on first
+//! use ([`Lazy`]): a type's table (its valid rows, cut from the current and closed tables)
+//! and bitmap index when a request first reads that type, the network's R-tree and
+//! reference indexes when a request first reads them, the parents map when an answer first
+//! names a parent. A type whose every current row had started and none of whose closed
+//! versions was valid that day is today's, shared, while the network is unchanged. So a
+//! question about one type at a new day costs the network's merge and that type's build,
+//! not every type's (BENCHMARKS.md, the road on a past day). A generation keeps the views of
+//! its last [`VIEWS_KEPT`] days and makes one at a time; a day at or after today is today's
+//! state (the generation itself). The views die with their generation.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
-use super::{Generation, TypeData};
+use super::{Generation, IndexSource, TypeData};
 use crate::error::{EngineError, Result};
-use crate::index::bitmaps::TypeIndex;
 use crate::index::network::NetworkIndexes;
 use crate::index::rtree::NetworkIndex;
 use crate::snapshot::columns::{Days, ObjectTable, RoadNetwork, OPEN_END};
+use crate::util::lazy::Lazy;
 
 /// Days whose views a generation keeps (the least recently asked is dropped first). A view
-/// of the national preset whose network differs from today's holds its own indexes of every
-/// type: about 2.5 GB (BENCHMARKS.md, the road on a past day), so two bound the extra memory.
+/// holds its day's network (about 180 MB on the national preset) and what its requests made:
+/// 0.2 GB more for type 105, 0.45 GB for the network's R-tree, 2.5 GB if every type was read
+/// (BENCHMARKS.md, the road on a past day), so two bound the extra memory.
 pub const VIEWS_KEPT: usize = 2;
 
 /// Whether a version from `start` to `end` (exclusive, `OPEN_END` = open) is valid at `day`.
@@ -43,6 +49,9 @@ pub fn valid_at(start: Days, end: Days, day: Days) -> bool {
 pub fn today() -> Days {
     (chrono::Utc::now().timestamp().div_euclid(86_400)) as Days
 }
+
+/// A type's sources at a view's making: its current data and its closed versions.
+type Sources = (Option<Arc<TypeData>>, Option<Arc<ObjectTable>>);
 
 type Slot = Arc<OnceLock<std::result::Result<Arc<Generation>, String>>>;
 
@@ -168,85 +177,114 @@ fn network_at(g: &Generation, day: Days) -> Option<RoadNetwork> {
     Some(n)
 }
 
-/// Type `type_id` at `day`: its current rows and closed versions valid then, in id order
-/// (None: its current table as it is, every row valid and no closed version).
-fn table_at(g: &Generation, type_id: u32, day: Days) -> Result<Option<ObjectTable>> {
-    let valid = |t: &ObjectTable| -> Vec<usize> {
-        (0..t.len())
-            .filter(|&r| valid_at(t.start_date[r], t.end_date[r], day))
-            .collect()
+/// The rows of `t` valid at `day`.
+fn valid_rows(t: &ObjectTable, day: Days) -> Vec<usize> {
+    (0..t.len())
+        .filter(|&r| valid_at(t.start_date[r], t.end_date[r], day))
+        .collect()
+}
+
+/// How many rows of `t` are valid at `day`.
+fn count_valid(t: &ObjectTable, day: Days) -> usize {
+    (0..t.len())
+        .filter(|&r| valid_at(t.start_date[r], t.end_date[r], day))
+        .count()
+}
+
+/// Type `type_id` at `day`: the rows of `current` and `closed` valid then, in id order. Made
+/// on first use by a view, so it cannot fail: the versions were checked when they were read,
+/// and a table that cannot be cut (a fault of the program) is logged and answered empty. Two
+/// versions of one object valid on one day (data that overlaps its own versions) keep the
+/// later version.
+fn table_at(
+    type_id: u32,
+    current: Option<&ObjectTable>,
+    closed: Option<&ObjectTable>,
+    day: Days,
+) -> ObjectTable {
+    let cut = || -> std::result::Result<ObjectTable, String> {
+        let mut parts = Vec::new();
+        for t in [current, closed].into_iter().flatten() {
+            parts.push(t.take(&valid_rows(t, day)).map_err(|e| e.to_string())?);
+        }
+        let both = ObjectTable::concat_any_order(type_id, parts).map_err(|e| e.to_string())?;
+        let mut order: Vec<usize> = (0..both.len()).collect();
+        order.sort_unstable_by_key(|&r| (both.id[r], std::cmp::Reverse(both.version[r])));
+        order.dedup_by_key(|r| both.id[*r]);
+        both.take(&order).map_err(|e| e.to_string())
     };
-    let current = g.objects.get(&type_id).map(|d| &d.table);
-    let closed = g.history.get(&type_id);
-    let cur_rows = current.map(valid).unwrap_or_default();
-    let old_rows = closed.map(|t| valid(t)).unwrap_or_default();
-    if old_rows.is_empty() && current.is_some_and(|t| cur_rows.len() == t.len()) {
-        return Ok(None);
+    cut().unwrap_or_else(|e| {
+        tracing::error!(type_id, day, error = %e, "a type's view of a past day could not be cut");
+        ObjectTable::new(type_id)
+    })
+}
+
+/// child id -> (parent type, parent id) over the versions valid at `day`.
+fn parents_at(
+    tables: &[Sources],
+    day: Days,
+) -> HashMap<u64, (u32, u64)> {
+    let mut parents = HashMap::new();
+    for (current, closed) in tables {
+        let current = current.as_ref().map(|d| &*d.table);
+        for t in [current, closed.as_deref()].into_iter().flatten() {
+            for row in valid_rows(t, day) {
+                for c in t.children(row) {
+                    parents.insert(t.child_id[c], (t.type_id, t.id[row]));
+                }
+            }
+        }
     }
-    let corrupt = |e| EngineError::Internal(format!("type {type_id} at day {day}: {e}"));
-    let mut parts = Vec::new();
-    if let Some(t) = current {
-        parts.push(t.take(&cur_rows).map_err(corrupt)?);
-    }
-    if let Some(t) = closed {
-        parts.push(t.take(&old_rows).map_err(corrupt)?);
-    }
-    // the current rows, then the closed ones: in id order once taken below
-    let both = ObjectTable::concat_any_order(type_id, parts).map_err(corrupt)?;
-    let mut order: Vec<usize> = (0..both.len()).collect();
-    order.sort_unstable_by_key(|&r| both.id[r]);
-    if order.windows(2).any(|w| both.id[w[0]] == both.id[w[1]]) {
-        return Err(EngineError::Internal(format!(
-            "type {type_id}: two versions of one object are valid at day {day}"
-        )));
-    }
-    Ok(Some(both.take(&order).map_err(corrupt)?))
+    parents
 }
 
 /// The generation `g` as it was on `day` (see the module doc).
 fn view(g: &Generation, day: Days) -> Result<Generation> {
-    let network = network_at(g, day);
+    let network = network_at(g, day).map(Arc::new);
     let network_changed = network.is_some();
-    let (network, network_index, network_indexes) = match network {
-        None => (
-            g.network.clone(),
-            g.network_index.clone(),
-            g.network_indexes.clone(),
-        ),
-        Some(n) => {
-            let (index, indexes) =
-                rayon::join(|| NetworkIndex::build(&n), || NetworkIndexes::build(&n));
-            (Arc::new(n), Arc::new(index), Arc::new(indexes))
-        }
+    let network = network.unwrap_or_else(|| g.network.clone());
+    let (network_index, network_indexes) = if network_changed {
+        let (a, b) = (network.clone(), network.clone());
+        (
+            Lazy::later(move || Arc::new(NetworkIndex::build(&a))),
+            Lazy::later(move || Arc::new(NetworkIndexes::build(&b))),
+        )
+    } else {
+        (
+            Lazy::ready(Arc::clone(&g.network_index)),
+            Lazy::ready(Arc::clone(&g.network_indexes)),
+        )
     };
     let types: BTreeSet<u32> = g.objects.keys().chain(g.history.keys()).copied().collect();
-    let built: Vec<(u32, Option<Arc<TypeData>>)> = types
-        .into_par_iter()
-        .map(|t| {
-            let table = match table_at(g, t, day)? {
-                Some(table) => table,
-                None if !network_changed => return Ok((t, g.objects.get(&t).cloned())),
-                None => g.objects[&t].table.clone(),
-            };
-            if table.is_empty() {
-                return Ok((t, None));
-            }
-            let index = TypeIndex::build(&table, g.catalog.object_type(t), &network, g.areas);
-            Ok((t, Some(Arc::new(TypeData::new(table, index)))))
-        })
-        .collect::<Result<_>>()?;
-    let objects: BTreeMap<u32, Arc<TypeData>> = built
+    let sources: Vec<(u32, Sources)> = types
         .into_iter()
-        .filter_map(|(t, d)| Some((t, d?)))
+        .map(|t| (t, (g.objects.get(&t).cloned(), g.history.get(&t).cloned())))
         .collect();
-    let mut parents = HashMap::new();
-    for d in objects.values() {
-        for row in 0..d.table.len() {
-            for c in d.table.children(row) {
-                parents.insert(d.table.child_id[c], (d.table.type_id, d.table.id[row]));
+    let objects: BTreeMap<u32, Arc<TypeData>> = sources
+        .par_iter()
+        .filter_map(|(t, (current, closed))| {
+            let now = current.as_ref().map(|d| count_valid(&d.table, day));
+            let old = closed.as_ref().map(|c| count_valid(c, day)).unwrap_or(0);
+            let all_now = now.is_some() && now == current.as_ref().map(|d| d.table.len());
+            if all_now && old == 0 && !network_changed {
+                return Some((*t, current.clone()?));
             }
-        }
-    }
+            if now.unwrap_or(0) + old == 0 {
+                return None;
+            }
+            let (t, current, closed) = (*t, current.clone(), closed.clone());
+            let table = Lazy::later(move || {
+                table_at(t, current.as_ref().map(|d| &*d.table), closed.as_deref(), day)
+            });
+            let source = IndexSource {
+                network: network.clone(),
+                catalog: g.catalog,
+                areas: g.areas,
+            };
+            Some((t, Arc::new(TypeData::later(table, source))))
+        })
+        .collect();
+    let tables: Vec<Sources> = sources.into_iter().map(|(_, s)| s).collect();
     Ok(Generation {
         id: g.id,
         dir: g.dir.clone(),
@@ -261,7 +299,7 @@ fn view(g: &Generation, day: Days) -> Result<Generation> {
         history: BTreeMap::new(),
         network_history: Arc::new(RoadNetwork::default()),
         views: Views::default(),
-        parents: Arc::new(parents),
+        parents: Lazy::later(move || Arc::new(parents_at(&tables, day))),
         next_object_id: g.next_object_id,
         last_load_ms: g.last_load_ms,
     })

@@ -55,7 +55,7 @@ pub fn upgrade(
     let deleted = source.files.iter().any(|f| f.path == DELETED_FILE);
     builder.write_tables(
         &g.network,
-        g.objects.values().map(|d| &d.table),
+        g.objects.values().map(|d| &*d.table),
         deleted.then_some(&*g.deleted),
     )?;
     builder.write_history(

@@ -656,7 +656,7 @@ fn materialise(
     let mut by_slices: BTreeMap<u32, Merged> = BTreeMap::new();
     for (&t, c) in changes {
         let empty = ObjectTable::new(t);
-        let table = base.objects.get(&t).map(|d| &d.table).unwrap_or(&empty);
+        let table = base.objects.get(&t).map(|d| &*d.table).unwrap_or(&empty);
         let last_id = table.id.last().copied().unwrap_or(0);
         let out_of_order = c.iter().any(|(id, ch)| {
             matches!(ch, Change::Put(_)) && table.row_of(*id).is_none() && *id < last_id

@@ -116,7 +116,7 @@ impl Rows for TableRows<'_> {
         if t.property(property)?.storage() != ValueKind::Enum {
             return None;
         }
-        Some(match self.data.index.enums.get(&(property, value)) {
+        Some(match self.data.index().enums.get(&(property, value)) {
             Some(b) => Cow::Borrowed(b),
             None => Cow::Owned(RoaringBitmap::new()),
         })
@@ -253,7 +253,7 @@ pub fn all_rows(data: &TypeData) -> RoaringBitmap {
 /// and nothing else lends that area's bitmap (no copy: statistikk per kommune is the hot case).
 pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'a, RoaringBitmap> {
     let table = &data.table;
-    let idx = &data.index;
+    let idx = data.index();
     if !f.links.is_empty() {
         let mut ticker = super::budget::Ticker::new();
         let rows = all_rows(data)
@@ -406,7 +406,7 @@ pub fn total_length(
     f: &ObjectFilter,
     segment: bool,
 ) -> f64 {
-    let idx = &data.index;
+    let idx = data.index();
     if rows.len() == data.table.len() as u64 {
         return idx.total_length_m;
     }

@@ -521,7 +521,7 @@ mod tests {
 
         // a rewrite keeps its source's manifest and shares the results
         let mut b = GenerationBuilder::rewrite(begin(), g2.as_parent(), Some(g2.id));
-        let tables = g2.objects.values().map(|d| &d.table);
+        let tables = g2.objects.values().map(|d| &*d.table);
         b.write_tables(&g2.network, tables, Some(&g2.deleted))
             .unwrap();
         let history = g2.history.values().map(|t| &**t);
@@ -546,7 +546,7 @@ mod tests {
         let data = DataDir::open(tmp.path()).unwrap();
         let catalog = Catalog::embedded();
         let mut b = GenerationBuilder::fresh(&data, catalog, Areas::embedded()).unwrap();
-        let tables = g.objects.values().map(|d| &d.table);
+        let tables = g.objects.values().map(|d| &*d.table);
         b.write_tables(&g.network, tables, Some(&g.deleted))
             .unwrap();
         let history = g.history.values().map(|t| &**t);

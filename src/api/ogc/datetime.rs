@@ -142,7 +142,7 @@ impl Tables {
     }
     fn get(&self, k: u8) -> Option<&ObjectTable> {
         match k {
-            0 => self.current.as_deref().map(|d| &d.table),
+            0 => self.current.as_deref().map(|d| &*d.table),
             _ => self.history.as_deref(),
         }
     }

@@ -142,7 +142,7 @@ pub(super) async fn items(
     RawQuery(q): RawQuery,
 ) -> Response {
     // an instant answers from the generation as it was that day (built off the async workers)
-    let g = match view_of(&s, q.as_deref()).await {
+    let g = match view_of(&s, &cid, q.as_deref()).await {
         Ok(g) => g,
         Err(e) => return respond(Err(e)),
     };
@@ -151,10 +151,15 @@ pub(super) async fn items(
 
 /// The generation an items request answers from: the view at its `datetime` instant, else
 /// the current one.
-async fn view_of(s: &AppState, q: Option<&str>) -> OgcResult<Arc<Generation>> {
+async fn view_of(s: &AppState, cid: &str, q: Option<&str>) -> OgcResult<Arc<Generation>> {
     let when = Query::parse(q).get(DATETIME).map(When::parse).transpose()?;
     if let Some(When::Instant(day)) = when {
-        if let Some(view) = super::super::dated::resolve(&s.store, day).await? {
+        // a collection is a type, named by its id
+        let needs = super::super::dated::Needs {
+            type_id: cid.parse().ok(),
+            network: false,
+        };
+        if let Some(view) = super::super::dated::resolve(&s.store, day, needs).await? {
             return Ok(view);
         }
     }

@@ -114,7 +114,7 @@ fn generated_history_keeps_its_rules() {
     let (mut on_closed_links, mut closed_objects) = (0, 0);
     let mut a_closed = None;
     for (&t, h) in &g.history {
-        let current = g.objects.get(&t).map(|d| &d.table);
+        let current = g.objects.get(&t).map(|d| &*d.table);
         assert!(current.is_some_and(|c| c.end_date.iter().all(|&e| e == OPEN_END)));
         for (id, vs) in versions_of(h, current) {
             // versions 1..n, consecutive and disjoint, only the newest may be open

@@ -195,7 +195,7 @@ fn versions_after(
     count: usize,
 ) -> Vec<(&ObjectTable, usize)> {
     let sources: Vec<&ObjectTable> = [
-        g.objects.get(&tid).map(|d| &d.table),
+        g.objects.get(&tid).map(|d| &*d.table),
         g.history.get(&tid).map(|h| &**h),
     ]
     .into_iter()
