@@ -57,8 +57,16 @@ fn assert_same_generation(a: &Generation, b: &Generation) {
             v.sort_by(|x, y| x.0.cmp(&y.0));
             v
         }
-        assert_eq!(norm(&da.index().areas), norm(&db.index().areas), "areas {t}");
-        assert_eq!(norm(&da.index().enums), norm(&db.index().enums), "enums {t}");
+        assert_eq!(
+            norm(&da.index().areas),
+            norm(&db.index().areas),
+            "areas {t}"
+        );
+        assert_eq!(
+            norm(&da.index().enums),
+            norm(&db.index().enums),
+            "enums {t}"
+        );
         assert_eq!(da.index().length_m.len(), db.index().length_m.len());
         for (x, y) in da.index().length_m.iter().zip(&db.index().length_m) {
             assert!((x - y).abs() < 1e-6, "type {t}: {x} vs {y}");

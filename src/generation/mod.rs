@@ -26,7 +26,6 @@ use crate::index::bitmaps::{RowChanges, TypeIndex};
 use crate::index::network::NetworkIndexes;
 use crate::index::rtree::NetworkIndex;
 use crate::snapshot::columns::{DeletedTable, ObjectTable, RoadNetwork};
-use crate::util::lazy::Lazy;
 use crate::snapshot::manifest::Manifest;
 use crate::snapshot::parquet_read::{
     read_deleted, read_network, read_network_history, read_objects,
@@ -34,6 +33,7 @@ use crate::snapshot::parquet_read::{
 use crate::snapshot::parquet_write::{
     history_type_of, DELETED_FILE, NETWORK_FILE, NETWORK_HISTORY_FILE,
 };
+use crate::util::lazy::Lazy;
 
 /// Objects of one type with their bitmap index (and their spatial index, built on first use).
 /// A loaded or derived generation has both from the start; a day's view (`time`) makes them
@@ -391,10 +391,14 @@ impl Generation {
                 let object_type = catalog.object_type(t);
                 // rows kept in place: update the parent's index; otherwise build anew
                 let index = match (self.objects.get(&t), changes) {
-                    (Some(old), Some(changes)) => {
-                        old.index()
-                            .update(&old.table, &table, &changes, object_type, network, areas)
-                    }
+                    (Some(old), Some(changes)) => old.index().update(
+                        &old.table,
+                        &table,
+                        &changes,
+                        object_type,
+                        network,
+                        areas,
+                    ),
                     _ => TypeIndex::build(&table, object_type, network, areas),
                 };
                 (t, Arc::new(TypeData::new(table, index)))

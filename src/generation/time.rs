@@ -62,6 +62,8 @@ pub struct Views {
     /// Held while a view is built: one build at a time per generation, so requests for many
     /// new days at once take one view's memory and cores at a time, not one each.
     building: Mutex<()>,
+    /// The generation with every version at once ([`Generation::every_version`]).
+    every: OnceLock<Arc<Generation>>,
 }
 
 impl Views {
@@ -117,6 +119,19 @@ impl Generation {
         .map_err(EngineError::Internal)
     }
 
+    /// Every version of every object at once, each type's in (id, version) order, on the
+    /// network of every day (current and closed rows): what a question over a span of days
+    /// (an OGC `datetime` interval with a box or a property filter) selects from, with the
+    /// same code as a day's. Made on first use and kept with the generation; its parts are
+    /// made on first use as a view's are. Where a link's closed and current rows overlap,
+    /// an object there is located on both.
+    pub fn every_version(&self) -> Arc<Generation> {
+        self.views
+            .every
+            .get_or_init(|| Arc::new(every_version(self)))
+            .clone()
+    }
+
     /// Every version of object `id` of type `type_id`, oldest first: (table, row) in the
     /// history or the current table.
     pub fn versions(&self, type_id: u32, id: u64) -> Vec<(&ObjectTable, usize)> {
@@ -153,7 +168,12 @@ fn network_at(g: &Generation, day: Days) -> Option<RoadNetwork> {
     if current.len() == g.network.len() && closed.is_empty() {
         return None;
     }
-    // both in (link, from) order: merged, rows of one source taken in runs
+    Some(merged_network(g, &current, &closed))
+}
+
+/// Rows `current` of the current network and `closed` of the closed rows, merged in (link,
+/// from) order (both are in that order), link-indexed.
+fn merged_network(g: &Generation, current: &[usize], closed: &[usize]) -> RoadNetwork {
     let (a, b) = (&*g.network, &*g.network_history);
     let mut n = RoadNetwork {
         geom_offsets: vec![0],
@@ -174,7 +194,7 @@ fn network_at(g: &Generation, day: Days) -> Option<RoadNetwork> {
         }
     }
     n.build_link_index();
-    Some(n)
+    n
 }
 
 /// The rows of `t` valid at `day`.
@@ -219,16 +239,18 @@ fn table_at(
     })
 }
 
-/// child id -> (parent type, parent id) over the versions valid at `day`.
-fn parents_at(
-    tables: &[Sources],
-    day: Days,
-) -> HashMap<u64, (u32, u64)> {
+/// child id -> (parent type, parent id) over the versions valid at `day` (every version, in
+/// (table, row) order, when `day` is None).
+fn parents_at(tables: &[Sources], day: Option<Days>) -> HashMap<u64, (u32, u64)> {
     let mut parents = HashMap::new();
     for (current, closed) in tables {
         let current = current.as_ref().map(|d| &*d.table);
         for t in [current, closed.as_deref()].into_iter().flatten() {
-            for row in valid_rows(t, day) {
+            let rows = match day {
+                Some(day) => valid_rows(t, day),
+                None => (0..t.len()).collect(),
+            };
+            for row in rows {
                 for c in t.children(row) {
                     parents.insert(t.child_id[c], (t.type_id, t.id[row]));
                 }
@@ -274,7 +296,12 @@ fn view(g: &Generation, day: Days) -> Result<Generation> {
             }
             let (t, current, closed) = (*t, current.clone(), closed.clone());
             let table = Lazy::later(move || {
-                table_at(t, current.as_ref().map(|d| &*d.table), closed.as_deref(), day)
+                table_at(
+                    t,
+                    current.as_ref().map(|d| &*d.table),
+                    closed.as_deref(),
+                    day,
+                )
             });
             let source = IndexSource {
                 network: network.clone(),
@@ -285,7 +312,26 @@ fn view(g: &Generation, day: Days) -> Result<Generation> {
         })
         .collect();
     let tables: Vec<Sources> = sources.into_iter().map(|(_, s)| s).collect();
-    Ok(Generation {
+    let parents = Lazy::later(move || Arc::new(parents_at(&tables, Some(day))));
+    Ok(derived(
+        g,
+        network,
+        (network_index, network_indexes),
+        objects,
+        parents,
+    ))
+}
+
+/// A generation made of `g`'s identity and the parts given (a view), with no history and no
+/// views of its own.
+fn derived(
+    g: &Generation,
+    network: Arc<RoadNetwork>,
+    (network_index, network_indexes): (Lazy<Arc<NetworkIndex>>, Lazy<Arc<NetworkIndexes>>),
+    objects: BTreeMap<u32, Arc<TypeData>>,
+    parents: Lazy<Arc<HashMap<u64, (u32, u64)>>>,
+) -> Generation {
+    Generation {
         id: g.id,
         dir: g.dir.clone(),
         manifest: g.manifest.clone(),
@@ -299,8 +345,66 @@ fn view(g: &Generation, day: Days) -> Result<Generation> {
         history: BTreeMap::new(),
         network_history: Arc::new(RoadNetwork::default()),
         views: Views::default(),
-        parents: Lazy::later(move || Arc::new(parents_at(&tables, day))),
+        parents,
         next_object_id: g.next_object_id,
         last_load_ms: g.last_load_ms,
+    }
+}
+
+/// Every version of type `type_id` (current and closed), in (id, version) order; made on
+/// first use, so a fault of the program in cutting is logged and answered empty.
+fn all_versions(
+    type_id: u32,
+    current: Option<&ObjectTable>,
+    closed: Option<&ObjectTable>,
+) -> ObjectTable {
+    let cut = || -> std::result::Result<ObjectTable, String> {
+        let parts: Vec<ObjectTable> = [current, closed].into_iter().flatten().cloned().collect();
+        let both = ObjectTable::concat_any_order(type_id, parts).map_err(|e| e.to_string())?;
+        let mut order: Vec<usize> = (0..both.len()).collect();
+        order.sort_unstable_by_key(|&r| (both.id[r], both.version[r]));
+        both.take(&order).map_err(|e| e.to_string())
+    };
+    cut().unwrap_or_else(|e| {
+        tracing::error!(type_id, error = %e, "a type's every version could not be gathered");
+        ObjectTable::new(type_id)
     })
+}
+
+/// `g` with every version at once (see [`Generation::every_version`]).
+fn every_version(g: &Generation) -> Generation {
+    let all = |n: &RoadNetwork| (0..n.len()).collect::<Vec<usize>>();
+    let network = Arc::new(merged_network(
+        g,
+        &all(&g.network),
+        &all(&g.network_history),
+    ));
+    let (a, b) = (network.clone(), network.clone());
+    let indexes = (
+        Lazy::later(move || Arc::new(NetworkIndex::build(&a))),
+        Lazy::later(move || Arc::new(NetworkIndexes::build(&b))),
+    );
+    let types: BTreeSet<u32> = g.objects.keys().chain(g.history.keys()).copied().collect();
+    let sources: Vec<(u32, Sources)> = types
+        .into_iter()
+        .map(|t| (t, (g.objects.get(&t).cloned(), g.history.get(&t).cloned())))
+        .collect();
+    let objects = sources
+        .iter()
+        .map(|(t, (current, closed))| {
+            let (t, current, closed) = (*t, current.clone(), closed.clone());
+            let table = Lazy::later(move || {
+                all_versions(t, current.as_ref().map(|d| &*d.table), closed.as_deref())
+            });
+            let source = IndexSource {
+                network: network.clone(),
+                catalog: g.catalog,
+                areas: g.areas,
+            };
+            (t, Arc::new(TypeData::later(table, source)))
+        })
+        .collect();
+    let tables: Vec<Sources> = sources.into_iter().map(|(_, s)| s).collect();
+    let parents = Lazy::later(move || Arc::new(parents_at(&tables, None)));
+    derived(g, network, indexes, objects, parents)
 }

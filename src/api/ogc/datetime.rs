@@ -8,21 +8,15 @@
 //! - An interval, `a/b` (both days included), `../b` or `a/..` (open; an empty end is open
 //!   too), answers every version whose validity [startdato, sluttdato) meets it: current rows
 //!   and closed ones (history), in (nvdbId, versjon) order, so an object may be there more than
-//!   once (each feature carries its `versjon`). A closed version is written on the current
-//!   generation (its placements on today's network; on a link that no longer exists it has no
-//!   geometry), as `alle_versjoner` on the v2 API does. Intervals are served on the object
-//!   collections, without `bbox` or property filters (today's indexes know only the current
-//!   versions): those, and an interval on `vegnett`, are 400. `..` alone is read as `../..`.
+//!   once (each feature carries its `versjon`). They are chosen from every version at once
+//!   (`Generation::every_version`: each type's versions on the network of every day, closed
+//!   links included, so a version on a link that no longer exists has its geometry there) by
+//!   the code an instant uses, `bbox` and property filters included. Intervals are served on
+//!   the object collections; on `vegnett` one is 400. `..` alone is read as `../..`.
 //! - Anything else (a bad date, an end before its start, more than one `/`) is 400.
 
-use std::sync::Arc;
-
 use super::error::{OgcError, OgcResult};
-use crate::api::geojson::{self, Crs, Features};
-use crate::generation::feature::FeatureOptions;
-use crate::generation::rows::ObjectRow;
-use crate::generation::{Generation, TypeData};
-use crate::snapshot::columns::{Days, ObjectTable, OPEN_END};
+use crate::snapshot::columns::{Days, OPEN_END};
 
 /// The parameter's name.
 pub(super) const DATETIME: &str = "datetime";
@@ -95,81 +89,6 @@ impl When {
 /// Whether validity [start, end) (end OPEN_END: open) meets the days `from..=to`.
 pub(super) fn overlaps(start: Days, end: Days, from: Option<Days>, to: Option<Days>) -> bool {
     to.is_none_or(|to| start <= to) && (end == OPEN_END || from.is_none_or(|from| end > from))
-}
-
-/// A version: its table (0 current, 1 history) and row.
-type Version = (u8, u32);
-
-/// Every version of type `tid` whose validity meets `from..=to`, in (id, version) order.
-pub(super) fn versions_meeting(
-    g: &Generation,
-    tid: u32,
-    from: Option<Days>,
-    to: Option<Days>,
-) -> Vec<Version> {
-    let tables = Tables::of(g, tid);
-    let mut out: Vec<Version> = Vec::new();
-    for k in 0..2u8 {
-        let Some(t) = tables.get(k) else { continue };
-        out.extend(
-            (0..t.len())
-                .filter(|&r| overlaps(t.start_date[r], t.end_date[r], from, to))
-                .map(|r| (k, r as u32)),
-        );
-    }
-    let key = |&(k, r): &Version| {
-        tables
-            .get(k)
-            .map(|t| (t.id[r as usize], t.version[r as usize]))
-            .unwrap_or_default()
-    };
-    out.sort_by_key(key);
-    out
-}
-
-/// A type's current table and history table (shared, not copied).
-struct Tables {
-    current: Option<Arc<TypeData>>,
-    history: Option<Arc<ObjectTable>>,
-}
-
-impl Tables {
-    fn of(g: &Generation, tid: u32) -> Tables {
-        Tables {
-            current: g.objects.get(&tid).cloned(),
-            history: g.history.get(&tid).cloned(),
-        }
-    }
-    fn get(&self, k: u8) -> Option<&ObjectTable> {
-        match k {
-            0 => self.current.as_deref().map(|d| &*d.table),
-            _ => self.history.as_deref(),
-        }
-    }
-}
-
-/// The features of `page` (versions of type `tid`, from [`versions_meeting`]) written on `g`.
-pub(super) fn version_features(
-    g: Arc<Generation>,
-    tid: u32,
-    page: Vec<Version>,
-    crs: Crs,
-) -> Features {
-    let tables = Tables::of(&g, tid);
-    Features::new(page.len(), move |i, out| {
-        let (k, r) = page[i];
-        let Some(t) = tables.get(k) else {
-            return Ok(());
-        };
-        let opts = FeatureOptions {
-            srid: crs.srid,
-            sensitive: false,
-            geometry_only: false,
-        };
-        let f = g.feature(ObjectRow::new(t, r as usize), &opts)?;
-        geojson::push_object_feature(out, &g, &f, crs);
-        Ok(())
-    })
 }
 
 #[cfg(test)]

@@ -348,25 +348,50 @@ fn select_versions(
             "datetime: the vegnett collection takes an instant (a date), not an interval",
         ));
     }
-    if r.bbox.is_some() || !r.filters.is_empty() {
-        return Err(OgcError::bad(
-            "datetime: an interval cannot be combined with bbox or property filters; \
-             use an instant (a date)",
-        ));
-    }
     let tid: u32 = id
         .parse()
         .map_err(|_| OgcError::not_found(format!("no collection '{id}'")))?;
-    let versions = datetime::versions_meeting(g, tid, from, to);
-    let (g2, crs) = (g.clone(), r.crs);
+    select_versions_filtered(g, tid, r, from, to)
+}
+
+/// The versions of type `tid` meeting a `datetime` interval that `bbox` and the property
+/// filters select, from every version at once (`Generation::every_version`, the
+/// selection code of an instant), in (id, version) order.
+fn select_versions_filtered(
+    g: &Arc<Generation>,
+    tid: u32,
+    r: &ItemsRequest,
+    from: Option<crate::snapshot::columns::Days>,
+    to: Option<crate::snapshot::columns::Days>,
+) -> OgcResult<(u64, PageOf)> {
+    let t = g
+        .catalog
+        .object_type(tid)
+        .ok_or_else(|| OgcError::not_found(format!("no collection '{tid}'")))?;
+    let filter = ObjectFilter {
+        bbox: r.bbox.clone(),
+        egenskap: property_filter(t, &r.filters)?,
+        ..Default::default()
+    };
+    let every = g.every_version();
+    let Some(data) = every.objects.get(&tid).cloned() else {
+        return Ok((0, Box::new(|_| Features::new(0, |_, _| Ok(())))));
+    };
+    let table = &data.table;
+    let rows: roaring::RoaringBitmap = every
+        .select_objects(&data, &filter)
+        .iter()
+        .filter(|&row| {
+            let row = row as usize;
+            datetime::overlaps(table.start_date[row], table.end_date[row], from, to)
+        })
+        .collect();
+    let crs = r.crs;
     Ok((
-        versions.len() as u64,
+        rows.len(),
         Box::new(move |at| {
-            let page = versions
-                .get(at.start as usize..at.end as usize)
-                .unwrap_or_default()
-                .to_vec();
-            datetime::version_features(g2.clone(), tid, page, crs)
+            let page = page(&rows, at);
+            Features::objects(every.clone(), Some(data.clone()), page, crs, false)
         }),
     ))
 }

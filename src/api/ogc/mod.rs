@@ -246,8 +246,9 @@ async fn conformance(
 const DATETIME_DOC: &str = "Either an instant, a date (2019-06-01) or an RFC 3339 date-time \
 (its date is taken): the features valid on that day (the data as it was then); or an interval \
 a/b, ../b or a/.. of them (days included): every version of the objects whose validity \
-[startdato, sluttdato) meets it, in (nvdbId, versjon) order. Intervals are served on the object \
-collections without bbox or property filters, and not on vegnett. Without it: today.";
+[startdato, sluttdato) meets it, in (nvdbId, versjon) order, bbox and property filters \
+selecting among them. Intervals are served on the object collections, not on vegnett. \
+Without it: today.";
 
 /// `/ogc/api`: the OpenAPI 3.0 description of the OGC paths.
 async fn api(State(s): State<AppState>) -> Response {
