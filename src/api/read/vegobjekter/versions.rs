@@ -3,14 +3,16 @@
 //! list (every version of every object of the type, current and closed).
 //!
 //! A version is a row of the type's current table or of its history (`Generation::versions`).
-//! A closed version is rendered as a current object is, on the generation that answers (its
-//! placements on today's network; a placement on a link that no longer exists has no location).
+//! One version and `alle_versjoner` are answered from every version at once
+//! (`Generation::every_version`): each type's versions on the network of every day, so a
+//! closed version on a link that no longer exists is located there, with the same rendering
+//! and selection code as today's objects.
 //!
 //! `alle_versjoner` pages by version: the list is every (id, versjon) pair in that order, and
 //! the cursor (`start`) holds the last pair returned, so a page holds exactly `antall` versions
-//! and the pages together hold every version once. It takes no filter (the filters are
-//! evaluated by today's indexes, which know only the current versions): a filter or
-//! `tidspunkt` with it is 422/4009.
+//! and the pages together hold every version once. The list's filters select among the
+//! versions (areas and road references by the network of every day, `overlapp` against every
+//! version of the other type); `tidspunkt` (one day) and `segmentering` with it are 422/4009.
 
 use std::sync::Arc;
 
@@ -21,7 +23,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{
-    known_type, sees_sensitive, tolerance, ObjectPage, FILTERS, MAX_PAGE, OBJECT_INKLUDER,
+    known_type, off_the_workers, parse_filter, sees_sensitive, tolerance, ObjectPage, MAX_PAGE,
+    OBJECT_INKLUDER,
 };
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
@@ -39,17 +42,6 @@ use crate::snapshot::columns::{ObjectTable, OPEN_END};
 pub(super) const VERSION_PARAMS: &[&str] =
     &["inkluder", "inkludergeometri", "srid", "geometritoleranse"];
 crate::query_params!(VersionQuery = [VERSION_PARAMS], inkluder = OBJECT_INKLUDER);
-
-/// Parameters of the object list that `alle_versjoner` takes with it.
-const WITH_ALL_VERSIONS: &[&str] = &[
-    "inkluder",
-    "inkludergeometri",
-    "geometritoleranse",
-    "antall",
-    "start",
-    "srid",
-    "alle_versjoner",
-];
 
 /// One entry of `GET /vegobjekter/{type}/{id}/versjoner`.
 #[derive(Serialize, ToSchema)]
@@ -141,6 +133,8 @@ pub async fn get_version(
             ))
         })?;
     let data = page_data(tid, vec![(table, row)])?;
+    // located on the network of every day (its version's links, closed or not)
+    let g = off_the_workers(&s, move || g.every_version()).await?;
     let render = Render {
         s: &s,
         g: &g,
@@ -186,47 +180,6 @@ fn page_data(tid: u32, rows: Vec<(&ObjectTable, usize)>) -> ApiResult<TypeData> 
     Ok(TypeData::new(table, Default::default()))
 }
 
-/// The (table, row) of every version of type `tid` after the cursor (id, version), in
-/// (id, version) order, at most `count`.
-fn versions_after(
-    g: &Generation,
-    tid: u32,
-    after: Option<(u64, u32)>,
-    count: usize,
-) -> Vec<(&ObjectTable, usize)> {
-    let sources: Vec<&ObjectTable> = [
-        g.objects.get(&tid).map(|d| &*d.table),
-        g.history.get(&tid).map(|h| &**h),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let key = |t: &ObjectTable, r: usize| (t.id[r], t.version[r]);
-    let mut next: Vec<usize> = sources
-        .iter()
-        .map(|t| match after {
-            None => 0,
-            Some(c) => {
-                let mut r = t.id.partition_point(|&i| i < c.0);
-                while r < t.len() && key(t, r) <= c {
-                    r += 1;
-                }
-                r
-            }
-        })
-        .collect();
-    let mut out = Vec::with_capacity(count.min(1024));
-    while out.len() < count {
-        let best = (0..sources.len())
-            .filter(|&i| next[i] < sources[i].len())
-            .min_by_key(|&i| key(sources[i], next[i]));
-        let Some(i) = best else { break };
-        out.push((sources[i], next[i]));
-        next[i] += 1;
-    }
-    out
-}
-
 /// `GET /vegobjekter/{type}?alle_versjoner=true`: every version of the type's objects, paged
 /// by (id, versjon) (see the module's text).
 pub(super) async fn list_all_versions(
@@ -237,16 +190,16 @@ pub(super) async fn list_all_versions(
     q: Option<&str>,
     headers: &HeaderMap,
 ) -> ApiResult<Response> {
-    for name in FILTERS.iter().chain(["segmentering"].iter()) {
-        if p.has(name) && !WITH_ALL_VERSIONS.contains(name) {
+    for name in ["tidspunkt", "segmentering"] {
+        if p.has(name) {
             return Err(ApiError::bad(
                 4009,
                 format!("alle_versjoner kan ikke kombineres med {name}"),
             ));
         }
     }
-    let g = s.store.current();
-    known_type(&g, tid)?;
+    let current = s.store.current();
+    known_type(&current, tid)?;
     let srid = p.srid()?;
     let sensitive = sees_sensitive(&s, headers);
     let include = Include::from_words(
@@ -256,17 +209,55 @@ pub(super) async fn list_all_versions(
     );
     let antall = page_size(p, MAX_PAGE)?;
     let after = start(p)?.map(|c| (c.key, c.key2 as u32));
-    // one more than the page: whether a next page exists
-    let mut rows = versions_after(&g, tid, after, antall + 1);
-    let more = rows.len() > antall;
-    rows.truncate(antall);
-    let last = rows
-        .last()
-        .map(|(t, r)| (t.id[*r], f64::from(t.version[*r])));
-    let total = g.objects.get(&tid).map_or(0, |d| d.table.len())
-        + g.history.get(&tid).map_or(0, |h| h.len());
-    let data = Arc::new(page_data(tid, rows)?);
-    let page: Vec<u32> = (0..data.table.len() as u32).collect();
+    // every version at once, made off the workers on first use
+    let g = off_the_workers(&s, move || {
+        let every = current.every_version();
+        if let Some(d) = every.objects.get(&tid) {
+            let _ = d.index();
+        }
+        every
+    })
+    .await?;
+    let filter = parse_filter(&g, p, tid, srid, sensitive)?;
+    let data = g.objects.get(&tid).cloned();
+    let selected = {
+        let (g, data) = (g.clone(), data.clone());
+        off_the_workers(&s, move || match &data {
+            Some(d) => g.select_objects(d, &filter),
+            None => roaring::RoaringBitmap::new(),
+        })
+        .await?
+    };
+    let table = data.as_ref().map(|d| &*d.table);
+    // the rows after the cursor: the table is in (id, versjon) order
+    let first = match (after, table) {
+        (Some(c), Some(t)) => {
+            // the first row of id c.0, then past its versions up to c.1
+            let mut r = t.id.partition_point(|&i| i < c.0);
+            while r < t.len() && (t.id[r], t.version[r]) <= c {
+                r += 1;
+            }
+            r
+        }
+        _ => 0,
+    } as u32;
+    let skip = if first == 0 {
+        0
+    } else {
+        selected.rank(first - 1)
+    };
+    let end = (skip + antall as u64).min(selected.len());
+    let page: Vec<u32> = (skip..end)
+        .filter_map(|k| selected.select(k as u32))
+        .collect();
+    let more = end < selected.len();
+    let last = match (page.last(), table) {
+        (Some(&r), Some(t)) => Some((t.id[r as usize], f64::from(t.version[r as usize]))),
+        _ => None,
+    };
+    let total = selected.len() as usize;
+    let data =
+        data.unwrap_or_else(|| Arc::new(TypeData::new(ObjectTable::new(tid), Default::default())));
     let next = next_start(p, g.id, last)?;
     if n.geojson {
         let out = geojson::Crs::new(geojson::output_srid(p)?);
