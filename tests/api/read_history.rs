@@ -230,8 +230,27 @@ async fn text(s: &TestServer, path: &str) -> (u16, String) {
 
 /// The (id, versjon) of every object over all pages of `path` (with `?`), `antall` a page.
 async fn all_pages(s: &TestServer, path: &str, antall: usize) -> Vec<(u64, u32)> {
+    let url = format!("{}{path}&inkluder=metadata&antall={antall}", s.base);
     let mut out = Vec::new();
-    let mut url = format!("{}{path}&inkluder=metadata&antall={antall}", s.base);
+    for o in every_object(s, &url).await {
+        out.push((
+            o["id"].as_u64().unwrap(),
+            o["metadata"]["versjon"].as_u64().unwrap() as u32,
+        ));
+    }
+    out
+}
+
+/// The `objekter` of every page of a list from `url` on (following `neste` until a page is
+/// empty; no page larger than the `antall` in the URL).
+async fn every_object(s: &TestServer, url: &str) -> Vec<Value> {
+    let antall: usize = url
+        .split("antall=")
+        .nth(1)
+        .and_then(|a| a.split('&').next()?.parse().ok())
+        .unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    let mut url = url.to_string();
     for _ in 0..10_000 {
         let page: Value = s
             .client
@@ -247,12 +266,7 @@ async fn all_pages(s: &TestServer, path: &str, antall: usize) -> Vec<(u64, u32)>
             return out;
         }
         assert!(objects.len() <= antall, "{url}");
-        for o in objects {
-            out.push((
-                o["id"].as_u64().unwrap(),
-                o["metadata"]["versjon"].as_u64().unwrap() as u32,
-            ));
-        }
+        out.extend(objects.iter().cloned());
         url = page["metadata"]["neste"]["href"]
             .as_str()
             .unwrap()
@@ -558,30 +572,12 @@ async fn all_versions_page_through_every_version_once() {
     let last_day = |end: Days| if end == OPEN_END { today() } else { end - 1 };
     // the versions whose last day is one of a few days (one listing per day) on which every
     // link had started (the fixture's older versions reach back before their links)
-    let mut links_from: Days = 0;
-    let mut url = format!("{}/vegnett/lenker?antall=1000", s.base);
-    loop {
-        let page: Value = s
-            .client
-            .get(&url)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let links = page["objekter"].as_array().unwrap();
-        if links.is_empty() {
-            break;
-        }
-        for l in links {
-            links_from = links_from.max(day(l["metadata"]["startdato"].as_str().unwrap()));
-        }
-        url = page["metadata"]["neste"]["href"]
-            .as_str()
-            .unwrap()
-            .to_string();
-    }
+    let links = every_object(&s, &format!("{}/vegnett/lenker?antall=1000", s.base)).await;
+    let links_from = links
+        .iter()
+        .map(|l| day(l["metadata"]["startdato"].as_str().unwrap()))
+        .max()
+        .unwrap();
     let mut days: Vec<Days> = h
         .versions
         .iter()
