@@ -27,7 +27,6 @@ use smallvec::SmallVec;
 use super::objects::ObjectFilter;
 use crate::area::AreaKind;
 use crate::generation::{Generation, TypeData};
-use crate::index::bitmaps::part_length;
 use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF};
 use crate::util::FastMap;
 
@@ -87,19 +86,166 @@ fn row_codes(g: &Generation, d: Dimension, r: usize, out: &mut SmallVec<[u32; 4]
     }
 }
 
-/// Groups accumulated by packed key (one u32 per dimension in a u128).
+/// Largest number of dense slots a grouping gets (beyond: every group through the hash map).
+const MAX_DENSE: usize = 1 << 20;
+
+/// One dimension's codes numbered densely: the codes a network row or object can have there
+/// (the areas' numbers, contract indexes, letters, road types, the property's allowed values).
+struct DenseDim {
+    /// code -> dense index (`NONE`: not in the domain)
+    dense: Vec<u32>,
+    /// The dense index of [`NONE`], if the dimension has it.
+    none: Option<u32>,
+    /// dense index -> code
+    codes: Vec<u32>,
+}
+
+impl DenseDim {
+    fn new(g: &Generation, type_id: Option<u32>, d: Dimension) -> DenseDim {
+        let areas = g.areas;
+        let (mut codes, none): (Vec<u32>, bool) = match d {
+            Dimension::Area(AreaKind::Municipality) => (
+                areas
+                    .municipalities
+                    .iter()
+                    .map(|m| m.number as u32)
+                    .collect(),
+                false,
+            ),
+            Dimension::Area(AreaKind::County) => (
+                areas.counties.iter().map(|c| c.number as u32).collect(),
+                false,
+            ),
+            Dimension::Area(AreaKind::Region) => (
+                areas.regions.iter().map(|r| r.number as u32).collect(),
+                false,
+            ),
+            Dimension::Area(AreaKind::RoadDepartment) => (
+                areas
+                    .road_departments
+                    .iter()
+                    .map(|r| r.number as u32)
+                    .collect(),
+                false,
+            ),
+            Dimension::Area(AreaKind::Contract) => {
+                ((0..areas.contracts.len() as u32).collect(), false)
+            }
+            Dimension::Area(AreaKind::Route) => (Vec::new(), false),
+            Dimension::Category | Dimension::Phase => ((b'A' as u32..=b'Z' as u32).collect(), true),
+            Dimension::RoadType => (
+                (0..crate::snapshot::columns::ROAD_TYPES.len() as u32).collect(),
+                false,
+            ),
+            Dimension::Enum(p) => (
+                type_id
+                    .and_then(|t| g.catalog.object_type(t))
+                    .and_then(|t| t.property(p))
+                    .and_then(|p| p.allowed_values.as_ref())
+                    .map(|v| v.iter().map(|a| a.id).collect())
+                    .unwrap_or_default(),
+                true,
+            ),
+        };
+        codes.sort_unstable();
+        codes.dedup();
+        let top = codes.last().map_or(0, |&c| c as usize + 1);
+        let mut dense = vec![NONE; top.min(1 << 20)];
+        for (i, &c) in codes.iter().enumerate() {
+            if let Some(slot) = dense.get_mut(c as usize) {
+                *slot = i as u32;
+            }
+        }
+        let none = none.then(|| {
+            codes.push(NONE);
+            codes.len() as u32 - 1
+        });
+        DenseDim { dense, none, codes }
+    }
+
+    fn index(&self, code: u32) -> Option<u32> {
+        if code == NONE {
+            return self.none;
+        }
+        self.dense
+            .get(code as usize)
+            .copied()
+            .filter(|&i| i != NONE)
+    }
+}
+
+/// Dense slots for the keys whose every code is in its dimension's domain: slot = the sum of
+/// each dense index times its dimension's stride.
+struct Dense {
+    dims: Vec<DenseDim>,
+    strides: Vec<usize>,
+    size: usize,
+}
+
+impl Dense {
+    fn new(g: &Generation, type_id: Option<u32>, dims: &[Dimension]) -> Option<Dense> {
+        let dims: Vec<DenseDim> = dims.iter().map(|&d| DenseDim::new(g, type_id, d)).collect();
+        let mut strides = Vec::with_capacity(dims.len());
+        let mut size = 1usize;
+        for d in &dims {
+            strides.push(size);
+            size = size.checked_mul(d.codes.len().max(1))?;
+        }
+        (size <= MAX_DENSE).then_some(Dense {
+            dims,
+            strides,
+            size,
+        })
+    }
+
+    fn slot(&self, key: u128) -> Option<usize> {
+        let mut slot = 0;
+        for (i, d) in self.dims.iter().enumerate() {
+            slot += d.index((key >> (32 * i)) as u32)? as usize * self.strides[i];
+        }
+        Some(slot)
+    }
+
+    fn key(&self, slot: usize) -> u128 {
+        pack(
+            self.dims
+                .iter()
+                .zip(&self.strides)
+                .map(|(d, &stride)| d.codes[slot / stride % d.codes.len()]),
+        )
+    }
+}
+
+/// Groups accumulated by packed key (one u32 per dimension in a u128): in dense slots where
+/// every code of the key is in its domain, else in a hash map.
 struct Accumulator {
+    dense: Option<Dense>,
+    /// (count, length, last item counted) per dense slot.
+    cells: Vec<(u64, f64, u32)>,
     slots: FastMap<u128, u32>,
-    groups: Vec<(u128, u64, f64, u32)>,
-    last: Option<(u128, u32)>,
+    keys: Vec<u128>,
+    /// As `cells` for the keys of the hash map; slot `dense size + i`.
+    others: Vec<(u64, f64, u32)>,
+    last: Option<(u128, usize)>,
 }
 
 impl Accumulator {
-    fn new() -> Accumulator {
+    fn new(dense: Option<Dense>) -> Accumulator {
+        let size = dense.as_ref().map_or(0, |d| d.size);
         Accumulator {
+            dense,
+            cells: vec![(0, 0.0, 0); size],
             slots: FastMap::default(),
-            groups: Vec::new(),
+            keys: Vec::new(),
+            others: Vec::new(),
             last: None,
+        }
+    }
+
+    fn cell(&mut self, slot: usize) -> &mut (u64, f64, u32) {
+        match slot.checked_sub(self.cells.len()) {
+            None => &mut self.cells[slot],
+            Some(i) => &mut self.others[i],
         }
     }
 
@@ -109,20 +255,27 @@ impl Accumulator {
         let slot = match self.last {
             Some((k, s)) if k == key => s,
             _ => {
-                let next = self.groups.len() as u32;
-                let s = *self.slots.entry(key).or_insert(next);
-                if s == next {
-                    self.groups.push((key, 0, 0.0, 0));
-                }
+                let s = match self.dense.as_ref().and_then(|d| d.slot(key)) {
+                    Some(s) => s,
+                    None => {
+                        let next = self.keys.len() as u32;
+                        let i = *self.slots.entry(key).or_insert(next);
+                        if i == next {
+                            self.keys.push(key);
+                            self.others.push((0, 0.0, 0));
+                        }
+                        self.cells.len() + i as usize
+                    }
+                };
                 self.last = Some((key, s));
                 s
             }
-        } as usize;
-        let group = &mut self.groups[slot];
-        let first = group.3 != item;
+        };
+        let cell = self.cell(slot);
+        let first = cell.2 != item;
         if first {
-            group.1 += 1;
-            group.3 = item;
+            cell.0 += 1;
+            cell.2 = item;
         }
         (slot, first)
     }
@@ -130,26 +283,33 @@ impl Accumulator {
     /// Add `length` to group `key`, counting `item` once in it.
     fn add(&mut self, key: u128, item: u32, length: f64) {
         let (slot, _) = self.visit(key, item);
-        self.groups[slot].2 += length;
+        self.cell(slot).1 += length;
     }
 
     /// Add `length` to group `key` on `item`'s first visit only.
     fn add_once(&mut self, key: u128, item: u32, length: f64) {
         if let (slot, true) = self.visit(key, item) {
-            self.groups[slot].2 += length;
+            self.cell(slot).1 += length;
         }
     }
 
     fn finish(self, dims: usize) -> Vec<Group> {
-        let mut out: Vec<Group> = self
-            .groups
-            .into_iter()
-            .map(|(key, count, length_m, _)| Group {
-                key: (0..dims).map(|i| (key >> (32 * i)) as u32).collect(),
-                count,
-                length_m,
-            })
-            .collect();
+        let group = |key: u128, (count, length_m, _): (u64, f64, u32)| Group {
+            key: (0..dims).map(|i| (key >> (32 * i)) as u32).collect(),
+            count,
+            length_m,
+        };
+        let mut out: Vec<Group> = Vec::new();
+        if let Some(d) = &self.dense {
+            out.extend(
+                self.cells
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.0 > 0)
+                    .map(|(s, &c)| group(d.key(s), c)),
+            );
+        }
+        out.extend(self.keys.iter().zip(self.others).map(|(&k, c)| group(k, c)));
         out.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         out
     }
@@ -219,13 +379,12 @@ pub fn group_objects(
     if let Some(groups) = from_index(data, rows, f, segment, dims) {
         return groups;
     }
-    let table = &data.table;
-    let n = &g.network;
+    let pieces = data.pieces(g);
     let clip = segment && f.segments();
     let columns = enum_columns(data, dims);
     let on_network = dims.iter().any(|d| d.on_network());
     let mut codes: Vec<SmallVec<[u32; 4]>> = vec![SmallVec::new(); dims.len()];
-    let mut acc = Accumulator::new();
+    let mut acc = Accumulator::new(Dense::new(g, Some(data.table.type_id), dims));
     let mut ticker = super::budget::Ticker::new();
     for o in rows.iter().take_while(|_| !ticker.exhausted()) {
         let item = o + 1;
@@ -245,51 +404,38 @@ pub fn group_objects(
         }
         if !on_network {
             let length = if clip {
-                clipped_length(g, data, row, f)
+                pieces
+                    .of(row)
+                    .filter(|&k| f.row_passes(g, pieces.rows[k] as usize))
+                    .map(|k| pieces.length_m[k])
+                    .sum()
             } else {
                 data.index.length_m[row]
             };
             for_each_key(&codes, |k| acc.add_once(k, item, length));
             continue;
         }
-        for p in table.placements(row) {
-            let (from, to) = (table.loc_from[p], table.loc_to[p]);
-            for r in n.rows_overlapping(table.loc_link[p], from, to) {
-                for (i, d) in dims.iter().enumerate() {
-                    if d.on_network() {
-                        row_codes(g, *d, r, &mut codes[i]);
-                    }
+        for k in pieces.of(row) {
+            let r = pieces.rows[k] as usize;
+            for (i, d) in dims.iter().enumerate() {
+                if d.on_network() {
+                    row_codes(g, *d, r, &mut codes[i]);
                 }
-                if !segment {
-                    let whole = data.index.length_m[row];
-                    for_each_key(&codes, |k| acc.add_once(k, item, whole));
-                    continue;
-                }
-                let part = if !clip || f.row_passes(g, r) {
-                    part_length(n, r, from, to)
-                } else {
-                    0.0
-                };
-                for_each_key(&codes, |k| acc.add(k, item, part));
             }
+            if !segment {
+                let whole = data.index.length_m[row];
+                for_each_key(&codes, |k| acc.add_once(k, item, whole));
+                continue;
+            }
+            let part = if !clip || f.row_passes(g, r) {
+                pieces.length_m[k]
+            } else {
+                0.0
+            };
+            for_each_key(&codes, |k| acc.add(k, item, part));
         }
     }
     acc.finish(dims.len())
-}
-
-/// An object's length on the rows passing `f`'s segmenting filters.
-fn clipped_length(g: &Generation, data: &TypeData, row: usize, f: &ObjectFilter) -> f64 {
-    let (table, n) = (&data.table, &g.network);
-    let mut length = 0.0;
-    for p in table.placements(row) {
-        let (from, to) = (table.loc_from[p], table.loc_to[p]);
-        for r in n.rows_overlapping(table.loc_link[p], from, to) {
-            if f.row_passes(g, r) {
-                length += part_length(n, r, from, to);
-            }
-        }
-    }
-    length
 }
 
 /// One area dimension over every object of the type, segmented and without a segmenting
@@ -327,7 +473,7 @@ pub fn group_network(g: &Generation, rows: &RoaringBitmap, dims: &[Dimension]) -
     assert!(dims.len() <= MAX_DIMENSIONS, "at most {MAX_DIMENSIONS}");
     let n = &g.network;
     let mut codes: Vec<SmallVec<[u32; 4]>> = vec![SmallVec::new(); dims.len()];
-    let mut acc = Accumulator::new();
+    let mut acc = Accumulator::new(Dense::new(g, None, dims));
     for r in rows.iter() {
         for (i, d) in dims.iter().enumerate() {
             row_codes(g, *d, r as usize, &mut codes[i]);
@@ -440,5 +586,67 @@ mod tests {
         let mut none = 0;
         for_each_key(&[SmallVec::new()], |_| none += 1);
         assert_eq!(none, 0);
+    }
+
+    #[test]
+    fn dense_slots_and_the_hash_map_accumulate_alike() {
+        // two dimensions: codes {5, 7} and {1, 2, NONE}; 9 and 3 are outside the domains
+        let dim = |codes: &[u32], none: bool| {
+            let mut dense = vec![NONE; 10];
+            for (i, &c) in codes.iter().enumerate() {
+                dense[c as usize] = i as u32;
+            }
+            let mut all = codes.to_vec();
+            let none = none.then(|| {
+                all.push(NONE);
+                all.len() as u32 - 1
+            });
+            DenseDim {
+                dense,
+                none,
+                codes: all,
+            }
+        };
+        let dense = Dense {
+            dims: vec![dim(&[5, 7], false), dim(&[1, 2], true)],
+            strides: vec![1, 2],
+            size: 6,
+        };
+        for (k, s) in [((5, 1), 0), ((7, 1), 1), ((7, 2), 3), ((5, NONE), 4)] {
+            let key = pack([k.0, k.1].into_iter());
+            assert_eq!(dense.slot(key), Some(s));
+            assert_eq!(dense.key(s), key);
+        }
+        let visits = [
+            (5, 1, 1, 2.0),
+            (5, 1, 1, 3.0),
+            (9, 1, 1, 1.0),
+            (7, NONE, 2, 0.5),
+            (5, 1, 2, 1.0),
+            (9, 1, 3, 4.0),
+            (7, 3, 3, 1.5),
+        ];
+        let run = |dense: Option<Dense>| {
+            let mut acc = Accumulator::new(dense);
+            for &(a, b, item, length) in &visits {
+                acc.add(pack([a, b].into_iter()), item, length);
+            }
+            acc.finish(2)
+        };
+        let with = run(Some(dense));
+        assert_eq!(with, run(None));
+        let keys: Vec<(u32, u32, u64, f64)> = with
+            .iter()
+            .map(|g| (g.key[0], g.key[1], g.count, g.length_m))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                (5, 1, 2, 6.0),
+                (7, 3, 1, 1.5),
+                (7, NONE, 1, 0.5),
+                (9, 1, 2, 5.0)
+            ]
+        );
     }
 }
