@@ -165,7 +165,7 @@ pub async fn list_type_statistics(
         off_the_workers(&s, move || {
             g.objects
                 .iter()
-                .filter(|(_, d)| d.table.len() > 0)
+                .filter(|(_, d)| !d.table.is_empty())
                 .map(|(&tid, data)| {
                     let rows = g.selected_rows(data, &filter);
                     let length = g.objects_length(data, &rows, &filter, segment);
