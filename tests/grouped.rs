@@ -120,7 +120,7 @@ fn brute_objects(
         let o = o as usize;
         let mut seen: BTreeMap<Vec<u32>, f64> = BTreeMap::new();
         let on_network = dims.iter().any(|d| !matches!(d, Dimension::Enum(_)));
-        let whole = d.index.length_m[o];
+        let whole = d.index().length_m[o];
         if !on_network {
             let key: Vec<u32> = dims
                 .iter()
@@ -290,7 +290,7 @@ proptest! {
         };
         let mut want = BTreeMap::new();
         let keys: Vec<u32> = match dim {
-            Dimension::Area(kind) => d.index.areas.keys().filter(|k| k.0 == kind).map(|k| k.1).collect(),
+            Dimension::Area(kind) => d.index().areas.keys().filter(|k| k.0 == kind).map(|k| k.1).collect(),
             Dimension::Enum(p) => (0..d.table.len()).map(|r| enum_code(d, p, r)).collect(),
             _ => unreachable!(),
         };
@@ -360,7 +360,7 @@ proptest! {
             let ungrouped: f64 = if segment && f.segments() {
                 rows.iter().map(|o| g.object_parts(&d.table, o as usize, Some(&f)).iter().map(|p| p.length_m).sum::<f64>()).sum()
             } else {
-                rows.iter().map(|o| d.index.length_m[o as usize]).sum()
+                rows.iter().map(|o| d.index().length_m[o as usize]).sum()
             };
             let lengths: Vec<f64> = groups.iter().map(|g| g.length_m).collect();
             prop_assert!(close(lengths.iter().sum(), ungrouped));

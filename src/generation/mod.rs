@@ -81,6 +81,7 @@ impl TypeData {
             index: std::sync::OnceLock::new(),
             index_from: Some(index_from),
             spatial: std::sync::OnceLock::new(),
+            pieces: std::sync::OnceLock::new(),
         }
     }
 

@@ -410,7 +410,7 @@ pub fn group_objects(
                     .map(|k| pieces.length_m[k])
                     .sum()
             } else {
-                data.index.length_m[row]
+                data.index().length_m[row]
             };
             for_each_key(&codes, |k| acc.add_once(k, item, length));
             continue;
@@ -423,7 +423,7 @@ pub fn group_objects(
                 }
             }
             if !segment {
-                let whole = data.index.length_m[row];
+                let whole = data.index().length_m[row];
                 for_each_key(&codes, |k| acc.add_once(k, item, whole));
                 continue;
             }
@@ -453,7 +453,7 @@ fn from_index(
     if !segment || f.segments() || rows.len() != data.table.len() as u64 {
         return None;
     }
-    let idx = &data.index;
+    let idx = data.index();
     let mut out: Vec<Group> = idx
         .areas
         .iter()
