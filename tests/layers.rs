@@ -45,6 +45,8 @@ const LAYERS: &[&[&str]] = &[
         "api::cursor",
         "api::request_base",
         "api::xml",
+        // CSV of the table answers (media's content type, the statistics tables' rows)
+        "api::csv",
     ],
     &["api::error"],
     // what a request is, from its path: the one place path strings are matched

@@ -98,6 +98,9 @@ echo "== GIS clients: bbox answers of the OGC API (OWSLib) and v2 kartutsnitt ag
 "$VENV/bin/pip" install --quiet --disable-pip-version-check OWSLib==0.35.0 shapely requests pytest
 suite "$VENV/bin/python" tests/gis
 
+echo "== CSV tables: the statistics tables and object lists read by Python's csv module, on the demo"
+suite "$VENV/bin/python" tests/tables
+
 echo "== files: GIS exports in GDAL, engines (DuckDB, Dask) over a generation on S3 (moto)"
 # gdal-bin for ogrinfo (only when missing; another block may install it too)
 apt_install ogrinfo gdal-bin

@@ -33,6 +33,24 @@ pub fn begin_geo<'q>(
     begin_with(headers, query, allowed, media::negotiate_geo)
 }
 
+/// As [`begin`] for the table answers that also come as CSV (`Negotiated::csv`).
+pub fn begin_csv<'q>(
+    headers: &HeaderMap,
+    query: Option<&'q str>,
+    allowed: &[&str],
+) -> ApiResult<(Params<'q>, Negotiated)> {
+    begin_with(headers, query, allowed, media::negotiate_csv)
+}
+
+/// As [`begin`] with GeoJSON and CSV (the object lists).
+pub fn begin_geo_csv<'q>(
+    headers: &HeaderMap,
+    query: Option<&'q str>,
+    allowed: &[&str],
+) -> ApiResult<(Params<'q>, Negotiated)> {
+    begin_with(headers, query, allowed, media::negotiate_geo_csv)
+}
+
 fn begin_with<'q>(
     headers: &HeaderMap,
     query: Option<&'q str>,

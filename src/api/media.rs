@@ -127,6 +127,9 @@ pub struct Negotiated {
     /// GeoJSON (`application/geo+json` or the `.geojson` suffix) was asked for; only endpoints
     /// that negotiate with [`negotiate_geo`] (through `api::begin_geo`) ever see it set.
     pub geojson: bool,
+    /// CSV (`text/csv` or the `.csv` suffix) was asked for; only endpoints that negotiate with
+    /// [`negotiate_csv`] ever see it set (`api::csv`).
+    pub csv: bool,
 }
 
 /// The GeoJSON media type (RFC 7946).
@@ -143,13 +146,14 @@ impl Negotiated {
             plain_vendor: false,
             resource: DEFAULT_RESOURCE,
             geojson: false,
+            csv: false,
         }
     }
 
     /// The answer is compact JSON (no pretty printing, not XML or GeoJSON): what handlers that
     /// write their JSON themselves (`dto::PositionJson`) write; other formats go through serde.
     pub fn compact_json(&self) -> bool {
-        self.format == Format::Json && !self.pretty && !self.geojson
+        self.format == Format::Json && !self.pretty && !self.geojson && !self.csv
     }
 
     /// 3D WKT tagged `Z` (`LINESTRING Z (…)`): from revision 1, and for the plain vendor type.
@@ -176,6 +180,9 @@ impl Negotiated {
     pub fn content_type(&self) -> HeaderValue {
         if self.geojson {
             return const { HeaderValue::from_static(GEOJSON) };
+        }
+        if self.csv {
+            return const { HeaderValue::from_static(super::csv::TEXT_CSV) };
         }
         // the common types without building a string, checked when compiled (`from_static`
         // checks every byte; at run time that was 300 instructions per answer)
@@ -272,9 +279,18 @@ struct Range {
     revision: Option<u8>,
     vendor: bool,
     geojson: bool,
+    csv: bool,
 }
 
-fn parse_range(mt: &str, geojson: bool) -> Option<Range> {
+/// The formats an endpoint answers besides JSON and XML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Extra {
+    geojson: bool,
+    csv: bool,
+}
+
+fn parse_range(mt: &str, extra: Extra) -> Option<Range> {
+    let geojson = extra.geojson;
     let generic = |format, wildcard| {
         Some(Range {
             format,
@@ -282,6 +298,7 @@ fn parse_range(mt: &str, geojson: bool) -> Option<Range> {
             revision: Some(NEWEST_REVISION),
             vendor: false,
             geojson: false,
+            csv: false,
         })
     };
     match mt {
@@ -291,6 +308,15 @@ fn parse_range(mt: &str, geojson: bool) -> Option<Range> {
             revision: Some(NEWEST_REVISION),
             vendor: false,
             geojson: true,
+            csv: false,
+        }),
+        "text/csv" if extra.csv => Some(Range {
+            format: Format::Json,
+            wildcard: false,
+            revision: Some(NEWEST_REVISION),
+            vendor: false,
+            geojson: false,
+            csv: true,
         }),
         "" | "*/*" | "application/*" => generic(Format::Json, true),
         "application/json" | "text/json" => generic(Format::Json, false),
@@ -317,6 +343,7 @@ fn parse_range(mt: &str, geojson: bool) -> Option<Range> {
                 revision,
                 vendor: true,
                 geojson: false,
+                csv: false,
             })
         }
     }
@@ -330,26 +357,58 @@ pub fn mentions_xml(accept: &[u8]) -> bool {
 
 /// One media range of `Accept` without its parameters, lower-cased only when it has upper-case
 /// letters (clients send lower case: no copy then).
-fn range_of(r: &str, geojson: bool) -> Option<Range> {
+fn range_of(r: &str, extra: Extra) -> Option<Range> {
     let mt = r.split(';').next().unwrap_or("").trim();
     if mt.bytes().any(|b| b.is_ascii_uppercase()) {
-        parse_range(&mt.to_ascii_lowercase(), geojson)
+        parse_range(&mt.to_ascii_lowercase(), extra)
     } else {
-        parse_range(mt, geojson)
+        parse_range(mt, extra)
     }
 }
 
 pub fn negotiate(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
-    negotiate_with(headers, pretty, false)
+    negotiate_with(headers, pretty, Extra::default())
 }
 
 /// As [`negotiate`] for endpoints that also answer GeoJSON (`application/geo+json` in Accept,
 /// or the `.geojson` suffix, which wins like the other suffixes).
 pub fn negotiate_geo(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
-    negotiate_with(headers, pretty, true)
+    negotiate_with(
+        headers,
+        pretty,
+        Extra {
+            geojson: true,
+            csv: false,
+        },
+    )
 }
 
-fn negotiate_with(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiResult<Negotiated> {
+/// As [`negotiate`] for the table answers that also come as CSV (`text/csv` in Accept, or the
+/// `.csv` suffix, which wins like the other suffixes): the statistics tables.
+pub fn negotiate_csv(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
+    negotiate_with(
+        headers,
+        pretty,
+        Extra {
+            geojson: false,
+            csv: true,
+        },
+    )
+}
+
+/// As [`negotiate`] with GeoJSON and CSV (the object lists).
+pub fn negotiate_geo_csv(headers: &HeaderMap, pretty: bool) -> ApiResult<Negotiated> {
+    negotiate_with(
+        headers,
+        pretty,
+        Extra {
+            geojson: true,
+            csv: true,
+        },
+    )
+}
+
+fn negotiate_with(headers: &HeaderMap, pretty: bool, extra: Extra) -> ApiResult<Negotiated> {
     // No `Accept` and no suffix (most programs' requests): the answer for an empty request,
     // worked out once by the rules below (negotiating it per request was a sixth of a
     // `/posisjon` handler).
@@ -359,22 +418,35 @@ fn negotiate_with(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiResult
         .any(|name| name == header::ACCEPT || name == SUFFIX_FORMAT)
     {
         // Not mutable state: the fixed answer of the rules to an empty request, worked out once.
-        static PLAIN: [std::sync::OnceLock<Option<Negotiated>>; 2] =
-            [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
-        let plain = PLAIN[usize::from(geojson)]
-            .get_or_init(|| negotiate_by_rules(&HeaderMap::new(), false, geojson).ok());
+        static PLAIN: [std::sync::OnceLock<Option<Negotiated>>; 4] = [
+            std::sync::OnceLock::new(),
+            std::sync::OnceLock::new(),
+            std::sync::OnceLock::new(),
+            std::sync::OnceLock::new(),
+        ];
+        let plain = PLAIN[usize::from(extra.geojson) + 2 * usize::from(extra.csv)]
+            .get_or_init(|| negotiate_by_rules(&HeaderMap::new(), false, extra).ok());
         if let Some(n) = plain {
             return Ok(Negotiated { pretty, ..*n });
         }
     }
-    negotiate_by_rules(headers, pretty, geojson)
+    negotiate_by_rules(headers, pretty, extra)
 }
 
-fn negotiate_by_rules(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiResult<Negotiated> {
+fn negotiate_by_rules(headers: &HeaderMap, pretty: bool, extra: Extra) -> ApiResult<Negotiated> {
+    let geojson = extra.geojson;
     let suffix = match headers.get(&SUFFIX_FORMAT).map(|v| v.as_bytes()) {
         Some(b"xml") => Some((Format::Xml, false)),
         Some(b"json") => Some((Format::Json, false)),
         Some(b"geojson") if geojson => Some((Format::Json, true)),
+        Some(b"csv") if extra.csv => return Ok(csv_answer(pretty)),
+        Some(b"csv") => {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                4001,
+                "CSV (.csv) støttes ikke for denne ressursen",
+            ))
+        }
         Some(b"geojson") => {
             return Err(ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -391,7 +463,7 @@ fn negotiate_by_rules(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiRe
         .unwrap_or("*/*");
     // the first understood range decides (clients list what they want first); with a suffix,
     // the first range of that format gives the revision
-    let mut ranges = accept.split(',').filter_map(|r| range_of(r, geojson));
+    let mut ranges = accept.split(',').filter_map(|r| range_of(r, extra));
     let chosen = match suffix {
         Some((f, geo)) => ranges
             .find(|r| r.format == f && !r.wildcard && r.geojson == geo)
@@ -401,6 +473,7 @@ fn negotiate_by_rules(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiRe
                 revision: Some(NEWEST_REVISION),
                 vendor: false,
                 geojson: geo,
+                csv: false,
             })),
         None => {
             // a wildcard (e.g. a browser's trailing `*/*`) must not hide a specific type
@@ -435,7 +508,16 @@ fn negotiate_by_rules(headers: &HeaderMap, pretty: bool, geojson: bool) -> ApiRe
         plain_vendor: r.vendor && r.revision.is_none(),
         resource,
         geojson: r.geojson,
+        csv: r.csv,
     })
+}
+
+/// What a CSV answer is negotiated as (its content type is `api::csv::TEXT_CSV`).
+fn csv_answer(pretty: bool) -> Negotiated {
+    Negotiated {
+        csv: true,
+        ..Negotiated::default_json(pretty)
+    }
 }
 
 fn with_type(bytes: Vec<u8>, ct: HeaderValue) -> Response {
@@ -555,165 +637,4 @@ pub fn render_bytes<T: Serialize + ?Sized>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_request_without_accept_or_suffix_is_negotiated_as_the_rules_say() {
-        for geojson in [false, true] {
-            for pretty in [false, true] {
-                let mut h = HeaderMap::new();
-                h.insert(header::HOST, HeaderValue::from_static("x"));
-                let remembered = negotiate_with(&h, pretty, geojson).unwrap();
-                let by_rules = negotiate_by_rules(&h, pretty, geojson).unwrap();
-                assert_eq!(remembered, by_rules);
-                // and the same as asking for anything
-                h.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
-                assert_eq!(negotiate_with(&h, pretty, geojson).unwrap(), by_rules);
-            }
-        }
-    }
-
-    #[test]
-    fn content_types_are_valid_header_values_of_the_negotiated_type() {
-        for accept in [
-            "application/json",
-            "application/xml",
-            "application/geo+json",
-            "application/vnd.vegvesen.nvdb-v2+json",
-            "application/vnd.vegvesen.nvdb-v2+xml",
-            "application/vnd.vegvesen.nvdb-v2-rev0+json",
-            "application/vnd.vegvesen.nvdb-v2-rev1+xml",
-            "application/vnd.vegvesen.nvdb-v2-rev2+json",
-        ] {
-            let mut h = HeaderMap::new();
-            h.insert(header::ACCEPT, HeaderValue::from_str(accept).unwrap());
-            let n = negotiate_geo(&h, false).unwrap();
-            let ct = n.content_type();
-            assert_eq!(ct.to_str().unwrap().split(';').next().unwrap(), accept);
-            if !n.geojson {
-                assert_eq!(ct.to_str().unwrap(), n.content_type_text());
-            }
-        }
-    }
-
-    fn neg(accept: Option<&str>, suffix: Option<&str>) -> ApiResult<Negotiated> {
-        let mut h = HeaderMap::new();
-        if let Some(a) = accept {
-            h.insert(header::ACCEPT, HeaderValue::from_str(a).unwrap());
-        }
-        if let Some(s) = suffix {
-            h.insert(SUFFIX_FORMAT, HeaderValue::from_str(s).unwrap());
-        }
-        negotiate(&h, false)
-    }
-
-    #[test]
-    fn revisions_and_formats() {
-        let n = neg(None, None).unwrap();
-        assert_eq!((n.format, n.revision, n.vendor), (Format::Json, 2, false));
-        assert_eq!(n.content_type(), "application/json;charset=utf-8");
-        let n = neg(Some("application/vnd.vegvesen.nvdb-v2+json"), None).unwrap();
-        assert!(n.plain_vendor && n.wkt_z_tag() && n.total_count() && !n.old_importance_text());
-        assert!(!n.datetime_with_t());
-        let n = neg(Some("application/vnd.vegvesen.nvdb-v2-rev0+json"), None).unwrap();
-        assert!(!n.wkt_z_tag() && n.total_count() && n.old_importance_text());
-        assert_eq!(
-            n.content_type(),
-            "application/vnd.vegvesen.nvdb-v2-rev0+json;charset=utf-8"
-        );
-        let n = neg(Some("application/vnd.vegvesen.nvdb-v2-rev1+xml"), None).unwrap();
-        assert_eq!((n.format, n.revision), (Format::Xml, 1));
-        assert!(n.wkt_z_tag() && !n.total_count() && !n.datetime_with_t());
-        let n = neg(Some("application/vnd.vegvesen.nvdb-v2-rev7+json"), None).unwrap();
-        assert_eq!(
-            n.content_type(),
-            "application/vnd.vegvesen.nvdb-v2-rev2+json;charset=utf-8"
-        );
-        assert_eq!(neg(Some("text/xml"), None).unwrap().format, Format::Xml);
-        assert_eq!(
-            neg(Some("application/xml"), None).unwrap().content_type(),
-            "application/xml;charset=utf-8"
-        );
-        assert_eq!(
-            neg(Some("text/html,application/xhtml+xml,*/*;q=0.8"), None)
-                .unwrap()
-                .format,
-            Format::Json
-        );
-        assert_eq!(neg(Some("image/png"), None).unwrap_err().code, 4001);
-        // the suffix wins; the revision comes from an Accept range of that format
-        let n = neg(
-            Some("application/vnd.vegvesen.nvdb-v2-rev1+xml"),
-            Some("xml"),
-        )
-        .unwrap();
-        assert_eq!((n.format, n.revision, n.vendor), (Format::Xml, 1, true));
-        let n = neg(Some("application/json"), Some("xml")).unwrap();
-        assert_eq!((n.format, n.revision), (Format::Xml, 2));
-        assert_eq!(
-            neg(Some("image/png"), Some("json")).unwrap().format,
-            Format::Json
-        );
-    }
-
-    #[test]
-    fn geojson_only_where_negotiated_for() {
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::ACCEPT,
-            HeaderValue::from_static("application/geo+json"),
-        );
-        assert_eq!(negotiate(&h, false).unwrap_err().code, 4001);
-        let n = negotiate_geo(&h, false).unwrap();
-        assert!(n.geojson && n.format == Format::Json);
-        assert_eq!(n.content_type(), GEOJSON);
-        let mut h = HeaderMap::new();
-        h.insert(SUFFIX_FORMAT, HeaderValue::from_static("geojson"));
-        assert!(negotiate_geo(&h, false).unwrap().geojson);
-        assert_eq!(negotiate(&h, false).unwrap_err().code, 4001);
-        // a v2 client's types never give GeoJSON
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::ACCEPT,
-            HeaderValue::from_static("application/vnd.vegvesen.nvdb-v2+json, */*"),
-        );
-        assert!(!negotiate_geo(&h, false).unwrap().geojson);
-    }
-
-    #[test]
-    fn static_content_types_are_the_built_ones() {
-        for format in [Format::Json, Format::Xml] {
-            for (vendor, plain_vendor) in
-                [(false, false), (true, false), (true, true), (false, true)]
-            {
-                for revision in 0..=NEWEST_REVISION {
-                    let n = Negotiated {
-                        revision,
-                        format,
-                        vendor,
-                        plain_vendor,
-                        ..Negotiated::default_json(false)
-                    };
-                    assert_eq!(n.content_type(), n.content_type_text().as_str(), "{n:?}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn resources_name_the_root() {
-        let r = Resource::from_path("/vegobjekttyper");
-        assert_eq!(
-            (r.root().list, r.root().single),
-            ("vegobjekttyper", "vegobjekttyper")
-        );
-        let r = Resource::from_path("/vegobjekter/105/123");
-        assert_eq!(
-            (r.root().list, r.root().single),
-            ("vegobjekter", "vegobjekt")
-        );
-        assert_eq!(Resource::from_path("/").name(), DEFAULT_ROOT);
-        assert_eq!(Resource::from_path("/a%20b").name(), DEFAULT_ROOT);
-    }
-}
+mod tests;

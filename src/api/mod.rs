@@ -7,6 +7,7 @@
 
 pub mod access_log;
 pub mod catalog_docs;
+pub mod csv;
 pub mod cursor;
 pub mod dated;
 pub mod docs;

@@ -22,7 +22,7 @@ pub const META_PATHS: &[&str] = &["/openapi.json", "/docs", "/docs/{asset}"];
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "vegdb — NVDB API LES v2", description = "Read interface of the Norwegian road database, API version 2, as served by vegdb. Every answer is JSON (default) or XML (`Accept: application/xml`, or a `.xml` suffix on the path); `?pretty=true` indents it. Errors are a JSON array of `{code, message, help_url}`."),
+    info(title = "vegdb — NVDB API LES v2", description = "Read interface of the Norwegian road database, API version 2, as served by vegdb. Every answer is JSON (default) or XML (`Accept: application/xml`, or a `.xml` suffix on the path); `?pretty=true` indents it. The statistics tables and the object lists also come as CSV (`Accept: text/csv`, or a `.csv` suffix). Errors are a JSON array of `{code, message, help_url}`."),
     servers((url = "/nvdb/api/v2")),
     components(schemas(super::error::ErrorBody))
 )]
@@ -172,6 +172,10 @@ fn refine(v: &mut Value, api: Api) {
                         "schema": {"type": "string", "minLength": 1}}));
                 }
             }
+            let csv = op
+                .get("operationId")
+                .and_then(Value::as_str)
+                .is_some_and(|id| CSV_OPERATIONS.contains(&id));
             let responses = op.entry("responses").or_insert_with(|| json!({}));
             let Some(responses) = responses.as_object_mut() else {
                 continue;
@@ -187,9 +191,22 @@ fn refine(v: &mut Value, api: Api) {
             for (_, r) in responses.iter_mut() {
                 add_xml(r);
             }
+            if let (true, Some(ok)) = (csv, responses.get_mut("200")) {
+                ok["content"]["text/csv"] = json!({"schema": {"type": "string",
+                    "description": "RFC 4180, a header line then one line per row; nested members as `outer.inner` columns"}});
+            }
         }
     }
 }
+
+/// The read operations that also answer CSV (`api::csv`).
+const CSV_OPERATIONS: &[&str] = &[
+    "list_objects",
+    "get_grouped_statistics",
+    "list_type_statistics",
+    "get_network_statistics",
+    "get_grouped_network_statistics",
+];
 
 /// A parameter's type without `null`. Integers the handlers parse into 32- or 64-bit types get that bound (a larger number is a
 /// 4xx, not a valid request); the write API's query numbers are unsigned 32-bit.
@@ -336,5 +353,34 @@ mod tests {
             assert!(names.contains(filter), "{filter} missing: {names:?}");
         }
         assert!(names.len() >= 13 + 2, "{names:?}");
+    }
+
+    #[test]
+    fn the_csv_operations_document_text_csv_and_the_others_do_not() {
+        let v = served(Api::Read);
+        let mut found = Vec::new();
+        for (path, item) in v["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                let csv = op["responses"]["200"]["content"]["text/csv"].is_object();
+                let id = op["operationId"].as_str().unwrap_or_default();
+                assert_eq!(csv, CSV_OPERATIONS.contains(&id), "{method} {path} ({id})");
+                if csv {
+                    found.push(id);
+                }
+            }
+        }
+        found.sort();
+        let mut want = CSV_OPERATIONS.to_vec();
+        want.sort();
+        assert_eq!(found, want);
+        // the grouped operations take the grouping, required
+        for path in [
+            "/vegobjekter/{type}/statistikk/gruppert",
+            "/vegnett/statistikk/gruppert",
+        ] {
+            let p = v["paths"][path]["get"]["parameters"].as_array().unwrap();
+            let g = p.iter().find(|p| p["name"] == "gruppering").expect(path);
+            assert_eq!(g["required"], true, "{path}");
+        }
     }
 }

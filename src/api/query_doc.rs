@@ -127,6 +127,11 @@ fn output_parameter(name: &str, inkluder: &[&str]) -> Option<ParameterDoc> {
             "Cut stretches to the area filters (true) or return whole objects (false)",
             false,
         ),
+        "gruppering" => (
+            json!({"type": "string", "pattern": "^[a-z]+(\\([0-9]{1,9}\\))?(,[a-z]+(\\([0-9]{1,9}\\))?)*$"}),
+            "What to group by, comma list of at most 4 different ones: fylke, kommune, region, vegavdeling, kontraktsomrade, vegkategori, vegfase, typeveg, and on objects egenskap(<egenskapstype id>) of an enumerated property. One row per group with objects (rows), sorted by key",
+            true,
+        ),
         _ => return None,
     })
 }

@@ -58,6 +58,8 @@ pub enum Suffix {
     Geojson,
     Json,
     Xml,
+    /// CSV, for the tables that have it (`api::csv`).
+    Csv,
 }
 
 impl Suffix {
@@ -67,6 +69,7 @@ impl Suffix {
             Suffix::Geojson => "geojson",
             Suffix::Json => "json",
             Suffix::Xml => "xml",
+            Suffix::Csv => "csv",
         }
     }
 }
@@ -191,9 +194,12 @@ fn classify_read(below: &str) -> RequestClass {
 fn dated(resource: &str, label: RouteLabel) -> bool {
     match label {
         RouteLabel::Road | RouteLabel::RoadBatch | RouteLabel::Position => true,
-        RouteLabel::Network => resource.starts_with("/vegnett/lenker"),
+        RouteLabel::Network => {
+            resource.starts_with("/vegnett/lenker") || resource.starts_with("/vegnett/statistikk")
+        }
         RouteLabel::Objects => {
-            // {type}, {type}/statistikk, {type}/{id}, {type}/{id}/egenskaper[/{egenskapstype}]
+            // {type}, {type}/statistikk, {type}/{id}, {type}/{id}/egenskaper[/{egenskapstype}],
+            // {type}/statistikk/gruppert, and statistikk (every type)
             let rest = resource
                 .trim_start_matches("/vegobjekter")
                 .trim_matches('/');
@@ -202,6 +208,7 @@ fn dated(resource: &str, label: RouteLabel) -> bool {
                 (Some(""), _, _) => false,
                 (Some(_), Some("endringer"), None) => false,
                 (Some(_), _, None) => true,
+                (Some(_), Some("statistikk"), Some("gruppert")) => segments.next().is_none(),
                 (Some(_), Some(_), Some(third)) => third == "egenskaper",
                 _ => false,
             }
@@ -222,6 +229,8 @@ pub fn split_suffix(below: &str) -> (&str, Option<Suffix>) {
         (p, Some(Suffix::Json))
     } else if let Some(p) = below.strip_suffix(".xml") {
         (p, Some(Suffix::Xml))
+    } else if let Some(p) = below.strip_suffix(".csv") {
+        (p, Some(Suffix::Csv))
     } else {
         (below, None)
     }
@@ -332,6 +341,10 @@ mod tests {
         );
         assert_eq!(classify("/nvdb/api/v2/openapi.json").suffix, None);
         assert_eq!(
+            classify("/nvdb/api/v2/vegnett/statistikk.csv").suffix,
+            Some(Suffix::Csv)
+        );
+        assert_eq!(
             classify("/nvdb/api/v2/posisjon").direct,
             Some(Direct::Position)
         );
@@ -356,6 +369,11 @@ mod tests {
             ("/vegobjekter/105/1/versjoner", false),
             ("/vegobjekter/105/1/2", false),
             ("/vegobjekter/105/endringer", false),
+            ("/vegobjekter/105/statistikk/gruppert", true),
+            ("/vegobjekter/105/statistikk/gruppert.csv", true),
+            ("/vegobjekter/statistikk", true),
+            ("/vegnett/statistikk", true),
+            ("/vegnett/statistikk/gruppert.xml", true),
             ("/vegobjekter", false),
             ("/vegobjekter/", false),
             ("/posisjon", true),

@@ -45,6 +45,7 @@ pub struct TypeData {
     /// How a view's index is made on first use (None: set from the start).
     index_from: Option<IndexSource>,
     spatial: std::sync::OnceLock<Arc<spatial::ObjectIndex>>,
+    pieces: std::sync::OnceLock<Arc<crate::index::pieces::ObjectPieces>>,
 }
 
 /// What a type's bitmap index is built from besides its table: the network that locates its
@@ -68,6 +69,7 @@ impl TypeData {
             index: std::sync::OnceLock::from(index),
             index_from: None,
             spatial: std::sync::OnceLock::new(),
+            pieces: std::sync::OnceLock::new(),
         }
     }
 
@@ -79,6 +81,7 @@ impl TypeData {
             index: std::sync::OnceLock::new(),
             index_from: Some(index_from),
             spatial: std::sync::OnceLock::new(),
+            pieces: std::sync::OnceLock::new(),
         }
     }
 
@@ -105,6 +108,19 @@ impl TypeData {
     pub fn object_index(&self, g: &Generation) -> Arc<spatial::ObjectIndex> {
         self.spatial
             .get_or_init(|| Arc::new(spatial::ObjectIndex::build(g, self)))
+            .clone()
+    }
+
+    /// Each object's network rows and lengths on them (`index::pieces`), built on the first
+    /// call from `g`'s network (the generation this type belongs to).
+    pub fn pieces(&self, g: &Generation) -> Arc<crate::index::pieces::ObjectPieces> {
+        self.pieces
+            .get_or_init(|| {
+                Arc::new(crate::index::pieces::ObjectPieces::build(
+                    &self.table,
+                    &g.network,
+                ))
+            })
             .clone()
     }
 }

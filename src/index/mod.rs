@@ -4,4 +4,5 @@
 pub mod bitmaps;
 pub mod grid;
 pub mod network;
+pub mod pieces;
 pub mod rtree;

@@ -2,6 +2,7 @@
 
 pub mod budget;
 pub mod egenskap;
+pub mod grouped;
 pub mod limits;
 pub mod network;
 pub mod objects;

@@ -45,6 +45,19 @@ pub const ROUTES: &[(&str, &str)] = &[
         "/vegobjekter/{type}/statistikk",
         "/vegobjekter/105/statistikk/",
     ),
+    (
+        "/vegobjekter/{type}/statistikk/gruppert",
+        "/vegobjekter/105/statistikk/gruppert?gruppering=kommune,egenskap(2021)",
+    ),
+    (
+        "/vegobjekter/statistikk",
+        "/vegobjekter/statistikk?kommune=5001",
+    ),
+    ("/vegnett/statistikk", "/vegnett/statistikk?kommune=5001"),
+    (
+        "/vegnett/statistikk/gruppert",
+        "/vegnett/statistikk/gruppert?gruppering=kommune,vegkategori",
+    ),
     ("/vegobjekter/{type}/{id}", "/vegobjekter/105/100000000"),
     (
         "/vegobjekter/{type}/{id}/egenskaper",

@@ -385,6 +385,10 @@ async fn every_readme_example_answers_with_data_on_the_demo_snapshot() {
         }
         let r = rb.send().await.expect("request");
         let status = r.status().as_u16();
+        let csv = r
+            .headers()
+            .get("content-type")
+            .is_some_and(|t| t.as_bytes().starts_with(b"text/csv"));
         let tile = req
             .url
             .split('?')
@@ -397,6 +401,12 @@ async fn every_readme_example_answers_with_data_on_the_demo_snapshot() {
             match (status, bytes.is_empty()) {
                 (200, false) => Ok(()),
                 _ => Err(format!("tile: HTTP {status}, {} bytes", bytes.len())),
+            }
+        } else if (200..300).contains(&status) && csv {
+            // a table: a header and at least one row
+            match text.lines().count() {
+                0 | 1 => Err("a CSV table without rows".into()),
+                _ => Ok(()),
             }
         } else if (200..300).contains(&status) {
             serde_json::from_str::<Value>(&text)

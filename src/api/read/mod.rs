@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod endringer;
 pub mod omrader;
 pub mod posisjon;
+pub mod statistikk;
 pub mod status;
 pub mod veg;
 pub mod vegnett;
@@ -25,5 +26,6 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(posisjon::routes())
         .merge(vegnett::routes())
         .merge(vegobjekter::routes())
+        .merge(statistikk::routes())
         .merge(endringer::routes())
 }

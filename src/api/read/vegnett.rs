@@ -34,7 +34,7 @@ use crate::snapshot::columns::{ROAD_TYPES, TOPOLOGY_LEVELS};
 /// Largest page of road links.
 pub const MAX_PAGE: usize = 10_000;
 
-const LIST_PARAMS: &[&str] = &[
+pub(crate) const LIST_PARAMS: &[&str] = &[
     "region",
     "fylke",
     "vegavdeling",
@@ -264,7 +264,7 @@ fn area_numbers(p: &Params, name: &str, kind: AreaKind) -> ApiResult<Vec<(AreaKi
         .collect())
 }
 
-fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult<RoaringBitmap> {
+pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult<RoaringBitmap> {
     let links = p.list("veglenke");
     let others = [
         "region",

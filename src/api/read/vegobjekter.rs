@@ -6,8 +6,9 @@
 //! `filter.rs` parses the filters, `budgeted.rs` runs a selection within the time budget,
 //! `object.rs` answers for one object.
 
-mod budgeted;
+pub(crate) mod budgeted;
 mod filter;
+mod flat;
 mod object;
 mod versions;
 
@@ -21,7 +22,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
-use crate::api::handler::{begin, begin_geo};
+use crate::api::handler::{begin, begin_geo_csv};
 use crate::api::media::{json as respond, Answer};
 use crate::api::object_json::{
     whole_meters, Include, RenderOwned, StreamedObjects, INKLUDER, INKLUDERGEOMETRI,
@@ -32,7 +33,7 @@ use crate::api::state::AppState;
 use crate::api::stream::{respond_page, PageItems};
 use crate::generation::{Generation, TypeData};
 use budgeted::{off_the_workers, quick_or_off_the_workers};
-pub use filter::parse_filter;
+pub use filter::{parse_filter, parse_filter_of_every_type};
 
 /// Largest page of road objects.
 pub const MAX_PAGE: usize = 10_000;
@@ -116,7 +117,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(crate::read_route!(versions::get_version))
 }
 
-fn type_id(raw: &str) -> ApiResult<u32> {
+pub(crate) fn type_id(raw: &str) -> ApiResult<u32> {
     raw.parse()
         .map_err(|_| ApiError::bad(4002, format!("Ugyldig vegobjekttype-id: '{raw}'")))
 }
@@ -128,7 +129,7 @@ fn type_data<'g>(g: &'g Generation, id: u32, empty: &'g TypeData) -> ApiResult<&
 }
 
 /// 404 unless the catalogue has the type.
-fn known_type(g: &Generation, id: u32) -> ApiResult<()> {
+pub(crate) fn known_type(g: &Generation, id: u32) -> ApiResult<()> {
     match g.catalog.object_type(id) {
         Some(_) => Ok(()),
         None => Err(ApiError::not_found(format!(
@@ -137,7 +138,7 @@ fn known_type(g: &Generation, id: u32) -> ApiResult<()> {
     }
 }
 
-fn empty_type(id: u32) -> TypeData {
+pub(crate) fn empty_type(id: u32) -> TypeData {
     TypeData::new(
         crate::snapshot::columns::ObjectTable::new(id),
         Default::default(),
@@ -188,9 +189,16 @@ pub async fn list_objects(
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
     let allowed: Vec<&str> = FILTERS.iter().chain(LIST_ONLY).copied().collect();
-    let (p, n) = begin_geo(&headers, q.as_deref(), &allowed)?;
+    let (p, n) = begin_geo_csv(&headers, q.as_deref(), &allowed)?;
     let tid = type_id(&tid)?;
     if p.bool("alle_versjoner")? == Some(true) {
+        if n.csv {
+            return Err(ApiError::new(
+                axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                4001,
+                "CSV støttes ikke med alle_versjoner",
+            ));
+        }
         return versions::list_all_versions(s, tid, &p, n, q.as_deref(), &headers).await;
     }
     let g = crate::api::dated::generation(&s, &p)?;
@@ -233,6 +241,12 @@ pub async fn list_objects(
         .collect();
     let last = page.last().map(|&r| r as usize);
     let next = next_start(&p, g.id, last.map(|r| (data.id_at(r).get(), 0.0)))?;
+    if n.csv {
+        let path = format!("/vegobjekter/{tid}.csv");
+        let next = (end < rows.len()).then(|| next_href(&s, &path, q.as_deref(), antall, &next));
+        let data = g.objects.get(&tid).map(|d| d.as_ref());
+        return Ok(flat::answer(n, &g, tid, data, &page, sensitive, next));
+    }
     if n.geojson {
         let out = geojson::Crs::new(geojson::output_srid(&p)?);
         let path = format!("/vegobjekter/{tid}.geojson");
@@ -440,6 +454,6 @@ pub struct Statistics {
 }
 
 /// Does the request present credentials of a user who may see sensitive values?
-fn sees_sensitive(s: &AppState, headers: &HeaderMap) -> bool {
+pub(crate) fn sees_sensitive(s: &AppState, headers: &HeaderMap) -> bool {
     crate::auth::token::optional_user(&s.users, headers).is_some_and(|u| u.sees_sensitive())
 }

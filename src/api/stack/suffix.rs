@@ -1,4 +1,5 @@
-//! Format suffixes of the read API, taken off the path before routing (`.json`, `.xml`), and
+//! Format suffixes of the read API, taken off the path before routing (`.json`, `.xml`,
+//! `.geojson`, `.csv`), and
 //! the resource path the XML answer's root is named from.
 
 use axum::extract::Request;

@@ -16,7 +16,7 @@ const QUICK_SLICE: Duration = Duration::from_micros(200);
 /// As [`off_the_workers`] for work that is usually quick (statistics: microseconds): it first
 /// runs on this worker within [`QUICK_SLICE`] (a hand-off to the blocking pool costs more than
 /// the work); stopped by that slice, it runs again on the blocking pool within the budget.
-pub(super) async fn quick_or_off_the_workers<T: Send + 'static>(
+pub(crate) async fn quick_or_off_the_workers<T: Send + 'static>(
     s: &AppState,
     work: impl Fn() -> T + Send + Sync + 'static,
 ) -> ApiResult<T> {
@@ -28,7 +28,7 @@ pub(super) async fn quick_or_off_the_workers<T: Send + 'static>(
 
 /// `work` run on this worker within [`QUICK_SLICE`]; None when the slice ran out (or the
 /// budget is no longer than the slice): the work is then for the blocking pool.
-pub(super) fn quick<T>(s: &AppState, work: &impl Fn() -> T) -> Option<ApiResult<T>> {
+pub(crate) fn quick<T>(s: &AppState, work: &impl Fn() -> T) -> Option<ApiResult<T>> {
     if s.config.query_budget <= QUICK_SLICE {
         return None;
     }
@@ -47,7 +47,7 @@ pub(super) fn quick<T>(s: &AppState, work: &impl Fn() -> T) -> Option<ApiResult<
 /// stay free for other requests, within the request's budget (`--query-budget`): the work
 /// checks the deadline as it goes and stops, answering 503/5003. When the request goes away
 /// (client gone, request timeout) the work is told to stop too.
-pub(super) async fn off_the_workers<T: Send + 'static>(
+pub(crate) async fn off_the_workers<T: Send + 'static>(
     s: &AppState,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> ApiResult<T> {

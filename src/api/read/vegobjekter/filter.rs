@@ -53,6 +53,22 @@ pub fn parse_filter(
     Ok(f)
 }
 
+/// The filters of a query over every type at once: as [`parse_filter`] without `egenskap`
+/// (which belongs to one type).
+pub fn parse_filter_of_every_type(
+    g: &Generation,
+    p: &Params,
+    srid: Srid,
+    sensitive: bool,
+) -> ApiResult<ObjectFilter> {
+    check_list_lengths(p)?;
+    let mut f = ObjectFilter::default();
+    parse_areas(g, p, &mut f)?;
+    parse_places(p, srid, &mut f)?;
+    parse_overlaps(g, p, sensitive, &mut f)?;
+    Ok(f)
+}
+
 /// The area filters: area numbers, contract areas, national routes.
 fn parse_areas(g: &Generation, p: &Params, f: &mut ObjectFilter) -> ApiResult<()> {
     for (name, kind) in [

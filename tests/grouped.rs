@@ -1,0 +1,431 @@
+//! Grouped statistics (`query::grouped`) against independent expectations on the generated
+//! tiny dataset: each group of a one-dimension grouping equals the plain statistics
+//! (`select` + `total_length`) with that group's filter added; a grouping of several
+//! dimensions equals a brute-force pass over every network row each selected object touches;
+//! the network's groups equal brute-force sums over the selected rows; whole meters add up.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::Array;
+use proptest::prelude::*;
+use roaring::RoaringBitmap;
+use vegdb::area::AreaKind;
+use vegdb::catalog::ValueKind;
+use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::{Generation, TypeData};
+use vegdb::index::bitmaps::part_length;
+use vegdb::query::egenskap::{Expr, Literal, Op};
+use vegdb::query::grouped::{whole_meters, Dimension, Group, NONE};
+use vegdb::query::network::NetworkAreaFilter;
+use vegdb::query::objects::{select, total_length, ObjectFilter};
+use vegdb::query::vegref::RoadRefFilter;
+use vegdb::snapshot::columns::NO_ROAD_REF;
+
+fn tiny() -> &'static Generation {
+    static G: OnceLock<Generation> = OnceLock::new();
+    G.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = generate_into(Scale::Tiny, 5, tmp.path()).unwrap();
+        let g = Generation::load(&dir, &|_| {}).unwrap().0;
+        std::mem::forget(tmp);
+        g
+    })
+}
+
+const TYPES: [u32; 6] = [105, 95, 241, 87, 5, 83];
+const MUNICIPALITIES: [u32; 3] = [5001, 5028, 5031];
+
+/// The enumerated properties of a type with values in the data.
+fn enum_properties(g: &Generation, d: &TypeData) -> Vec<u32> {
+    let t = g.catalog.object_type(d.table.type_id).unwrap();
+    d.table
+        .properties
+        .iter()
+        .filter(|c| c.values.len() > c.values.null_count())
+        .filter(|c| {
+            t.property(c.property_id)
+                .is_some_and(|p| p.storage() == ValueKind::Enum)
+        })
+        .map(|c| c.property_id)
+        .collect()
+}
+
+/// The codes of network row `r` in dimension `d` (a transcription of the documented keys).
+fn codes(g: &Generation, d: Dimension, r: usize) -> Vec<u32> {
+    let n = &g.network;
+    let letter = |c: u8| vec![if c == NO_ROAD_REF { NONE } else { c as u32 }];
+    match d {
+        Dimension::Area(AreaKind::Municipality) => vec![n.municipality[r] as u32],
+        Dimension::Area(AreaKind::County) => vec![n.county[r] as u32],
+        Dimension::Area(AreaKind::Region) => vec![n.region[r] as u32],
+        Dimension::Area(AreaKind::RoadDepartment) => vec![n.road_department[r] as u32],
+        Dimension::Area(AreaKind::Contract) => g.areas.contracts_of(n.municipality[r]).to_vec(),
+        Dimension::Category => letter(n.road_category[r]),
+        Dimension::Phase => letter(n.road_status[r]),
+        Dimension::RoadType => vec![n.road_type[r] as u32],
+        _ => unreachable!("not a network dimension"),
+    }
+}
+
+fn enum_code(d: &TypeData, property: u32, row: usize) -> u32 {
+    match d.table.property(property) {
+        Some(c) => {
+            let a = c.values.as_primitive::<Int64Type>();
+            if a.is_null(row) {
+                NONE
+            } else {
+                a.value(row) as u32
+            }
+        }
+        None => NONE,
+    }
+}
+
+/// Every key of the product of per-dimension code lists.
+fn product(lists: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    let mut out = vec![vec![]];
+    for l in lists {
+        out = out
+            .into_iter()
+            .flat_map(|k| {
+                l.iter().map(move |&c| {
+                    let mut k = k.clone();
+                    k.push(c);
+                    k
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// The groups by brute force: every network row of the whole network that each selected
+/// object's placements overlap (a scan of all rows per placement).
+fn brute_objects(
+    g: &Generation,
+    d: &TypeData,
+    f: &ObjectFilter,
+    segment: bool,
+    dims: &[Dimension],
+) -> BTreeMap<Vec<u32>, (u64, f64)> {
+    let n = &g.network;
+    let t = &d.table;
+    let clip = segment && f.segments();
+    let mut out: BTreeMap<Vec<u32>, (u64, f64)> = BTreeMap::new();
+    for o in select(g, d, f).iter() {
+        let o = o as usize;
+        let mut seen: BTreeMap<Vec<u32>, f64> = BTreeMap::new();
+        let on_network = dims.iter().any(|d| !matches!(d, Dimension::Enum(_)));
+        let whole = d.index().length_m[o];
+        if !on_network {
+            let key: Vec<u32> = dims
+                .iter()
+                .map(|&dim| match dim {
+                    Dimension::Enum(p) => enum_code(d, p, o),
+                    _ => unreachable!(),
+                })
+                .collect();
+            let mut length = 0.0;
+            for p in t.placements(o) {
+                for r in 0..n.len() {
+                    if n.link_id[r] == t.loc_link[p]
+                        && n.from_pos[r] <= t.loc_to[p]
+                        && n.to_pos[r] >= t.loc_from[p]
+                        && (!clip || f.row_passes(g, r))
+                    {
+                        length += part_length(n, r, t.loc_from[p], t.loc_to[p]);
+                    }
+                }
+            }
+            seen.insert(key, if clip { length } else { whole });
+        } else {
+            for p in t.placements(o) {
+                for r in 0..n.len() {
+                    let overlaps = n.link_id[r] == t.loc_link[p]
+                        && n.from_pos[r] <= t.loc_to[p]
+                        && n.to_pos[r] >= t.loc_from[p];
+                    if !overlaps {
+                        continue;
+                    }
+                    let lists: Vec<Vec<u32>> = dims
+                        .iter()
+                        .map(|&dim| match dim {
+                            Dimension::Enum(pid) => vec![enum_code(d, pid, o)],
+                            other => codes(g, other, r),
+                        })
+                        .collect();
+                    let part = if !segment {
+                        0.0
+                    } else if !clip || f.row_passes(g, r) {
+                        part_length(n, r, t.loc_from[p], t.loc_to[p])
+                    } else {
+                        0.0
+                    };
+                    for key in product(&lists) {
+                        *seen.entry(key).or_default() += part;
+                    }
+                }
+            }
+            if !segment {
+                for v in seen.values_mut() {
+                    *v = whole;
+                }
+            }
+        }
+        for (key, length) in seen {
+            let e = out.entry(key).or_default();
+            e.0 += 1;
+            e.1 += length;
+        }
+    }
+    out
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+}
+
+fn assert_groups(got: &[Group], want: &BTreeMap<Vec<u32>, (u64, f64)>) -> Result<(), String> {
+    let keys: Vec<Vec<u32>> = got.iter().map(|g| g.key.to_vec()).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    if keys != sorted {
+        return Err("groups are not sorted by key".into());
+    }
+    if keys != want.keys().cloned().collect::<Vec<_>>() {
+        return Err(format!(
+            "keys {keys:?} != {:?}",
+            want.keys().collect::<Vec<_>>()
+        ));
+    }
+    for gr in got {
+        let (count, length) = want[&gr.key.to_vec()];
+        if gr.count != count || !close(gr.length_m, length) {
+            return Err(format!(
+                "group {:?}: ({}, {}) != ({count}, {length})",
+                gr.key, gr.count, gr.length_m
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A user filter: egenskap on an enumerated value, a road filter, a contract area (AND-ed).
+fn user_filter(
+    g: &Generation,
+    d: &TypeData,
+    cond: Option<(usize, usize)>,
+    road: Option<usize>,
+    contract: Option<usize>,
+) -> ObjectFilter {
+    let mut f = ObjectFilter::default();
+    let props = enum_properties(g, d);
+    if let (Some((pick, salt)), false) = (cond, props.is_empty()) {
+        let p = props[pick % props.len()];
+        let present: Vec<u32> = (0..d.table.len())
+            .map(|r| enum_code(d, p, r))
+            .filter(|&c| c != NONE)
+            .collect();
+        f.egenskap = Some(Expr::Cmp {
+            property: p,
+            op: if salt % 3 == 0 { Op::Ne } else { Op::Eq },
+            value: Literal::Number(present[salt % present.len()] as f64),
+        });
+    }
+    if let Some(r) = road {
+        f.roads
+            .push(RoadRefFilter::parse(["E", "Kv", "F", "K", "P"][r]).unwrap());
+    }
+    if let Some(c) = contract {
+        let mine: Vec<u32> = (0..g.areas.contracts.len() as u32)
+            .filter(|&i| {
+                let c = &g.areas.contracts[i as usize];
+                MUNICIPALITIES
+                    .iter()
+                    .any(|&m| c.municipalities.contains(&(m as u16)))
+            })
+            .collect();
+        f.contracts.push(mine[c % mine.len()]);
+    }
+    f
+}
+
+fn dimension(g: &Generation, d: &TypeData, pick: usize) -> Dimension {
+    let props = enum_properties(g, d);
+    match pick % 9 {
+        0 => Dimension::Area(AreaKind::Municipality),
+        1 => Dimension::Area(AreaKind::County),
+        2 => Dimension::Area(AreaKind::Region),
+        3 => Dimension::Area(AreaKind::RoadDepartment),
+        4 => Dimension::Area(AreaKind::Contract),
+        5 => Dimension::Category,
+        6 => Dimension::Phase,
+        7 => Dimension::RoadType,
+        _ if props.is_empty() => Dimension::Category,
+        _ => Dimension::Enum(props[pick / 9 % props.len()]),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// One dimension: each group is the plain statistics with the group's filter added (an
+    /// area through `any_of` or the contract list, a value through the enum's bitmap).
+    #[test]
+    fn each_group_is_the_plain_statistics_of_its_filter(
+        ti in 0usize..6, pick in 0usize..90, cond in prop::option::of((0usize..20, 0usize..1000)),
+        road in prop::option::of(0usize..5), segment in any::<bool>()
+    ) {
+        let g = tiny();
+        let d = &g.objects[&TYPES[ti]];
+        let f = user_filter(g, d, cond, road, None);
+        let dim = dimension(g, d, pick);
+        let groups = match dim {
+            Dimension::Area(_) | Dimension::Enum(_) => g.group_objects(d, &select(g, d, &f), &f, segment, &[dim]),
+            _ => return Ok(()),
+        };
+        let mut want = BTreeMap::new();
+        let keys: Vec<u32> = match dim {
+            Dimension::Area(kind) => d.index().areas.keys().filter(|k| k.0 == kind).map(|k| k.1).collect(),
+            Dimension::Enum(p) => (0..d.table.len()).map(|r| enum_code(d, p, r)).collect(),
+            _ => unreachable!(),
+        };
+        for code in keys {
+            let (rows, with_group) = match dim {
+                Dimension::Area(AreaKind::Contract) => {
+                    let mut h = f.clone();
+                    h.contracts.push(code);
+                    (select(g, d, &h).into_owned(), h)
+                }
+                Dimension::Area(kind) => {
+                    let mut h = f.clone();
+                    h.any_of.push((kind, code));
+                    (select(g, d, &h).into_owned(), h)
+                }
+                Dimension::Enum(p) => {
+                    let rows: RoaringBitmap = select(g, d, &f)
+                        .iter()
+                        .filter(|&r| enum_code(d, p, r as usize) == code)
+                        .collect();
+                    (rows, f.clone())
+                }
+                _ => unreachable!(),
+            };
+            if rows.is_empty() {
+                continue;
+            }
+            let length = total_length(g, d, &rows, &with_group, segment);
+            want.insert(vec![code], (rows.len(), length));
+        }
+        if let Err(e) = assert_groups(&groups, &want) {
+            return Err(TestCaseError::fail(format!("{dim:?} {f:?}: {e}")));
+        }
+    }
+
+    /// Several dimensions: the groups of a brute-force pass, and the whole meters add up to
+    /// the ungrouped length's when the groups split it.
+    #[test]
+    fn groups_equal_a_brute_force_pass(
+        ti in 0usize..6, picks in prop::collection::vec(0usize..90, 1..4),
+        cond in prop::option::of((0usize..20, 0usize..1000)), road in prop::option::of(0usize..5),
+        contract in prop::option::of(0usize..8), area in prop::option::of(0usize..3), segment in any::<bool>()
+    ) {
+        let g = tiny();
+        let d = &g.objects[&TYPES[ti]];
+        let mut f = user_filter(g, d, cond, road, contract);
+        if let Some(i) = area {
+            f.any_of.push((AreaKind::Municipality, MUNICIPALITIES[i]));
+        }
+        let mut dims: Vec<Dimension> = Vec::new();
+        for p in picks {
+            let dim = dimension(g, d, p);
+            if !dims.contains(&dim) {
+                dims.push(dim);
+            }
+        }
+        let rows = select(g, d, &f);
+        let groups = g.group_objects(d, &rows, &f, segment, &dims);
+        let want = brute_objects(g, d, &f, segment, &dims);
+        if let Err(e) = assert_groups(&groups, &want) {
+            return Err(TestCaseError::fail(format!("{dims:?} {f:?} segment {segment}: {e}")));
+        }
+        let splits = !dims.contains(&Dimension::Area(AreaKind::Contract))
+            && (segment || dims.iter().all(|d| matches!(d, Dimension::Enum(_))));
+        if splits {
+            // the sums `total_length` makes (without its shortcut for a whole table)
+            let ungrouped: f64 = if segment && f.segments() {
+                rows.iter().map(|o| g.object_parts(&d.table, o as usize, Some(&f)).iter().map(|p| p.length_m).sum::<f64>()).sum()
+            } else {
+                rows.iter().map(|o| d.index().length_m[o as usize]).sum()
+            };
+            let lengths: Vec<f64> = groups.iter().map(|g| g.length_m).collect();
+            prop_assert!(close(lengths.iter().sum(), ungrouped));
+            let whole = whole_meters(&lengths, Some(lengths.iter().sum()));
+            prop_assert_eq!(whole.iter().sum::<u64>(), ungrouped.round() as u64);
+            for (w, l) in whole.iter().zip(&lengths) {
+                prop_assert!(*w as f64 >= l.floor() && *w as f64 <= l.ceil());
+            }
+        }
+    }
+
+    /// The network's groups: brute-force sums over the selected rows.
+    #[test]
+    fn network_groups_equal_brute_force_sums(
+        picks in prop::collection::vec(0usize..8, 1..4), area in prop::option::of(0usize..3),
+        road in prop::option::of(0usize..5)
+    ) {
+        let g = tiny();
+        let d = &g.objects[&105];
+        let mut dims: Vec<Dimension> = Vec::new();
+        for p in picks {
+            let dim = dimension(g, d, p);
+            if !dims.contains(&dim) {
+                dims.push(dim);
+            }
+        }
+        let filter = NetworkAreaFilter {
+            any_of: area.map(|i| (AreaKind::Municipality, MUNICIPALITIES[i])).into_iter().collect(),
+            roads: road.map(|r| RoadRefFilter::parse(["E", "Kv", "F", "K", "P"][r]).unwrap()).into_iter().collect(),
+            bbox: None,
+        };
+        let rows = g.select_segments(&filter);
+        let groups = g.group_network(&rows, &dims);
+        let n = &g.network;
+        let mut want: BTreeMap<Vec<u32>, (u64, f64)> = BTreeMap::new();
+        for r in 0..n.len() {
+            if !rows.contains(r as u32) {
+                continue;
+            }
+            let lists: Vec<Vec<u32>> = dims.iter().map(|&dim| codes(g, dim, r)).collect();
+            for key in product(&lists) {
+                let e = want.entry(key).or_default();
+                e.0 += 1;
+                e.1 += n.length_m[r];
+            }
+        }
+        if let Err(e) = assert_groups(&groups, &want) {
+            return Err(TestCaseError::fail(format!("{dims:?}: {e}")));
+        }
+        let (count, length) = g.network_totals(&rows);
+        prop_assert_eq!(count, rows.len());
+        let brute: f64 = rows.iter().map(|r| n.length_m[r as usize]).sum();
+        prop_assert!(close(length, brute));
+    }
+}
+
+#[test]
+fn every_object_of_a_type_by_municipality_is_its_area_index() {
+    let g = tiny();
+    let d = &g.objects[&105];
+    let f = ObjectFilter::default();
+    let rows = select(g, d, &f);
+    let dims = [Dimension::Area(AreaKind::Municipality)];
+    let fast = g.group_objects(d, &rows, &f, true, &dims);
+    let want = brute_objects(g, d, &f, true, &dims);
+    assert_groups(&fast, &want).unwrap();
+    assert_eq!(fast.len(), 3, "{fast:?}");
+}
