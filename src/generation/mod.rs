@@ -41,11 +41,17 @@ use crate::util::lazy::Lazy;
 #[derive(Debug)]
 pub struct TypeData {
     pub table: Lazy<ObjectTable>,
-    index: std::sync::OnceLock<TypeIndex>,
-    /// How a view's index is made on first use (None: set from the start).
-    index_from: Option<IndexSource>,
+    index: IndexCell,
     spatial: std::sync::OnceLock<Arc<spatial::ObjectIndex>>,
     pieces: std::sync::OnceLock<Arc<crate::index::pieces::ObjectPieces>>,
+}
+
+/// A type's bitmap index: there from the start (read with one match, no atomic: the hot
+/// statistics read it per request), or made on first use from the table and a source.
+#[derive(Debug)]
+enum IndexCell {
+    Ready(TypeIndex),
+    Later(std::sync::OnceLock<TypeIndex>, IndexSource),
 }
 
 /// What a type's bitmap index is built from besides its table: the network that locates its
@@ -66,8 +72,7 @@ impl TypeData {
     pub fn new(table: ObjectTable, index: TypeIndex) -> TypeData {
         TypeData {
             table: Lazy::ready(table),
-            index: std::sync::OnceLock::from(index),
-            index_from: None,
+            index: IndexCell::Ready(index),
             spatial: std::sync::OnceLock::new(),
             pieces: std::sync::OnceLock::new(),
         }
@@ -78,29 +83,34 @@ impl TypeData {
     pub fn later(table: Lazy<ObjectTable>, index_from: IndexSource) -> TypeData {
         TypeData {
             table,
-            index: std::sync::OnceLock::new(),
-            index_from: Some(index_from),
+            index: IndexCell::Later(std::sync::OnceLock::new(), index_from),
             spatial: std::sync::OnceLock::new(),
             pieces: std::sync::OnceLock::new(),
         }
     }
 
     /// The objects' bitmap index (built on first use in a day's view).
+    #[inline]
     pub fn index(&self) -> &TypeIndex {
-        self.index.get_or_init(|| match &self.index_from {
-            Some(s) => TypeIndex::build(
-                &self.table,
-                s.catalog.object_type(self.table.type_id),
-                &s.network,
-                s.areas,
-            ),
-            None => TypeIndex::default(),
-        })
+        match &self.index {
+            IndexCell::Ready(index) => index,
+            IndexCell::Later(cell, s) => cell.get_or_init(|| {
+                TypeIndex::build(
+                    &self.table,
+                    s.catalog.object_type(self.table.type_id),
+                    &s.network,
+                    s.areas,
+                )
+            }),
+        }
     }
 
     /// Whether the bitmap index exists already.
     pub fn index_is_made(&self) -> bool {
-        self.index.get().is_some()
+        match &self.index {
+            IndexCell::Ready(_) => true,
+            IndexCell::Later(cell, _) => cell.get().is_some(),
+        }
     }
 
     /// The objects by the box of their geometry, built on the first call; `g` is the

@@ -330,7 +330,7 @@ async fn xml_rows_carry_the_json_members() {
 }
 
 #[tokio::test]
-async fn bad_groupings_are_400_in_the_error_shape() {
+async fn bad_groupings_are_422_in_the_error_shape() {
     let s = TestServer::start().await;
     for path in [
         "/vegobjekter/105/statistikk/gruppert",
@@ -346,7 +346,7 @@ async fn bad_groupings_are_400_in_the_error_shape() {
         "/vegnett/statistikk/gruppert?gruppering=egenskap(2021)",
         "/vegnett/statistikk/gruppert.csv?gruppering=riksvegrute",
     ] {
-        s.expect_error(path, 400, 4005).await;
+        s.expect_error(path, 422, 4005).await;
     }
     s.expect_error(
         "/vegobjekter/105/statistikk/gruppert?gruppering=kommune&antall=3",

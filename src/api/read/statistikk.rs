@@ -96,11 +96,11 @@ pub struct GroupRowDoc {
 
 /// GET /vegobjekter/{type}/statistikk/gruppert — `statistikk` per group.
 #[utoipa::path(get, path = "/vegobjekter/{type}/statistikk/gruppert", tag = "vegobjekter",
-    description = "Count and length of the selected objects per group: one row per group with objects, sorted by key (numbers ascending, letters alphabetical, contract areas in /omrader/kontraktsomrader order, allowed values by id, no value last). Every filter of statistikk applies. An object is in a group when a placement overlaps a network row of that group (so it counts in each municipality it crosses); with segmentering (default) a group's length is the objects' part on its rows, and lengths are whole meters by largest remainders so that the groups add up exactly to the ungrouped strekningslengde (each is its length rounded down or up; not for kontraktsomrade, whose areas overlap, nor with segmentering=false on a network grouping, where each group gets whole objects). Bad gruppering: 400/4005.",
+    description = "Count and length of the selected objects per group: one row per group with objects, sorted by key (numbers ascending, letters alphabetical, contract areas in /omrader/kontraktsomrader order, allowed values by id, no value last). Every filter of statistikk applies. An object is in a group when a placement overlaps a network row of that group (so it counts in each municipality it crosses); with segmentering (default) a group's length is the objects' part on its rows, and lengths are whole meters by largest remainders so that the groups add up exactly to the ungrouped strekningslengde (each is its length rounded down or up; not for kontraktsomrade, whose areas overlap, nor with segmentering=false on a network grouping, where each group gets whole objects). Bad gruppering: 422/4005.",
     params(("type" = u32, Path, description = "road object type id"), GroupedQuery),
     responses((status = 200, description = "Rows {<keys>, antall, strekningslengde}; CSV with Accept text/csv or .csv", body = [GroupRowDoc]),
-              (status = 400, description = "Bad gruppering (4005)"), (status = 404, description = "Unknown type (4012)"),
-              (status = 422, description = "Bad filter (4003, 4005, 4006, …)"), (status = 503, description = "Ran out of its time budget (5003)")))]
+              (status = 404, description = "Unknown type (4012)"),
+              (status = 422, description = "Bad filter or gruppering (4003, 4005, 4006, …)"), (status = 503, description = "Ran out of its time budget (5003)")))]
 pub async fn get_grouped_statistics(
     State(s): State<AppState>,
     Path(tid): Path<String>,
@@ -229,7 +229,7 @@ pub async fn get_network_statistics(
 
 /// GET /vegnett/statistikk/gruppert — the network statistics per group.
 #[utoipa::path(get, path = "/vegnett/statistikk/gruppert", tag = "vegnett",
-    description = "Number and length of the selected network rows per group (any of fylke, kommune, region, vegavdeling, kontraktsomrade, vegkategori, vegfase, typeveg): one row per group with rows, sorted by key. Lengths are whole meters by largest remainders, adding up exactly to /vegnett/statistikk's strekningslengde (not for kontraktsomrade, whose areas overlap). Bad gruppering: 400/4005.",
+    description = "Number and length of the selected network rows per group (any of fylke, kommune, region, vegavdeling, kontraktsomrade, vegkategori, vegfase, typeveg): one row per group with rows, sorted by key. Lengths are whole meters by largest remainders, adding up exactly to /vegnett/statistikk's strekningslengde (not for kontraktsomrade, whose areas overlap). Bad gruppering: 422/4005.",
     params(NetworkGroupedQuery),
     responses((status = 200, description = "Rows {<keys>, antall, strekningslengde}; CSV with Accept text/csv or .csv", body = [GroupRowDoc]),
               (status = 400, description = "Bad gruppering (4005)"), (status = 422, description = "Bad filter (4003, 4005, 4009, …)")))]

@@ -3,7 +3,6 @@
 //! `vegkategori`; vegdb's `region`, `vegavdeling`, `kontraktsomrade`, `vegfase`, `typeveg`,
 //! `egenskap_<id>`), then `antall` and `strekningslengde` (whole meters, as `statistikk`).
 
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -23,9 +22,9 @@ pub const GRUPPERING: &str = "gruppering";
 /// The grouping parameter alone (for the parameter lists).
 pub const GROUPING: &[&str] = &[GRUPPERING];
 
-/// A bad `gruppering`: 400 in the API's error shape.
+/// A bad `gruppering`: 422/4005, as every other bad parameter value of the read API.
 fn bad(message: String) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, 4005, message)
+    ApiError::bad(4005, message)
 }
 
 const NAMES: &str =
