@@ -61,6 +61,12 @@ pub trait PageItems: Send + 'static {
     fn light(&self) -> bool {
         false
     }
+    /// Write the items in `range` as compact JSON, separated by commas, byte for byte what
+    /// [`Self::write`] gives `serde_json`; false, with nothing written, when the items have no
+    /// such writer (then they are serialized).
+    fn write_json(&self, _out: &mut Vec<u8>, _range: Range<usize>) -> bool {
+        false
+    }
     /// Serialize the items in `range` as elements of `seq`.
     fn write<S: SerializeSeq>(&self, seq: &mut S, range: Range<usize>) -> Result<(), S::Error>;
 }
@@ -189,6 +195,21 @@ impl<P: PageItems> PageBody<P> {
         }
         let total = self.items.count();
         let range = self.next..(self.next + self.per_chunk).min(total);
+        let (first, last) = (range.start == 0, range.end == total);
+        // compact JSON: the items written straight after the page's prefix, when they can be
+        if self.n.format == Format::Json && !self.n.pretty {
+            let f = &self.frame;
+            let mut out = Vec::with_capacity(self.per_chunk * 256 + f.suffix.len());
+            out.extend_from_slice(if first { &f.prefix } else { &f.sep });
+            let at = out.len();
+            if self.items.write_json(&mut out, range.clone()) {
+                let written = out.len() - at;
+                if last {
+                    out.extend_from_slice(&f.suffix);
+                }
+                return Some(Ok(self.advance(range, written, Bytes::from(out))));
+            }
+        }
         let rendered = render_bytes(
             self.n,
             self.n.resource.root(),
@@ -219,20 +240,24 @@ impl<P: PageItems> PageBody<P> {
                 return Some(Err(std::io::Error::other(why)));
             }
         };
-        let first = range.start == 0;
-        let last = range.end == total;
         let mut out = Vec::with_capacity(middle.len() + f.prefix.len() + f.suffix.len());
         out.extend_from_slice(if first { &f.prefix } else { &f.sep });
         out.extend_from_slice(middle);
         if last {
             out.extend_from_slice(&f.suffix);
-            self.done = true;
         }
-        let items = range.len().max(1);
-        let per_item = (middle.len() / items).max(1);
+        let written = middle.len();
+        Some(Ok(self.advance(range, written, Bytes::from(out))))
+    }
+
+    /// After a chunk of the items in `range` (`written` bytes of them): the next chunk's size
+    /// from the bytes per item, and whether the page is done.
+    fn advance(&mut self, range: Range<usize>, written: usize, chunk: Bytes) -> Bytes {
+        let per_item = (written / range.len().max(1)).max(1);
         self.per_chunk = (CHUNK_BYTES / per_item).clamp(1, MAX_ITEMS_PER_CHUNK);
         self.next = range.end;
-        Some(Ok(Bytes::from(out)))
+        self.done = range.end == self.items.count();
+        chunk
     }
 }
 

@@ -318,6 +318,18 @@ impl PageItems for ObjectPage {
         !(i.properties || i.relations || i.location || i.segments || i.geometry)
     }
 
+    fn write_json(&self, out: &mut Vec<u8>, range: std::ops::Range<usize>) -> bool {
+        let Some(data) = &self.data else {
+            return false;
+        };
+        StreamedObjects {
+            render: &self.render.render(),
+            data,
+            rows: &self.rows[range],
+        }
+        .write_json(out)
+    }
+
     fn write<S: serde::ser::SerializeSeq>(
         &self,
         seq: &mut S,
