@@ -4,6 +4,7 @@
 //! Each connection is kept alive and sends the request paths of the file round robin, one at a
 //! time. The run stops after --seconds or --max-requests, whichever comes first. Prints
 //! requests/s, latency percentiles and error counts. Only loopback addresses are accepted.
+//! Bodies are read by their `content-length` or, for streamed pages, chunk by chunk.
 //!
 //! `--also http://127.0.0.1:8081/nvdb/api/v2` (repeatable) adds targets: connections are dealt
 //! to `--base` and each `--also` round robin (e.g. two replicas behind one load generator), and

@@ -49,6 +49,47 @@ fn ascii<S: serde::Serializer>(s: S, b: &[u8]) -> Result<S::Ok, S::Error> {
     }
 }
 
+/// `DateText(days)` as JSON (quoted) appended to `out`, byte for byte what serde_json writes.
+pub fn push_date_json(out: &mut Vec<u8>, days: crate::snapshot::columns::Days) {
+    let mut b = [0u8; 10];
+    if put_date(&mut b, days as i64) {
+        out.push(b'"');
+        out.extend_from_slice(&b);
+        out.push(b'"');
+    } else {
+        // (writing into a Vec does not fail)
+        let _ = serde_json::to_writer(&mut *out, &DateText(days));
+    }
+}
+
+/// `DateTimeText(secs, t)` as JSON (quoted) appended to `out`, byte for byte what serde_json
+/// writes.
+pub fn push_date_time_json(out: &mut Vec<u8>, secs: i64, t: bool) {
+    let mut b = [0u8; 19];
+    if put_date_time(&mut b, secs, t) {
+        out.push(b'"');
+        out.extend_from_slice(&b);
+        out.push(b'"');
+    } else {
+        let _ = serde_json::to_writer(&mut *out, &DateTimeText(secs, t));
+    }
+}
+
+/// `YYYY-MM-DD[T ]HH:MM:SS` of `secs` into `b[..19]` when its year has four digits.
+fn put_date_time(b: &mut [u8], secs: i64, t: bool) -> bool {
+    if !put_date(b, secs.div_euclid(86_400)) {
+        return false;
+    }
+    let s = secs.rem_euclid(86_400) as u32;
+    b[10] = if t { b'T' } else { b' ' };
+    put2(b, 11, s / 3600);
+    b[13] = b':';
+    put2(b, 14, s % 3600 / 60);
+    b[16] = b':';
+    put2(b, 17, s % 60);
+    true
+}
+
 /// `YYYY-MM-DD`
 pub struct DateText(pub crate::snapshot::columns::Days);
 impl std::fmt::Display for DateText {
@@ -89,17 +130,11 @@ impl std::fmt::Display for DateTimeText {
 impl Serialize for DateTimeText {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut b = [0u8; 19];
-        if !put_date(&mut b, self.0.div_euclid(86_400)) {
-            return s.collect_str(self);
+        if put_date_time(&mut b, self.0, self.1) {
+            ascii(s, &b)
+        } else {
+            s.collect_str(self)
         }
-        let t = self.0.rem_euclid(86_400) as u32;
-        b[10] = if self.1 { b'T' } else { b' ' };
-        put2(&mut b, 11, t / 3600);
-        b[13] = b':';
-        put2(&mut b, 14, t % 3600 / 60);
-        b[16] = b':';
-        put2(&mut b, 17, t % 60);
-        ascii(s, &b)
     }
 }
 
@@ -531,6 +566,11 @@ mod tests {
             let quoted = |text: String| serde_json::to_string(&text).expect("serializes");
             proptest::prop_assert_eq!(json(DateText(days)), quoted(DateText(days).to_string()));
             proptest::prop_assert_eq!(json(DateTimeText(secs, t)), quoted(DateTimeText(secs, t).to_string()));
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            push_date_json(&mut a, days);
+            push_date_time_json(&mut b, secs, t);
+            proptest::prop_assert_eq!(String::from_utf8(a).unwrap(), json(DateText(days)));
+            proptest::prop_assert_eq!(String::from_utf8(b).unwrap(), json(DateTimeText(secs, t)));
             let href = HrefText { base: &base, type_id, id };
             proptest::prop_assert_eq!(json(&href), quoted(href.to_string()));
         }

@@ -611,7 +611,6 @@ impl StreamedObjects<'_> {
             return false;
         };
         href.pop(); // the closing quote: the id and a quote follow
-        let start = out.len();
         let mut ids = itoa::Buffer::new();
         for (i, &r) in self.rows.iter().enumerate() {
             let object = ObjectRow::new(table, r as usize);
@@ -627,18 +626,13 @@ impl StreamedObjects<'_> {
                 out.extend_from_slice(&kind);
                 out.extend_from_slice(b",\"versjon\":");
                 out.extend_from_slice(itoa::Buffer::new().format(object.version()).as_bytes());
-                let dates = write_field(out, b",\"startdato\":", &DateText(object.start_date()))
-                    && write_field(
-                        out,
-                        b",\"sist_modifisert\":",
-                        &DateTimeText(object.last_modified(), self.render.revision >= 2),
-                    )
-                    && object
-                        .end_date()
-                        .is_none_or(|d| write_field(out, b",\"sluttdato\":", &DateText(d)));
-                if !dates {
-                    out.truncate(start);
-                    return false;
+                out.extend_from_slice(b",\"startdato\":");
+                push_date_json(out, object.start_date());
+                out.extend_from_slice(b",\"sist_modifisert\":");
+                push_date_time_json(out, object.last_modified(), self.render.revision >= 2);
+                if let Some(end) = object.end_date() {
+                    out.extend_from_slice(b",\"sluttdato\":");
+                    push_date_json(out, end);
                 }
                 out.push(b'}');
             }
@@ -646,12 +640,6 @@ impl StreamedObjects<'_> {
         }
         true
     }
-}
-
-/// `key` (with its quotes, colon and leading comma), then `value` as serde_json writes it.
-fn write_field<T: Serialize>(out: &mut Vec<u8>, key: &[u8], value: &T) -> bool {
-    out.extend_from_slice(key);
-    serde_json::to_writer(&mut *out, value).is_ok()
 }
 
 impl Serialize for StreamedObjects<'_> {
