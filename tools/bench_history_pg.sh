@@ -8,12 +8,23 @@
 #     vegdb:  /vegobjekter/105/statistikk?kommune=K&tidspunkt=DAY
 #     PG:     SELECT count(*), sum(length_m) FROM v105_muni WHERE kommune = K AND valid @> DAY
 #             (one row per version and kommune it touches, GiST on (kommune, valid))
-#   bbox:   the objects in a 2 km box (ids, first page of 1000)
-#     vegdb:  /vegobjekter/105?kartutsnitt=...&tidspunkt=DAY&inkluder=minimum&antall=1000
-#     PG:     SELECT id, versjon FROM v105 WHERE geom && box AND valid @> DAY LIMIT 1000
-#             (GiST on (geom, valid))
+#   bbox:   the objects in a 2 km box (first page of 1000), vegdb's side the same in each
+#           variant: /vegobjekter/105?kartutsnitt=...&tidspunkt=DAY&inkluder=minimum&antall=1000
+#           (per object: id, href, metadata with type, versjon, startdato, sist_modifisert and
+#           sluttdato; the objects whose geometry meets the box), against PostgreSQL asked
+#     bbox:       SELECT id, versjon FROM v105 WHERE geom && box AND valid @> DAY LIMIT 1000
+#                 (the box test of the index only: more objects than meet the box, fewer columns)
+#     bbox_exact: SELECT id, versjon, lower(valid), upper(valid) FROM v105
+#                 WHERE ST_Intersects(geom, box) AND valid @> DAY LIMIT 1000
+#                 (the objects that meet the box, with their version and dates, as rows)
+#     bbox_json:  the rows of bbox_exact as the page vegdb answers: one JSON document
+#                 {"objekter": [{id, href, metadata: {type: {id, navn}, versjon, startdato,
+#                 sluttdato}}, ...]} (json_agg; no sist_modifisert, which the table lacks)
+#           (GiST on (geom, valid) in each)
 #
 #   tools/bench_history_pg.sh [DATA_DIR] [SECONDS] [ROUNDS] [DAY]
+#
+# QUERIES (default "statistikk bbox bbox_exact bbox_json") picks the questions.
 #
 # DATA_DIR: a data directory of format 4 with history (default /tmp/vn-history, made by
 # `vegdb generate --scale national --data DIR`); DAY default 2019-06-01 (a day inside the
@@ -101,6 +112,16 @@ cat >"$W/bbox.sql" <<SQL
 \set q random(1, $NB)
 SELECT id, versjon FROM v105, (SELECT ST_MakeEnvelope(x0, y0, x1, y1, 25833) AS b FROM qbox WHERE qid = :q) q WHERE geom && q.b AND valid @> DATE '$DAY' LIMIT 1000;
 SQL
+cat >"$W/bbox_exact.sql" <<SQL
+\set q random(1, $NB)
+SELECT id, versjon, lower(valid), upper(valid) FROM v105, (SELECT ST_MakeEnvelope(x0, y0, x1, y1, 25833) AS b FROM qbox WHERE qid = :q) q WHERE ST_Intersects(geom, q.b) AND valid @> DATE '$DAY' LIMIT 1000;
+SQL
+cat >"$W/bbox_json.sql" <<SQL
+\set q random(1, $NB)
+SELECT json_build_object('objekter', coalesce(json_agg(json_build_object('id', id, 'href', 'http://127.0.0.1:$VPORT/nvdb/api/v2/vegobjekter/105/' || id, 'metadata', json_build_object('type', json_build_object('id', 105, 'navn', 'Fartsgrense'), 'versjon', versjon, 'startdato', lower(valid), 'sluttdato', upper(valid))) ORDER BY id), '[]')) FROM (SELECT id, versjon, valid FROM v105, (SELECT ST_MakeEnvelope(x0, y0, x1, y1, 25833) AS b FROM qbox WHERE qid = :q) q WHERE ST_Intersects(geom, q.b) AND valid @> DATE '$DAY' LIMIT 1000) o;
+SQL
+cp "$W/bbox.txt" "$W/bbox_exact.txt"
+cp "$W/bbox.txt" "$W/bbox_json.txt"
 chmod 644 "$W"/*.sql
 
 "$BIN/vegdb" --log warn serve --data "$DATA" --read-only --listen "127.0.0.1:$VPORT" >"$W/vegdb.log" 2>&1 &
@@ -119,20 +140,20 @@ pgbench_() { # sql clients -> queries/s
   as_pg "$PGBIN/pgbench" -h 127.0.0.1 -p "$PGPORT" -U postgres -n -M prepared -f "$W/$1.sql" \
     -c "$c" -j "$j" -T "$SECS" postgres 2>&1 | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | cut -d. -f1
 }
-vegdb_() { # paths connections -> "req/s p50 p99"
+vegdb_() { # paths connections -> "req/s p50 p99 non-2xx"
   "$BIN/vegdb-load" --base "http://127.0.0.1:$VPORT/nvdb/api/v2" --paths "$W/$1.txt" \
     --connections "$2" --seconds "$SECS" --warmup 2 |
-    sed -n 's/.*: \([0-9]*\) requests\/s, latency ms p50 \([0-9.]*\) p90 [0-9.]* p99 \([0-9.]*\).*/\1 \2 \3/p'
+    sed -n 's/.*: \([0-9]*\) requests\/s, latency ms p50 \([0-9.]*\) p90 [0-9.]* p99 \([0-9.]*\).*; \([0-9]*\) non-2xx.*/\1 \2 \3 \4/p'
 }
 
-printf '%-10s %5s %5s | %8s | %9s %7s %7s | %6s\n' query conns round "PG q/s" "vegdb r/s" p50ms p99ms ratio
-for q in statistikk bbox; do
+printf '%-10s %5s %5s | %8s | %9s %7s %7s %5s | %6s\n' query conns round "PG q/s" "vegdb r/s" p50ms p99ms errs ratio
+for q in ${QUERIES:-statistikk bbox bbox_exact bbox_json}; do
   for c in 1 2 8; do
     for r in $(seq 1 "$ROUNDS"); do
       pg=$(pgbench_ "$q" "$c")
-      read -r vr vp50 vp99 <<<"$(vegdb_ "$q" "$c")"
+      read -r vr vp50 vp99 verr <<<"$(vegdb_ "$q" "$c")"
       ratio=$(awk -v v="$vr" -v p="$pg" 'BEGIN { printf "%.1f", (p ? v / p : 0) }')
-      printf '%-10s %5s %5s | %8s | %9s %7s %7s | %6s\n' "$q" "$c" "$r" "$pg" "$vr" "$vp50" "$vp99" "$ratio"
+      printf '%-10s %5s %5s | %8s | %9s %7s %7s %5s | %6s\n' "$q" "$c" "$r" "$pg" "$vr" "$vp50" "$vp99" "$verr" "$ratio"
     done
   done
 done

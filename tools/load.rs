@@ -4,6 +4,7 @@
 //! Each connection is kept alive and sends the request paths of the file round robin, one at a
 //! time. The run stops after --seconds or --max-requests, whichever comes first. Prints
 //! requests/s, latency percentiles and error counts. Only loopback addresses are accepted.
+//! Bodies are read by their `content-length` or, for streamed pages, chunk by chunk.
 //!
 //! `--also http://127.0.0.1:8081/nvdb/api/v2` (repeatable) adds targets: connections are dealt
 //! to `--base` and each `--also` round robin (e.g. two replicas behind one load generator), and
@@ -153,7 +154,7 @@ async fn read_response_into(
     body: &mut Vec<u8>,
     want_location: bool,
 ) -> std::io::Result<(u16, Option<String>)> {
-    let (mut status, mut len, mut first) = (0u16, 0usize, true);
+    let (mut status, mut len, mut first, mut chunked) = (0u16, 0usize, true, false);
     let mut location = None;
     loop {
         line.clear();
@@ -173,6 +174,8 @@ async fn read_response_into(
             first = false;
         } else if line.as_slice() == b"\r\n" {
             break;
+        } else if let Some(v) = value_of(line, b"transfer-encoding:") {
+            chunked = v.to_ascii_lowercase().windows(7).any(|w| w == b"chunked");
         } else if let Some(v) = value_of(line, b"content-length:") {
             len = std::str::from_utf8(v)
                 .ok()
@@ -185,9 +188,52 @@ async fn read_response_into(
         }
     }
     body.clear();
-    body.resize(len, 0);
-    r.read_exact(body).await?;
+    if chunked {
+        read_chunks(r, line, body).await?;
+    } else {
+        body.resize(len, 0);
+        r.read_exact(body).await?;
+    }
     Ok((status, location))
+}
+
+/// Reads a chunked body (RFC 9112 section 7.1) into `body`: each chunk's size line, its data and
+/// CRLF, up to the last (empty) chunk and the trailer section's end.
+async fn read_chunks(
+    r: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    line: &mut Vec<u8>,
+    body: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+    loop {
+        line.clear();
+        r.read_until(b'\n', line).await?;
+        let digits: Vec<u8> = line
+            .iter()
+            .copied()
+            .take_while(|b| b.is_ascii_hexdigit())
+            .collect();
+        let size = std::str::from_utf8(&digits)
+            .ok()
+            .and_then(|d| usize::from_str_radix(d, 16).ok())
+            .ok_or_else(|| bad("bad chunk size line"))?;
+        if size == 0 {
+            // trailer fields, then the empty line
+            loop {
+                line.clear();
+                if r.read_until(b'\n', line).await? == 0 || line.as_slice() == b"\r\n" {
+                    return Ok(());
+                }
+            }
+        }
+        let at = body.len();
+        body.resize(at + size + 2, 0);
+        r.read_exact(&mut body[at..]).await?;
+        if &body[at + size..] != b"\r\n" {
+            return Err(bad("chunk data not followed by CRLF"));
+        }
+        body.truncate(at + size);
+    }
 }
 
 /// The value of a header line named `name` (lower case, with its colon), any case.

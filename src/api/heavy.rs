@@ -32,6 +32,12 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 #[derive(Debug, Clone, Copy)]
 pub struct Heavy;
 
+/// A response extension beside [`Heavy`]: the body is a page of light items (`api::stream`),
+/// heavy only when compressed; uncompressed, its chunks are rendered on the async worker
+/// like any answer, without a hand-off to the pool per chunk.
+#[derive(Debug, Clone, Copy)]
+pub struct Light;
+
 /// How many heavy chunks are produced at once: one less than the CPUs, at least one.
 pub fn permits() -> usize {
     std::thread::available_parallelism()

@@ -19,6 +19,77 @@ macro_rules! serialize_as_display {
     };
 }
 
+/// Two decimal digits of `v` (below 100) at `b[at..at + 2]`.
+fn put2(b: &mut [u8], at: usize, v: u32) {
+    b[at] = b'0' + (v / 10) as u8;
+    b[at + 1] = b'0' + (v % 10) as u8;
+}
+
+/// `YYYY-MM-DD` of day `days` into `b[..10]`, when its year has four digits (else false: the
+/// `Display` form, which pads and signs any year, is written instead).
+fn put_date(b: &mut [u8], days: i64) -> bool {
+    let (y, m, d) = super::dto::civil(days);
+    if !(0..=9999).contains(&y) {
+        return false;
+    }
+    put2(b, 0, y as u32 / 100);
+    put2(b, 2, y as u32 % 100);
+    b[4] = b'-';
+    put2(b, 5, m);
+    b[7] = b'-';
+    put2(b, 8, d);
+    true
+}
+
+/// Serialize ASCII bytes made by the writers above as one string.
+fn ascii<S: serde::Serializer>(s: S, b: &[u8]) -> Result<S::Ok, S::Error> {
+    match std::str::from_utf8(b) {
+        Ok(text) => s.serialize_str(text),
+        Err(_) => Err(serde::ser::Error::custom("not ASCII")),
+    }
+}
+
+/// `DateText(days)` as JSON (quoted) appended to `out`, byte for byte what serde_json writes.
+pub fn push_date_json(out: &mut Vec<u8>, days: crate::snapshot::columns::Days) {
+    let mut b = [0u8; 10];
+    if put_date(&mut b, days as i64) {
+        out.push(b'"');
+        out.extend_from_slice(&b);
+        out.push(b'"');
+    } else {
+        // (writing into a Vec does not fail)
+        let _ = serde_json::to_writer(&mut *out, &DateText(days));
+    }
+}
+
+/// `DateTimeText(secs, t)` as JSON (quoted) appended to `out`, byte for byte what serde_json
+/// writes.
+pub fn push_date_time_json(out: &mut Vec<u8>, secs: i64, t: bool) {
+    let mut b = [0u8; 19];
+    if put_date_time(&mut b, secs, t) {
+        out.push(b'"');
+        out.extend_from_slice(&b);
+        out.push(b'"');
+    } else {
+        let _ = serde_json::to_writer(&mut *out, &DateTimeText(secs, t));
+    }
+}
+
+/// `YYYY-MM-DD[T ]HH:MM:SS` of `secs` into `b[..19]` when its year has four digits.
+fn put_date_time(b: &mut [u8], secs: i64, t: bool) -> bool {
+    if !put_date(b, secs.div_euclid(86_400)) {
+        return false;
+    }
+    let s = secs.rem_euclid(86_400) as u32;
+    b[10] = if t { b'T' } else { b' ' };
+    put2(b, 11, s / 3600);
+    b[13] = b':';
+    put2(b, 14, s % 3600 / 60);
+    b[16] = b':';
+    put2(b, 17, s % 60);
+    true
+}
+
 /// `YYYY-MM-DD`
 pub struct DateText(pub crate::snapshot::columns::Days);
 impl std::fmt::Display for DateText {
@@ -27,7 +98,17 @@ impl std::fmt::Display for DateText {
         write!(f, "{y:04}-{m:02}-{d:02}")
     }
 }
-serialize_as_display!(DateText);
+/// The same text as `Display`, written into a stack buffer (lists write one per object).
+impl Serialize for DateText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut b = [0u8; 10];
+        if put_date(&mut b, self.0 as i64) {
+            ascii(s, &b)
+        } else {
+            s.collect_str(self)
+        }
+    }
+}
 
 /// `YYYY-MM-DDTHH:MM:SS` (revision 2) or with a space (revisions 0 and 1).
 pub struct DateTimeText(pub i64, pub bool);
@@ -45,7 +126,17 @@ impl std::fmt::Display for DateTimeText {
         )
     }
 }
-serialize_as_display!(DateTimeText);
+/// The same text as `Display`, written into a stack buffer (lists write one per object).
+impl Serialize for DateTimeText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut b = [0u8; 19];
+        if put_date_time(&mut b, self.0, self.1) {
+            ascii(s, &b)
+        } else {
+            s.collect_str(self)
+        }
+    }
+}
 
 /// An object's href.
 pub struct HrefText<'a> {
@@ -65,7 +156,34 @@ impl std::fmt::Display for HrefText<'_> {
         )
     }
 }
-serialize_as_display!(HrefText<'_>);
+/// The same text as `Display`, written into a stack buffer when it fits (lists write one per
+/// object).
+impl Serialize for HrefText<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        const PATH: &[u8] = b"/vegobjekter/";
+        let base = self.base.as_bytes();
+        let fixed = [base, super::route::READ_BASE.as_bytes(), PATH];
+        let mut b = [0u8; 256];
+        let mut at = 0;
+        let mut put = |piece: &[u8]| {
+            let end = at + piece.len();
+            let room = b.get_mut(at..end)?;
+            room.copy_from_slice(piece);
+            at = end;
+            Some(())
+        };
+        let mut ints = (itoa::Buffer::new(), itoa::Buffer::new());
+        let written = fixed.iter().try_for_each(|p| put(p)).and_then(|()| {
+            put(ints.0.format(self.type_id).as_bytes())?;
+            put(b"/")?;
+            put(ints.1.format(self.id).as_bytes())
+        });
+        match (written, std::str::from_utf8(&b[..at])) {
+            (Some(()), Ok(text)) => s.serialize_str(text),
+            _ => s.collect_str(self),
+        }
+    }
+}
 
 /// A road reference's kortform: `1800 Ev6 hp23 m17084` or `... m17084-17117`.
 pub struct RoadRefText {
@@ -435,6 +553,27 @@ mod tests {
 
     fn json<T: Serialize>(v: T) -> String {
         serde_json::to_string(&v).expect("serializes")
+    }
+
+    proptest::proptest! {
+        /// The texts written into stack buffers are their `Display` forms (escaped as JSON),
+        /// for any day, time and base, years beyond four digits and bases too long for the
+        /// buffer included.
+        #[test]
+        fn buffered_texts_serialize_as_their_display(days in -1_000_000i32..4_000_000, secs in -400_000_000_000i64..400_000_000_000,
+                                                     t in proptest::bool::ANY, base in "[a-zA-Z0-9:/.\"\\\\é-]{0,300}",
+                                                     type_id in proptest::num::u32::ANY, id in proptest::num::u64::ANY) {
+            let quoted = |text: String| serde_json::to_string(&text).expect("serializes");
+            proptest::prop_assert_eq!(json(DateText(days)), quoted(DateText(days).to_string()));
+            proptest::prop_assert_eq!(json(DateTimeText(secs, t)), quoted(DateTimeText(secs, t).to_string()));
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            push_date_json(&mut a, days);
+            push_date_time_json(&mut b, secs, t);
+            proptest::prop_assert_eq!(String::from_utf8(a).unwrap(), json(DateText(days)));
+            proptest::prop_assert_eq!(String::from_utf8(b).unwrap(), json(DateTimeText(secs, t)));
+            let href = HrefText { base: &base, type_id, id };
+            proptest::prop_assert_eq!(json(&href), quoted(href.to_string()));
+        }
     }
 
     #[test]

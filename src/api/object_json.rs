@@ -582,6 +582,66 @@ impl StreamedObjects<'_> {
     }
 }
 
+impl StreamedObjects<'_> {
+    /// The objects as compact JSON, separated by commas, byte for byte what serde writes for
+    /// their [`ObjectDoc`]s, when they are light (id, href and metadata at most: the list's
+    /// `inkluder=minimum`); false, with nothing written, for any other rendering. The texts
+    /// shared by every object (the href up to the id, the type) are escaped once.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> bool {
+        let inc = self.render.include;
+        if inc.properties || inc.relations || inc.location || inc.segments || inc.geometry {
+            return false;
+        }
+        let table = &self.data.table;
+        let Some(t) = self.render.g.catalog.object_type(table.type_id) else {
+            return false;
+        };
+        let href = format!(
+            "{}{}/vegobjekter/{}/",
+            self.render.s.public_url(),
+            super::route::READ_BASE,
+            t.id
+        );
+        let kind = TypeRefDoc {
+            id: t.id,
+            navn: &t.name,
+        };
+        let (Ok(mut href), Ok(kind)) = (serde_json::to_vec(&href), serde_json::to_vec(&kind))
+        else {
+            return false;
+        };
+        href.pop(); // the closing quote: the id and a quote follow
+        let mut ids = itoa::Buffer::new();
+        for (i, &r) in self.rows.iter().enumerate() {
+            let object = ObjectRow::new(table, r as usize);
+            let id = ids.format(object.id()).as_bytes();
+            out.extend_from_slice(if i == 0 { b"{\"id\":" } else { b",{\"id\":" });
+            out.extend_from_slice(id);
+            out.extend_from_slice(b",\"href\":");
+            out.extend_from_slice(&href);
+            out.extend_from_slice(id);
+            out.push(b'"');
+            if inc.metadata {
+                out.extend_from_slice(b",\"metadata\":{\"type\":");
+                out.extend_from_slice(&kind);
+                out.extend_from_slice(b",\"versjon\":");
+                out.extend_from_slice(itoa::Buffer::new().format(object.version()).as_bytes());
+                out.extend_from_slice(b",\"startdato\":");
+                push_date_json(out, object.start_date());
+                out.extend_from_slice(b",\"sist_modifisert\":");
+                push_date_time_json(out, object.last_modified(), self.render.revision >= 2);
+                if let Some(end) = object.end_date() {
+                    out.extend_from_slice(b",\"sluttdato\":");
+                    push_date_json(out, end);
+                }
+                out.push(b'}');
+            }
+            out.push(b'}');
+        }
+        true
+    }
+}
+
 impl Serialize for StreamedObjects<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;

@@ -532,8 +532,10 @@ impl App {
             None => return (guard::timed_out(write), Finish::NOTHING),
         };
         // a large streamed page: rendered and compressed off the async workers, a bounded
-        // number of chunks at a time (`super::heavy`)
-        if r.extensions().get::<super::heavy::Heavy>().is_some() {
+        // number of chunks at a time (`super::heavy`); a page of light items only when
+        // compressed
+        let light = !compressed && r.extensions().get::<super::heavy::Light>().is_some();
+        if r.extensions().get::<super::heavy::Heavy>().is_some() && !light {
             r = r.map(|body| super::heavy::offload(&inner.heavy, body));
         }
         let finish = Finish {

@@ -16,7 +16,8 @@
 //! bytes). The chunk size adapts to the measured bytes per item (at most
 //! [`MAX_ITEMS_PER_CHUNK`] items), so each chunk is a bounded, short piece of work. A page of
 //! more than [`HEAVY_ITEMS`] items is marked [`Heavy`]: the request stack then renders (and
-//! compresses) its chunks off the async workers, a bounded number at a time (`super::heavy`).
+//! compresses) its chunks off the async workers, a bounded number at a time (`super::heavy`),
+//! unless it is also [`Light`] (at most [`LIGHT_ITEMS`] light items) and not compressed.
 
 use std::ops::Range;
 use std::pin::Pin;
@@ -31,7 +32,7 @@ use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
 
 use super::error::ApiError;
-use super::heavy::Heavy;
+use super::heavy::{Heavy, Light};
 use super::media::{render_bytes, Format, Negotiated};
 use super::paging::{Envelope, PageMetadata};
 use super::xml;
@@ -44,6 +45,9 @@ pub const MAX_ITEMS_PER_CHUNK: usize = 4096;
 const FIRST_CHUNK_ITEMS: usize = 8;
 /// A streamed page of more items than this (more than its first chunk) is [`Heavy`].
 pub const HEAVY_ITEMS: usize = FIRST_CHUNK_ITEMS;
+/// A page of [`PageItems::light`] items is [`Light`] up to this many: a few hundred bytes
+/// each, a whole page's rendering is work of the order of a query's quick slice.
+pub const LIGHT_ITEMS: usize = 1000;
 /// Written where the items go when finding the head and tail (spaces: never in an `href`,
 /// which is form-encoded, and the markers come before `metadata` in every format).
 const MARKER: &str = "vegdb stream marker 5e1f";
@@ -51,6 +55,18 @@ const MARKER: &str = "vegdb stream marker 5e1f";
 /// The items of a page, rendered on demand.
 pub trait PageItems: Send + 'static {
     fn count(&self) -> usize;
+    /// Are the items light: short texts and numbers only, a few hundred bytes each (an
+    /// object's id, href and metadata), so that rendering a page of [`LIGHT_ITEMS`] of them
+    /// is cheap work?
+    fn light(&self) -> bool {
+        false
+    }
+    /// Write the items in `range` as compact JSON, separated by commas, byte for byte what
+    /// [`Self::write`] gives `serde_json`; false, with nothing written, when the items have no
+    /// such writer (then they are serialized).
+    fn write_json(&self, _out: &mut Vec<u8>, _range: Range<usize>) -> bool {
+        false
+    }
     /// Serialize the items in `range` as elements of `seq`.
     fn write<S: SerializeSeq>(&self, seq: &mut S, range: Range<usize>) -> Result<(), S::Error>;
 }
@@ -179,6 +195,21 @@ impl<P: PageItems> PageBody<P> {
         }
         let total = self.items.count();
         let range = self.next..(self.next + self.per_chunk).min(total);
+        let (first, last) = (range.start == 0, range.end == total);
+        // compact JSON: the items written straight after the page's prefix, when they can be
+        if self.n.format == Format::Json && !self.n.pretty {
+            let f = &self.frame;
+            let mut out = Vec::with_capacity(self.per_chunk * 256 + f.suffix.len());
+            out.extend_from_slice(if first { &f.prefix } else { &f.sep });
+            let at = out.len();
+            if self.items.write_json(&mut out, range.clone()) {
+                let written = out.len() - at;
+                if last {
+                    out.extend_from_slice(&f.suffix);
+                }
+                return Some(Ok(self.advance(range, written, Bytes::from(out))));
+            }
+        }
         let rendered = render_bytes(
             self.n,
             self.n.resource.root(),
@@ -209,20 +240,24 @@ impl<P: PageItems> PageBody<P> {
                 return Some(Err(std::io::Error::other(why)));
             }
         };
-        let first = range.start == 0;
-        let last = range.end == total;
         let mut out = Vec::with_capacity(middle.len() + f.prefix.len() + f.suffix.len());
         out.extend_from_slice(if first { &f.prefix } else { &f.sep });
         out.extend_from_slice(middle);
         if last {
             out.extend_from_slice(&f.suffix);
-            self.done = true;
         }
-        let items = range.len().max(1);
-        let per_item = (middle.len() / items).max(1);
+        let written = middle.len();
+        Some(Ok(self.advance(range, written, Bytes::from(out))))
+    }
+
+    /// After a chunk of the items in `range` (`written` bytes of them): the next chunk's size
+    /// from the bytes per item, and whether the page is done.
+    fn advance(&mut self, range: Range<usize>, written: usize, chunk: Bytes) -> Bytes {
+        let per_item = (written / range.len().max(1)).max(1);
         self.per_chunk = (CHUNK_BYTES / per_item).clamp(1, MAX_ITEMS_PER_CHUNK);
         self.next = range.end;
-        Some(Ok(Bytes::from(out)))
+        self.done = range.end == self.items.count();
+        chunk
     }
 }
 
@@ -286,11 +321,15 @@ pub fn respond_page<P: PageItems + Unpin>(
         return whole(n, &items, metadata);
     }
     let heavy = items.count() > HEAVY_ITEMS;
+    let light = items.light() && items.count() <= LIGHT_ITEMS;
     match PageBody::new(items, n, metadata) {
         Ok(body) => {
             let mut r = with_type(Body::new(body), n);
             if heavy {
                 r.extensions_mut().insert(Heavy);
+            }
+            if light {
+                r.extensions_mut().insert(Light);
             }
             r
         }

@@ -46,6 +46,16 @@ impl ObjectIndex {
         }
     }
 
+    /// The rows whose box meets the rectangle `[x0, y0, x1, y1]`, each with its box, in the
+    /// tree's order.
+    pub fn boxes_meeting(&self, b: [f64; 4]) -> impl Iterator<Item = (u32, [f64; 4])> + '_ {
+        let env = rstar::AABB::from_corners([b[0], b[1]], [b[2], b[3]]);
+        self.tree.locate_in_envelope_intersecting(&env).map(|e| {
+            let (lo, hi) = (e.geom().lower(), e.geom().upper());
+            (e.data, [lo[0], lo[1], hi[0], hi[1]])
+        })
+    }
+
     /// Rows whose box meets the rectangle `[x0, y0, x1, y1]`, ascending.
     pub fn rows_meeting(&self, b: [f64; 4]) -> Vec<u32> {
         let env = rstar::AABB::from_corners([b[0], b[1]], [b[2], b[3]]);

@@ -174,6 +174,15 @@ impl MapExtent {
             .is_some_and(|b| !coords.is_empty() && coords.iter().all(|c| contains(&b, c[0], c[1])))
     }
 
+    /// Does the storage box `[x0, y0, x1, y1]` surely lie in the rectangle, so that every
+    /// point of a geometry with that box does (see [`Self::surely_holds`])? False for an empty
+    /// box.
+    pub fn surely_holds_box(&self, b: [f64; 4]) -> bool {
+        self.inner.is_some_and(|i| {
+            b[0] <= b[2] && b[1] <= b[3] && contains(&i, b[0], b[1]) && contains(&i, b[2], b[3])
+        })
+    }
+
     /// Does a storage point surely lie in the rectangle (see [`Self::surely_holds`])?
     fn surely_in(&self, c: &Coord3) -> bool {
         self.inner.is_some_and(|b| contains(&b, c[0], c[1]))

@@ -11,7 +11,7 @@ use arrow_array::Array;
 use roaring::RoaringBitmap;
 
 use super::egenskap::{self, Cell, Expr, Rows};
-use super::network::{extent_candidates, select_rows, NetworkAreaFilter};
+use super::network::{select_rows, NetworkAreaFilter};
 use super::vegref::{LinkRef, RoadRefFilter};
 use crate::area::AreaKind;
 use crate::catalog::ValueKind;
@@ -167,66 +167,65 @@ fn overlapping_rows(
 }
 
 /// The objects of `candidates` whose geometry — their own, else the located geometry of the
-/// feature view ([`Generation::feature`]) — intersects map extent `e`. An object with its own
-/// geometry is tested on that geometry alone. A located one is a candidate when it is placed on
-/// a network row the R-tree finds; with a drawn piece on a row wholly in the rectangle it is in
-/// without more work, the rest are tested exactly.
+/// feature view ([`Generation::feature`]) — intersects map extent `e`. The type's spatial index
+/// holds each object under its geometry's box: an object whose box meets the extent's outer
+/// envelope is a candidate, one whose box lies wholly inside the extent's inner rectangle is in
+/// without more work (every vertex of its geometry is), and only the rest are tested exactly
+/// ([`meets_exactly`]).
 fn in_extent(
     g: &Generation,
     data: &TypeData,
     candidates: &RoaringBitmap,
     e: &MapExtent,
 ) -> RoaringBitmap {
-    let table = &data.table;
     let Some(envelope) = e.storage_envelope() else {
         return RoaringBitmap::new();
     };
-    // the objects whose geometry's box meets the extent's envelope (the type's spatial
-    // index), then the exact test
-    let mut boxed: RoaringBitmap = data
-        .object_index(g)
-        .rows_meeting(envelope)
-        .into_iter()
-        .collect();
-    boxed &= candidates;
-    let (inside, edge) = extent_candidates(&g.network, &g.network_index, e);
-    let near = &inside | &edge;
+    let index = data.object_index(g);
+    let (mut inside, mut edge) = (Vec::new(), Vec::new());
+    for (row, b) in index.boxes_meeting(envelope) {
+        if !candidates.contains(row) {
+            continue;
+        }
+        if e.surely_holds_box(b) {
+            inside.push(row);
+        } else {
+            edge.push(row);
+        }
+    }
+    inside.sort_unstable();
+    edge.sort_unstable();
     let mut ticker = super::budget::Ticker::new();
-    boxed
-        .iter()
+    let mut out: RoaringBitmap = edge
+        .into_iter()
         .take_while(|_| !ticker.exhausted())
-        .filter(|&o| {
-            let o = o as usize;
-            if let Some(own) = Geometry::from_own(table.own_geometry(o)) {
-                return own.meets(e);
-            }
-            let placed_near = table.placements(o).any(|p| {
-                g.network
-                    .rows_overlapping(table.loc_link[p], table.loc_from[p], table.loc_to[p])
-                    .any(|r| near.contains(r as u32))
-            });
-            if !placed_near {
-                return false;
-            }
-            let pieces = g.placement_pieces(table, o, |_| true);
-            // the pieces the located geometry is drawn from: the first point when all are
-            // points, else the lines
-            let points = pieces.iter().all(|p| p.from == p.to);
-            let drawn = |i: usize, p: &Piece| if points { i == 0 } else { p.to > p.from };
-            let on = |rows: &RoaringBitmap| {
-                pieces
-                    .iter()
-                    .enumerate()
-                    .any(|(i, p)| drawn(i, p) && rows.contains(p.net_row as u32))
-            };
-            if on(&inside) {
-                return true;
-            }
-            on(&edge)
-                && g.located_geometry(&pieces)
-                    .is_some_and(|geom| geom.meets(e))
-        })
-        .collect()
+        .filter(|&o| meets_exactly(g, &data.table, o as usize, e))
+        .collect();
+    out |= RoaringBitmap::from_sorted_iter(inside).expect("sorted, no duplicates");
+    out
+}
+
+/// Does the geometry of object `o` — its own, else its located geometry — intersect map
+/// extent `e`? An object with its own geometry is tested on that geometry alone. A located one
+/// is in without building its geometry when a drawn piece lies on a network row whose every
+/// vertex is surely in the rectangle (the piece's points lie on that row); else its located
+/// geometry is built and tested.
+fn meets_exactly(g: &Generation, table: &ObjectTable, o: usize, e: &MapExtent) -> bool {
+    if let Some(own) = Geometry::from_own(table.own_geometry(o)) {
+        return own.meets(e);
+    }
+    let pieces = g.placement_pieces(table, o, |_| true);
+    // the pieces the located geometry is drawn from: the first point when all are points,
+    // else the lines
+    let points = pieces.iter().all(|p| p.from == p.to);
+    let drawn = |i: usize, p: &Piece| if points { i == 0 } else { p.to > p.from };
+    let on_inside_row = pieces
+        .iter()
+        .enumerate()
+        .any(|(i, p)| drawn(i, p) && e.surely_holds(g.network.geometry(p.net_row)));
+    on_inside_row
+        || g.located_geometry(&pieces)
+            .is_some_and(|geom| geom.meets(e))
 }
 
 /// Intervals per link of a type's selected objects (for overlapp).

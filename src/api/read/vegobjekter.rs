@@ -216,13 +216,13 @@ pub async fn list_objects(
     );
     let antall = page_size(&p, MAX_PAGE)?;
     let from = start(&p)?;
-    let (filter, rows) = {
-        let g = g.clone();
-        off_the_workers(&s, move || {
+    // a selection in an index (a map extent, an area) is usually quick: first on this worker
+    let rows = {
+        let (g, filter) = (g.clone(), filter.clone());
+        quick_or_off_the_workers(&s, move || {
             let empty = empty_type(tid);
             let data = type_data(&g, tid, &empty).unwrap_or(&empty);
-            let rows = g.select_objects(data, &filter);
-            (filter, rows)
+            g.select_objects(data, &filter)
         })
         .await?
     };
@@ -310,6 +310,24 @@ struct ObjectPage {
 impl PageItems for ObjectPage {
     fn count(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Id, href and metadata only (`inkluder=minimum`, `metadata`, or nothing).
+    fn light(&self) -> bool {
+        let i = &self.render.include;
+        !(i.properties || i.relations || i.location || i.segments || i.geometry)
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>, range: std::ops::Range<usize>) -> bool {
+        let Some(data) = &self.data else {
+            return false;
+        };
+        StreamedObjects {
+            render: &self.render.render(),
+            data,
+            rows: &self.rows[range],
+        }
+        .write_json(out)
     }
 
     fn write<S: serde::ser::SerializeSeq>(
