@@ -8,6 +8,7 @@ use axum::response::Response;
 use serde_json::{Map, Value};
 
 use super::collections::find_collection;
+use super::cql2;
 use super::crs::{crs_param, crs_uri, parse_bbox};
 use super::datetime::{self, When, DATETIME};
 use super::error::{OgcError, OgcResult};
@@ -132,7 +133,16 @@ fn property_filter(
 }
 
 const ITEM_PARAMS: &[&str] = &[
-    "f", "limit", "offset", "bbox", "bbox-crs", "crs", "datetime",
+    "f",
+    "limit",
+    "offset",
+    "bbox",
+    "bbox-crs",
+    "crs",
+    "datetime",
+    "filter",
+    "filter-lang",
+    "filter-crs",
 ];
 
 pub(super) async fn items(
@@ -231,6 +241,9 @@ struct ItemsRequest {
     when: Option<When>,
     /// The parameters that are not the items' own: property filters.
     filters: Vec<(String, String)>,
+    /// `filter` (parsed against the collection's queryables when it is known), its language
+    /// and CRS.
+    cql2: Option<(String, cql2::Lang, Crs)>,
 }
 
 impl ItemsRequest {
@@ -256,6 +269,9 @@ impl ItemsRequest {
         let bbox_crs = crs_param(q, "bbox-crs")?;
         let bbox = q.get("bbox").map(|b| parse_bbox(b, bbox_crs)).transpose()?;
         let when = q.get(DATETIME).map(When::parse).transpose()?;
+        let lang = cql2::Lang::parse(q.get("filter-lang"))?;
+        let filter_crs = crs_param(q, "filter-crs")?;
+        let cql2 = q.get("filter").map(|f| (f.to_string(), lang, filter_crs));
         let filters: Vec<(String, String)> =
             q.0.iter()
                 .filter(|(k, _)| !ITEM_PARAMS.contains(&k.as_str()))
@@ -268,6 +284,7 @@ impl ItemsRequest {
             bbox,
             when,
             filters,
+            cql2,
         })
     }
 }
@@ -290,6 +307,11 @@ fn select_items(
                 crate::api::error::echoed(k)
             )));
         }
+        if r.cql2.is_some() {
+            return Err(OgcError::bad(
+                "filter is served on the object collections, not on vegnett",
+            ));
+        }
         let rows = g.select_segments(&NetworkAreaFilter {
             any_of: Vec::new(),
             roads: Vec::new(),
@@ -304,6 +326,7 @@ fn select_items(
     let tid: u32 = id
         .parse()
         .map_err(|_| OgcError::not_found(format!("no collection '{id}'")))?;
+    let cql2 = parse_cql2(g, tid, r)?;
     let Some(data) = g.objects.get(&tid).cloned() else {
         // a type without objects on the day of a `datetime` instant
         return Ok((0, Box::new(|_| Features::new(0, |_, _| Ok(())))));
@@ -317,7 +340,10 @@ fn select_items(
         egenskap: property_filter(t, &r.filters)?,
         ..Default::default()
     };
-    let rows = g.select_objects(&data, &filter);
+    let mut rows = g.select_objects(&data, &filter);
+    if let Some(e) = &cql2 {
+        rows = cql2::select(g, &data, t, e, &rows);
+    }
     let g2 = g.clone();
     Ok((
         rows.len(),
@@ -326,6 +352,18 @@ fn select_items(
             Features::objects(g2.clone(), Some(data.clone()), page, crs, false)
         }),
     ))
+}
+
+/// The request's `filter` parsed against the queryables of type `tid`.
+fn parse_cql2(g: &Generation, tid: u32, r: &ItemsRequest) -> OgcResult<Option<cql2::Expr>> {
+    let Some((text, lang, crs)) = &r.cql2 else {
+        return Ok(None);
+    };
+    let t = g
+        .catalog
+        .object_type(tid)
+        .ok_or_else(|| OgcError::not_found(format!("no collection '{tid}'")))?;
+    cql2::parse(text, *lang, &cql2::Binder { t, crs: *crs }).map(Some)
 }
 
 /// The rows at positions `at` of `rows`.
@@ -373,12 +411,13 @@ fn select_versions_filtered(
         egenskap: property_filter(t, &r.filters)?,
         ..Default::default()
     };
+    let cql2 = parse_cql2(g, tid, r)?;
     let every = g.every_version();
     let Some(data) = every.objects.get(&tid).cloned() else {
         return Ok((0, Box::new(|_| Features::new(0, |_, _| Ok(())))));
     };
     let table = &data.table;
-    let rows: roaring::RoaringBitmap = every
+    let mut rows: roaring::RoaringBitmap = every
         .select_objects(&data, &filter)
         .iter()
         .filter(|&row| {
@@ -386,6 +425,9 @@ fn select_versions_filtered(
             datetime::overlaps(table.start_date[row], table.end_date[row], from, to)
         })
         .collect();
+    if let Some(e) = &cql2 {
+        rows = cql2::select(&every, &data, t, e, &rows);
+    }
     let crs = r.crs;
     Ok((
         rows.len(),
