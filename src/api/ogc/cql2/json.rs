@@ -106,6 +106,12 @@ impl Parser<'_> {
                 self.operand(lo)?,
                 self.operand(hi)?,
             )),
+            // the draft's form, which pygeofilter writes: [x, [lo, hi]]
+            ("between", [x, Value::Array(range)]) if range.len() == 2 => Ok(Expr::Between(
+                self.operand(x)?,
+                self.operand(&range[0])?,
+                self.operand(&range[1])?,
+            )),
             ("in", [x, Value::Array(list)]) if list.len() <= MAX_PREDICATES => {
                 let list = list
                     .iter()
