@@ -280,3 +280,84 @@ pub(super) fn day(text: &str) -> OgcResult<Days> {
 fn bad<T>(msg: impl Into<String>) -> OgcResult<T> {
     Err(OgcError::bad(format!("filter: {}", msg.into())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geo::srid::Srid;
+
+    fn binder() -> Binder<'static> {
+        Binder {
+            t: crate::catalog::Catalog::embedded()
+                .object_type(105)
+                .expect("105"),
+            crs: Crs::new(Srid::Utm33Etrs89),
+        }
+    }
+
+    #[test]
+    fn text_and_json_parse_to_the_same_tree() {
+        let b = binder();
+        for (text, json) in [
+            (
+                "Fartsgrense = 80 AND NOT nvdbId < 5",
+                r#"{"op":"and","args":[{"op":"=","args":[{"property":"Fartsgrense"},80]},{"op":"not","args":[{"op":"<","args":[{"property":"nvdbId"},5]}]}]}"#,
+            ),
+            (
+                "fartsgrense IN (60, 70) OR \"Vedtaksnummer\" LIKE 'A%'",
+                r#"{"op":"or","args":[{"op":"in","args":[{"property":"Fartsgrense"},[60,70]]},{"op":"like","args":[{"property":"Vedtaksnummer"},"A%"]}]}"#,
+            ),
+            (
+                "S_INTERSECTS(geometry, POLYGON((0 0, 10 0, 10 10, 0 0)))",
+                r#"{"op":"s_intersects","args":[{"property":"geometry"},{"type":"Polygon","coordinates":[[[0,0],[10,0],[10,10],[0,0]]]}]}"#,
+            ),
+            (
+                "T_INTERSECTS(INTERVAL(startdato, sluttdato), INTERVAL('2019-01-01', '..'))",
+                r#"{"op":"t_intersects","args":[{"interval":[{"property":"startdato"},{"property":"sluttdato"}]},{"interval":["2019-01-01",".."]}]}"#,
+            ),
+            (
+                "Fartsgrense BETWEEN 50 AND 70 AND Vedtaksnummer IS NULL",
+                r#"{"op":"and","args":[{"op":"between","args":[{"property":"Fartsgrense"},50,70]},{"op":"isNull","args":[{"property":"Vedtaksnummer"}]}]}"#,
+            ),
+        ] {
+            let a = parse(text, Lang::Text, &b).expect(text);
+            let j = parse(json, Lang::Json, &b).expect(json);
+            assert_eq!(a, j, "{text}");
+        }
+    }
+
+    #[test]
+    fn limits_and_mistakes_are_400() {
+        let b = binder();
+        let deep = format!("{}nvdbId = 1{}", "(".repeat(40), ")".repeat(40));
+        let many = vec!["nvdbId = 1"; 300].join(" OR ");
+        let nots = format!("{}nvdbId = 1", "NOT ".repeat(40));
+        for bad in [
+            deep.as_str(),
+            many.as_str(),
+            nots.as_str(),
+            "",
+            "nvdbId =",
+            "nvdbId = 1 nvdbId",
+            "nosuch = 1",
+            "'unterminated",
+            "S_INTERSECTS(geometry, POLYGON((0 0, 1)))",
+            "T_AFTER(startdato, DATE('2019-02-30'))",
+            "nvdbId = 1 AND",
+        ] {
+            let e = parse(bad, Lang::Text, &b).expect_err(bad);
+            assert_eq!(e.status.as_u16(), 400, "{bad}");
+        }
+        for bad in [
+            "[",
+            "{}",
+            r#"{"op":"=","args":[1]}"#,
+            r#"{"op":"x","args":[]}"#,
+            "null",
+        ] {
+            let e = parse(bad, Lang::Json, &b).expect_err(bad);
+            assert_eq!(e.status.as_u16(), 400, "{bad}");
+        }
+        assert!(Lang::parse(Some("sql")).is_err());
+    }
+}
