@@ -691,3 +691,73 @@ async fn gdal_sends_where_as_a_cql2_filter_and_gets_the_servers_answer() {
         assert_eq!(got, expected, "{where_}");
     }
 }
+
+/// The test's own order of two property values: numbers by value, texts by bytes, missing last.
+fn value_order(a: Option<&Value>, b: Option<&Value>) -> std::cmp::Ordering {
+    use std::cmp::Ordering::*;
+    match (a.filter(|v| !v.is_null()), b.filter(|v| !v.is_null())) {
+        (None, None) => Equal,
+        (None, _) => Greater,
+        (_, None) => Less,
+        (Some(Value::Number(x)), Some(Value::Number(y))) => {
+            x.as_f64().expect("x").total_cmp(&y.as_f64().expect("y"))
+        }
+        (Some(Value::String(x)), Some(Value::String(y))) => x.cmp(y),
+        (x, y) => panic!("mixed values {x:?} {y:?}"),
+    }
+}
+
+#[tokio::test]
+async fn sortby_orders_as_a_stable_sort_of_the_unsorted_answer() {
+    let s = TestServer::start().await;
+    for cid in busiest_collections(&s).await {
+        let fs = feature_docs(&s, &cid, &[]).await.expect("all features");
+        let keys: Vec<String> = seen_values(&fs).into_keys().collect();
+        for seed in 0..6u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let chosen: Vec<(String, bool)> = (0..rng.random_range(1..3))
+                .map(|_| {
+                    (
+                        keys[rng.random_range(0..keys.len())].clone(),
+                        rng.random_bool(0.5),
+                    )
+                })
+                .collect();
+            let sortby = chosen
+                .iter()
+                .map(|(k, d)| format!("{}\"{k}\"", if *d { "-" } else { "+" }))
+                .collect::<Vec<_>>()
+                .join(",");
+            let mut expected = fs.clone();
+            expected.sort_by(|a, b| {
+                for (k, d) in &chosen {
+                    let o = value_order(a["properties"].get(k), b["properties"].get(k));
+                    let o = if *d { o.reverse() } else { o };
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            let expected: Vec<u64> = expected
+                .iter()
+                .map(|f| f["id"].as_u64().expect("id"))
+                .collect();
+            let got: Vec<u64> = feature_docs(&s, &cid, &[("sortby", &sortby)])
+                .await
+                .unwrap_or_else(|e| panic!("{cid} sortby={sortby}: {e}"))
+                .iter()
+                .map(|f| f["id"].as_u64().expect("id"))
+                .collect();
+            assert_eq!(got, expected, "{cid} sortby={sortby}");
+        }
+    }
+    let e = features(&s, "105", &[("sortby", "geometry")])
+        .await
+        .expect_err("geometry");
+    assert_eq!(e["code"], "InvalidParameterValue");
+    let e = features(&s, "105", &[("sortby", "nosuch")])
+        .await
+        .expect_err("nosuch");
+    assert_eq!(e["code"], "InvalidParameterValue");
+}

@@ -143,6 +143,7 @@ const ITEM_PARAMS: &[&str] = &[
     "filter",
     "filter-lang",
     "filter-crs",
+    "sortby",
 ];
 
 pub(super) async fn items(
@@ -244,6 +245,8 @@ struct ItemsRequest {
     /// `filter` (parsed against the collection's queryables when it is known), its language
     /// and CRS.
     cql2: Option<(String, cql2::Lang, Crs)>,
+    /// `sortby` (parsed against the collection's queryables).
+    sortby: Option<String>,
 }
 
 impl ItemsRequest {
@@ -285,6 +288,7 @@ impl ItemsRequest {
             when,
             filters,
             cql2,
+            sortby: q.get("sortby").map(str::to_string),
         })
     }
 }
@@ -307,9 +311,9 @@ fn select_items(
                 crate::api::error::echoed(k)
             )));
         }
-        if r.cql2.is_some() {
+        if r.cql2.is_some() || r.sortby.is_some() {
             return Err(OgcError::bad(
-                "filter is served on the object collections, not on vegnett",
+                "filter and sortby are served on the object collections, not on vegnett",
             ));
         }
         let rows = g.select_segments(&NetworkAreaFilter {
@@ -320,7 +324,7 @@ fn select_items(
         let (s2, g2) = (s.clone(), g.clone());
         return Ok((
             rows.len(),
-            Box::new(move |at| link_features(s2.clone(), g2.clone(), page(&rows, at), crs)),
+            Box::new(move |at| link_features(s2.clone(), g2.clone(), page(&rows, None, at), crs)),
         ));
     }
     let tid: u32 = id
@@ -344,11 +348,12 @@ fn select_items(
     if let Some(e) = &cql2 {
         rows = cql2::select(g, &data, t, e, &rows);
     }
+    let order = sorted(g, &data, t, r, &rows)?;
     let g2 = g.clone();
     Ok((
         rows.len(),
         Box::new(move |at| {
-            let page = page(&rows, at);
+            let page = page(&rows, order.as_deref(), at);
             Features::objects(g2.clone(), Some(data.clone()), page, crs, false)
         }),
     ))
@@ -366,8 +371,31 @@ fn parse_cql2(g: &Generation, tid: u32, r: &ItemsRequest) -> OgcResult<Option<cq
     cql2::parse(text, *lang, &cql2::Binder { t, crs: *crs }).map(Some)
 }
 
-/// The rows at positions `at` of `rows`.
-fn page(rows: &roaring::RoaringBitmap, at: std::ops::Range<u64>) -> Vec<u32> {
+/// The request's `sortby` order of `rows` (rows of `data`, a type of `g`), if it has one.
+fn sorted(
+    g: &Generation,
+    data: &crate::generation::TypeData,
+    t: &ObjectType,
+    r: &ItemsRequest,
+    rows: &roaring::RoaringBitmap,
+) -> OgcResult<Option<Vec<u32>>> {
+    let Some(text) = &r.sortby else {
+        return Ok(None);
+    };
+    let keys = cql2::sort_keys(text, &cql2::Binder { t, crs: r.crs })?;
+    Ok(Some(cql2::sort(g, data, t, &keys, rows)))
+}
+
+/// The rows at positions `at` of `rows`, or of `order` (the same rows sorted) when given.
+fn page(
+    rows: &roaring::RoaringBitmap,
+    order: Option<&[u32]>,
+    at: std::ops::Range<u64>,
+) -> Vec<u32> {
+    if let Some(order) = order {
+        let end = (at.end as usize).min(order.len());
+        return order[(at.start as usize).min(end)..end].to_vec();
+    }
     at.filter_map(|k| u32::try_from(k).ok().and_then(|k| rows.select(k)))
         .collect()
 }
@@ -428,11 +456,12 @@ fn select_versions_filtered(
     if let Some(e) = &cql2 {
         rows = cql2::select(&every, &data, t, e, &rows);
     }
+    let order = sorted(&every, &data, t, r, &rows)?;
     let crs = r.crs;
     Ok((
         rows.len(),
         Box::new(move |at| {
-            let page = page(&rows, at);
+            let page = page(&rows, order.as_deref(), at);
             Features::objects(every.clone(), Some(data.clone()), page, crs, false)
         }),
     ))

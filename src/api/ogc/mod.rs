@@ -79,6 +79,7 @@ pub const CONFORMANCE: &[&str] = &[
     "http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions-plus",
     "http://www.opengis.net/spec/cql2/1.0/conf/spatial-functions",
     "http://www.opengis.net/spec/cql2/1.0/conf/temporal-functions",
+    "http://www.opengis.net/spec/ogcapi-features-8/1.0/conf/sorting",
 ];
 
 pub fn routes() -> Router<AppState> {
@@ -312,6 +313,7 @@ async fn api(State(s): State<AppState>) -> Response {
                 param("filter", json!({"type": "string"}), FILTER_DOC),
                 param("filter-lang", json!({"type": "string", "enum": ["cql2-text", "cql2-json", "cql-text"], "default": "cql2-text"}), "language of filter (cql-text: the draft's name of cql2-text, as GDAL before 3.7 sends it)"),
                 param("filter-crs", json!({"type": "string", "format": "uri"}), "CRS of the filter's geometries (default CRS84)"),
+                param("sortby", json!({"type": "array", "items": {"type": "string"}}), "queryables to sort by, comma-separated, each +name (ascending, the default) or -name (descending); missing values last (first when descending), then the collection's order. Object collections only."),
             ], "responses": ok("features")}},
             "/collections/{collectionId}/queryables": {"get": {"operationId": "getQueryables", "parameters": [cid.clone()], "responses": ok("the collection's queryables as a JSON Schema (application/schema+json)")}},
             "/collections/{collectionId}/items/{featureId}": {"get": {"operationId": "getFeature", "parameters": [

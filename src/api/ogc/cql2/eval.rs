@@ -54,6 +54,54 @@ pub(in crate::api::ogc) fn select(
     c.eval(e, within, false).0
 }
 
+/// The rows of `rows` in `sortby` order: by each key in turn (missing values last, or first
+/// when descending), then by row (the collection's order).
+pub(in crate::api::ogc) fn sort(
+    g: &Generation,
+    data: &TypeData,
+    t: &ObjectType,
+    keys: &[(Prop, bool)],
+    rows: &RoaringBitmap,
+) -> Vec<u32> {
+    let c = Ctx {
+        g,
+        data,
+        t,
+        rows: TableRows { g, data },
+    };
+    let ops: Vec<Operand> = keys.iter().map(|(p, _)| Operand::Prop(*p)).collect();
+    let mut keyed: Vec<(Vec<Val>, u32)> = rows
+        .iter()
+        .map(|r| (ops.iter().map(|o| c.value(o, r)).collect(), r))
+        .collect();
+    keyed.sort_by(|(a, ra), (b, rb)| {
+        for (i, (_, descending)) in keys.iter().enumerate() {
+            let o = order(&a[i], &b[i]);
+            let o = if *descending { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        ra.cmp(rb)
+    });
+    keyed.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The sort order of two values of one queryable: missing ones after the rest.
+fn order(a: &Val, b: &Val) -> Ordering {
+    match (a, b) {
+        (Val::Null, Val::Null) => Ordering::Equal,
+        (Val::Null, _) => Ordering::Greater,
+        (_, Val::Null) => Ordering::Less,
+        (Val::Num(x), Val::Num(y)) => x.total_cmp(y),
+        (Val::Text(x), Val::Text(y)) => x.cmp(y),
+        (Val::Span(x, _), Val::Span(y, _)) => x.cmp(y),
+        (Val::Num(_), _) => Ordering::Less,
+        (_, Val::Num(_)) => Ordering::Greater,
+        _ => Ordering::Equal,
+    }
+}
+
 type Tri = (RoaringBitmap, Option<RoaringBitmap>);
 
 impl Ctx<'_> {

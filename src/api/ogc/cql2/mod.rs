@@ -38,7 +38,7 @@ use crate::api::geojson::Crs;
 use crate::catalog::ObjectType;
 use crate::snapshot::columns::Days;
 
-pub(super) use eval::select;
+pub(super) use eval::{select, sort};
 
 pub(super) const MAX_CHARS: usize = 8_192;
 pub(super) const MAX_DEPTH: usize = 32;
@@ -261,6 +261,44 @@ pub(super) fn parse(text: &str, lang: Lang, b: &Binder) -> OgcResult<Expr> {
         Lang::Text => text::parse(text, b),
         Lang::Json => json::parse(text, b),
     }
+}
+
+/// `sortby`: comma-separated queryables, each with an optional `+` (ascending, the default; a
+/// `+` left unescaped in a URL arrives as a space) or `-` (descending); not `geometry`. A
+/// name with a comma is written in double quotes (`-"Dekkebredde, gj.snitt"`).
+pub(super) fn sort_keys(text: &str, b: &Binder) -> OgcResult<Vec<(Prop, bool)>> {
+    let mut parts = vec![String::new()];
+    let mut quoted = false;
+    for c in text.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => parts.push(String::new()),
+            c => {
+                if let Some(part) = parts.last_mut() {
+                    part.push(c)
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for k in &parts {
+        let k = k.trim();
+        let (name, descending) = match k.strip_prefix('-') {
+            Some(n) => (n, true),
+            None => (k.strip_prefix('+').unwrap_or(k), false),
+        };
+        let p = b
+            .prop(name.trim())
+            .map_err(|e| OgcError::bad(e.description.replacen("filter:", "sortby:", 1)))?;
+        if p == Prop::Geometry {
+            return Err(OgcError::bad("sortby: geometry is not sortable"));
+        }
+        out.push((p, descending));
+    }
+    if out.len() > 16 {
+        return Err(OgcError::bad("sortby: at most 16 keys"));
+    }
+    Ok(out)
 }
 
 /// A date literal: `YYYY-MM-DD` or an RFC 3339 timestamp (its date as written).
