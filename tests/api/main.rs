@@ -12,6 +12,7 @@ mod edges;
 mod geojson;
 mod health;
 mod ogc;
+mod ogc_cql2;
 mod ogc_history;
 mod ops;
 mod read_catalog;

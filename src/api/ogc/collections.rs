@@ -79,6 +79,9 @@ fn collection_doc(s: &AppState, (id, title, description): &(String, String, Stri
             link(ogc_url(s, &format!("{base}?f=html")), "alternate", "text/html", title),
             link(ogc_url(s, &format!("{base}/items")), "items", GEOJSON, "Features as GeoJSON"),
             link(ogc_url(s, &format!("{base}/items?f=html")), "items", "text/html", "Features as HTML"),
+            link(ogc_url(s, &format!("{base}/queryables")), "http://www.opengis.net/def/rel/ogc/1.0/queryables", "application/schema+json", "Queryables"),
+            // the draft's relation, which GDAL before 3.7 follows
+            link(ogc_url(s, &format!("{base}/queryables")), "queryables", "application/schema+json", "Queryables"),
         ]
     })
 }

@@ -8,6 +8,7 @@ use axum::response::Response;
 use serde_json::{Map, Value};
 
 use super::collections::find_collection;
+use super::cql2;
 use super::crs::{crs_param, crs_uri, parse_bbox};
 use super::datetime::{self, When, DATETIME};
 use super::error::{OgcError, OgcResult};
@@ -132,7 +133,17 @@ fn property_filter(
 }
 
 const ITEM_PARAMS: &[&str] = &[
-    "f", "limit", "offset", "bbox", "bbox-crs", "crs", "datetime",
+    "f",
+    "limit",
+    "offset",
+    "bbox",
+    "bbox-crs",
+    "crs",
+    "datetime",
+    "filter",
+    "filter-lang",
+    "filter-crs",
+    "sortby",
 ];
 
 pub(super) async fn items(
@@ -231,6 +242,11 @@ struct ItemsRequest {
     when: Option<When>,
     /// The parameters that are not the items' own: property filters.
     filters: Vec<(String, String)>,
+    /// `filter` (parsed against the collection's queryables when it is known), its language
+    /// and CRS.
+    cql2: Option<(String, cql2::Lang, Crs)>,
+    /// `sortby` (parsed against the collection's queryables).
+    sortby: Option<String>,
 }
 
 impl ItemsRequest {
@@ -256,6 +272,9 @@ impl ItemsRequest {
         let bbox_crs = crs_param(q, "bbox-crs")?;
         let bbox = q.get("bbox").map(|b| parse_bbox(b, bbox_crs)).transpose()?;
         let when = q.get(DATETIME).map(When::parse).transpose()?;
+        let lang = cql2::Lang::parse(q.get("filter-lang"))?;
+        let filter_crs = crs_param(q, "filter-crs")?;
+        let cql2 = q.get("filter").map(|f| (f.to_string(), lang, filter_crs));
         let filters: Vec<(String, String)> =
             q.0.iter()
                 .filter(|(k, _)| !ITEM_PARAMS.contains(&k.as_str()))
@@ -268,6 +287,8 @@ impl ItemsRequest {
             bbox,
             when,
             filters,
+            cql2,
+            sortby: q.get("sortby").map(str::to_string),
         })
     }
 }
@@ -290,6 +311,11 @@ fn select_items(
                 crate::api::error::echoed(k)
             )));
         }
+        if r.cql2.is_some() || r.sortby.is_some() {
+            return Err(OgcError::bad(
+                "filter and sortby are served on the object collections, not on vegnett",
+            ));
+        }
         let rows = g.select_segments(&NetworkAreaFilter {
             any_of: Vec::new(),
             roads: Vec::new(),
@@ -298,12 +324,13 @@ fn select_items(
         let (s2, g2) = (s.clone(), g.clone());
         return Ok((
             rows.len(),
-            Box::new(move |at| link_features(s2.clone(), g2.clone(), page(&rows, at), crs)),
+            Box::new(move |at| link_features(s2.clone(), g2.clone(), page(&rows, None, at), crs)),
         ));
     }
     let tid: u32 = id
         .parse()
         .map_err(|_| OgcError::not_found(format!("no collection '{id}'")))?;
+    let cql2 = parse_cql2(g, tid, r)?;
     let Some(data) = g.objects.get(&tid).cloned() else {
         // a type without objects on the day of a `datetime` instant
         return Ok((0, Box::new(|_| Features::new(0, |_, _| Ok(())))));
@@ -317,19 +344,58 @@ fn select_items(
         egenskap: property_filter(t, &r.filters)?,
         ..Default::default()
     };
-    let rows = g.select_objects(&data, &filter);
+    let mut rows = g.select_objects(&data, &filter);
+    if let Some(e) = &cql2 {
+        rows = cql2::select(g, &data, t, e, &rows);
+    }
+    let order = sorted(g, &data, t, r, &rows)?;
     let g2 = g.clone();
     Ok((
         rows.len(),
         Box::new(move |at| {
-            let page = page(&rows, at);
+            let page = page(&rows, order.as_deref(), at);
             Features::objects(g2.clone(), Some(data.clone()), page, crs, false)
         }),
     ))
 }
 
-/// The rows at positions `at` of `rows`.
-fn page(rows: &roaring::RoaringBitmap, at: std::ops::Range<u64>) -> Vec<u32> {
+/// The request's `filter` parsed against the queryables of type `tid`.
+fn parse_cql2(g: &Generation, tid: u32, r: &ItemsRequest) -> OgcResult<Option<cql2::Expr>> {
+    let Some((text, lang, crs)) = &r.cql2 else {
+        return Ok(None);
+    };
+    let t = g
+        .catalog
+        .object_type(tid)
+        .ok_or_else(|| OgcError::not_found(format!("no collection '{tid}'")))?;
+    cql2::parse(text, *lang, &cql2::Binder { t, crs: *crs }).map(Some)
+}
+
+/// The request's `sortby` order of `rows` (rows of `data`, a type of `g`), if it has one.
+fn sorted(
+    g: &Generation,
+    data: &crate::generation::TypeData,
+    t: &ObjectType,
+    r: &ItemsRequest,
+    rows: &roaring::RoaringBitmap,
+) -> OgcResult<Option<Vec<u32>>> {
+    let Some(text) = &r.sortby else {
+        return Ok(None);
+    };
+    let keys = cql2::sort_keys(text, &cql2::Binder { t, crs: r.crs })?;
+    Ok(Some(cql2::sort(g, data, t, &keys, rows)))
+}
+
+/// The rows at positions `at` of `rows`, or of `order` (the same rows sorted) when given.
+fn page(
+    rows: &roaring::RoaringBitmap,
+    order: Option<&[u32]>,
+    at: std::ops::Range<u64>,
+) -> Vec<u32> {
+    if let Some(order) = order {
+        let end = (at.end as usize).min(order.len());
+        return order[(at.start as usize).min(end)..end].to_vec();
+    }
     at.filter_map(|k| u32::try_from(k).ok().and_then(|k| rows.select(k)))
         .collect()
 }
@@ -373,12 +439,13 @@ fn select_versions_filtered(
         egenskap: property_filter(t, &r.filters)?,
         ..Default::default()
     };
+    let cql2 = parse_cql2(g, tid, r)?;
     let every = g.every_version();
     let Some(data) = every.objects.get(&tid).cloned() else {
         return Ok((0, Box::new(|_| Features::new(0, |_, _| Ok(())))));
     };
     let table = &data.table;
-    let rows: roaring::RoaringBitmap = every
+    let mut rows: roaring::RoaringBitmap = every
         .select_objects(&data, &filter)
         .iter()
         .filter(|&row| {
@@ -386,11 +453,15 @@ fn select_versions_filtered(
             datetime::overlaps(table.start_date[row], table.end_date[row], from, to)
         })
         .collect();
+    if let Some(e) = &cql2 {
+        rows = cql2::select(&every, &data, t, e, &rows);
+    }
+    let order = sorted(&every, &data, t, r, &rows)?;
     let crs = r.crs;
     Ok((
         rows.len(),
         Box::new(move |at| {
-            let page = page(&rows, at);
+            let page = page(&rows, order.as_deref(), at);
             Features::objects(every.clone(), Some(data.clone()), page, crs, false)
         }),
     ))

@@ -1,9 +1,10 @@
-//! OGC API Features — Part 1 Core and Part 2 Coordinate Reference Systems by Reference — under
+//! OGC API Features — Part 1 Core, Part 2 Coordinate Reference Systems by Reference and
+//! Part 3 Filtering (CQL2) — under
 //! `/ogc`, over the served generation.
 //!
 //! - `/ogc` landing page, `/ogc/conformance`, `/ogc/api` (an OpenAPI 3.0 description of these
 //!   paths), `/ogc/collections`, `/ogc/collections/{id}`, `/ogc/collections/{id}/items`,
-//!   `/ogc/collections/{id}/items/{featureId}`.
+//!   `/ogc/collections/{id}/items/{featureId}`, `/ogc/collections/{id}/queryables`.
 //! - Collections: `vegnett` (the road network: one feature per link segment row, id its
 //!   `kortform` `from-to@link`), and one per road object type that has objects in the
 //!   generation, id the type id (`105`), title its name; feature ids are `nvdbId`s. A feature is
@@ -22,6 +23,10 @@
 //!   `Content-Crs`. `storageCrs` is 25833 (UTM 33 numbers; 32633 is the same numbers).
 //! - Encodings: JSON (GeoJSON for features) and HTML, chosen by `f=json|html`, else by
 //!   `Accept` (`text/html` first → HTML).
+//! - Part 3 (Filtering): `filter` in CQL2 (`filter-lang` `cql2-text`, the default, or
+//!   `cql2-json`; geometries in `filter-crs`, default CRS84) on the object collections, AND-ed
+//!   with the other parameters (`cql2/`), and `/ogc/collections/{id}/queryables`
+//!   (`queryables.rs`).
 //! - Errors: `{"code": "...", "description": "..."}` with 400 (bad parameter) or 404.
 //!
 //! This file: routes, the query and encoding shared by every path, the landing page,
@@ -29,11 +34,13 @@
 //! `html.rs` (the HTML encoding).
 
 mod collections;
+mod cql2;
 mod crs;
 mod datetime;
 mod error;
 mod html;
 mod items;
+mod queryables;
 
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue};
@@ -61,6 +68,18 @@ pub const CONFORMANCE: &[&str] = &[
     "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/html",
     "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
     "http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs",
+    "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables",
+    "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
+    "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
+    "http://www.opengis.net/spec/cql2/1.0/conf/cql2-text",
+    "http://www.opengis.net/spec/cql2/1.0/conf/cql2-json",
+    "http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2",
+    "http://www.opengis.net/spec/cql2/1.0/conf/advanced-comparison-operators",
+    "http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions",
+    "http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions-plus",
+    "http://www.opengis.net/spec/cql2/1.0/conf/spatial-functions",
+    "http://www.opengis.net/spec/cql2/1.0/conf/temporal-functions",
+    "http://www.opengis.net/spec/ogcapi-features-8/1.0/conf/sorting",
 ];
 
 pub fn routes() -> Router<AppState> {
@@ -72,6 +91,10 @@ pub fn routes() -> Router<AppState> {
         .route("/ogc/collections", get(collections))
         .route("/ogc/collections/{cid}", get(collection))
         .route("/ogc/collections/{cid}/items", get(items))
+        .route(
+            "/ogc/collections/{cid}/queryables",
+            get(queryables::queryables),
+        )
         .route("/ogc/collections/{cid}/items/{fid}", get(item))
 }
 /// The query's parameters in order.
@@ -250,6 +273,16 @@ a/b, ../b or a/.. of them (days included): every version of the objects whose va
 selecting among them. Intervals are served on the object collections, not on vegnett. \
 Without it: today.";
 
+/// What `/ogc/api` says of `filter` (`cql2`).
+const FILTER_DOC: &str = "A CQL2 expression (OGC API Features Part 3) over the collection's \
+queryables (/collections/{collectionId}/queryables: the property types by name, enumerations by \
+the value the features show, and geometry, nvdbId, versjon, startdato, sluttdato): = <> < > <= >=, \
+AND, OR, NOT, LIKE, IN, BETWEEN, IS NULL, S_INTERSECTS, S_WITHIN and the other S_ functions \
+with WKT (cql2-text) or GeoJSON (cql2-json) geometries or BBOX, and the T_ functions over \
+DATE, TIMESTAMP, INTERVAL and startdato/sluttdato. Three-valued logic: comparisons with a \
+missing value are unknown and not answered. Object collections only; at most 8,192 \
+characters, 32 levels, 256 predicates, 10,000 coordinates.";
+
 /// `/ogc/api`: the OpenAPI 3.0 description of the OGC paths.
 async fn api(State(s): State<AppState>) -> Response {
     let param = |name: &str, schema: Value, description: &str| json!({"name": name, "in": "query", "required": false, "schema": schema, "description": description});
@@ -277,7 +310,12 @@ async fn api(State(s): State<AppState>) -> Response {
                 param("bbox-crs", json!({"type": "string", "format": "uri"}), "CRS of bbox"),
                 param("crs", json!({"type": "string", "format": "uri"}), "CRS of the answer"),
                 param("datetime", json!({"type": "string"}), DATETIME_DOC),
+                param("filter", json!({"type": "string"}), FILTER_DOC),
+                param("filter-lang", json!({"type": "string", "enum": ["cql2-text", "cql2-json", "cql-text"], "default": "cql2-text"}), "language of filter (cql-text: the draft's name of cql2-text, as GDAL before 3.7 sends it)"),
+                param("filter-crs", json!({"type": "string", "format": "uri"}), "CRS of the filter's geometries (default CRS84)"),
+                param("sortby", json!({"type": "array", "items": {"type": "string"}}), "queryables to sort by, comma-separated, each +name (ascending, the default) or -name (descending); missing values last (first when descending), then the collection's order. Object collections only."),
             ], "responses": ok("features")}},
+            "/collections/{collectionId}/queryables": {"get": {"operationId": "getQueryables", "parameters": [cid.clone()], "responses": ok("the collection's queryables as a JSON Schema (application/schema+json)")}},
             "/collections/{collectionId}/items/{featureId}": {"get": {"operationId": "getFeature", "parameters": [
                 cid, f, json!({"name": "featureId", "in": "path", "required": true, "schema": {"type": "string"}}),
                 param("crs", json!({"type": "string", "format": "uri"}), "CRS of the answer"),
