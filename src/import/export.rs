@@ -13,8 +13,9 @@
 //!   over the row's positions (a row without one gets none), and one 916 Strekning per (kategori, fase, nummer, hp, fylke; kommune for K and
 //!   P roads) chain of rows (each starting where the previous one ends, in metre order; a hp
 //!   part with parallel carriageways gives several chains) with those rows' placements (hp =
-//!   strekning × 100 + delstrekning, so hp 1–99 is S0D<hp>). Their ids follow the
-//!   generation's largest object id.
+//!   strekning × 100 + delstrekning, so hp 1–99 is S0D<hp>; a chain's rows share their
+//!   trafikantgruppe and adskilte løp, which the 916 carries). Their ids follow the
+//!   generation's largest object id. `detaljniva` of each veglenke is the row's detail level.
 //! - Objects: id, versjon, gyldighetsperiode, sistEndret, egenskaper by the catalogue's storage
 //!   (enum → EnumEgenskap, integer → HeltallEgenskap, float → FlyttallEgenskap, text →
 //!   TekstEgenskap, dates → DatoEgenskap), barn, and placements (StedfestingPunkter when every
@@ -37,7 +38,8 @@ use crate::changeset::working::value_at;
 use crate::error::{EngineError, Result};
 use crate::generation::Generation;
 use crate::snapshot::columns::{
-    lane_codes, Days, ObjectTable, RoadNetwork, DIRECTION_AGAINST, OPEN_END, TOPOLOGY_LEVELS,
+    lane_codes, Days, ObjectTable, RoadNetwork, DETAIL_LEVELS, DIRECTION_AGAINST, OPEN_END,
+    TOPOLOGY_LEVELS,
 };
 use crate::value::Value as Stored;
 
@@ -153,7 +155,7 @@ fn sequence(net: &RoadNetwork, rows: std::ops::Range<usize>) -> Value {
             "gyldighetsperiode": {"startdato": date(net.start_date[r])},
             "konnektering": net.is_connection[r],
             "topologiniva": TOPOLOGY_LEVELS.get(net.topology_level[r] as usize).copied().unwrap_or("VEGTRASE"),
-            "detaljniva": "VEGTRASE_OG_KJOREBANE",
+            "detaljniva": DETAIL_LEVELS.get(net.detail_level[r] as usize).copied().unwrap_or("VEGTRASE_OG_KJOREBANE"),
             "typeVeg": ROAD_TYPE_NAMES.get(net.road_type[r] as usize).copied().unwrap_or("ENKEL_BILVEG"),
             "startport": sp,
             "sluttport": ep,
@@ -369,9 +371,12 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
         rows.sort_by_key(|&r| (net.from_m[r], net.link_id[r]));
         let first = chains.len();
         for r in rows {
+            // one 916 carries one trafikantgruppe and adskilte løp
+            let attrs = |r: usize| (net.traffic_group[r], net.separate_carriageways[r]);
             let open = chains[first..].iter_mut().find(|(_, c)| {
-                c.last()
-                    .is_some_and(|&l| net.to_m[l].abs_diff(net.from_m[r]) <= 1)
+                c.last().is_some_and(|&l| {
+                    net.to_m[l].abs_diff(net.from_m[r]) <= 1 && attrs(l) == attrs(r)
+                })
             });
             match open {
                 Some((_, c)) => c.push(r),
@@ -380,6 +385,17 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
         }
     }
     for (hp, rows) in chains {
+        // the catalogue's value ids: 11289 Trafikantgruppe G 19037, K 19039; 11283 Adskilte
+        // løp med 19035, nei 19036, mot 19091
+        let group = if net.traffic_group[rows[0]] == b'G' {
+            19037
+        } else {
+            19039
+        };
+        let separate = [19036, 19035, 19091]
+            .get(net.separate_carriageways[rows[0]] as usize)
+            .copied()
+            .unwrap_or(19036);
         let linjer: Vec<Value> = rows
             .iter()
             .map(|&r| json!({"id": net.link_id[r], "startposisjon": net.from_pos[r], "sluttposisjon": net.to_pos[r], "retning": "MED"}))
@@ -389,7 +405,9 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
             "gyldighetsperiode": {"startdato": "2020-01-01"},
             "egenskaper": {
                 "11281": {"type": "HeltallEgenskap", "verdi": hp / 100},
-                "11284": {"type": "HeltallEgenskap", "verdi": hp % 100}
+                "11284": {"type": "HeltallEgenskap", "verdi": hp % 100},
+                "11283": {"type": "EnumEgenskap", "verdi": separate},
+                "11289": {"type": "EnumEgenskap", "verdi": group}
             },
             "barn": {},
             "stedfesting": {"type": "StedfestingLinjer", "linjer": linjer},
