@@ -367,16 +367,16 @@ fn first_write_keeps_untouched_rows(source: &Path) -> (Manifest, Manifest) {
     (old_manifest, new.manifest.clone())
 }
 
-/// The path every default `vegdb serve` takes: the committed demo (format version 4, with its
-/// history, since it was generated anew) copied into a fresh data directory, then a first
-/// changeset. The new generation stays format version 4, shares every chunk but the touched
-/// one, and reads back identical elsewhere.
+/// The path every default `vegdb serve` takes: the committed demo (format version 5, with its
+/// history and network attributes, since it was generated anew) copied into a fresh data
+/// directory, then a first changeset. The new generation stays format version 5, shares every
+/// chunk but the touched one, and reads back identical elsewhere.
 #[test]
 fn the_demo_stays_open_data_on_its_first_write() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
     let (old, new) = first_write_keeps_untouched_rows(&demo);
-    assert_eq!(old.format_version, 4, "the committed demo is format 4");
-    assert_eq!(new.format_version, 4);
+    assert_eq!(old.format_version, 5, "the committed demo is format 5");
+    assert_eq!(new.format_version, 5);
     assert_only_type_95_rewritten(&old, &new);
 }
 
