@@ -1236,7 +1236,10 @@ async fn detail_levels_and_road_system_attributes_are_kept_and_filtered() {
     for (id, level) in [(41718, "KJOREBANE"), (365652, "KJOREFELT")] {
         let path = seq_dir.join(format!("veglenkesekvens-{id}.json"));
         let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        for l in v["veglenker"].as_array_mut().unwrap() {
+        for l in v["veglenkesekvenser"][0]["veglenker"]
+            .as_array_mut()
+            .unwrap()
+        {
             l["detaljniva"] = level.into();
         }
         std::fs::write(&path, v.to_string()).unwrap();
