@@ -41,7 +41,7 @@ fn row_passes(
     f: &NetworkAttributeFilter,
     municipality: Option<u16>,
 ) -> bool {
-    let ok = |list: &[u8], v: u8| list.is_empty() || list.iter().any(|&x| x == v);
+    let ok = |list: &[u8], v: u8| list.is_empty() || list.contains(&v);
     ok(&f.road_types, n.road_type[r])
         && ok(&f.detail_levels, n.detail_level[r])
         && ok(&f.traffic_groups, n.traffic_group[r])

@@ -378,7 +378,7 @@ impl NetworkAttributes {
             .map(|(d, &id)| {
                 d.super_link.is_none()
                     && d.segments.first().is_some_and(|s| s.category == b'P')
-                    && mix(id) % 8 == 0
+                    && mix(id).is_multiple_of(8)
             })
             .collect();
         NetworkAttributes {
