@@ -186,11 +186,11 @@ fn filter_parameter(name: &str) -> Option<ParameterDoc> {
     })
 }
 
-/// The network attributes of LES v4 (`read::network_attributes`): on `/vegnett/lenker` they
+/// The network attributes of LES v4 (`query::attributes`, parsed in `read::network_attributes`): on `/vegnett/lenker` they
 /// select rows; on the object lists and statistikk an object qualifies by a placement on a
 /// passing row and stretches are cut to those rows (with `segmentering`, the default).
 fn network_attribute_parameter(name: &str) -> Option<ParameterDoc> {
-    use super::read::network_attributes::{ROAD_TYPE_NAMES, TRAFFIC_GROUP_NAMES};
+    use crate::query::attributes::{ROAD_TYPE_NAMES, TRAFFIC_GROUP_NAMES};
     use crate::snapshot::columns::{DETAIL_LEVEL_SHORT, SEPARATE_CARRIAGEWAYS};
     let list =
         |values: Vec<&str>| json!({"type": "array", "items": {"type": "string", "enum": values}});

@@ -15,7 +15,8 @@
 //!   part with parallel carriageways gives several chains) with those rows' placements (hp =
 //!   strekning × 100 + delstrekning, so hp 1–99 is S0D<hp>; a chain's rows share their
 //!   trafikantgruppe and adskilte løp, which the 916 carries). Their ids follow the
-//!   generation's largest object id. `detaljniva` of each veglenke is the row's detail level.
+//!   generation's largest object id. `detaljniva` of each veglenke is the row's detail level;
+//!   one 920 Sideanleggsdel per row of a side facility (with its trafikantgruppe).
 //! - Objects: id, versjon, gyldighetsperiode, sistEndret, egenskaper by the catalogue's storage
 //!   (enum → EnumEgenskap, integer → HeltallEgenskap, float → FlyttallEgenskap, text →
 //!   TekstEgenskap, dates → DatoEgenskap), barn, and placements (StedfestingPunkter when every
@@ -31,7 +32,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::roadref::{STREKNING, VEGSYSTEM};
+use super::roadref::{SIDEANLEGGSDEL, STREKNING, VEGSYSTEM};
 use super::{OBJECTS_DIR, SEQUENCES_DIR};
 use crate::catalog::{datatype, Catalog, ValueKind};
 use crate::changeset::working::value_at;
@@ -319,7 +320,6 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
     let mut next_id = g.next_object_id;
     let category = catalog.property(11276).map(|_| 11276);
     let mut systems = Parts::new(&dest.join(OBJECTS_DIR).join(VEGSYSTEM.to_string()))?;
-    type HpKey = (u8, u8, u32, u16, u8, u16);
     let mut parts: BTreeMap<HpKey, Vec<usize>> = BTreeMap::new();
     for r in 0..net.len() {
         let (c, s) = (net.road_category[r], net.road_status[r]);
@@ -363,6 +363,38 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
     }
     systems.finish()?;
     summary.objects.insert(VEGSYSTEM, systems.records);
+    let (records, next_id) = write_sections(net, parts, dest, next_id)?;
+    summary.objects.insert(STREKNING, records);
+    let (records, _) = write_side_facilities(net, dest, next_id)?;
+    if records > 0 {
+        summary.objects.insert(SIDEANLEGGSDEL, records);
+    }
+
+    for (&t, td) in &g.objects {
+        if t == VEGSYSTEM || t == STREKNING || t == SIDEANLEGGSDEL {
+            continue;
+        }
+        let mut out = Parts::new(&dest.join(OBJECTS_DIR).join(t.to_string()))?;
+        for row in 0..td.table.len() {
+            out.write(&object(catalog, &td.table, row))?;
+        }
+        out.finish()?;
+        summary.objects.insert(t, out.records);
+    }
+    Ok(summary)
+}
+
+/// Key of an hp part: (category, status, number, hp, county, municipality for K and P roads).
+type HpKey = (u8, u8, u32, u16, u8, u16);
+
+/// One 916 Strekning per chain of rows of an hp part (ids from `next_id`): the records written
+/// and the next free id.
+fn write_sections(
+    net: &RoadNetwork,
+    parts: BTreeMap<HpKey, Vec<usize>>,
+    dest: &Path,
+    mut next_id: u64,
+) -> Result<(usize, u64)> {
     let mut sections = Parts::new(&dest.join(OBJECTS_DIR).join(STREKNING.to_string()))?;
     // rows of an hp part in metre order, chained where one ends at the next one's start
     // (parallel carriageways give several chains, each a 916 of its own)
@@ -416,18 +448,34 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
         next_id += 1;
     }
     sections.finish()?;
-    summary.objects.insert(STREKNING, sections.records);
+    Ok((sections.records, next_id))
+}
 
-    for (&t, td) in &g.objects {
-        if t == VEGSYSTEM || t == STREKNING {
-            continue;
-        }
-        let mut out = Parts::new(&dest.join(OBJECTS_DIR).join(t.to_string()))?;
-        for row in 0..td.table.len() {
-            out.write(&object(catalog, &td.table, row))?;
-        }
-        out.finish()?;
-        summary.objects.insert(t, out.records);
+/// One 920 Sideanleggsdel per network row of a side facility (its trafikantgruppe: 11291, G
+/// 19043, K 19045), ids from `next_id`: the records written and the next free id.
+fn write_side_facilities(net: &RoadNetwork, dest: &Path, mut next_id: u64) -> Result<(usize, u64)> {
+    let rows: Vec<usize> = (0..net.len()).filter(|&r| net.side_facility[r]).collect();
+    if rows.is_empty() {
+        return Ok((0, next_id));
     }
-    Ok(summary)
+    let mut out = Parts::new(&dest.join(OBJECTS_DIR).join(SIDEANLEGGSDEL.to_string()))?;
+    for r in rows {
+        let group = if net.traffic_group[r] == b'G' {
+            19043
+        } else {
+            19045
+        };
+        out.write(&json!({
+            "id": next_id, "versjon": 1, "typeId": SIDEANLEGGSDEL,
+            "gyldighetsperiode": {"startdato": "2020-01-01"},
+            "egenskaper": {"11291": {"type": "EnumEgenskap", "verdi": group}},
+            "barn": {},
+            "stedfesting": {"type": "StedfestingLinjer", "linjer": [
+                {"id": net.link_id[r], "startposisjon": net.from_pos[r], "sluttposisjon": net.to_pos[r], "retning": "MED"}]},
+            "sistEndret": "2020-01-01T00:00:00Z"
+        }))?;
+        next_id += 1;
+    }
+    out.finish()?;
+    Ok((out.records, next_id))
 }

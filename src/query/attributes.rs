@@ -29,6 +29,31 @@ pub struct NetworkAttributeFilter {
 /// A `typeveg` value of LES v4 no stored row has (the stored ones are v2's seven).
 pub const NO_ROAD_TYPE: u8 = u8::MAX;
 
+/// LES v4's `typeveg` values (`TypeVegSosi`) and the index into `ROAD_TYPES` of those vegdb
+/// stores (v2's seven); the others are valid and match no row.
+pub const ROAD_TYPE_NAMES: [(&str, u8); 17] = [
+    ("kanalisertVeg", 1),
+    ("enkelBilveg", 0),
+    ("rampe", 2),
+    ("rundkjøring", 3),
+    ("bilferje", 5),
+    ("passasjerferje", NO_ROAD_TYPE),
+    ("gangOgSykkelveg", 4),
+    ("sykkelveg", NO_ROAD_TYPE),
+    ("gangveg", NO_ROAD_TYPE),
+    ("gågate", NO_ROAD_TYPE),
+    ("fortau", NO_ROAD_TYPE),
+    ("trapp", NO_ROAD_TYPE),
+    ("gangfelt", NO_ROAD_TYPE),
+    ("gatetun", 6),
+    ("traktorveg", NO_ROAD_TYPE),
+    ("sti", NO_ROAD_TYPE),
+    ("annet", NO_ROAD_TYPE),
+];
+
+/// `trafikantgruppe` values.
+pub const TRAFFIC_GROUP_NAMES: [&str; 2] = ["K", "G"];
+
 impl NetworkAttributeFilter {
     /// No attribute filter given: every row passes.
     pub fn is_empty(&self) -> bool {

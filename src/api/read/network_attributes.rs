@@ -6,7 +6,7 @@
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::params::Params;
-use crate::query::attributes::{NetworkAttributeFilter, NO_ROAD_TYPE};
+use crate::query::attributes::{NetworkAttributeFilter, ROAD_TYPE_NAMES, TRAFFIC_GROUP_NAMES};
 use crate::snapshot::columns::{DETAIL_LEVEL_SHORT, SEPARATE_CARRIAGEWAYS};
 
 /// The parameter names, in the order the documents list them.
@@ -18,31 +18,6 @@ pub const NETWORK_ATTRIBUTE_PARAMS: &[&str] = &[
     "sideanlegg",
     "konnekteringslenker",
 ];
-
-/// LES v4's `typeveg` values (`TypeVegSosi`) and the index into `ROAD_TYPES` of those vegdb
-/// stores (v2's seven); the others are valid and match no row.
-pub const ROAD_TYPE_NAMES: [(&str, u8); 17] = [
-    ("kanalisertVeg", 1),
-    ("enkelBilveg", 0),
-    ("rampe", 2),
-    ("rundkjøring", 3),
-    ("bilferje", 5),
-    ("passasjerferje", NO_ROAD_TYPE),
-    ("gangOgSykkelveg", 4),
-    ("sykkelveg", NO_ROAD_TYPE),
-    ("gangveg", NO_ROAD_TYPE),
-    ("gågate", NO_ROAD_TYPE),
-    ("fortau", NO_ROAD_TYPE),
-    ("trapp", NO_ROAD_TYPE),
-    ("gangfelt", NO_ROAD_TYPE),
-    ("gatetun", 6),
-    ("traktorveg", NO_ROAD_TYPE),
-    ("sti", NO_ROAD_TYPE),
-    ("annet", NO_ROAD_TYPE),
-];
-
-/// `trafikantgruppe` values.
-pub const TRAFFIC_GROUP_NAMES: [&str; 2] = ["K", "G"];
 
 /// Each item of list parameter `name` looked up in `names` (without regard to case): the
 /// values, or 422/4006 naming the valid ones.
@@ -98,6 +73,7 @@ pub fn parse_network_attributes(p: &Params) -> ApiResult<NetworkAttributeFilter>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::query::attributes::NO_ROAD_TYPE;
     use crate::snapshot::columns::ROAD_TYPES;
 
     fn parse(q: &str) -> ApiResult<NetworkAttributeFilter> {
