@@ -310,7 +310,10 @@ async fn export_import_round_trip_serves_the_same() {
         o.traffic_group.iter().any(|&g| g == b'G'),
         o.detail_level.iter().any(|&d| d == 1),
     ] {
-        assert!(present, "the generated network has every attribute value kind");
+        assert!(
+            present,
+            "the generated network has every attribute value kind"
+        );
     }
     // what the import could not take, by reason: only documented reasons
     for reason in summary.skipped.keys() {

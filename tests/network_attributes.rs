@@ -51,8 +51,9 @@ fn row_passes(
         && municipality.is_none_or(|m| n.municipality[r] == m)
 }
 
-/// Objects of `d` with a placement touching a passing row, and the segmented length: the parts
-/// of the selected objects' placements on passing rows.
+/// Objects of `d` with a placement touching a row that passes the attributes and (as every
+/// filter of an object list, each on its own) one touching a row of the municipality, and the
+/// segmented length: the parts of the selected objects' placements on rows passing both.
 fn brute(
     g: &Generation,
     d: &TypeData,
@@ -63,15 +64,19 @@ fn brute(
     let mut rows = RoaringBitmap::new();
     let mut length = 0.0;
     for o in 0..t.len() {
-        let mut hit = false;
+        let (mut on_attributes, mut in_area) = (false, m.is_none());
         let mut len = 0.0;
         for p in t.placements(o) {
             for r in 0..n.len() {
                 let touches = n.link_id[r] == t.loc_link[p]
                     && n.from_pos[r] <= t.loc_to[p]
                     && n.to_pos[r] >= t.loc_from[p];
-                if touches && row_passes(n, r, f, m) {
-                    hit = true;
+                if !touches {
+                    continue;
+                }
+                on_attributes |= row_passes(n, r, f, None);
+                in_area |= m.is_some_and(|m| n.municipality[r] == m);
+                if row_passes(n, r, f, m) {
                     let (a, b) = (
                         t.loc_from[p].max(n.from_pos[r]),
                         t.loc_to[p].min(n.to_pos[r]),
@@ -82,7 +87,7 @@ fn brute(
                 }
             }
         }
-        if hit {
+        if on_attributes && in_area {
             rows.insert(o as u32);
             length += len;
         }

@@ -430,14 +430,17 @@ pub fn total_length(
     segment: bool,
 ) -> f64 {
     let idx = data.index();
-    if rows.len() == data.table.len() as u64 {
+    let segmenting = segment && f.segments();
+    // every object, uncut (a segmenting filter may select every object and still cut them:
+    // a network attribute passing a part of each)
+    if rows.len() == data.table.len() as u64 && !segmenting {
         return idx.total_length_m;
     }
     if idx.total_length_m == 0.0 {
         // point objects: no length anywhere
         return 0.0;
     }
-    if segment && f.segments() {
+    if segmenting {
         // one area and nothing else narrowing: precomputed
         let only_area = f.any_of.len() == 1
             && f.contracts.is_empty()
