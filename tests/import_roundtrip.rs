@@ -306,9 +306,9 @@ async fn export_import_round_trip_serves_the_same() {
     }
     for present in [
         o.side_facility.iter().any(|&s| s),
-        o.separate_carriageways.iter().any(|&s| s == 2),
-        o.traffic_group.iter().any(|&g| g == b'G'),
-        o.detail_level.iter().any(|&d| d == 1),
+        o.separate_carriageways.contains(&2),
+        o.traffic_group.contains(&b'G'),
+        o.detail_level.contains(&1),
     ] {
         assert!(
             present,
