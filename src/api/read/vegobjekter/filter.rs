@@ -68,6 +68,7 @@ pub fn parse_filter_of_every_type(
     parse_areas(g, p, &mut f)?;
     parse_places(p, srid, &mut f)?;
     parse_overlaps(g, p, sensitive, &mut f)?;
+    f.network = parse_network_attributes(p)?;
     Ok(f)
 }
 
