@@ -31,15 +31,16 @@ fn fixture_generation(name: &str) -> PathBuf {
     fixture(name).join("gen-000001")
 }
 
-/// Today's format's fixture (format 4 with history).
-const TODAY: &str = "v4-history";
+/// Today's format's fixture (format 5: history and the network attributes).
+const TODAY: &str = "v5-network-attributes";
 
 /// Make the fixture of today's format (`TODAY`: `vegdb generate --scale tiny --seed 21` as it
 /// is, with its history, the manifest's `created` the fixed time above). Run by hand after an
 /// intended format change, as a NEW version's directory (the older ones, `v1-single-file`,
-/// `v2-chunked`, `v3-open` (format 3 before placements had `lanes`) and `v3-lanes` (format 3,
-/// no history), were written by older writers and stay as they are: they pin that old
-/// generations still load), then review and commit:
+/// `v2-chunked`, `v3-open` (format 3 before placements had `lanes`), `v3-lanes` (format 3,
+/// no history) and `v4-history` (format 4, no network attributes), were written by older
+/// writers and stay as they are: they pin that old generations still load), then review and
+/// commit:
 /// `cargo test --test formats -- --ignored regenerate_format_fixtures`.
 #[test]
 #[ignore]
@@ -78,10 +79,20 @@ fn regenerated(tmp: &Path) -> (PathBuf, Generation) {
 /// Every stored value of two generations is equal: the network (all columns), each type's
 /// objects row by row, the deleted objects; with `history`, also the closed versions and the
 /// network's closed rows.
-fn assert_same_data(got: &Generation, want: &Generation, what: &str, history: bool) {
-    assert_same_network(&got.network, &want.network, what);
+fn assert_same_data(
+    got: &Generation,
+    want: &Generation,
+    what: &str,
+    history: bool,
+    attributes: Attributes,
+) {
+    let expected = |n: &RoadNetwork| match attributes {
+        Attributes::Stored => n.clone(),
+        Attributes::Derived => with_derived_attributes(n),
+    };
+    assert_same_network(&got.network, &expected(&want.network), what);
     if history {
-        assert_same_network(&got.network_history, &want.network_history, what);
+        assert_same_network(&got.network_history, &expected(&want.network_history), what);
         assert_eq!(
             got.history.keys().collect::<Vec<_>>(),
             want.history.keys().collect::<Vec<_>>(),
@@ -130,6 +141,27 @@ fn same_row(
     format!("{:?}", ObjectState::from_row(a, ra)) == format!("{:?}", ObjectState::from_row(b, rb))
 }
 
+/// Whether a generation's files hold the network attributes (format 5) or it reads them
+/// derived.
+#[derive(Clone, Copy)]
+enum Attributes {
+    Stored,
+    Derived,
+}
+
+/// `n` as a generation written before format 5 reads: the network attributes derived from the
+/// other columns (`RoadNetwork::derive_absent`) or defaulted.
+fn with_derived_attributes(n: &RoadNetwork) -> RoadNetwork {
+    use vegdb::snapshot::columns::{DETAIL_ABSENT, SEPARATE_NO, TRAFFIC_ABSENT};
+    let mut n = n.clone();
+    n.detail_level.fill(DETAIL_ABSENT);
+    n.traffic_group.fill(TRAFFIC_ABSENT);
+    n.side_facility.fill(false);
+    n.separate_carriageways.fill(SEPARATE_NO);
+    n.derive_absent();
+    n
+}
+
 fn assert_same_network(a: &RoadNetwork, b: &RoadNetwork, what: &str) {
     assert_eq!(a.len(), b.len(), "{what}: network rows");
     // every column, exactly (Debug prints f64 round-trip exact)
@@ -149,7 +181,8 @@ fn each_format_version_loads_into_what_the_generator_makes() {
         ("v2-chunked", 2, true),
         ("v3-open", 3, true),
         ("v3-lanes", 3, true),
-        (TODAY, 4, true),
+        ("v4-history", 4, true),
+        (TODAY, 5, true),
     ] {
         let dir = fixture_generation(name);
         let m = Manifest::read(&dir).unwrap();
@@ -165,14 +198,20 @@ fn each_format_version_loads_into_what_the_generator_makes() {
         for f in &object_files {
             let t = f.type_id.unwrap();
             let expected = match version {
-                3 | 4 => format!("objects/type={t}/part-{:015}.parquet", f.first_id.unwrap()),
+                3..=5 => format!("objects/type={t}/part-{:015}.parquet", f.first_id.unwrap()),
                 2 => format!("objects/type-{t}-{:015}.parquet", f.first_id.unwrap()),
                 _ => format!("objects/type-{t}.parquet"),
             };
             assert_eq!(f.path, expected, "{name}");
         }
         let (got, _) = Generation::load(&dir, &|_| {}).unwrap();
-        assert_same_data(&got, &want, name, version >= 4);
+        // before format 5 the network attributes are not in the files: derived, as documented
+        let attributes = if version < 5 {
+            Attributes::Derived
+        } else {
+            Attributes::Stored
+        };
+        assert_same_data(&got, &want, name, version >= 4, attributes);
         assert_eq!(got.next_object_id, want.next_object_id, "{name}");
     }
 }
@@ -192,7 +231,10 @@ fn todays_writer_reproduces_the_frozen_files() {
     };
     let frozen = Manifest::read(&fixture_generation(TODAY)).unwrap();
     let now = Manifest::read(&dir).unwrap();
-    assert_eq!(now.format_version, 4, "generate writes the history layout");
+    assert_eq!(
+        now.format_version, 5,
+        "generate writes the network attributes layout"
+    );
     assert!(now.files.iter().any(|f| f.path.starts_with("history/")));
     assert_eq!(hashes(&now.files), hashes(&frozen.files), "open layout");
 }
@@ -203,13 +245,13 @@ fn unknown_format_versions_are_refused_when_loading() {
     let src = fixture_generation("v3-open");
     let text = std::fs::read_to_string(src.join("MANIFEST.json")).unwrap();
     let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
-    m["format_version"] = 5.into();
+    m["format_version"] = 6.into();
     std::fs::write(tmp.path().join("MANIFEST.json"), m.to_string()).unwrap();
     let e = Generation::load(tmp.path(), &|_| {})
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("format version 5 is newer than this build reads"),
+        e.contains("format version 6 is newer than this build reads"),
         "{e}"
     );
 }
@@ -325,16 +367,16 @@ fn first_write_keeps_untouched_rows(source: &Path) -> (Manifest, Manifest) {
     (old_manifest, new.manifest.clone())
 }
 
-/// The path every default `vegdb serve` takes: the committed demo (format version 4, with its
-/// history, since it was generated anew) copied into a fresh data directory, then a first
-/// changeset. The new generation stays format version 4, shares every chunk but the touched
-/// one, and reads back identical elsewhere.
+/// The path every default `vegdb serve` takes: the committed demo (format version 5, with its
+/// history and network attributes, since it was generated anew) copied into a fresh data
+/// directory, then a first changeset. The new generation stays format version 5, shares every
+/// chunk but the touched one, and reads back identical elsewhere.
 #[test]
 fn the_demo_stays_open_data_on_its_first_write() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
     let (old, new) = first_write_keeps_untouched_rows(&demo);
-    assert_eq!(old.format_version, 4, "the committed demo is format 4");
-    assert_eq!(new.format_version, 4);
+    assert_eq!(old.format_version, 5, "the committed demo is format 5");
+    assert_eq!(new.format_version, 5);
     assert_only_type_95_rewritten(&old, &new);
 }
 
@@ -433,8 +475,8 @@ fn hashes_by_path(m: &Manifest) -> BTreeMap<String, String> {
 #[test]
 fn an_open_generation_stays_open_through_the_writer() {
     let (old, new) = first_write_keeps_untouched_rows(&fixture(TODAY));
-    assert_eq!(old.format_version, 4);
-    assert_eq!(new.format_version, 4);
+    assert_eq!(old.format_version, 5);
+    assert_eq!(new.format_version, 5);
     let old_files = hashes_by_path(&old);
     let rewritten: Vec<&FileEntry> = new
         .files

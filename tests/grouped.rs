@@ -391,6 +391,7 @@ proptest! {
             any_of: area.map(|i| (AreaKind::Municipality, MUNICIPALITIES[i])).into_iter().collect(),
             roads: road.map(|r| RoadRefFilter::parse(["E", "Kv", "F", "K", "P"][r]).unwrap()).into_iter().collect(),
             bbox: None,
+            attributes: Default::default(),
         };
         let rows = g.select_segments(&filter);
         let groups = g.group_network(&rows, &dims);

@@ -1220,3 +1220,143 @@ fn a_veglenke_with_an_absurd_vertex_is_skipped_and_counted() {
     assert!(got.len() < rows(&clean, clean_summary.generation).len());
     assert_eq!(got, expected);
 }
+
+/// `detaljniva` of every veglenke, `medium` and the 916/920 attributes are kept on the rows,
+/// and each network attribute filter of `/vegnett/lenker` returns exactly the rows whose
+/// source says so. The samples hold VEGTRASE and VEGTRASE_OG_KJOREBANE veglenker; two sample
+/// sequences are copied with every veglenke relabelled KJOREBANE (41718) and KJOREFELT
+/// (365652), so each detail level has real veglenker; a test-made 916 (adskilte løp mot,
+/// trafikantgruppe G) lies on 493278 and a test-made 920 Sideanleggsdel on 41658.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn detail_levels_and_road_system_attributes_are_kept_and_filtered() {
+    use vegdb::snapshot::columns::DETAIL_LEVELS;
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, _) = covered_source(tmp.path());
+    let seq_dir = src.join("veglenkesekvenser");
+    for (id, level) in [(41718, "KJOREBANE"), (365652, "KJOREFELT")] {
+        let path = seq_dir.join(format!("veglenkesekvens-{id}.json"));
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for l in v["veglenkesekvenser"][0]["veglenker"]
+            .as_array_mut()
+            .unwrap()
+        {
+            l["detaljniva"] = level.into();
+        }
+        std::fs::write(&path, v.to_string()).unwrap();
+    }
+    let placed = |type_id: u32, id: u64, seq: u64, egenskaper: Value| {
+        serde_json::json!({
+            "id": id, "versjon": 1, "typeId": type_id,
+            "gyldighetsperiode": {"startdato": "2020-01-01"}, "egenskaper": egenskaper,
+            "stedfesting": {"type": "StedfestingLinjer", "linjer": [
+                {"id": seq, "startposisjon": 0.0, "sluttposisjon": 1.0, "retning": "MED"}]},
+            "sistEndret": "2025-01-01T00:00:00Z"
+        })
+    };
+    let strekning = placed(
+        916,
+        2,
+        493278,
+        serde_json::json!({
+            "11281": {"type": "HeltallEgenskap", "verdi": 1},
+            "11284": {"type": "HeltallEgenskap", "verdi": 1},
+            "11283": {"type": "EnumEgenskap", "verdi": 19091},
+            "11289": {"type": "EnumEgenskap", "verdi": 19037}
+        }),
+    );
+    let side = placed(
+        920,
+        3,
+        41658,
+        serde_json::json!({"11291": {"type": "EnumEgenskap", "verdi": 19045}}),
+    );
+    for (t, o) in [(916, strekning), (920, side)] {
+        std::fs::create_dir_all(src.join(format!("vegobjekter/{t}"))).unwrap();
+        std::fs::write(src.join(format!("vegobjekter/{t}/o.json")), o.to_string()).unwrap();
+    }
+    let data = DataDir::open(tmp.path().join("data")).unwrap();
+    let summary = import_dir(&src, &data, &TypeSelection::parse("105").unwrap(), &|_| {}).unwrap();
+    let (g, _) = Generation::load(&data.generation_dir(summary.generation), &|_| {}).unwrap();
+    let sequences = records(&seq_dir, "veglenkesekvenser");
+    let n = &g.network;
+    // per row (link id, start position): its source veglenke
+    let mut expected: BTreeMap<&str, HashSet<(u64, String)>> = BTreeMap::new();
+    let key = |link: u64, from: f64| (link, format!("{from:.6}"));
+    for r in 0..n.len() {
+        let s = sequences
+            .iter()
+            .find(|s| s["id"].as_u64() == Some(n.link_id[r]))
+            .unwrap();
+        let link = link_at(s, (n.from_pos[r] + n.to_pos[r]) / 2.0).unwrap();
+        let level = link["detaljniva"].as_str().unwrap();
+        assert_eq!(DETAIL_LEVELS[n.detail_level[r] as usize], level, "row {r}");
+        let medium = if link["geometri"]["medium"] == 2 {
+            b'L'
+        } else {
+            b'T'
+        };
+        assert_eq!(n.medium[r], medium, "row {r}");
+        let on = |id: u64| n.link_id[r] == id;
+        let gs = link["typeVeg"] == "GANG_OG_SYKKELVEG";
+        assert_eq!(
+            n.traffic_group[r],
+            if on(493278) || gs { b'G' } else { b'K' }
+        );
+        assert_eq!(n.separate_carriageways[r], if on(493278) { 2 } else { 0 });
+        assert_eq!(n.side_facility[r], on(41658), "row {r}");
+        let short = ["VT", "KB", "KF", "VTKB"][n.detail_level[r] as usize];
+        let k = key(n.link_id[r], n.from_pos[r]);
+        expected.entry(short).or_default().insert(k.clone());
+        if on(493278) {
+            expected
+                .entry("adskiltelop=Mot")
+                .or_default()
+                .insert(k.clone());
+        }
+        if on(493278) || gs {
+            expected
+                .entry("trafikantgruppe=g")
+                .or_default()
+                .insert(k.clone());
+        }
+        if on(41658) {
+            expected.entry("sideanlegg=true").or_default().insert(k);
+        }
+    }
+    let base = serve(&data, summary.generation).await;
+    let answer = |q: String| {
+        let base = base.clone();
+        async move {
+            let (status, body) = get(base, format!("/vegnett/lenker?antall=10000&{q}")).await;
+            assert_eq!(status, 200, "{q}: {body}");
+            body["objekter"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| {
+                    key(
+                        l["veglenkeid"].as_u64().unwrap(),
+                        l["startposisjon"].as_f64().unwrap(),
+                    )
+                })
+                .collect::<HashSet<_>>()
+        }
+    };
+    for level in ["VT", "KB", "KF", "VTKB"] {
+        let want = &expected[level];
+        assert!(!want.is_empty(), "{level}");
+        assert_eq!(
+            &answer(format!("detaljniva={level}")).await,
+            want,
+            "{level}"
+        );
+    }
+    for q in ["adskiltelop=Mot", "trafikantgruppe=g", "sideanlegg=true"] {
+        let want = &expected[q];
+        assert!(!want.is_empty(), "{q}");
+        assert_eq!(&answer(q.to_string()).await, want, "{q}");
+    }
+    let (status, body) = get(base.clone(), "/vegnett/lenker?detaljniva=VX".into()).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body[0]["code"], 4006, "{body}");
+}

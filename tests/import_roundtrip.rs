@@ -289,6 +289,32 @@ async fn export_import_round_trip_serves_the_same() {
     // the medium of every row travels
     assert_eq!(back.network.medium, orig.network.medium);
     assert!(orig.network.medium.iter().any(|&m| m != b'T'));
+    // the network attributes travel: detaljnivå on the veglenke, trafikantgruppe and adskilte
+    // løp on the 916 (where the test removed the road system: trafikantgruppe by the same
+    // rule as the generator's, adskilte løp Nei), side facilities as 920 Sideanleggsdel
+    let (o, b) = (&orig.network, &back.network);
+    assert_eq!(b.detail_level, o.detail_level);
+    assert_eq!(b.side_facility, o.side_facility);
+    assert_eq!(b.traffic_group, o.traffic_group);
+    for r in 0..o.len() {
+        let want = if stripped.contains(&o.link_id[r]) {
+            0
+        } else {
+            o.separate_carriageways[r]
+        };
+        assert_eq!(b.separate_carriageways[r], want, "row {r}");
+    }
+    for present in [
+        o.side_facility.iter().any(|&s| s),
+        o.separate_carriageways.contains(&2),
+        o.traffic_group.contains(&b'G'),
+        o.detail_level.contains(&1),
+    ] {
+        assert!(
+            present,
+            "the generated network has every attribute value kind"
+        );
+    }
     // what the import could not take, by reason: only documented reasons
     for reason in summary.skipped.keys() {
         let ok = reason.contains("object with no placement on the imported network")

@@ -1,14 +1,17 @@
 //! `vegdb snapshot upgrade` (the real binary) on the frozen format fixtures
-//! (`tests/fixtures/formats`: the same `tiny` dataset in format 1, 2, 3 and 4):
-//! - upgrading format 1 and 2, and format 3 (`v3-open`, written before placements had
-//!   `lanes`, and `v3-lanes`, before history was kept), gives a generation `snapshot verify`
-//!   accepts, in format 4, whose files are byte for byte those today's `generate` wrote for
-//!   the same data (`v4-history`) but its history (they have none);
+//! (`tests/fixtures/formats`: the same `tiny` dataset in format 1, 2, 3, 4 and 5):
+//! - upgrading format 1 and 2, format 3 (`v3-open`, written before placements had `lanes`,
+//!   and `v3-lanes`, before history was kept) and format 4 (`v4-history`, before the network
+//!   attributes were stored) gives a generation `snapshot verify` accepts, in format 5, whose
+//!   files are byte for byte those today's `generate` wrote for the same data
+//!   (`v5-network-attributes`) but its history (those before format 4 have none) and its
+//!   network files, whose attribute columns hold what the loader derives for an older
+//!   generation (every other column as today's);
 //! - an upgrade of a generation with history keeps it (its files byte for byte);
 //! - an upgraded copy serves the same answers as the original (an oracle over every type's
 //!   `/vegobjekter` pages and `/statistikk`, the road network's pages, `/posisjon` and `/status`);
 //! - the command is refused while another process owns the directory, for a generation that is
-//!   not CURRENT, and into a non-empty `--out`; a format 4 generation is left alone;
+//!   not CURRENT, and into a non-empty `--out`; a format 5 generation is left alone;
 //! - applied changesets' results are carried, and a rollback does not call them lost.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
@@ -88,16 +91,53 @@ fn file_hashes(m: &Manifest) -> BTreeMap<String, String> {
 }
 
 /// Today's format's fixture (`generate` as it is, with its history).
-const TODAY: &str = "v4-history";
+const TODAY: &str = "v5-network-attributes";
 
-/// The files today's generator wrote for the fixtures' data, without its history: what an
-/// upgrade of a generation without history must write.
+/// The files today's generator wrote for the fixtures' data, without its history and the
+/// network file (whose attributes an older generation lacks): what an upgrade of a generation
+/// without history must write (the network: `assert_network_derived`).
 fn todays_files_without_history() -> BTreeMap<String, String> {
     let mut want = file_hashes(&current_manifest(&fixture(TODAY)));
     let before = want.len();
-    want.retain(|p, _| !p.starts_with("history/") && p != "network/history.parquet");
-    assert!(want.len() + 2 <= before, "the fixture has history");
+    want.retain(|p, _| !p.starts_with("history/") && !p.starts_with("network/"));
+    assert!(want.len() + 3 <= before, "the fixture has history");
     want
+}
+
+/// `hashes` without the network files.
+fn without_network(mut hashes: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    hashes.retain(|p, _| !p.starts_with("network/"));
+    hashes
+}
+
+/// The network of the generation CURRENT in `data` (and its history) is today's generator's
+/// with the network attributes as the loader derives them for a generation older than
+/// format 5 (`RoadNetwork::derive_absent`), every other column equal.
+fn assert_network_derived(data: &Path, history: bool) {
+    use vegdb::snapshot::columns::{RoadNetwork, DETAIL_ABSENT, SEPARATE_NO, TRAFFIC_ABSENT};
+    let derived = |n: &RoadNetwork| {
+        let mut n = n.clone();
+        n.detail_level.fill(DETAIL_ABSENT);
+        n.traffic_group.fill(TRAFFIC_ABSENT);
+        n.side_facility.fill(false);
+        n.separate_carriageways.fill(SEPARATE_NO);
+        n.derive_absent();
+        format!("{n:?}")
+    };
+    let load = |d: &Path| {
+        let d = DataDir::read_only(d);
+        Generation::load(&d.generation_dir(d.current().unwrap().unwrap()), &|_| {})
+            .unwrap()
+            .0
+    };
+    let (got, today) = (load(data), load(&fixture(TODAY)));
+    assert!(format!("{:?}", got.network) == derived(&today.network));
+    if history {
+        assert!(format!("{:?}", got.network_history) == derived(&today.network_history));
+    }
+    // today's generator stores what an older generation cannot say
+    assert!(today.network.side_facility.iter().any(|&s| s));
+    assert!(format!("{:?}", got.network) != format!("{:?}", today.network));
 }
 
 #[test]
@@ -132,13 +172,14 @@ fn format_1_and_2_upgrade_to_what_todays_generator_writes() {
             new.origin
         );
         // the oracle: the files today's generator wrote for the same data
-        assert_eq!(file_hashes(&new), want, "{name}");
+        assert_eq!(without_network(file_hashes(&new)), want, "{name}");
+        assert_network_derived(&data, false);
         let out = run(&["snapshot", "verify"], &data, &[]);
         assert!(out.status.success(), "{name}: {}", text(&out));
-        // once is enough: a format 4 generation is left as it is
+        // once is enough: a format 5 generation is left as it is
         let out = run(&["snapshot", "upgrade"], &data, &[]);
         assert!(out.status.success(), "{}", text(&out));
-        assert!(text(&out).contains("format 4 already"), "{}", text(&out));
+        assert!(text(&out).contains("format 5 already"), "{}", text(&out));
         assert_eq!(dir.generations().unwrap(), vec![1, 2]);
     }
 }
@@ -165,15 +206,16 @@ fn format_3_without_lanes_upgrades_to_what_todays_generator_writes() {
     assert!(!text(&out).contains("already"), "{}", text(&out));
     let new = current_manifest(&data);
     assert_eq!((new.generation, new.parent), (2, Some(1)));
-    assert_eq!(file_hashes(&new), want);
+    assert_eq!(without_network(file_hashes(&new)), want);
+    assert_network_derived(&data, false);
     let out = run(&["snapshot", "verify"], &data, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let out = run(&["snapshot", "upgrade"], &data, &[]);
-    assert!(text(&out).contains("format 4 already"), "{}", text(&out));
+    assert!(text(&out).contains("format 5 already"), "{}", text(&out));
     // today's generator's files need nothing
     let (_tmp2, today) = copy_of(TODAY);
     let out = run(&["snapshot", "upgrade"], &today, &[]);
-    assert!(text(&out).contains("format 4 already"), "{}", text(&out));
+    assert!(text(&out).contains("format 5 already"), "{}", text(&out));
     assert_eq!(DataDir::read_only(&today).generations().unwrap(), vec![1]);
 }
 
@@ -191,9 +233,36 @@ fn format_3_without_history_upgrades_to_what_todays_generator_writes() {
     assert!(out.status.success(), "{}", text(&out));
     let new = current_manifest(&data);
     assert_eq!((new.generation, new.format_version), (2, FORMAT_VERSION));
-    assert_eq!(file_hashes(&new), todays_files_without_history());
+    assert_eq!(
+        without_network(file_hashes(&new)),
+        todays_files_without_history()
+    );
+    assert_network_derived(&data, false);
     let out = run(&["snapshot", "verify"], &data, &[]);
     assert!(out.status.success(), "{}", text(&out));
+}
+
+/// A format 4 generation (`v4-history`: history, no network attributes) loads with the
+/// attributes derived and upgrades into today's files but the network files, whose attributes
+/// are the derived ones; the history is kept, its files byte for byte today's; an upgraded
+/// generation is left alone.
+#[test]
+fn format_4_upgrades_with_the_network_attributes_derived() {
+    let (_tmp, data) = copy_of("v4-history");
+    let old = current_manifest(&data);
+    assert_eq!(old.format_version, 4);
+    let out = run(&["snapshot", "upgrade"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("already"), "{}", text(&out));
+    let new = current_manifest(&data);
+    assert_eq!((new.generation, new.format_version), (2, FORMAT_VERSION));
+    let want = without_network(file_hashes(&current_manifest(&fixture(TODAY))));
+    assert_eq!(without_network(file_hashes(&new)), want);
+    assert_network_derived(&data, true);
+    let out = run(&["snapshot", "verify"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = run(&["snapshot", "upgrade"], &data, &[]);
+    assert!(text(&out).contains("format 5 already"), "{}", text(&out));
 }
 
 /// An upgrade keeps a generation's history: today's fixture labelled format 3 (so the upgrade

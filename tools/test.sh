@@ -59,7 +59,7 @@ export VEGDB_S3_SERVER="$VENV/bin/moto_server"
 echo "== cargo test --features failpoints"
 cargo test --locked --features failpoints
 
-echo "== the demo snapshot and a freshly generated (format version 4, open data with history) one open in pyarrow, DuckDB and shapely"
+echo "== the demo snapshot and a freshly generated (format version 5, open data with history and network attributes) one open in pyarrow, DuckDB and shapely"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check pyarrow duckdb shapely pnvdb==0.4.0 pytest \
   schemathesis==4.32.5
 "$VENV/bin/python" tools/check_geoparquet.py snapshots/demo

@@ -182,6 +182,44 @@ fn filter_parameter(name: &str) -> Option<ParameterDoc> {
             "Objects overlapping objects of another type: typeId or typeId(filter); repeatable, AND-ed",
             false,
         ),
+        _ => return network_attribute_parameter(name),
+    })
+}
+
+/// The network attributes of LES v4 (`query::attributes`, parsed in `read::network_attributes`): on `/vegnett/lenker` they
+/// select rows; on the object lists and statistikk an object qualifies by a placement on a
+/// passing row and stretches are cut to those rows (with `segmentering`, the default).
+fn network_attribute_parameter(name: &str) -> Option<ParameterDoc> {
+    use crate::query::attributes::{ROAD_TYPE_NAMES, TRAFFIC_GROUP_NAMES};
+    use crate::snapshot::columns::{DETAIL_LEVEL_SHORT, SEPARATE_CARRIAGEWAYS};
+    let list =
+        |values: Vec<&str>| json!({"type": "array", "items": {"type": "string", "enum": values}});
+    Some(match name {
+        "typeveg" => (
+            list(ROAD_TYPE_NAMES.iter().map(|(n, _)| *n).collect()),
+            "Type of road (typeVeg) of the network rows, comma list, any case (LES v4's values; vegdb's data holds enkelBilveg, kanalisertVeg, rampe, rundkjøring, gangOgSykkelveg, bilferje and gatetun, the others match nothing)",
+            false,
+        ),
+        "detaljniva" => (
+            list(DETAIL_LEVEL_SHORT.to_vec()),
+            "Detail level (detaljnivå) of the network rows, comma list, any case: VT vegtrasé, KB kjørebane, KF kjørefelt, VTKB vegtrasé og kjørebane (KOSTRA-style counts use VT,VTKB)",
+            false,
+        ),
+        "trafikantgruppe" => (
+            list(TRAFFIC_GROUP_NAMES.to_vec()),
+            "Road user group (trafikantgruppe) of the network rows: K (motor traffic) or G (pedestrians and cyclists); comma list, any case",
+            false,
+        ),
+        "adskiltelop" => (
+            list(SEPARATE_CARRIAGEWAYS.to_vec()),
+            "Separate carriageways (adskilte løp) of the network rows, comma list, any case: Med, Mot, Nei (med,nei counts a road with separate carriageways once)",
+            false,
+        ),
+        "sideanlegg" => (
+            json!({"type": "boolean"}),
+            "true: only network rows of side facilities (sideanlegg: rest areas, parking); false: none of them",
+            false,
+        ),
         _ => return None,
     })
 }
@@ -258,9 +296,14 @@ fn position_parameter(name: &str) -> Option<ParameterDoc> {
             "Number of positions, nearest first",
             false,
         ),
-        "konnekteringslenker" | "detaljerte_lenker" => (
+        "detaljerte_lenker" => (
             json!({"type": "boolean", "default": false}),
-            "Also consider connection links / detailed links",
+            "Also consider detailed links",
+            false,
+        ),
+        "konnekteringslenker" => (
+            json!({"type": "boolean"}),
+            "On /posisjon: also consider connection links (default false). On /vegnett/lenker, the object lists and statistikk: false leaves connection links (konnekteringslenker) out, objects then qualify only by placements on other rows; true or absent keeps them",
             false,
         ),
         "vegreferanser" => (

@@ -16,7 +16,10 @@ use rayon::prelude::*;
 
 use crate::area::{Areas, Municipality};
 use crate::geo::linref::{length_2d, sub_line};
-use crate::snapshot::columns::{Days, RoadNetwork, OPEN_END};
+use crate::snapshot::columns::{
+    default_traffic_group, Days, RoadNetwork, DETAIL_KB, DETAIL_VT, DETAIL_VTKB, OPEN_END,
+    SEPARATE_AGAINST, SEPARATE_NO, SEPARATE_WITH,
+};
 
 use super::draft::{dist, path_between, DraftBuilder, RoadSpec};
 pub use super::draft::{Chain, LinkDraft, SegmentDraft};
@@ -255,6 +258,7 @@ fn finish(
     let link_ids: Vec<u64> = (0..drafts.len() as u64)
         .map(|i| FIRST_LINK_ID + i)
         .collect();
+    let attributes = NetworkAttributes::of(&drafts, &link_ids);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xC0FFEE);
     let mut n = RoadNetwork {
         geom_offsets: vec![0],
@@ -311,6 +315,11 @@ fn finish(
             n.q_tolerance.push(acc / 2 + 1);
             n.q_visibility.push(0);
             n.q_capture_date.push(capture);
+            n.detail_level.push(attributes.detail[i]);
+            n.traffic_group
+                .push(default_traffic_group(s.status, d.road_type));
+            n.side_facility.push(attributes.side_facility[i]);
+            n.separate_carriageways.push(attributes.separate[i]);
         }
     }
     n.build_link_index();
@@ -319,4 +328,71 @@ fn finish(
         chains,
         link_ids,
     }
+}
+
+/// The network attributes of each draft that its road does not give by itself. Decided from
+/// the drafts and link ids alone (no draw from the generator's random streams, so adding them
+/// changed no other generated value):
+/// - detaljnivå: a trunk link with separate carriageways is VEGTRASE, its two carriageways
+///   KJOREBANE, every other link VEGTRASE_OG_KJOREBANE (as most real veglenker); no KJOREFELT;
+/// - adskilte løp: the carriageway pair is Med (lane 1, along the metering) and Mot (lane 2),
+///   every other link Nei, so `adskiltelop=med,nei` counts a road once;
+/// - sideanlegg: one in eight private dead ends (category P; by the link id's hash), standing
+///   for rest areas and parking places off the road;
+/// - trafikantgruppe (per row, `default_traffic_group`): G on the footpath streets (status G,
+///   typeVeg gang- og sykkelveg, about 5 % of the street grid), K everywhere else.
+struct NetworkAttributes {
+    detail: Vec<u8>,
+    separate: Vec<u8>,
+    side_facility: Vec<bool>,
+}
+
+impl NetworkAttributes {
+    fn of(drafts: &[LinkDraft], link_ids: &[u64]) -> NetworkAttributes {
+        let mut has_carriageways = vec![false; drafts.len()];
+        for d in drafts {
+            if let Some(p) = d.super_link {
+                has_carriageways[p] = true;
+            }
+        }
+        let detail = drafts
+            .iter()
+            .zip(&has_carriageways)
+            .map(|(d, &parent)| match (d.super_link, parent) {
+                (Some(_), _) => DETAIL_KB,
+                (None, true) => DETAIL_VT,
+                (None, false) => DETAIL_VTKB,
+            })
+            .collect();
+        let separate = drafts
+            .iter()
+            .map(|d| match (d.super_link, d.lanes) {
+                (Some(_), "1") => SEPARATE_WITH,
+                (Some(_), _) => SEPARATE_AGAINST,
+                (None, _) => SEPARATE_NO,
+            })
+            .collect();
+        let side_facility = drafts
+            .iter()
+            .zip(link_ids)
+            .map(|(d, &id)| {
+                d.super_link.is_none()
+                    && d.segments.first().is_some_and(|s| s.category == b'P')
+                    && mix(id).is_multiple_of(8)
+            })
+            .collect();
+        NetworkAttributes {
+            detail,
+            separate,
+            side_facility,
+        }
+    }
+}
+
+/// A well-spread hash of a link id (splitmix64's finaliser).
+fn mix(id: u64) -> u64 {
+    let mut z = id.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }

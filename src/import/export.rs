@@ -13,8 +13,10 @@
 //!   over the row's positions (a row without one gets none), and one 916 Strekning per (kategori, fase, nummer, hp, fylke; kommune for K and
 //!   P roads) chain of rows (each starting where the previous one ends, in metre order; a hp
 //!   part with parallel carriageways gives several chains) with those rows' placements (hp =
-//!   strekning × 100 + delstrekning, so hp 1–99 is S0D<hp>). Their ids follow the
-//!   generation's largest object id.
+//!   strekning × 100 + delstrekning, so hp 1–99 is S0D<hp>; a chain's rows share their
+//!   trafikantgruppe and adskilte løp, which the 916 carries). Their ids follow the
+//!   generation's largest object id. `detaljniva` of each veglenke is the row's detail level;
+//!   one 920 Sideanleggsdel per row of a side facility (with its trafikantgruppe).
 //! - Objects: id, versjon, gyldighetsperiode, sistEndret, egenskaper by the catalogue's storage
 //!   (enum → EnumEgenskap, integer → HeltallEgenskap, float → FlyttallEgenskap, text →
 //!   TekstEgenskap, dates → DatoEgenskap), barn, and placements (StedfestingPunkter when every
@@ -30,14 +32,15 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::roadref::{STREKNING, VEGSYSTEM};
+use super::roadref::{SIDEANLEGGSDEL, STREKNING, VEGSYSTEM};
 use super::{OBJECTS_DIR, SEQUENCES_DIR};
 use crate::catalog::{datatype, Catalog, ValueKind};
 use crate::changeset::working::value_at;
 use crate::error::{EngineError, Result};
 use crate::generation::Generation;
 use crate::snapshot::columns::{
-    lane_codes, Days, ObjectTable, RoadNetwork, DIRECTION_AGAINST, OPEN_END, TOPOLOGY_LEVELS,
+    lane_codes, Days, ObjectTable, RoadNetwork, DETAIL_LEVELS, DIRECTION_AGAINST, OPEN_END,
+    TOPOLOGY_LEVELS,
 };
 use crate::value::Value as Stored;
 
@@ -153,7 +156,7 @@ fn sequence(net: &RoadNetwork, rows: std::ops::Range<usize>) -> Value {
             "gyldighetsperiode": {"startdato": date(net.start_date[r])},
             "konnektering": net.is_connection[r],
             "topologiniva": TOPOLOGY_LEVELS.get(net.topology_level[r] as usize).copied().unwrap_or("VEGTRASE"),
-            "detaljniva": "VEGTRASE_OG_KJOREBANE",
+            "detaljniva": DETAIL_LEVELS.get(net.detail_level[r] as usize).copied().unwrap_or("VEGTRASE_OG_KJOREBANE"),
             "typeVeg": ROAD_TYPE_NAMES.get(net.road_type[r] as usize).copied().unwrap_or("ENKEL_BILVEG"),
             "startport": sp,
             "sluttport": ep,
@@ -317,7 +320,6 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
     let mut next_id = g.next_object_id;
     let category = catalog.property(11276).map(|_| 11276);
     let mut systems = Parts::new(&dest.join(OBJECTS_DIR).join(VEGSYSTEM.to_string()))?;
-    type HpKey = (u8, u8, u32, u16, u8, u16);
     let mut parts: BTreeMap<HpKey, Vec<usize>> = BTreeMap::new();
     for r in 0..net.len() {
         let (c, s) = (net.road_category[r], net.road_status[r]);
@@ -361,47 +363,15 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
     }
     systems.finish()?;
     summary.objects.insert(VEGSYSTEM, systems.records);
-    let mut sections = Parts::new(&dest.join(OBJECTS_DIR).join(STREKNING.to_string()))?;
-    // rows of an hp part in metre order, chained where one ends at the next one's start
-    // (parallel carriageways give several chains, each a 916 of its own)
-    let mut chains: Vec<(u16, Vec<usize>)> = Vec::new();
-    for (key, mut rows) in parts {
-        rows.sort_by_key(|&r| (net.from_m[r], net.link_id[r]));
-        let first = chains.len();
-        for r in rows {
-            let open = chains[first..].iter_mut().find(|(_, c)| {
-                c.last()
-                    .is_some_and(|&l| net.to_m[l].abs_diff(net.from_m[r]) <= 1)
-            });
-            match open {
-                Some((_, c)) => c.push(r),
-                None => chains.push((key.3, vec![r])),
-            }
-        }
+    let (records, next_id) = write_sections(net, parts, dest, next_id)?;
+    summary.objects.insert(STREKNING, records);
+    let (records, _) = write_side_facilities(net, dest, next_id)?;
+    if records > 0 {
+        summary.objects.insert(SIDEANLEGGSDEL, records);
     }
-    for (hp, rows) in chains {
-        let linjer: Vec<Value> = rows
-            .iter()
-            .map(|&r| json!({"id": net.link_id[r], "startposisjon": net.from_pos[r], "sluttposisjon": net.to_pos[r], "retning": "MED"}))
-            .collect();
-        sections.write(&json!({
-            "id": next_id, "versjon": 1, "typeId": STREKNING,
-            "gyldighetsperiode": {"startdato": "2020-01-01"},
-            "egenskaper": {
-                "11281": {"type": "HeltallEgenskap", "verdi": hp / 100},
-                "11284": {"type": "HeltallEgenskap", "verdi": hp % 100}
-            },
-            "barn": {},
-            "stedfesting": {"type": "StedfestingLinjer", "linjer": linjer},
-            "sistEndret": "2020-01-01T00:00:00Z"
-        }))?;
-        next_id += 1;
-    }
-    sections.finish()?;
-    summary.objects.insert(STREKNING, sections.records);
 
     for (&t, td) in &g.objects {
-        if t == VEGSYSTEM || t == STREKNING {
+        if t == VEGSYSTEM || t == STREKNING || t == SIDEANLEGGSDEL {
             continue;
         }
         let mut out = Parts::new(&dest.join(OBJECTS_DIR).join(t.to_string()))?;
@@ -412,4 +382,100 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
         summary.objects.insert(t, out.records);
     }
     Ok(summary)
+}
+
+/// Key of an hp part: (category, status, number, hp, county, municipality for K and P roads).
+type HpKey = (u8, u8, u32, u16, u8, u16);
+
+/// One 916 Strekning per chain of rows of an hp part (ids from `next_id`): the records written
+/// and the next free id.
+fn write_sections(
+    net: &RoadNetwork,
+    parts: BTreeMap<HpKey, Vec<usize>>,
+    dest: &Path,
+    mut next_id: u64,
+) -> Result<(usize, u64)> {
+    let mut sections = Parts::new(&dest.join(OBJECTS_DIR).join(STREKNING.to_string()))?;
+    // rows of an hp part in metre order, chained where one ends at the next one's start
+    // (parallel carriageways give several chains, each a 916 of its own)
+    let mut chains: Vec<(u16, Vec<usize>)> = Vec::new();
+    for (key, mut rows) in parts {
+        rows.sort_by_key(|&r| (net.from_m[r], net.link_id[r]));
+        let first = chains.len();
+        for r in rows {
+            // one 916 carries one trafikantgruppe and adskilte løp
+            let attrs = |r: usize| (net.traffic_group[r], net.separate_carriageways[r]);
+            let open = chains[first..].iter_mut().find(|(_, c)| {
+                c.last().is_some_and(|&l| {
+                    net.to_m[l].abs_diff(net.from_m[r]) <= 1 && attrs(l) == attrs(r)
+                })
+            });
+            match open {
+                Some((_, c)) => c.push(r),
+                None => chains.push((key.3, vec![r])),
+            }
+        }
+    }
+    for (hp, rows) in chains {
+        // the catalogue's value ids: 11289 Trafikantgruppe G 19037, K 19039; 11283 Adskilte
+        // løp med 19035, nei 19036, mot 19091
+        let group = if net.traffic_group[rows[0]] == b'G' {
+            19037
+        } else {
+            19039
+        };
+        let separate = [19036, 19035, 19091]
+            .get(net.separate_carriageways[rows[0]] as usize)
+            .copied()
+            .unwrap_or(19036);
+        let linjer: Vec<Value> = rows
+            .iter()
+            .map(|&r| json!({"id": net.link_id[r], "startposisjon": net.from_pos[r], "sluttposisjon": net.to_pos[r], "retning": "MED"}))
+            .collect();
+        sections.write(&json!({
+            "id": next_id, "versjon": 1, "typeId": STREKNING,
+            "gyldighetsperiode": {"startdato": "2020-01-01"},
+            "egenskaper": {
+                "11281": {"type": "HeltallEgenskap", "verdi": hp / 100},
+                "11284": {"type": "HeltallEgenskap", "verdi": hp % 100},
+                "11283": {"type": "EnumEgenskap", "verdi": separate},
+                "11289": {"type": "EnumEgenskap", "verdi": group}
+            },
+            "barn": {},
+            "stedfesting": {"type": "StedfestingLinjer", "linjer": linjer},
+            "sistEndret": "2020-01-01T00:00:00Z"
+        }))?;
+        next_id += 1;
+    }
+    sections.finish()?;
+    Ok((sections.records, next_id))
+}
+
+/// One 920 Sideanleggsdel per network row of a side facility (its trafikantgruppe: 11291, G
+/// 19043, K 19045), ids from `next_id`: the records written and the next free id.
+fn write_side_facilities(net: &RoadNetwork, dest: &Path, mut next_id: u64) -> Result<(usize, u64)> {
+    let rows: Vec<usize> = (0..net.len()).filter(|&r| net.side_facility[r]).collect();
+    if rows.is_empty() {
+        return Ok((0, next_id));
+    }
+    let mut out = Parts::new(&dest.join(OBJECTS_DIR).join(SIDEANLEGGSDEL.to_string()))?;
+    for r in rows {
+        let group = if net.traffic_group[r] == b'G' {
+            19043
+        } else {
+            19045
+        };
+        out.write(&json!({
+            "id": next_id, "versjon": 1, "typeId": SIDEANLEGGSDEL,
+            "gyldighetsperiode": {"startdato": "2020-01-01"},
+            "egenskaper": {"11291": {"type": "EnumEgenskap", "verdi": group}},
+            "barn": {},
+            "stedfesting": {"type": "StedfestingLinjer", "linjer": [
+                {"id": net.link_id[r], "startposisjon": net.from_pos[r], "sluttposisjon": net.to_pos[r], "retning": "MED"}]},
+            "sistEndret": "2020-01-01T00:00:00Z"
+        }))?;
+        next_id += 1;
+    }
+    out.finish()?;
+    Ok((out.records, next_id))
 }

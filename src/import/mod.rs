@@ -33,7 +33,7 @@ use crate::snapshot::columns::{Days, DeletedTable, ObjectTable};
 use crate::snapshot::manifest::{MadeBy, Provenance};
 use crate::snapshot::store::DataDir;
 pub use network::parse_linestring;
-use roadref::{RoadRefs, STREKNING, VEGSYSTEM};
+use roadref::{RoadRefs, SIDEANLEGGSDEL, STREKNING, VEGSYSTEM};
 pub use summary::Summary;
 use uberiket::{RoadObject, Sequence};
 
@@ -197,14 +197,17 @@ fn road_references(
         if o.type_id == VEGSYSTEM {
             refs.add(catalog, o, summary);
         } else if o.type_id == STREKNING {
-            refs.add_section(o, summary);
+            refs.add_section(catalog, o, summary);
+        } else if o.type_id == SIDEANLEGGSDEL {
+            refs.add_side_facility(catalog, o, summary);
         }
     };
     let note = |newest: &mut HashMap<u64, u32>, o: &RoadObject| {
         let v = newest.entry(o.id).or_insert(o.versjon);
         *v = (*v).max(o.versjon);
     };
-    for t in [VEGSYSTEM, STREKNING] {
+    // 920 Sideanleggsdel marks side facilities where the source holds it
+    for t in [VEGSYSTEM, STREKNING, SIDEANLEGGSDEL] {
         let dir = objects_dir.join(t.to_string());
         let mut newest: HashMap<u64, u32> = HashMap::new();
         if wanted.contains(&t) {

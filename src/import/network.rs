@@ -16,7 +16,10 @@ use crate::geo::extent;
 use crate::geo::linref::sub_line;
 use crate::geo::srid::{to_storage, Srid};
 use crate::geo::Coord3;
-use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF, OPEN_END, ROAD_TYPES, TOPOLOGY_LEVELS};
+use crate::snapshot::columns::{
+    default_traffic_group, RoadNetwork, DETAIL_LEVELS, NO_ROAD_REF, OPEN_END, ROAD_TYPES,
+    SEPARATE_NO, TOPOLOGY_LEVELS,
+};
 
 /// Upstream `typeVeg` -> index into `ROAD_TYPES` (the v2 `typeVeg` values).
 const ROAD_TYPE_NAMES: [(&str, usize); 7] = [
@@ -81,6 +84,11 @@ struct Row {
     /// `OPEN_END` for a current veglenke, its sluttdato for a closed one.
     end_date: i32,
     q: (u8, u16, u16, u16, u8, i32),
+    /// Index into DETAIL_LEVELS.
+    detail: u8,
+    traffic_group: u8,
+    side_facility: bool,
+    separate: u8,
 }
 
 /// What a veglenke's rows share, read and checked from the upstream link (the pieces along
@@ -97,6 +105,8 @@ struct LinkFacts {
     region: u8,
     department: u8,
     level: u8,
+    /// `detaljnivå`: index into DETAIL_LEVELS.
+    detail: u8,
     road_type: u8,
     start_date: i32,
     /// `OPEN_END`, or the sluttdato of a closed veglenke.
@@ -138,6 +148,10 @@ impl LinkFacts {
             .map(|(_, i)| *i)
             .ok_or_else(|| SkippedLink::RoadType(link.type_veg.to_string()))?;
         debug_assert!(road_type < ROAD_TYPES.len());
+        let detail = DETAIL_LEVELS
+            .iter()
+            .position(|l| *l == link.detaljniva)
+            .ok_or_else(|| SkippedLink::DetailLevel(link.detaljniva.to_string()))?;
         let coords = parse_linestring(&link.geometri.wkt, link.geometri.srid)?;
         let municipality = u16::try_from(link.kommune)
             .map_err(|_| SkippedLink::Municipality(link.kommune.to_string()))?;
@@ -190,6 +204,7 @@ impl LinkFacts {
             region,
             department,
             level: level as u8,
+            detail: detail as u8,
             road_type: road_type as u8,
             start_date,
             end_date,
@@ -246,6 +261,8 @@ enum SkippedLink {
     TopologyLevel(String),
     #[error("typeVeg {0} has no v2 value")]
     RoadType(String),
+    #[error("detaljnivå {0} unknown")]
+    DetailLevel(String),
     #[error(transparent)]
     Geometry(#[from] GeometryError),
     #[error("kommune {0} out of range")]
@@ -408,6 +425,13 @@ impl NetworkBuilder {
             } else {
                 sub_line(&l.coords, r0, r1)
             };
+            let side = refs.side_facility_at(seq.id, (f0 + f1) / 2.0);
+            // trafikantgruppe: the 916's, else the 920's, else from status and typeVeg
+            let traffic_group = section
+                .and_then(|(s, _, _)| s.traffic_group)
+                .or(side.and_then(|s| s.traffic_group))
+                .unwrap_or_else(|| default_traffic_group(status, l.road_type));
+            let separate = section.map_or(SEPARATE_NO, |(s, _, _)| s.separate);
             let rows = if l.end_date == OPEN_END {
                 &mut self.rows
             } else {
@@ -442,6 +466,10 @@ impl NetworkBuilder {
                 start_date: l.start_date,
                 end_date: l.end_date,
                 q: l.quality,
+                detail: l.detail,
+                traffic_group,
+                side_facility: side.is_some(),
+                separate,
             });
         }
         Ok(())
@@ -553,6 +581,10 @@ fn network_of(mut rows: Vec<Row>) -> RoadNetwork {
         n.q_tolerance.push(r.q.3);
         n.q_visibility.push(r.q.4);
         n.q_capture_date.push(r.q.5);
+        n.detail_level.push(r.detail);
+        n.traffic_group.push(r.traffic_group);
+        n.side_facility.push(r.side_facility);
+        n.separate_carriageways.push(r.separate);
     }
     n.build_link_index();
     n

@@ -31,7 +31,7 @@ use super::events::{
 use super::network::NetworkBuilder;
 use super::objects::OnNetwork;
 use super::objects::TypeBuilder;
-use super::roadref::{RoadRefs, STREKNING, VEGSYSTEM};
+use super::roadref::{RoadRefs, SIDEANLEGGSDEL, STREKNING, VEGSYSTEM};
 pub use super::summary::RefreshSummary;
 use super::summary::Summary;
 use super::uberiket::{LinePlacement, Placement, RoadObject, Sequence, Validity, Value};
@@ -502,13 +502,15 @@ fn road_refs(
     let catalog = base.catalog;
     let mut refs = RoadRefs::default();
     let on_rederived = |o: &RoadObject| sequences_of(o).iter().any(|s| sequences.contains_key(s));
-    for t in [VEGSYSTEM, STREKNING] {
+    for t in [VEGSYSTEM, STREKNING, SIDEANLEGGSDEL] {
         let named = named.objects.get(&t);
         let mut add = |o: &RoadObject, m: &mut Summary| {
             if t == VEGSYSTEM {
                 refs.add(catalog, o, m);
+            } else if t == STREKNING {
+                refs.add_section(catalog, o, m);
             } else {
-                refs.add_section(o, m);
+                refs.add_side_facility(catalog, o, m);
             }
         };
         if let Some(td) = base.objects.get(&t) {

@@ -23,6 +23,12 @@ const PHASE: u32 = 11278;
 pub const STREKNING: u32 = 916;
 const SECTION: u32 = 11281;
 const SUBSECTION: u32 = 11284;
+/// 916's Adskilte løp (med / nei / mot) and Trafikantgruppe (K / G).
+const SEPARATE: u32 = 11283;
+const SECTION_TRAFFIC_GROUP: u32 = 11289;
+/// 920 Sideanleggsdel: a piece of a side facility (its Trafikantgruppe: K / G).
+pub const SIDEANLEGGSDEL: u32 = 920;
+const SIDE_TRAFFIC_GROUP: u32 = 11291;
 
 /// The hp of every piece while 916 Strekning is not read.
 pub const FALLBACK_HP: u16 = 1;
@@ -46,12 +52,26 @@ pub struct Section {
     /// Index of the 916 object in `RoadRefs::sections`, and of this placement in its list.
     pub object: usize,
     pub placement: usize,
+    /// Trafikantgruppe (K, G) when the 916 gives it.
+    pub traffic_group: Option<u8>,
+    /// Adskilte løp: index into `SEPARATE_CARRIAGEWAYS` (0 = Nei when not given).
+    pub separate: u8,
+}
+
+/// One placement of a 920 Sideanleggsdel on a sequence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SideFacility {
+    pub from: f64,
+    pub to: f64,
+    /// Trafikantgruppe (K, G) when the 920 gives it.
+    pub traffic_group: Option<u8>,
 }
 
 #[derive(Debug, Default)]
 pub struct RoadRefs {
     by_sequence: HashMap<u64, Vec<RoadSystem>>,
     sections_by_sequence: HashMap<u64, Vec<Section>>,
+    sides_by_sequence: HashMap<u64, Vec<SideFacility>>,
     /// Per 916 object, its placements in listed order: (sequence, from, to).
     pub sections: Vec<Vec<(u64, f64, f64)>>,
 }
@@ -64,12 +84,36 @@ fn integer(o: &RoadObject, p: u32) -> Option<i64> {
 }
 
 fn short_letter(catalog: &Catalog, property: u32, value: Option<&Value>) -> Option<u8> {
+    short_name(catalog, property, value)?.bytes().next()
+}
+
+/// The catalogue's short name of an enumerated value (`med`, `K`, …).
+fn short_name<'c>(catalog: &'c Catalog, property: u32, value: Option<&Value>) -> Option<&'c str> {
     let Some(Value::EnumEgenskap { verdi }) = value else {
         return None;
     };
     let (_, p) = catalog.property(property)?;
     let v = p.allowed_value(u32::try_from(*verdi).ok()?)?;
-    v.short_name.bytes().next()
+    Some(&v.short_name)
+}
+
+/// A trafikantgruppe value as the network stores it: K or G.
+fn traffic_group(catalog: &Catalog, o: &RoadObject, property: u32) -> Option<u8> {
+    match short_name(catalog, property, o.egenskaper.get(&property.to_string()))? {
+        "K" | "kjørende" => Some(b'K'),
+        "G" | "gåendeOgSyklende" => Some(b'G'),
+        _ => None,
+    }
+}
+
+/// 916's adskilte løp as an index into `SEPARATE_CARRIAGEWAYS` (absent: Nei).
+fn separate(catalog: &Catalog, o: &RoadObject) -> u8 {
+    use crate::snapshot::columns::{SEPARATE_AGAINST, SEPARATE_NO, SEPARATE_WITH};
+    match short_name(catalog, SEPARATE, o.egenskaper.get(&SEPARATE.to_string())) {
+        Some(v) if v.eq_ignore_ascii_case("med") => SEPARATE_WITH,
+        Some(v) if v.eq_ignore_ascii_case("mot") => SEPARATE_AGAINST,
+        _ => SEPARATE_NO,
+    }
 }
 
 impl RoadRefs {
@@ -105,8 +149,41 @@ impl RoadRefs {
         }
     }
 
+    /// Add a 920 Sideanleggsdel object's placements: the network rows under them are a side
+    /// facility.
+    pub fn add_side_facility(&mut self, catalog: &Catalog, o: &RoadObject, summary: &mut Summary) {
+        let Some(Placement::StedfestingLinjer { linjer }) = &o.stedfesting else {
+            summary.skip("920 Sideanleggsdel without line placements: no side facility from it");
+            return;
+        };
+        let group = traffic_group(catalog, o, SIDE_TRAFFIC_GROUP);
+        for l in linjer {
+            if !position_ok(l.startposisjon) || !position_ok(l.sluttposisjon) {
+                summary.skip("920 Sideanleggsdel placement with a position outside 0..1: no side facility from it");
+                continue;
+            }
+            self.sides_by_sequence
+                .entry(l.id)
+                .or_default()
+                .push(SideFacility {
+                    from: l.startposisjon.min(l.sluttposisjon),
+                    to: l.startposisjon.max(l.sluttposisjon),
+                    traffic_group: group,
+                });
+        }
+    }
+
+    /// The 920 Sideanleggsdel placement covering position `at` of `sequence`, if any.
+    pub fn side_facility_at(&self, sequence: u64, at: f64) -> Option<SideFacility> {
+        self.sides_by_sequence
+            .get(&sequence)?
+            .iter()
+            .find(|s| s.from <= at && at <= s.to)
+            .copied()
+    }
+
     /// Add a 916 Strekning object's placements.
-    pub fn add_section(&mut self, o: &RoadObject, summary: &mut Summary) {
+    pub fn add_section(&mut self, catalog: &Catalog, o: &RoadObject, summary: &mut Summary) {
         let hp = integer(o, SECTION)
             .zip(integer(o, SUBSECTION))
             .filter(|(_, d)| (1..100).contains(d))
@@ -120,6 +197,10 @@ impl RoadRefs {
             return;
         };
         let object = self.sections.len();
+        let (group, separate) = (
+            traffic_group(catalog, o, SECTION_TRAFFIC_GROUP),
+            separate(catalog, o),
+        );
         let mut list = Vec::new();
         for l in linjer {
             if !position_ok(l.startposisjon) || !position_ok(l.sluttposisjon) {
@@ -142,13 +223,16 @@ impl RoadRefs {
                     against: l.retning.as_deref() == Some("MOT"),
                     object,
                     placement: i,
+                    traffic_group: group,
+                    separate,
                 });
         }
         self.sections.push(list);
     }
 
-    /// Split `a..b` of `sequence` at the 915 and 916 placement ends: pieces in order, each with
-    /// the road system (None = no 915 there) and the 916 placement covering it.
+    /// Split `a..b` of `sequence` at the 915, 916 and 920 placement ends: pieces in order, each
+    /// with the road system (None = no 915 there) and the 916 placement covering it (the 920
+    /// covering a piece: `side_facility_at` its middle).
     pub fn pieces(&self, sequence: u64, a: f64, b: f64) -> Vec<Piece> {
         let systems = self
             .by_sequence
@@ -160,11 +244,17 @@ impl RoadRefs {
             .get(&sequence)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
+        let sides = self
+            .sides_by_sequence
+            .get(&sequence)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let mut cuts = vec![a, b];
         let ends = systems
             .iter()
             .flat_map(|s| [s.from, s.to])
-            .chain(sections.iter().flat_map(|s| [s.from, s.to]));
+            .chain(sections.iter().flat_map(|s| [s.from, s.to]))
+            .chain(sides.iter().flat_map(|s| [s.from, s.to]));
         for x in ends {
             if x > a && x < b {
                 cuts.push(x);

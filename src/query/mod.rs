@@ -1,5 +1,6 @@
 //! Queries over a loaded generation: road references, positions, network selection.
 
+pub mod attributes;
 pub mod budget;
 pub mod egenskap;
 pub mod grouped;

@@ -4,6 +4,7 @@
 use roaring::RoaringBitmap;
 use smallvec::SmallVec;
 
+use super::attributes::NetworkAttributeFilter;
 use super::vegref::RoadRefFilter;
 use crate::area::AreaKind;
 use crate::generation::Generation;
@@ -280,13 +281,15 @@ pub fn nearest_brute_force(n: &RoadNetwork, q: &NearestQuery) -> Vec<(u32, f64)>
 }
 
 /// Rows selected by the network area filters: the OR group (region, county, road department,
-/// municipality) intersected with road references and a map extent (the rows whose geometry
-/// intersects its rectangle in the rectangle's own system).
+/// municipality) intersected with road references, a map extent (the rows whose geometry
+/// intersects its rectangle in the rectangle's own system) and the network attributes.
 #[derive(Debug, Clone, Default)]
 pub struct NetworkAreaFilter {
     pub any_of: Vec<(AreaKind, u32)>,
     pub roads: Vec<RoadRefFilter>,
     pub bbox: Option<MapExtent>,
+    /// The network attributes (typeveg, detaljniva, …), AND-ed onto the rest.
+    pub attributes: NetworkAttributeFilter,
 }
 
 pub fn select_rows(
@@ -331,7 +334,7 @@ pub fn select_rows(
         }
         rows = kept;
     }
-    rows
+    f.attributes.retain(n, &rows)
 }
 
 /// The network rows the R-tree finds for map extent `e` (its outer storage envelope), split

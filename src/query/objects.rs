@@ -10,6 +10,7 @@ use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::Array;
 use roaring::RoaringBitmap;
 
+use super::attributes::NetworkAttributeFilter;
 use super::egenskap::{self, Cell, Expr, Rows};
 use super::network::{select_rows, NetworkAreaFilter};
 use super::vegref::{LinkRef, RoadRefFilter};
@@ -40,16 +41,22 @@ pub struct ObjectFilter {
     pub egenskap: Option<Expr>,
     /// overlapp: (type, optional filter), AND-ed.
     pub overlaps: Vec<(u32, Option<Expr>)>,
+    /// Network attributes (typeveg, detaljniva, trafikantgruppe, adskiltelop, sideanlegg,
+    /// konnekteringslenker): an object qualifies by a placement on a passing row; stretch
+    /// objects are cut to those rows when segmenting, as by the area filters.
+    pub network: NetworkAttributeFilter,
 }
 
 impl ObjectFilter {
     /// Filters that cut stretch objects when segmenting (v2: region, road department, county,
-    /// municipality, road category/status/hp, contract area, national route).
+    /// municipality, road category/status/hp, contract area, national route; and the network
+    /// attributes).
     pub fn segments(&self) -> bool {
         !self.any_of.is_empty()
             || !self.contracts.is_empty()
             || !self.routes.is_empty()
             || !self.roads.is_empty()
+            || !self.network.is_empty()
     }
 
     /// Does network row `r` pass the segmenting filters?
@@ -78,7 +85,7 @@ impl ObjectFilter {
                 .iter()
                 .any(|f| f.matches(&key, n.from_m[r], n.to_m[r]))
         };
-        any_ok && contract_ok && route_ok && road_ok
+        any_ok && contract_ok && route_ok && road_ok && self.network.passes(n, r)
     }
 }
 
@@ -269,7 +276,7 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
             })
             .collect::<RoaringBitmap>()
             & with_properties(g, data, f);
-        return Cow::Owned(rows);
+        return Cow::Owned(on_passing_rows(g, table, rows, f));
     }
     let mut rows: Cow<'a, RoaringBitmap> = match f.any_of.as_slice() {
         [] => Cow::Owned(all_rows(data)),
@@ -315,9 +322,13 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
                 any_of: vec![],
                 roads: f.roads.clone(),
                 bbox: None,
+                attributes: Default::default(),
             },
         );
         rows = Cow::Owned(overlapping_rows(g, table, &rows, &net));
+    }
+    if !rows.is_empty() && !f.network.is_empty() {
+        rows = Cow::Owned(on_passing_rows(g, table, rows.into_owned(), f));
     }
     if let Some(e) = &f.bbox {
         if !rows.is_empty() {
@@ -353,6 +364,19 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
         );
     }
     rows
+}
+
+/// The objects of `rows` placed on a network row that passes `f`'s network attributes.
+fn on_passing_rows(
+    g: &Generation,
+    table: &ObjectTable,
+    rows: RoaringBitmap,
+    f: &ObjectFilter,
+) -> RoaringBitmap {
+    if f.network.is_empty() || rows.is_empty() {
+        return rows;
+    }
+    overlapping_rows(g, table, &rows, &f.network.rows(&g.network))
 }
 
 fn with_properties(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
@@ -406,19 +430,23 @@ pub fn total_length(
     segment: bool,
 ) -> f64 {
     let idx = data.index();
-    if rows.len() == data.table.len() as u64 {
+    let segmenting = segment && f.segments();
+    // every object, uncut (a segmenting filter may select every object and still cut them:
+    // a network attribute passing a part of each)
+    if rows.len() == data.table.len() as u64 && !segmenting {
         return idx.total_length_m;
     }
     if idx.total_length_m == 0.0 {
         // point objects: no length anywhere
         return 0.0;
     }
-    if segment && f.segments() {
+    if segmenting {
         // one area and nothing else narrowing: precomputed
         let only_area = f.any_of.len() == 1
             && f.contracts.is_empty()
             && f.routes.is_empty()
-            && f.roads.is_empty();
+            && f.roads.is_empty()
+            && f.network.is_empty();
         if only_area && f.egenskap.is_none() && f.overlaps.is_empty() && f.bbox.is_none() {
             return idx.area_length_m.get(&f.any_of[0]).copied().unwrap_or(0.0);
         }

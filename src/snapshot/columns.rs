@@ -11,8 +11,8 @@ use std::ops::Range;
 use arrow_array::ArrayRef;
 
 use super::schema::{
-    columns, AddedOpenDate, AddedText, Byte, Date, Flag, Float, Id, Int32, Letter, LineGeometry,
-    ObjectGeometry, OpenDate, OptionalId, Text, Timestamp,
+    columns, AddedCode, AddedFlag, AddedLetter, AddedOpenDate, AddedText, Byte, Date, Flag, Float,
+    Id, Int32, Letter, LineGeometry, ObjectGeometry, OpenDate, OptionalId, Text, Timestamp,
 };
 use crate::geo::Coord3;
 
@@ -99,6 +99,40 @@ pub const NO_ROAD_REF: u8 = b'-';
 /// `topologinivå_tekst` per level.
 pub const TOPOLOGY_LEVELS: [&str; 3] = ["VEGTRASE", "KJOREBANE", "KJOREFELT"];
 
+/// `detaljnivå` values (Uberiket's `Detaljniva`, in its order), stored as an index into this
+/// table; the v4 short names (`detaljniva=VT,KB,KF,VTKB`) in [`DETAIL_LEVEL_SHORT`].
+pub const DETAIL_LEVELS: [&str; 4] = [
+    "VEGTRASE",
+    "KJOREBANE",
+    "KJOREFELT",
+    "VEGTRASE_OG_KJOREBANE",
+];
+/// The v4 short name of each of [`DETAIL_LEVELS`].
+pub const DETAIL_LEVEL_SHORT: [&str; 4] = ["VT", "KB", "KF", "VTKB"];
+pub const DETAIL_VT: u8 = 0;
+pub const DETAIL_KB: u8 = 1;
+pub const DETAIL_KF: u8 = 2;
+pub const DETAIL_VTKB: u8 = 3;
+/// `detail_level` of a row read from a file written before the column existed: derived from
+/// `topology_level` by [`RoadNetwork::derive_absent`].
+pub const DETAIL_ABSENT: u8 = u8::MAX;
+
+/// `adskilte løp` values (916 Strekning, property 11283; the v4 names), stored as an index into
+/// this table: not part of separate carriageways, the carriageway along the metering
+/// direction, the one against it.
+pub const SEPARATE_CARRIAGEWAYS: [&str; 3] = ["Nei", "Med", "Mot"];
+pub const SEPARATE_NO: u8 = 0;
+pub const SEPARATE_WITH: u8 = 1;
+pub const SEPARATE_AGAINST: u8 = 2;
+
+/// `trafikantgruppe` letters: K (kjørende, motor traffic), G (gående og syklende).
+pub const TRAFFIC_GROUPS: [u8; 2] = [b'K', b'G'];
+/// `traffic_group` of a row read from a file written before the column existed: derived by
+/// [`RoadNetwork::derive_absent`].
+pub const TRAFFIC_ABSENT: u8 = b'?';
+/// Index of "Gang- og sykkelveg" in [`ROAD_TYPES`].
+pub const ROAD_TYPE_FOOT_AND_CYCLE: u8 = 4;
+
 columns! {
     /// Road link segments. Rows are sorted by (link_id, from_pos); a link may have several rows
     /// (segments with different road references), covering `from_pos..to_pos` of the link.
@@ -145,6 +179,18 @@ columns! {
             pub q_tolerance: u16 = "q_tolerance" Int32<u16>,
             pub q_visibility: u8 = "q_visibility" Int32<u8>,
             pub q_capture_date: Days = "q_capture_date" Date,
+            /// `detaljnivå`: index into DETAIL_LEVELS. Absent from files written before
+            /// format 5: derived from `topology_level` (`derive_absent`).
+            pub detail_level: u8 = "detail_level" AddedCode<DETAIL_ABSENT>,
+            /// `trafikantgruppe`: K or G. Absent from files before format 5: G on a row of
+            /// road status G or typeVeg "Gang- og sykkelveg", else K (`derive_absent`).
+            pub traffic_group: u8 = "traffic_group" AddedLetter<TRAFFIC_ABSENT>,
+            /// `sideanlegg`: the row is part of a side facility (rest area, parking). Absent
+            /// from files before format 5: false.
+            pub side_facility: bool = "side_facility" AddedFlag,
+            /// `adskilte løp`: index into SEPARATE_CARRIAGEWAYS. Absent from files before
+            /// format 5: 0 (Nei).
+            pub separate_carriageways: u8 = "separate_carriageways" AddedCode<SEPARATE_NO>,
         }
         lists {}
         geometry {
@@ -181,6 +227,26 @@ impl RoadNetwork {
                 row += 1;
             }
             self.link_start.push(row as u32);
+        }
+    }
+
+    /// Fill the attributes a file written before format 5 lacks (read as markers): the
+    /// detail level from the topology level (0 = VEGTRASE_OG_KJOREBANE, 1 = KJOREBANE,
+    /// 2 = KJOREFELT), the traffic group G on a row of road status G or typeVeg "Gang- og
+    /// sykkelveg", else K.
+    pub fn derive_absent(&mut self) {
+        for r in 0..self.len() {
+            if self.detail_level[r] == DETAIL_ABSENT {
+                self.detail_level[r] = match self.topology_level[r] {
+                    0 => DETAIL_VTKB,
+                    1 => DETAIL_KB,
+                    _ => DETAIL_KF,
+                };
+            }
+            if self.traffic_group[r] == TRAFFIC_ABSENT {
+                self.traffic_group[r] =
+                    default_traffic_group(self.road_status[r], self.road_type[r]);
+            }
         }
     }
 
@@ -276,6 +342,16 @@ impl RoadNetwork {
             }
         }
         Ok(())
+    }
+}
+
+/// The traffic group of a row whose source does not give one: G (gående og syklende) on a
+/// road of status G or typeVeg "Gang- og sykkelveg", else K.
+pub fn default_traffic_group(road_status: u8, road_type: u8) -> u8 {
+    if road_status == b'G' || road_type == ROAD_TYPE_FOOT_AND_CYCLE {
+        b'G'
+    } else {
+        b'K'
     }
 }
 

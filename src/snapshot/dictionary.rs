@@ -12,7 +12,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::columns::{ROAD_TYPES, TOPOLOGY_LEVELS};
+use super::columns::{DETAIL_LEVELS, ROAD_TYPES, SEPARATE_CARRIAGEWAYS, TOPOLOGY_LEVELS};
 use super::manifest::{FileEntry, FORMAT_VERSION};
 use crate::area::Areas;
 use crate::catalog::{Catalog, ValueKind};
@@ -109,6 +109,26 @@ const NETWORK_COLUMNS: &[(&str, &str, &str)] = &[
         "geometry quality: datafangstdato",
     ),
     (
+        "detail_level",
+        "int32",
+        "detaljnivå: index into `codes.detail_level` (VEGTRASE, KJOREBANE, KJOREFELT, VEGTRASE_OG_KJOREBANE; API filter detaljniva=VT,KB,KF,VTKB); absent before format 5: derived from topology_level (0 VEGTRASE_OG_KJOREBANE, 1 KJOREBANE, 2 KJOREFELT)",
+    ),
+    (
+        "traffic_group",
+        "utf8",
+        "trafikantgruppe: K (kjørende) or G (gående og syklende); absent before format 5: G on road_status G or road_type gang- og sykkelveg, else K",
+    ),
+    (
+        "side_facility",
+        "bool",
+        "sideanlegg: part of a side facility (rest area, parking); absent before format 5: false",
+    ),
+    (
+        "separate_carriageways",
+        "int32",
+        "adskilte løp: index into `codes.separate_carriageways` (Nei, Med, Mot); absent before format 5: 0 (Nei)",
+    ),
+    (
         "geometry",
         "WKB LineString Z (EPSG:32633)",
         "segment geometry",
@@ -192,6 +212,8 @@ pub fn dictionary(catalog: &Catalog, areas: &Areas, type_ids: &[u32]) -> Value {
         "codes": {
             "road_type": ROAD_TYPES,
             "topology_level": TOPOLOGY_LEVELS,
+            "detail_level": DETAIL_LEVELS,
+            "separate_carriageways": SEPARATE_CARRIAGEWAYS,
             "direction": ["with the link", "against the link"],
         },
         "municipalities": areas.municipalities.iter()

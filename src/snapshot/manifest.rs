@@ -29,9 +29,16 @@ pub const FORMAT_OPEN: u32 = 3;
 /// `end_date` column in both network files. A version 3 generation reads as one without
 /// history (the files are absent, `end_date` reads as open).
 pub const FORMAT_HISTORY: u32 = 4;
+/// Layout 5, network attributes: layout 4 plus four columns in both network files,
+/// `detail_level` (detaljnivå), `traffic_group` (trafikantgruppe), `side_facility`
+/// (sideanlegg) and `separate_carriageways` (adskilte løp). A version 3 or 4 generation reads
+/// with them derived (`RoadNetwork::derive_absent`: detail level from the topology level,
+/// traffic group G on status G or typeVeg gang- og sykkelveg, else K) or defaulted (no side
+/// facility, adskilte løp Nei); `vegdb snapshot upgrade` rewrites it with them stored.
+pub const FORMAT_NETWORK_ATTRIBUTES: u32 = 5;
 /// The layout this build writes (`generate`, `import`; the writer once every object file is
-/// a chunk of layout 3 or 4, see `Manifest::version_for`).
-pub const FORMAT_VERSION: u32 = FORMAT_HISTORY;
+/// a chunk of layout 3 to 5, see `Manifest::version_for`).
+pub const FORMAT_VERSION: u32 = FORMAT_NETWORK_ATTRIBUTES;
 pub const MANIFEST_FILE: &str = "MANIFEST.json";
 
 /// Whether a file path is a format-version-3 chunk (`objects/type=<id>/part-<first>.parquet`).
@@ -195,16 +202,16 @@ impl Manifest {
         }
     }
 
-    /// The format version of a generation holding `files`: 4 when every object file is a
-    /// chunk of the open layout (3 and 4 differ only in what 4 adds, which reads as absent
-    /// from a version 3 generation's files), else chunked when every object file is a chunk,
+    /// The format version of a generation holding `files`: today's (5) when every object
+    /// file is a chunk of the open layout (3, 4 and 5 differ only in the files and columns the
+    /// later ones add, which read as absent or derived from an older generation's files), else chunked when every object file is a chunk,
     /// else single-file (version 1, read per file). A changeset on an older generation shares
     /// its untouched files, so the generation keeps the older number until every chunk has
     /// been rewritten.
     pub fn version_for(files: &[FileEntry]) -> u32 {
         let objects = || files.iter().filter(|f| f.type_id.is_some());
         if objects().all(|f| f.first_id.is_some() && is_open_chunk(&f.path)) {
-            FORMAT_HISTORY
+            FORMAT_VERSION
         } else if objects().all(|f| f.first_id.is_some()) {
             FORMAT_CHUNKED
         } else {
@@ -227,7 +234,7 @@ impl Manifest {
     }
 }
 
-/// Versions this build reads: 1 to 4. Newer ones come from a newer vegdb.
+/// Versions this build reads: 1 to 5. Newer ones come from a newer vegdb.
 fn check_version(version: u64) -> std::result::Result<(), VersionError> {
     match version {
         v if (FORMAT_SINGLE_FILE as u64..=FORMAT_VERSION as u64).contains(&v) => Ok(()),
@@ -332,10 +339,10 @@ mod tests {
     #[test]
     fn unknown_versions_are_refused_before_the_rest_is_read() {
         // a future manifest may not even have today's fields
-        let future = r#"{"format_version": 5, "tables": {}}"#;
+        let future = r#"{"format_version": 6, "tables": {}}"#;
         let e = parse(future).unwrap_err().to_string();
         assert!(
-            e.contains("format version 5 is newer than this build reads (1 to 4)"),
+            e.contains("format version 6 is newer than this build reads (1 to 5)"),
             "{e}"
         );
         let e = parse(&manifest(0, serde_json::json!([])))
@@ -359,8 +366,8 @@ mod tests {
             "rows": 1, "bytes": 1, "sha256": "00", "type_id": 3, "first_id": 1});
         assert_eq!(
             Manifest::version_for(&files(serde_json::json!([open.clone(), results.clone()]))),
-            FORMAT_HISTORY,
-            "open chunks are today's layout (4 only adds files)"
+            FORMAT_VERSION,
+            "open chunks are today's layout (4 and 5 only add files and columns)"
         );
         // an older chunk shared beside a new one keeps the older number
         assert_eq!(

@@ -112,6 +112,7 @@ pub fn read_network_history(path: &Path) -> Result<RoadNetwork> {
     }
     n.check_lengths()
         .map_err(|e| EngineError::corrupt(path, e))?;
+    n.derive_absent();
     if !n.link_id.windows(2).all(|w| w[0] <= w[1]) {
         return Err(EngineError::corrupt(path, "rows are not sorted by link id"));
     }
@@ -147,6 +148,7 @@ pub fn read_network(path: &Path) -> Result<RoadNetwork> {
     }
     n.check_lengths()
         .map_err(|e| EngineError::corrupt(path, e))?;
+    n.derive_absent();
     if !n.link_id.windows(2).all(|w| w[0] <= w[1]) {
         return Err(EngineError::corrupt(path, "rows are not sorted by link id"));
     }

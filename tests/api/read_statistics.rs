@@ -76,6 +76,11 @@ async fn each_municipality_row_is_the_plain_statistics_of_that_municipality() {
         (105, "&egenskap=2021!=null"),
         (95, "&vegreferanse=K"),
         (241, "&segmentering=false"),
+        // the KOSTRA-style network attribute filters
+        (
+            105,
+            "&trafikantgruppe=K&detaljniva=VT,VTKB&adskiltelop=med,nei&sideanlegg=false&konnekteringslenker=false",
+        ),
     ] {
         let rows = s
             .get_json(
@@ -174,7 +179,12 @@ async fn property_groups_are_the_plain_statistics_of_each_value() {
 #[tokio::test]
 async fn network_statistics_count_the_links_and_groups_add_up() {
     let s = TestServer::start().await;
-    for filter in ["", "kommune=5001", "vegreferanse=K"] {
+    for filter in [
+        "",
+        "kommune=5001",
+        "vegreferanse=K",
+        "trafikantgruppe=K&detaljniva=VT,VTKB&adskiltelop=med,nei&sideanlegg=false&konnekteringslenker=false",
+    ] {
         let plain = s
             .get_json(&format!("/vegnett/statistikk?{filter}"), 200)
             .await;

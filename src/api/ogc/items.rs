@@ -320,6 +320,7 @@ fn select_items(
             any_of: Vec::new(),
             roads: Vec::new(),
             bbox,
+            attributes: Default::default(),
         });
         let (s2, g2) = (s.clone(), g.clone());
         return Ok((

@@ -2,6 +2,7 @@
 
 pub mod catalog;
 pub mod endringer;
+pub mod network_attributes;
 pub mod omrader;
 pub mod posisjon;
 pub mod statistikk;

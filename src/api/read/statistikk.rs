@@ -41,6 +41,7 @@ static EVERY_TYPE_FILTERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 static NETWORK_FILTERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     vegnett::LIST_PARAMS
         .iter()
+        .chain(super::network_attributes::NETWORK_ATTRIBUTE_PARAMS)
         .copied()
         .filter(|&n| n != "antall" && n != "start")
         .collect()

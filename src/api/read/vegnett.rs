@@ -1,7 +1,9 @@
 //! /vegnett, /vegnett/lenker and /vegnett/lenker/{id}: the road network as link segments.
 //!
 //! Area filters: region, fylke, vegavdeling and kommune are OR-ed with each other; vegreferanse
-//! and kartutsnitt are AND-ed onto that; veglenke stands alone. Pages are ordered by
+//! and kartutsnitt are AND-ed onto that; veglenke stands alone. The network attributes
+//! (typeveg, detaljniva, trafikantgruppe, adskiltelop, sideanlegg, konnekteringslenker) are
+//! AND-ed onto either. Pages are ordered by
 //! (link id, start position); the cursor holds the last (link id, start position).
 
 use axum::extract::{Path, RawQuery, State};
@@ -19,6 +21,7 @@ use crate::api::handler::{begin, begin_geo};
 use crate::api::media::json as respond;
 use crate::api::paging::{next_href, next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
+use crate::api::read::network_attributes::{parse_network_attributes, NETWORK_ATTRIBUTE_PARAMS};
 use crate::api::state::AppState;
 use crate::api::stream::{respond_page, PageItems};
 use crate::area::AreaKind;
@@ -47,7 +50,7 @@ pub(crate) const LIST_PARAMS: &[&str] = &[
     "start",
     "tidspunkt",
 ];
-crate::query_params!(LinksQuery = [LIST_PARAMS]);
+crate::query_params!(LinksQuery = [LIST_PARAMS, NETWORK_ATTRIBUTE_PARAMS]);
 const LINK_PARAMS: &[&str] = &["srid", "tidspunkt"];
 crate::query_params!(LinkQuery = [LINK_PARAMS]);
 
@@ -265,6 +268,7 @@ fn area_numbers(p: &Params, name: &str, kind: AreaKind) -> ApiResult<Vec<(AreaKi
 }
 
 pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult<RoaringBitmap> {
+    let attributes = parse_network_attributes(p)?;
     let links = p.list("veglenke");
     let others = [
         "region",
@@ -288,7 +292,7 @@ pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult
                 rows.insert(r as u32);
             }
         }
-        return Ok(rows);
+        return Ok(attributes.retain(&g.network, &rows));
     }
     let mut any_of = area_numbers(p, "region", AreaKind::Region)?;
     any_of.extend(area_numbers(p, "fylke", AreaKind::County)?);
@@ -305,6 +309,7 @@ pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult
             .one("kartutsnitt")?
             .map(|k| parse_map_extent(k, srid))
             .transpose()?,
+        attributes,
     };
     Ok(g.select_segments(&filter))
 }
@@ -318,7 +323,12 @@ pub async fn list_links(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let (p, n) = begin_geo(&headers, q.as_deref(), LIST_PARAMS)?;
+    let allowed: Vec<&str> = LIST_PARAMS
+        .iter()
+        .chain(NETWORK_ATTRIBUTE_PARAMS)
+        .copied()
+        .collect();
+    let (p, n) = begin_geo(&headers, q.as_deref(), &allowed)?;
     let srid = p.srid()?;
     let antall = page_size(&p, MAX_PAGE)?;
     let from = start(&p)?;

@@ -55,6 +55,13 @@ pub(crate) const FILTERS: &[&str] = &[
     "srid",
     // the day answered (`api::dated`)
     "tidspunkt",
+    // the network attributes (`network_attributes.rs`)
+    "typeveg",
+    "detaljniva",
+    "trafikantgruppe",
+    "adskiltelop",
+    "sideanlegg",
+    "konnekteringslenker",
 ];
 const LIST_ONLY: &[&str] = &[
     "inkluder",

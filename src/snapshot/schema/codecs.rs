@@ -291,6 +291,69 @@ impl Codec for AddedOpenDate {
     }
 }
 
+/// A code (an index into a table of names, 0..=254) added to a table after the first
+/// generations (a road link row's `detail_level`, `separate_carriageways`): stored as Int32;
+/// the column missing from an older file reads as `ABSENT` (a value or a marker the loader
+/// derives from other columns, see `RoadNetwork::derive_absent`).
+pub struct AddedCode<const ABSENT: u8>;
+impl<const ABSENT: u8> Codec for AddedCode<ABSENT> {
+    type Native = u8;
+    fn data_type() -> DataType {
+        DataType::Int32
+    }
+    fn encode(values: &[u8]) -> ArrayRef {
+        Int32::<u8>::encode(values)
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<u8>) -> Option<()> {
+        Int32::<u8>::decode(array, out)
+    }
+    fn decode_absent(items: usize, out: &mut Vec<u8>) -> Option<()> {
+        out.extend(std::iter::repeat_n(ABSENT, items));
+        Some(())
+    }
+}
+
+/// A letter added to a table after the first generations (a road link row's
+/// `traffic_group`): stored as [`Letter`]; the column missing from an older file reads as
+/// `ABSENT`.
+pub struct AddedLetter<const ABSENT: u8>;
+impl<const ABSENT: u8> Codec for AddedLetter<ABSENT> {
+    type Native = u8;
+    fn data_type() -> DataType {
+        Letter::data_type()
+    }
+    fn encode(values: &[u8]) -> ArrayRef {
+        Letter::encode(values)
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<u8>) -> Option<()> {
+        Letter::decode(array, out)
+    }
+    fn decode_absent(items: usize, out: &mut Vec<u8>) -> Option<()> {
+        out.extend(std::iter::repeat_n(ABSENT, items));
+        Some(())
+    }
+}
+
+/// A flag added to a table after the first generations (a road link row's `side_facility`):
+/// stored as [`Flag`]; the column missing from an older file reads as false.
+pub struct AddedFlag;
+impl Codec for AddedFlag {
+    type Native = bool;
+    fn data_type() -> DataType {
+        Flag::data_type()
+    }
+    fn encode(values: &[bool]) -> ArrayRef {
+        Flag::encode(values)
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<bool>) -> Option<()> {
+        Flag::decode(array, out)
+    }
+    fn decode_absent(items: usize, out: &mut Vec<bool>) -> Option<()> {
+        out.extend(std::iter::repeat_n(false, items));
+        Some(())
+    }
+}
+
 /// Seconds since 1970 as Timestamp(second, "UTC").
 pub struct Timestamp;
 impl Codec for Timestamp {

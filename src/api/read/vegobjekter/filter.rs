@@ -1,10 +1,11 @@
 //! The filter parameters of `/vegobjekter/{type}/` and its `statistikk` (areas, contracts,
-//! routes, road references, map extent, links, `egenskap`, `overlapp`) parsed into an
-//! [`ObjectFilter`], with the list-length limits and the refusal to filter on values the caller
-//! may not see.
+//! routes, road references, map extent, links, `egenskap`, `overlapp`, the network attributes)
+//! parsed into an [`ObjectFilter`], with the list-length limits and the refusal to filter on
+//! values the caller may not see.
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::params::Params;
+use crate::api::read::network_attributes::parse_network_attributes;
 use crate::api::read::vegnett::parse_map_extent;
 use crate::area::AreaKind;
 use crate::generation::Generation;
@@ -50,6 +51,7 @@ pub fn parse_filter(
         f.egenskap = Some(expr);
     }
     parse_overlaps(g, p, sensitive, &mut f)?;
+    f.network = parse_network_attributes(p)?;
     Ok(f)
 }
 
@@ -66,6 +68,7 @@ pub fn parse_filter_of_every_type(
     parse_areas(g, p, &mut f)?;
     parse_places(p, srid, &mut f)?;
     parse_overlaps(g, p, sensitive, &mut f)?;
+    f.network = parse_network_attributes(p)?;
     Ok(f)
 }
 
