@@ -471,7 +471,16 @@ pub fn parts(
         });
     match f.and_then(|f| f.polygon.as_ref()) {
         Some(a) => parts
-            .flat_map(|p| super::polygon::cut_part(g, p, a))
+            .flat_map(|p| {
+                super::polygon::cut(g, p.net_row as usize, p.from, p.to, a)
+                    .into_iter()
+                    .map(move |(from, to)| Part {
+                        from,
+                        to,
+                        length_m: part_length(n, p.net_row as usize, from, to),
+                        ..p
+                    })
+            })
             .collect(),
         None => parts.collect(),
     }

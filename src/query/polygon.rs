@@ -5,11 +5,9 @@
 
 use roaring::RoaringBitmap;
 
-use super::objects::Part;
 use crate::generation::spatial::geometry;
 use crate::generation::{Generation, TypeData};
 use crate::geo::area_polygon::AreaPolygon;
-use crate::index::bitmaps::part_length;
 
 /// The objects of `candidates` whose geometry intersects polygon `a`: candidates from the
 /// type's spatial index (the geometry's box meets the polygon's envelope), then the exact test.
@@ -36,31 +34,24 @@ pub fn in_polygon(
         .collect()
 }
 
-/// The stretches of placement part `p` inside polygon `a` (a point part: itself when it lies
-/// in the polygon). Stretches the polygon only touches in a point are left out.
-pub fn cut_part(g: &Generation, p: Part, a: &AreaPolygon) -> Vec<Part> {
-    let seg = g.segment(p.net_row as usize);
-    if p.to <= p.from {
-        return if a.meets_line(&[seg.point_at(p.from)]) {
-            vec![p]
+/// The stretches of a placement part `from..=to` on network row `net_row` inside polygon `a`,
+/// as link position ranges (a point part: itself when it lies in the polygon). Stretches the
+/// polygon only touches in a point are left out.
+pub fn cut(g: &Generation, net_row: usize, from: f64, to: f64, a: &AreaPolygon) -> Vec<(f64, f64)> {
+    let seg = g.segment(net_row);
+    if to <= from {
+        return if a.meets_line(&[seg.point_at(from)]) {
+            vec![(from, to)]
         } else {
             Vec::new()
         };
     }
-    let line = seg.sub_line(p.from, p.to);
-    let span = p.to - p.from;
+    let line = seg.sub_line(from, to);
+    let span = to - from;
     a.inside_fractions(&line)
         .into_iter()
         .filter(|(fa, fb)| fb > fa)
-        .map(|(fa, fb)| {
-            let (from, to) = (p.from + fa * span, (p.from + fb * span).min(p.to));
-            Part {
-                from,
-                to,
-                length_m: part_length(&g.network, p.net_row as usize, from, to),
-                ..p
-            }
-        })
+        .map(|(fa, fb)| (from + fa * span, (from + fb * span).min(to)))
         .collect()
 }
 
