@@ -60,7 +60,7 @@ pub fn parse_polygon(text: &str, srid: Srid) -> ApiResult<AreaPolygon> {
         shape.push(Polygon::new(exterior, lines));
     }
     let shape = MultiPolygon(shape);
-    if !(shape.unsigned_area() > 0.0) {
+    if shape.unsigned_area().is_nan() || shape.unsigned_area() <= 0.0 {
         return Err(bad(text, "polygonet har ikke noe areal"));
     }
     let a = AreaPolygon::new(srid, shape).map_err(|e| bad(text, e))?;
