@@ -3,7 +3,8 @@
 //! (star-shaped rings, some with a hole, some two polygons) select exactly the objects whose
 //! geometry a plain `geo` check finds intersecting, and, segmented, the length of the parts
 //! inside (sampled along each line); combined with `kommune`, `ider` and `endret_etter` they
-//! select the intersection of what each selects alone (each of those by scanning the table).
+//! select the intersection of what each selects alone (each of those by scanning the table), as
+//! with `kartutsnitt` and `overlapp`; a polygon in longitude/latitude is exact there.
 //! Through the real server the answers agree, and bad input is 422 in the v2 error shape.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
@@ -20,6 +21,7 @@ use vegdb::generation::feature::Geometry;
 use vegdb::generation::spatial::geometry;
 use vegdb::generation::{Generation, GenerationStore, TypeData};
 use vegdb::geo::area_polygon::AreaPolygon;
+use vegdb::geo::map_extent::MapExtent;
 use vegdb::geo::srid::Srid;
 use vegdb::query::network::NetworkAreaFilter;
 use vegdb::query::objects::{select, total_length, ObjectFilter};
@@ -189,6 +191,18 @@ proptest! {
         };
         let got = select(g, d, &all).into_owned();
         prop_assert_eq!(got, &(&want & &by_area) & &by_scan);
+        // with kartutsnitt and overlapp: the intersection too
+        let c = m.0[0].exterior().0[0];
+        let e = MapExtent::new(Srid::Utm33Etrs89, [c.x - 2000.0, c.y - 2500.0, c.x + 1500.0, c.y + 2000.0]).unwrap();
+        let by_box = select(g, d, &ObjectFilter { bbox: Some(e.clone()), ..Default::default() }).into_owned();
+        let by_overlap = select(g, d, &ObjectFilter { overlaps: vec![(105, None)], ..Default::default() }).into_owned();
+        let f = ObjectFilter {
+            polygon: all.polygon.clone(),
+            bbox: Some(e),
+            overlaps: vec![(105, None)],
+            ..Default::default()
+        };
+        prop_assert_eq!(select(g, d, &f).into_owned(), &(&want & &by_box) & &by_overlap);
     }
 
     /// Network rows: those whose geometry intersects the polygon.
@@ -247,6 +261,57 @@ fn ids_and_modified_after_scan_the_table() {
         assert_eq!(got.len(), d.count_modified_after(after), "type {tid}");
         for o in got.iter() {
             assert!(t.last_modified[o as usize] > after);
+        }
+    }
+}
+
+/// A polygon in longitude/latitude is exact there: the objects whose geometry, its vertices
+/// transformed into 4326, intersects it (plain `geo`).
+#[test]
+fn a_lon_lat_polygon_is_exact_in_lon_lat() {
+    let g = tiny();
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for _ in 0..10 {
+        let s = proptest::strategy::ValueTree::current(&shapes().new_tree(&mut runner).unwrap());
+        let utm = polygon(g, &s);
+        // the same shape's vertices in lon/lat, straight there
+        let ll = MultiPolygon(
+            utm.0
+                .iter()
+                .map(|p| {
+                    let ring = |l: &LineString<f64>| {
+                        LineString::from(
+                            l.coords()
+                                .map(|c| {
+                                    vegdb::geo::srid::from_storage(Srid::Wgs84, c.x, c.y).unwrap()
+                                })
+                                .collect::<Vec<_>>(),
+                        )
+                    };
+                    Polygon::new(ring(p.exterior()), p.interiors().iter().map(ring).collect())
+                })
+                .collect(),
+        );
+        let a = AreaPolygon::new(Srid::Wgs84, ll.clone()).unwrap();
+        for tid in [105u32, 95] {
+            let d = &g.objects[&tid];
+            let got = select(
+                g,
+                d,
+                &ObjectFilter {
+                    polygon: Some(a.clone()),
+                    ..Default::default()
+                },
+            )
+            .into_owned();
+            let want: RoaringBitmap = (0..d.table.len())
+                .filter(|&o| {
+                    geometry(g, d, o)
+                        .is_some_and(|geom| meets(&geom.to_srid(Srid::Wgs84).unwrap(), &ll))
+                })
+                .map(|o| o as u32)
+                .collect();
+            assert_eq!(got, want, "type {tid}");
         }
     }
 }
@@ -348,6 +413,14 @@ async fn the_api_answers_what_brute_force_selects() {
         assert_eq!(status, 200, "{q}: {body}");
         let want = rows.iter().filter(|&o| o < 40).count();
         assert_eq!(body["objekter"].as_array().unwrap().len(), want, "{q}");
+        // every part of every listed object, cut to the polygon, with kartutsnitt and overlapp
+        let (x0, y0) = (m.0[0].exterior().0[0].x, m.0[0].exterior().0[0].y);
+        let (status, body) = get(&format!(
+            "{base}/vegobjekter/95?antall=1000&inkluder=alle&{q}&overlapp=105&kartutsnitt={},{},{},{}",
+            x0 - 5000.0, y0 - 5000.0, x0 + 5000.0, y0 + 5000.0
+        ))
+        .await;
+        assert_eq!(status, 200, "{q}: {body}");
     }
     assert!(nonempty >= 4, "{nonempty}");
     let many: Vec<String> = (1..=1001).map(|i| i.to_string()).collect();
