@@ -8,6 +8,8 @@
 //! position along a storage edge is taken at the same fraction of the transformed edge.
 
 use geo::{Coord, Intersects, Line, LineString, MultiPolygon, Point, Polygon};
+use rstar::primitives::{GeomWithData, Line as RLine};
+use rstar::{RTree, AABB};
 
 use super::map_extent::MapExtent;
 use super::srid::{from_storage, Srid};
@@ -16,13 +18,27 @@ use crate::error::Result;
 
 /// A polygon filter in `srid` with its storage envelope (None when nothing in storage can lie in
 /// it).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct AreaPolygon {
     srid: Srid,
     shape: MultiPolygon<f64>,
     envelope: Option<[f64; 4]>,
-    /// The polygon's edges (for cutting lines).
-    edges: Vec<Line<f64>>,
+    /// The edges of every ring, by their boxes: the crossings of a line and the ray of a point
+    /// meet only the few edges near them.
+    edges: RTree<Edge>,
+}
+
+/// An edge of a ring and the index of its polygon in the multipolygon.
+type Edge = GeomWithData<RLine<[f64; 2]>, usize>;
+
+impl PartialEq for AreaPolygon {
+    fn eq(&self, other: &Self) -> bool {
+        self.srid == other.srid && self.shape == other.shape
+    }
+}
+
+fn coord(p: [f64; 2]) -> Coord<f64> {
+    Coord { x: p[0], y: p[1] }
 }
 
 /// The bounding rectangle of a multipolygon, None when it has no vertex.
@@ -49,12 +65,21 @@ impl AreaPolygon {
             Some(b) => MapExtent::new(srid, b)?.storage_envelope(),
             None => None,
         };
-        let edges = shape
-            .0
-            .iter()
-            .flat_map(|p| std::iter::once(p.exterior()).chain(p.interiors()))
-            .flat_map(|r| r.lines())
-            .collect();
+        let edges = RTree::bulk_load(
+            shape
+                .0
+                .iter()
+                .enumerate()
+                .flat_map(|(i, p)| {
+                    std::iter::once(p.exterior())
+                        .chain(p.interiors())
+                        .flat_map(move |r| r.lines().map(move |l| (i, l)))
+                })
+                .map(|(i, l)| {
+                    GeomWithData::new(RLine::new([l.start.x, l.start.y], [l.end.x, l.end.y]), i)
+                })
+                .collect(),
+        );
         Ok(AreaPolygon {
             srid,
             shape,
@@ -123,10 +148,56 @@ impl AreaPolygon {
         let Some(t) = self.transformed(line) else {
             return false;
         };
-        match t.as_slice() {
-            [p] => Point::from(*p).intersects(&self.shape),
-            _ => LineString::new(t).intersects(&self.shape),
+        // in when a vertex is in, or an edge crosses the boundary
+        t.iter().any(|c| self.holds(*c))
+            || t.windows(2)
+                .any(|w| self.edges_near(Line::new(w[0], w[1])).next().is_some())
+    }
+
+    /// The polygon's edges that meet `edge`.
+    fn edges_near(&self, edge: Line<f64>) -> impl Iterator<Item = Line<f64>> + '_ {
+        let env = AABB::from_corners(
+            [edge.start.x.min(edge.end.x), edge.start.y.min(edge.end.y)],
+            [edge.start.x.max(edge.end.x), edge.start.y.max(edge.end.y)],
+        );
+        self.edges
+            .locate_in_envelope_intersecting(&env)
+            .map(|l| Line::new(coord(l.geom().from), coord(l.geom().to)))
+            .filter(move |l| l.intersects(&edge))
+    }
+
+    /// Is a point (in the polygon's system) in the polygon or on its boundary? In one of the
+    /// polygons of the multipolygon: an odd count of its rings' edges a ray to +x crosses
+    /// (inside its exterior and outside its holes).
+    fn holds(&self, c: Coord<f64>) -> bool {
+        let Some(e) = self.envelope_own() else {
+            return false;
+        };
+        if c.x < e[0] || c.x > e[2] || c.y < e[1] || c.y > e[3] {
+            return false;
         }
+        let ray = AABB::from_corners([c.x, c.y], [e[2].max(c.x), c.y]);
+        let mut inside = vec![false; self.shape.0.len()];
+        for entry in self.edges.locate_in_envelope_intersecting(&ray) {
+            let (a, b) = (entry.geom().from, entry.geom().to);
+            if Line::new(coord(a), coord(b)).intersects(&Point::from(c)) {
+                return true;
+            }
+            if (a[1] > c.y) != (b[1] > c.y) {
+                let x = a[0] + (c.y - a[1]) / (b[1] - a[1]) * (b[0] - a[0]);
+                if x > c.x {
+                    inside[entry.data] = !inside[entry.data];
+                }
+            }
+        }
+        inside.contains(&true)
+    }
+
+    /// The polygon's bounding rectangle in its own system.
+    fn envelope_own(&self) -> Option<[f64; 4]> {
+        let e = self.edges.root().envelope();
+        let (lo, hi) = (e.lower(), e.upper());
+        (lo[0] <= hi[0] && lo[1] <= hi[1]).then_some([lo[0], lo[1], hi[0], hi[1]])
     }
 
     /// Does a polygon (rings in storage coordinates, the exterior first) intersect this one?
@@ -188,17 +259,22 @@ impl AreaPolygon {
 
     /// The parameter ranges `0..=1` of one edge (in the polygon's system) inside the polygon.
     fn edge_inside(&self, edge: Line<f64>) -> Vec<(f64, f64)> {
-        if !edge.intersects(&self.shape) {
-            return Vec::new();
-        }
-        let mut cuts = vec![0.0, 1.0];
         let d = edge.delta();
         let len2 = d.x * d.x + d.y * d.y;
-        for e in &self.edges {
-            if !e.intersects(&edge) {
-                continue;
-            }
-            if let Some(hit) = geo::line_intersection::line_intersection(edge, *e) {
+        let point = |s: f64| Coord {
+            x: edge.start.x + s * d.x,
+            y: edge.start.y + s * d.y,
+        };
+        if len2 == 0.0 {
+            return if self.holds(point(0.0)) {
+                vec![(0.0, 0.0)]
+            } else {
+                Vec::new()
+            };
+        }
+        let mut cuts = vec![0.0, 1.0];
+        for e in self.edges_near(edge) {
+            if let Some(hit) = geo::line_intersection::line_intersection(edge, e) {
                 let points = match hit {
                     geo::LineIntersection::SinglePoint { intersection, .. } => {
                         vec![intersection]
@@ -208,27 +284,17 @@ impl AreaPolygon {
                     }
                 };
                 for p in points {
-                    if len2 > 0.0 {
-                        let s = ((p.x - edge.start.x) * d.x + (p.y - edge.start.y) * d.y) / len2;
-                        cuts.push(s.clamp(0.0, 1.0));
-                    }
+                    let s = ((p.x - edge.start.x) * d.x + (p.y - edge.start.y) * d.y) / len2;
+                    cuts.push(s.clamp(0.0, 1.0));
                 }
             }
         }
         cuts.sort_by(f64::total_cmp);
         cuts.dedup();
-        let point = |s: f64| Point::new(edge.start.x + s * d.x, edge.start.y + s * d.y);
         let mut out: Vec<(f64, f64)> = Vec::new();
-        if len2 == 0.0 {
-            return if point(0.0).intersects(&self.shape) {
-                vec![(0.0, 0.0)]
-            } else {
-                Vec::new()
-            };
-        }
         for w in cuts.windows(2) {
             let (a, b) = (w[0], w[1]);
-            if self.shape.intersects(&point((a + b) / 2.0)) {
+            if self.holds(point((a + b) / 2.0)) {
                 match out.last_mut() {
                     Some(last) if last.1 >= a => last.1 = b,
                     _ => out.push((a, b)),
@@ -238,7 +304,7 @@ impl AreaPolygon {
         if out.is_empty() {
             // touching in single points only
             for &s in &cuts {
-                if self.shape.intersects(&point(s)) {
+                if self.holds(point(s)) {
                     return vec![(s, s)];
                 }
             }
