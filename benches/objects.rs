@@ -1,4 +1,5 @@
-//! Road-object queries in process: statistics with area + enum filters and for a whole type,
+//! Road-object queries in process: statistics with area + enum filters, a kommune as a polygon
+//! (against `kommune=`, `statistikk_105_kommune_segmented`) and for a whole type,
 //! and rendering a page of 1000 objects to JSON bytes (inkluder=alle and minimum). Data: the demo
 //! preset, or with VEGDB_BENCH_DATA a national data dir (type 95, 1.35 M objects).
 #![allow(clippy::unwrap_used)] // a benchmark may unwrap
@@ -12,6 +13,7 @@ use vegdb::api::state::{ApiConfig, AppState};
 use vegdb::area::AreaKind;
 use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::{Generation, GenerationStore};
+use vegdb::geo::area_polygon::AreaPolygon;
 use vegdb::geo::srid::Srid;
 use vegdb::query::egenskap;
 use vegdb::query::objects::{all_rows, select, total_length, ObjectFilter};
@@ -92,6 +94,29 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let rows = select(&g, stretch, &fk);
             (rows.len(), total_length(&g, stretch, &rows, &fk, true))
+        })
+    });
+    // the same municipality as a polygon (its own shape, in storage coordinates): the objects
+    // whose geometry meets it, stretches cut to it
+    let shape = g.areas.municipality(muni as u16).unwrap().shape.clone();
+    let vertices: usize = shape
+        .0
+        .iter()
+        .map(|p| p.exterior().0.len() + p.interiors().iter().map(|r| r.0.len()).sum::<usize>())
+        .sum();
+    let fp = ObjectFilter {
+        polygon: Some(AreaPolygon::new(Srid::Utm33Etrs89, shape).unwrap()),
+        ..Default::default()
+    };
+    eprintln!(
+        "kommune {muni} as a polygon of {vertices} vertices: type 105 {} objects (kommune= {})",
+        select(&g, stretch, &fp).len(),
+        select(&g, stretch, &fk).len()
+    );
+    group.bench_function("statistikk_105_polygon_kommune_segmented", |b| {
+        b.iter(|| {
+            let rows = select(&g, stretch, &fp);
+            (rows.len(), total_length(&g, stretch, &rows, &fp, true))
         })
     });
     let rows: Vec<u32> = all_rows(d)

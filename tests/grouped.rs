@@ -392,6 +392,7 @@ proptest! {
             roads: road.map(|r| RoadRefFilter::parse(["E", "Kv", "F", "K", "P"][r]).unwrap()).into_iter().collect(),
             bbox: None,
             attributes: Default::default(),
+            polygon: None,
         };
         let rows = g.select_segments(&filter);
         let groups = g.group_network(&rows, &dims);

@@ -172,6 +172,21 @@ fn filter_parameter(name: &str) -> Option<ParameterDoc> {
             "Map extent xmin,ymin,xmax,ymax in the request's srid",
             false,
         ),
+        "polygon" => (
+            json!({"type": "string", "maxLength": 64000}),
+            "Polygon in the request's srid: WKT POLYGON or MULTIPOLYGON, or a plain coordinate list x1 y1, x2 y2, ... (one ring, closed if not); an object is in when its geometry (own, else located) intersects it, and stretch objects are cut to it with segmentering; at most 2,000 vertices and 3,000 km across (422/4011)",
+            false,
+        ),
+        "ider" => (
+            json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "maxItems": 1000}),
+            "Object ids, comma list, at most 1,000 (more is 422/4003)",
+            false,
+        ),
+        "endret_etter" => (
+            json!({"type": "string"}),
+            "Objects last modified after this time (the forms of /endringer's etter: ISO 8601 with offset, YYYY-MM-DD HH:MM:SS, YYYY-MM-DD HH:MM or YYYY-MM-DD at +02:00)",
+            false,
+        ),
         "egenskap" => (
             json!({"type": "string"}),
             "Property filter, e.g. 2021=2738, egenskap(2021) in [2738,2741], (2021>=50 AND 2021<=80)",

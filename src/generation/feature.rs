@@ -26,6 +26,7 @@ use super::rows::{ObjectRow, StoredValue};
 use super::Generation;
 use crate::catalog::{datatype, ObjectType};
 use crate::error::Result;
+use crate::geo::area_polygon::AreaPolygon;
 use crate::geo::map_extent::MapExtent;
 use crate::geo::srid::{from_storage, Srid};
 use crate::geo::Coord3;
@@ -106,6 +107,16 @@ impl Geometry {
             Geometry::LineString(l) => e.meets_line(l),
             Geometry::MultiLineString(ls) => ls.iter().any(|l| e.meets_line(l)),
             Geometry::MultiPolygon(ps) => ps.iter().any(|p| e.meets_polygon(p)),
+        }
+    }
+
+    /// Does it intersect polygon filter `a`?
+    pub fn meets_area(&self, a: &AreaPolygon) -> bool {
+        match self {
+            Geometry::Point(p) => a.meets_line(&[*p]),
+            Geometry::LineString(l) => a.meets_line(l),
+            Geometry::MultiLineString(ls) => ls.iter().any(|l| a.meets_line(l)),
+            Geometry::MultiPolygon(ps) => ps.iter().any(|p| a.meets_polygon(p)),
         }
     }
 

@@ -2,6 +2,7 @@
 //! linear referencing along polylines. Coordinates are stored in UTM zone 33 (EPSG:25833 /
 //! 32633 numbers; heights in meters).
 
+pub mod area_polygon;
 pub mod extent;
 pub mod linref;
 pub mod map_extent;

@@ -17,3 +17,10 @@ pub const MAX_OVERLAPS: usize = 32;
 pub const MAX_LIST_ITEMS: usize = 1000;
 /// Default wall-clock budget of a road-object query's selection (`--query-budget`).
 pub const DEFAULT_QUERY_BUDGET: Duration = Duration::from_secs(10);
+/// Ids in one `ider` filter.
+pub const MAX_IDS: usize = 1000;
+/// Vertices of a `polygon` filter (every ring's, the closing vertex included).
+pub const MAX_POLYGON_VERTICES: usize = 2_000;
+/// Width and height of a `polygon` filter's envelope in storage coordinates (meters): mainland
+/// Norway spans about 1,750 km.
+pub const MAX_POLYGON_SPAN_M: f64 = 3_000_000.0;

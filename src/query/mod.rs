@@ -7,4 +7,5 @@ pub mod grouped;
 pub mod limits;
 pub mod network;
 pub mod objects;
+pub mod polygon;
 pub mod vegref;

@@ -8,6 +8,7 @@ use super::attributes::NetworkAttributeFilter;
 use super::vegref::RoadRefFilter;
 use crate::area::AreaKind;
 use crate::generation::Generation;
+use crate::geo::area_polygon::AreaPolygon;
 use crate::geo::linref::{point_at, project};
 use crate::geo::map_extent::MapExtent;
 use crate::geo::Coord3;
@@ -290,6 +291,8 @@ pub struct NetworkAreaFilter {
     pub bbox: Option<MapExtent>,
     /// The network attributes (typeveg, detaljniva, …), AND-ed onto the rest.
     pub attributes: NetworkAttributeFilter,
+    /// polygon: the rows whose geometry intersects it (in its own system).
+    pub polygon: Option<AreaPolygon>,
 }
 
 pub fn select_rows(
@@ -334,7 +337,32 @@ pub fn select_rows(
         }
         rows = kept;
     }
+    if let Some(a) = &f.polygon {
+        rows = in_polygon_rows(n, rtree, &rows, a);
+    }
     f.attributes.retain(n, &rows)
+}
+
+/// The rows of `rows` whose geometry intersects polygon `a` (R-tree candidates, then exact).
+fn in_polygon_rows(
+    n: &RoadNetwork,
+    rtree: &NetworkIndex,
+    rows: &RoaringBitmap,
+    a: &AreaPolygon,
+) -> RoaringBitmap {
+    let Some([x0, y0, x1, y1]) = a.storage_envelope() else {
+        return RoaringBitmap::new();
+    };
+    let env = rstar::AABB::from_corners(geo::Point::new(x0, y0), geo::Point::new(x1, y1));
+    let mut found = RoaringBitmap::new();
+    for entry in rtree.tree.locate_in_envelope_intersecting(&env) {
+        found.insert(entry.data);
+    }
+    found &= rows;
+    found
+        .iter()
+        .filter(|&r| a.meets_line(n.geometry(r as usize)))
+        .collect()
 }
 
 /// The network rows the R-tree finds for map extent `e` (its outer storage envelope), split

@@ -18,6 +18,7 @@ use crate::area::AreaKind;
 use crate::catalog::ValueKind;
 use crate::generation::feature::{Geometry, Piece};
 use crate::generation::{Generation, TypeData};
+use crate::geo::area_polygon::AreaPolygon;
 use crate::geo::map_extent::MapExtent;
 use crate::ids::{ObjectId, TypeId};
 use crate::index::bitmaps::part_length;
@@ -45,6 +46,13 @@ pub struct ObjectFilter {
     /// konnekteringslenker): an object qualifies by a placement on a passing row; stretch
     /// objects are cut to those rows when segmenting, as by the area filters.
     pub network: NetworkAttributeFilter,
+    /// polygon: objects whose geometry (own, else located) intersects it; stretch objects are
+    /// cut to it when segmenting.
+    pub polygon: Option<AreaPolygon>,
+    /// ider: the objects with these ids (None: no such filter).
+    pub ids: Option<Vec<u64>>,
+    /// endret_etter: objects last modified after this time (seconds).
+    pub modified_after: Option<i64>,
 }
 
 impl ObjectFilter {
@@ -57,6 +65,13 @@ impl ObjectFilter {
             || !self.routes.is_empty()
             || !self.roads.is_empty()
             || !self.network.is_empty()
+            || self.polygon.is_some()
+    }
+
+    /// Does the filter narrow what `veglenke` selects beyond the link positions (ids, time,
+    /// polygon, properties)? These are applied on that path too.
+    fn narrows_by_object(&self) -> bool {
+        self.ids.is_some() || self.modified_after.is_some() || self.polygon.is_some()
     }
 
     /// Does network row `r` pass the segmenting filters?
@@ -276,7 +291,8 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
             })
             .collect::<RoaringBitmap>()
             & with_properties(g, data, f);
-        return Cow::Owned(on_passing_rows(g, table, rows, f));
+        let rows = on_passing_rows(g, table, rows, f);
+        return Cow::Owned(by_object(g, data, rows, f));
     }
     let mut rows: Cow<'a, RoaringBitmap> = match f.any_of.as_slice() {
         [] => Cow::Owned(all_rows(data)),
@@ -294,6 +310,9 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
             Cow::Owned(u)
         }
     };
+    if f.narrows_by_object() {
+        rows = Cow::Owned(by_ids_and_time(data, rows.into_owned(), f));
+    }
     for (kind, list) in [
         (AreaKind::Contract, &f.contracts),
         (AreaKind::Route, &f.routes),
@@ -323,6 +342,7 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
                 roads: f.roads.clone(),
                 bbox: None,
                 attributes: Default::default(),
+                polygon: None,
             },
         );
         rows = Cow::Owned(overlapping_rows(g, table, &rows, &net));
@@ -333,6 +353,11 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
     if let Some(e) = &f.bbox {
         if !rows.is_empty() {
             rows = Cow::Owned(in_extent(g, data, &rows, e));
+        }
+    }
+    if let Some(a) = &f.polygon {
+        if !rows.is_empty() {
+            rows = Cow::Owned(super::polygon::in_polygon(g, data, &rows, a));
         }
     }
     for (other_type, filter) in &f.overlaps {
@@ -362,6 +387,31 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
                 })
                 .collect(),
         );
+    }
+    rows
+}
+
+/// The objects of `rows` that pass `f`'s ids, time and polygon.
+fn by_object(
+    g: &Generation,
+    data: &TypeData,
+    rows: RoaringBitmap,
+    f: &ObjectFilter,
+) -> RoaringBitmap {
+    let rows = by_ids_and_time(data, rows, f);
+    match &f.polygon {
+        Some(a) if !rows.is_empty() => super::polygon::in_polygon(g, data, &rows, a),
+        _ => rows,
+    }
+}
+
+/// The objects of `rows` that pass `f`'s ids and time.
+fn by_ids_and_time(data: &TypeData, mut rows: RoaringBitmap, f: &ObjectFilter) -> RoaringBitmap {
+    if let Some(ids) = &f.ids {
+        rows &= super::polygon::with_ids(data, ids);
+    }
+    if let Some(t) = f.modified_after {
+        rows = super::polygon::modified_after(data, &rows, t);
     }
     rows
 }
@@ -407,7 +457,8 @@ pub fn parts(
     f: Option<&ObjectFilter>,
 ) -> Vec<Part> {
     let n = &g.network;
-    g.placement_pieces(table, row, |r| f.is_none_or(|f| f.row_passes(g, r)))
+    let parts = g
+        .placement_pieces(table, row, |r| f.is_none_or(|f| f.row_passes(g, r)))
         .into_iter()
         .map(|p| Part {
             net_row: p.net_row as u32,
@@ -417,8 +468,22 @@ pub fn parts(
             direction: p.direction,
             placement: p.placement as u32,
             length_m: part_length(n, p.net_row, p.from, p.to),
-        })
-        .collect()
+        });
+    match f.and_then(|f| f.polygon.as_ref()) {
+        Some(a) => parts
+            .flat_map(|p| {
+                super::polygon::cut(g, p.net_row as usize, p.from, p.to, a)
+                    .into_iter()
+                    .map(move |(from, to)| Part {
+                        from,
+                        to,
+                        length_m: part_length(n, p.net_row as usize, from, to),
+                        ..p
+                    })
+            })
+            .collect(),
+        None => parts.collect(),
+    }
 }
 
 /// Located length of the selected objects (statistikk.strekningslengde).
@@ -432,7 +497,7 @@ pub fn total_length(
     let idx = data.index();
     let segmenting = segment && f.segments();
     // every object, uncut (a segmenting filter may select every object and still cut them:
-    // a network attribute passing a part of each)
+    // a network attribute or a polygon passing a part of each)
     if rows.len() == data.table.len() as u64 && !segmenting {
         return idx.total_length_m;
     }
@@ -447,7 +512,12 @@ pub fn total_length(
             && f.routes.is_empty()
             && f.roads.is_empty()
             && f.network.is_empty();
-        if only_area && f.egenskap.is_none() && f.overlaps.is_empty() && f.bbox.is_none() {
+        if only_area
+            && f.egenskap.is_none()
+            && f.overlaps.is_empty()
+            && f.bbox.is_none()
+            && !f.narrows_by_object()
+        {
             return idx.area_length_m.get(&f.any_of[0]).copied().unwrap_or(0.0);
         }
         rows.iter()

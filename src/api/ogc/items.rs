@@ -321,6 +321,7 @@ fn select_items(
             roads: Vec::new(),
             bbox,
             attributes: Default::default(),
+            polygon: None,
         });
         let (s2, g2) = (s.clone(), g.clone());
         return Ok((

@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod endringer;
 pub mod network_attributes;
 pub mod omrader;
+pub mod polygon;
 pub mod posisjon;
 pub mod statistikk;
 pub mod status;

@@ -22,6 +22,7 @@ use crate::api::media::json as respond;
 use crate::api::paging::{next_href, next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
 use crate::api::read::network_attributes::{parse_network_attributes, NETWORK_ATTRIBUTE_PARAMS};
+use crate::api::read::polygon::parse_polygon;
 use crate::api::state::AppState;
 use crate::api::stream::{respond_page, PageItems};
 use crate::area::AreaKind;
@@ -44,6 +45,7 @@ pub(crate) const LIST_PARAMS: &[&str] = &[
     "kommune",
     "vegreferanse",
     "kartutsnitt",
+    "polygon",
     "veglenke",
     "srid",
     "antall",
@@ -292,6 +294,13 @@ pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult
                 rows.insert(r as u32);
             }
         }
+        if let Some(t) = p.one("polygon")? {
+            let only = NetworkAreaFilter {
+                polygon: Some(parse_polygon(t, srid)?),
+                ..Default::default()
+            };
+            rows &= g.select_segments(&only);
+        }
         return Ok(attributes.retain(&g.network, &rows));
     }
     let mut any_of = area_numbers(p, "region", AreaKind::Region)?;
@@ -310,6 +319,10 @@ pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult
             .map(|k| parse_map_extent(k, srid))
             .transpose()?,
         attributes,
+        polygon: p
+            .one("polygon")?
+            .map(|t| parse_polygon(t, srid))
+            .transpose()?,
     };
     Ok(g.select_segments(&filter))
 }

@@ -62,6 +62,10 @@ pub(crate) const FILTERS: &[&str] = &[
     "adskiltelop",
     "sideanlegg",
     "konnekteringslenker",
+    // object ids, last modification, polygon (`filter.rs`)
+    "ider",
+    "endret_etter",
+    "polygon",
 ];
 const LIST_ONLY: &[&str] = &[
     "inkluder",

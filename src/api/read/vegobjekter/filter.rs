@@ -1,17 +1,20 @@
 //! The filter parameters of `/vegobjekter/{type}/` and its `statistikk` (areas, contracts,
-//! routes, road references, map extent, links, `egenskap`, `overlapp`, the network attributes)
+//! routes, road references, map extent, links, `egenskap`, `overlapp`, the network attributes,
+//! `ider`, `endret_etter`, `polygon`)
 //! parsed into an [`ObjectFilter`], with the list-length limits and the refusal to filter on
 //! values the caller may not see.
 
-use crate::api::error::{ApiError, ApiResult};
+use crate::api::error::{echoed, ApiError, ApiResult};
 use crate::api::params::Params;
+use crate::api::read::endringer::parse_time;
 use crate::api::read::network_attributes::parse_network_attributes;
+use crate::api::read::polygon::parse_polygon;
 use crate::api::read::vegnett::parse_map_extent;
 use crate::area::AreaKind;
 use crate::generation::Generation;
 use crate::geo::srid::Srid;
 use crate::query::egenskap;
-use crate::query::limits::{MAX_LIST_ITEMS, MAX_OVERLAPS};
+use crate::query::limits::{MAX_IDS, MAX_LIST_ITEMS, MAX_OVERLAPS};
 use crate::query::objects::ObjectFilter;
 use crate::query::vegref::{LinkRef, RoadRefFilter};
 
@@ -52,6 +55,7 @@ pub fn parse_filter(
     }
     parse_overlaps(g, p, sensitive, &mut f)?;
     f.network = parse_network_attributes(p)?;
+    parse_object_filters(p, srid, &mut f)?;
     Ok(f)
 }
 
@@ -69,7 +73,35 @@ pub fn parse_filter_of_every_type(
     parse_places(p, srid, &mut f)?;
     parse_overlaps(g, p, sensitive, &mut f)?;
     f.network = parse_network_attributes(p)?;
+    parse_object_filters(p, srid, &mut f)?;
     Ok(f)
+}
+
+/// `ider` (at most [`MAX_IDS`], counted by [`check_list_lengths`]), `endret_etter` (the time
+/// forms `endringer` accepts) and `polygon` (in `srid`).
+fn parse_object_filters(p: &Params, srid: Srid, f: &mut ObjectFilter) -> ApiResult<()> {
+    if p.has("ider") {
+        let mut ids = Vec::new();
+        for s in p.items("ider") {
+            ids.push(
+                s.parse::<u64>().map_err(|_| {
+                    ApiError::bad(4003, format!("Ugyldig id i ider: '{}'", echoed(s)))
+                })?,
+            );
+        }
+        if ids.is_empty() {
+            return Err(ApiError::bad(4003, "ider er gitt uten verdier"));
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        f.ids = Some(ids);
+    }
+    f.modified_after = p.one("endret_etter")?.map(parse_time).transpose()?;
+    f.polygon = p
+        .one("polygon")?
+        .map(|t| parse_polygon(t, srid))
+        .transpose()?;
+    Ok(())
 }
 
 /// The area filters: area numbers, contract areas, national routes.
@@ -216,15 +248,21 @@ fn check_list_lengths(p: &Params) -> ApiResult<()> {
         ("riksvegrute", 4006),
         ("vegreferanse", 4006),
         ("veglenke", 4006),
+        ("ider", 4003),
     ] {
         if !p.has(name) {
             continue;
         }
         let n = p.items(name).count();
-        if n > MAX_LIST_ITEMS {
+        let max = if name == "ider" {
+            MAX_IDS
+        } else {
+            MAX_LIST_ITEMS
+        };
+        if n > max {
             return Err(ApiError::bad(
                 code,
-                format!("{name} har {n} verdier; høyst {MAX_LIST_ITEMS} er tillatt"),
+                format!("{name} har {n} verdier; høyst {max} er tillatt"),
             ));
         }
     }

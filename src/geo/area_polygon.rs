@@ -1,0 +1,370 @@
+//! A polygon filter (`polygon=`): a (multi)polygon in its own coordinate system, with a storage
+//! envelope for the candidate search and the exact tests the filter makes.
+//!
+//! As for a map extent ([`super::map_extent`]), the polygon is exact in its own system: a
+//! geometry is in when, with its vertices transformed into that system and straight edges
+//! between them, it intersects the polygon (touching the boundary counts; a hole is outside).
+//! Cutting a line to the polygon finds, along each of its edges, the stretches inside; a
+//! position along a storage edge is taken at the same fraction of the transformed edge.
+
+use geo::{Coord, Intersects, Line, LineString, MultiPolygon, Point, Polygon};
+use rstar::primitives::{GeomWithData, Line as RLine};
+use rstar::{RTree, AABB};
+
+use super::map_extent::MapExtent;
+use super::srid::{from_storage, Srid};
+use super::Coord3;
+use crate::error::Result;
+
+/// A polygon filter in `srid` with its storage envelope (None when nothing in storage can lie in
+/// it).
+#[derive(Debug, Clone)]
+pub struct AreaPolygon {
+    srid: Srid,
+    shape: MultiPolygon<f64>,
+    envelope: Option<[f64; 4]>,
+    /// The edges of every ring, by their boxes: the crossings of a line and the ray of a point
+    /// meet only the few edges near them.
+    edges: RTree<Edge>,
+}
+
+/// An edge of a ring and the index of its polygon in the multipolygon.
+type Edge = GeomWithData<RLine<[f64; 2]>, usize>;
+
+impl PartialEq for AreaPolygon {
+    fn eq(&self, other: &Self) -> bool {
+        self.srid == other.srid && self.shape == other.shape
+    }
+}
+
+fn coord(p: [f64; 2]) -> Coord<f64> {
+    Coord { x: p[0], y: p[1] }
+}
+
+/// The bounding rectangle of a multipolygon, None when it has no vertex.
+pub fn bounds(shape: &MultiPolygon<f64>) -> Option<[f64; 4]> {
+    let mut b = [
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    for p in &shape.0 {
+        for c in p.exterior().coords() {
+            b = [b[0].min(c.x), b[1].min(c.y), b[2].max(c.x), b[3].max(c.y)];
+        }
+    }
+    (b[0] <= b[2] && b[1] <= b[3]).then_some(b)
+}
+
+impl AreaPolygon {
+    /// The polygon `shape` in `srid`. Errs when its bounding rectangle cannot be transformed
+    /// into storage coordinates.
+    pub fn new(srid: Srid, shape: MultiPolygon<f64>) -> Result<AreaPolygon> {
+        let envelope = match bounds(&shape) {
+            Some(b) => MapExtent::new(srid, b)?.storage_envelope(),
+            None => None,
+        };
+        let edges = RTree::bulk_load(
+            shape
+                .0
+                .iter()
+                .enumerate()
+                .flat_map(|(i, p)| {
+                    std::iter::once(p.exterior())
+                        .chain(p.interiors())
+                        .flat_map(move |r| r.lines().map(move |l| (i, l)))
+                })
+                .map(|(i, l)| {
+                    GeomWithData::new(RLine::new([l.start.x, l.start.y], [l.end.x, l.end.y]), i)
+                })
+                .collect(),
+        );
+        Ok(AreaPolygon {
+            srid,
+            shape,
+            envelope,
+            edges,
+        })
+    }
+
+    /// The system the polygon is in.
+    pub fn srid(&self) -> Srid {
+        self.srid
+    }
+
+    /// The polygon in its own system.
+    pub fn shape(&self) -> &MultiPolygon<f64> {
+        &self.shape
+    }
+
+    /// A storage envelope holding every storage point that can lie in the polygon.
+    pub fn storage_envelope(&self) -> Option<[f64; 4]> {
+        self.envelope
+    }
+
+    /// Could these storage points' geometry reach the polygon (its box meets the envelope)?
+    fn may_meet(&self, coords: &[Coord3]) -> bool {
+        let Some(o) = self.envelope else {
+            return false;
+        };
+        let b = coords.iter().fold(
+            [
+                f64::INFINITY,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::NEG_INFINITY,
+            ],
+            |b, c| {
+                [
+                    b[0].min(c[0]),
+                    b[1].min(c[1]),
+                    b[2].max(c[0]),
+                    b[3].max(c[1]),
+                ]
+            },
+        );
+        b[0] <= o[2] && b[2] >= o[0] && b[1] <= o[3] && b[3] >= o[1]
+    }
+
+    /// Storage points in the polygon's system; None when one cannot be transformed.
+    fn transformed(&self, coords: &[Coord3]) -> Option<Vec<Coord<f64>>> {
+        coords
+            .iter()
+            .map(|c| {
+                from_storage(self.srid, c[0], c[1])
+                    .ok()
+                    .map(|(x, y)| Coord { x, y })
+            })
+            .collect()
+    }
+
+    /// Does a point or a line (storage coordinates: one vertex is a point) intersect the
+    /// polygon?
+    pub fn meets_line(&self, line: &[Coord3]) -> bool {
+        if line.is_empty() || !self.may_meet(line) {
+            return false;
+        }
+        let Some(t) = self.transformed(line) else {
+            return false;
+        };
+        // in when a vertex is in, or an edge crosses the boundary
+        t.iter().any(|c| self.holds(*c))
+            || t.windows(2)
+                .any(|w| self.edges_near(Line::new(w[0], w[1])).next().is_some())
+    }
+
+    /// The polygon's edges that meet `edge`.
+    fn edges_near(&self, edge: Line<f64>) -> impl Iterator<Item = Line<f64>> + '_ {
+        let env = AABB::from_corners(
+            [edge.start.x.min(edge.end.x), edge.start.y.min(edge.end.y)],
+            [edge.start.x.max(edge.end.x), edge.start.y.max(edge.end.y)],
+        );
+        self.edges
+            .locate_in_envelope_intersecting(&env)
+            .map(|l| Line::new(coord(l.geom().from), coord(l.geom().to)))
+            .filter(move |l| l.intersects(&edge))
+    }
+
+    /// Is a point (in the polygon's system) in the polygon or on its boundary? In one of the
+    /// polygons of the multipolygon: an odd count of its rings' edges a ray to +x crosses
+    /// (inside its exterior and outside its holes).
+    fn holds(&self, c: Coord<f64>) -> bool {
+        let Some(e) = self.envelope_own() else {
+            return false;
+        };
+        if c.x < e[0] || c.x > e[2] || c.y < e[1] || c.y > e[3] {
+            return false;
+        }
+        let ray = AABB::from_corners([c.x, c.y], [e[2].max(c.x), c.y]);
+        let mut inside = vec![false; self.shape.0.len()];
+        for entry in self.edges.locate_in_envelope_intersecting(&ray) {
+            let (a, b) = (entry.geom().from, entry.geom().to);
+            if Line::new(coord(a), coord(b)).intersects(&Point::from(c)) {
+                return true;
+            }
+            if (a[1] > c.y) != (b[1] > c.y) {
+                let x = a[0] + (c.y - a[1]) / (b[1] - a[1]) * (b[0] - a[0]);
+                if x > c.x {
+                    inside[entry.data] = !inside[entry.data];
+                }
+            }
+        }
+        inside.contains(&true)
+    }
+
+    /// The polygon's bounding rectangle in its own system.
+    fn envelope_own(&self) -> Option<[f64; 4]> {
+        let e = self.edges.root().envelope();
+        let (lo, hi) = (e.lower(), e.upper());
+        (lo[0] <= hi[0] && lo[1] <= hi[1]).then_some([lo[0], lo[1], hi[0], hi[1]])
+    }
+
+    /// Does a polygon (rings in storage coordinates, the exterior first) intersect this one?
+    pub fn meets_polygon(&self, rings: &[Vec<Coord3>]) -> bool {
+        let Some(exterior) = rings.first() else {
+            return false;
+        };
+        if !self.may_meet(exterior) {
+            return false;
+        }
+        let mut t = Vec::with_capacity(rings.len());
+        for ring in rings {
+            match self.transformed(ring) {
+                Some(c) => t.push(LineString::new(c)),
+                None => return false,
+            }
+        }
+        let exterior = t.remove(0);
+        Polygon::new(exterior, t).intersects(&self.shape)
+    }
+
+    /// The stretches of a line (storage coordinates, at least two vertices) inside the
+    /// polygon, as fractions `(from, to)` of its 2D storage length, in order, merged where they
+    /// meet. A line the polygon only touches in a point gives an empty stretch `(f, f)`.
+    pub fn inside_fractions(&self, line: &[Coord3]) -> Vec<(f64, f64)> {
+        if line.len() < 2 || !self.may_meet(line) {
+            return Vec::new();
+        }
+        let Some(t) = self.transformed(line) else {
+            return Vec::new();
+        };
+        let lengths: Vec<f64> = line
+            .windows(2)
+            .map(|w| ((w[1][0] - w[0][0]).powi(2) + (w[1][1] - w[0][1]).powi(2)).sqrt())
+            .collect();
+        let total: f64 = lengths.iter().sum();
+        let mut out: Vec<(f64, f64)> = Vec::new();
+        let mut walked = 0.0;
+        for (i, w) in t.windows(2).enumerate() {
+            let edge = Line::new(w[0], w[1]);
+            let at = |s: f64| {
+                if total > 0.0 {
+                    (walked + s * lengths[i]) / total
+                } else {
+                    0.0
+                }
+            };
+            for (a, b) in self.edge_inside(edge) {
+                let (fa, fb) = (at(a), at(b));
+                match out.last_mut() {
+                    Some(last) if fa <= last.1 + 1e-12 => last.1 = last.1.max(fb),
+                    _ => out.push((fa, fb)),
+                }
+            }
+            walked += lengths[i];
+        }
+        out
+    }
+
+    /// The parameter ranges `0..=1` of one edge (in the polygon's system) inside the polygon.
+    fn edge_inside(&self, edge: Line<f64>) -> Vec<(f64, f64)> {
+        let d = edge.delta();
+        let len2 = d.x * d.x + d.y * d.y;
+        let point = |s: f64| Coord {
+            x: edge.start.x + s * d.x,
+            y: edge.start.y + s * d.y,
+        };
+        if len2 == 0.0 {
+            return if self.holds(point(0.0)) {
+                vec![(0.0, 0.0)]
+            } else {
+                Vec::new()
+            };
+        }
+        let mut cuts = vec![0.0, 1.0];
+        for e in self.edges_near(edge) {
+            if let Some(hit) = geo::line_intersection::line_intersection(edge, e) {
+                let points = match hit {
+                    geo::LineIntersection::SinglePoint { intersection, .. } => {
+                        vec![intersection]
+                    }
+                    geo::LineIntersection::Collinear { intersection } => {
+                        vec![intersection.start, intersection.end]
+                    }
+                };
+                for p in points {
+                    let s = ((p.x - edge.start.x) * d.x + (p.y - edge.start.y) * d.y) / len2;
+                    cuts.push(s.clamp(0.0, 1.0));
+                }
+            }
+        }
+        cuts.sort_by(f64::total_cmp);
+        cuts.dedup();
+        let mut out: Vec<(f64, f64)> = Vec::new();
+        for w in cuts.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            if self.holds(point((a + b) / 2.0)) {
+                match out.last_mut() {
+                    Some(last) if last.1 >= a => last.1 = b,
+                    _ => out.push((a, b)),
+                }
+            }
+        }
+        if out.is_empty() {
+            // touching in single points only
+            for &s in &cuts {
+                if self.holds(point(s)) {
+                    return vec![(s, s)];
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn square(x0: f64, y0: f64, x1: f64, y1: f64) -> Polygon<f64> {
+        Polygon::new(
+            LineString::from(vec![(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)]),
+            vec![],
+        )
+    }
+
+    #[test]
+    fn cuts_a_line_to_the_inside() {
+        let p = AreaPolygon::new(
+            Srid::Utm33Etrs89,
+            MultiPolygon(vec![square(0.0, 0.0, 10.0, 10.0)]),
+        )
+        .expect("polygon");
+        // 20 m across the square, 5 m before it: 5..15 of 20 is inside
+        let line = [[-5.0, 5.0, 0.0], [15.0, 5.0, 0.0]];
+        let f = p.inside_fractions(&line);
+        assert_eq!(f.len(), 1);
+        assert!(
+            (f[0].0 - 0.25).abs() < 1e-9 && (f[0].1 - 0.75).abs() < 1e-9,
+            "{f:?}"
+        );
+        assert!(p.meets_line(&line));
+        assert!(!p.meets_line(&[[11.0, 5.0, 0.0], [15.0, 5.0, 0.0]]));
+        assert!(p
+            .inside_fractions(&[[11.0, 5.0, 0.0], [15.0, 5.0, 0.0]])
+            .is_empty());
+        // a bent line leaving and coming back: two stretches
+        let bent = [
+            [5.0, 5.0, 0.0],
+            [15.0, 5.0, 0.0],
+            [15.0, 8.0, 0.0],
+            [5.0, 8.0, 0.0],
+        ];
+        let f = p.inside_fractions(&bent);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!((f[0].1 * 23.0 - 5.0).abs() < 1e-9 && (f[1].0 * 23.0 - 18.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_hole_is_outside() {
+        let outer = square(0.0, 0.0, 10.0, 10.0);
+        let hole = square(4.0, 4.0, 6.0, 6.0);
+        let holed = Polygon::new(outer.exterior().clone(), vec![hole.exterior().clone()]);
+        let p = AreaPolygon::new(Srid::Utm33Etrs89, MultiPolygon(vec![holed])).expect("polygon");
+        assert!(!p.meets_line(&[[5.0, 5.0, 0.0]]));
+        assert!(p.meets_line(&[[4.0, 5.0, 0.0]]));
+        let f = p.inside_fractions(&[[0.0, 5.0, 0.0], [10.0, 5.0, 0.0]]);
+        assert_eq!(f.len(), 2, "{f:?}");
+    }
+}
