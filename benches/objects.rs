@@ -16,6 +16,7 @@ use vegdb::generation::{Generation, GenerationStore};
 use vegdb::geo::area_polygon::AreaPolygon;
 use vegdb::geo::srid::Srid;
 use vegdb::query::egenskap;
+use vegdb::query::grouped::Dimension;
 use vegdb::query::objects::{all_rows, select, total_length, ObjectFilter};
 use vegdb::snapshot::store::DataDir;
 
@@ -119,6 +120,23 @@ fn bench(c: &mut Criterion) {
             (rows.len(), total_length(&g, stretch, &rows, &fp, true))
         })
     });
+    // grouped statistics over every object of type 105: by kommune and Fartsgrense (one entry
+    // per object and kommune), and by road category (one per piece)
+    let every = all_rows(stretch);
+    for (label, dims) in [
+        (
+            "grouped_105_kommune_fartsgrense",
+            vec![
+                Dimension::Area(AreaKind::Municipality),
+                Dimension::Enum(2021),
+            ],
+        ),
+        ("grouped_105_vegkategori", vec![Dimension::Category]),
+    ] {
+        group.bench_function(label, |b| {
+            b.iter(|| g.group_objects(stretch, &every, &none, true, &dims).len())
+        });
+    }
     let rows: Vec<u32> = all_rows(d)
         .iter()
         .skip(d.table.len() / 2)

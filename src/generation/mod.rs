@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::area::Areas;
+use crate::area::{AreaKind, Areas};
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
 use crate::index::bitmaps::{RowChanges, TypeIndex};
@@ -44,7 +44,24 @@ pub struct TypeData {
     index: IndexCell,
     spatial: std::sync::OnceLock<Arc<spatial::ObjectIndex>>,
     pieces: std::sync::OnceLock<Arc<crate::index::pieces::ObjectPieces>>,
+    /// Per area kind of [`RUN_KINDS`], the objects' runs (`index::pieces::AreaRuns`).
+    area_runs: [std::sync::OnceLock<Arc<crate::index::pieces::AreaRuns>>; RUN_KINDS.len()],
+    /// Per enumerated property asked for, each object's value as its rank ([`enum_ranks`]).
+    enum_ranks: std::sync::Mutex<crate::util::FastMap<u32, Arc<Vec<u16>>>>,
 }
+
+/// The rank of an object without a value in [`TypeData::enum_ranks`]; a value that is no
+/// allowed value of the property is [`RANK_OFF`].
+pub const RANK_NONE: u16 = u16::MAX;
+pub const RANK_OFF: u16 = u16::MAX - 1;
+
+/// The area kinds a network row has exactly one code of, whose runs a type keeps on demand.
+pub const RUN_KINDS: [AreaKind; 4] = [
+    AreaKind::Municipality,
+    AreaKind::County,
+    AreaKind::Region,
+    AreaKind::RoadDepartment,
+];
 
 /// A type's bitmap index: there from the start (read with one match, no atomic: the hot
 /// statistics read it per request), or made on first use from the table and a source.
@@ -75,6 +92,8 @@ impl TypeData {
             index: IndexCell::Ready(index),
             spatial: std::sync::OnceLock::new(),
             pieces: std::sync::OnceLock::new(),
+            area_runs: Default::default(),
+            enum_ranks: Default::default(),
         }
     }
 
@@ -86,6 +105,8 @@ impl TypeData {
             index: IndexCell::Later(std::sync::OnceLock::new(), index_from),
             spatial: std::sync::OnceLock::new(),
             pieces: std::sync::OnceLock::new(),
+            area_runs: Default::default(),
+            enum_ranks: Default::default(),
         }
     }
 
@@ -132,6 +153,80 @@ impl TypeData {
                 ))
             })
             .clone()
+    }
+
+    /// Each object's value of enumerated property `property` as its rank among the property's
+    /// allowed value ids in ascending order ([`RANK_NONE`] without a value, [`RANK_OFF`] for a
+    /// value off that list), made on the first call for the property; None when the type has
+    /// no such column or the property is not enumerated (or has too many values).
+    pub fn enum_ranks(&self, catalog: &Catalog, property: u32) -> Option<Arc<Vec<u16>>> {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::Int64Type;
+        use arrow_array::Array;
+        let mut cache = self.enum_ranks.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(ranks) = cache.get(&property) {
+            return Some(ranks.clone());
+        }
+        let mut ids: Vec<u32> = catalog
+            .object_type(self.table.type_id)?
+            .property(property)?
+            .allowed_values
+            .as_ref()?
+            .iter()
+            .map(|v| v.id)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.len() >= RANK_OFF as usize {
+            return None;
+        }
+        let col = self
+            .table
+            .property(property)?
+            .values
+            .as_primitive_opt::<Int64Type>()?;
+        let ranks: Vec<u16> = (0..col.len())
+            .map(|r| {
+                if col.is_null(r) {
+                    return RANK_NONE;
+                }
+                u32::try_from(col.value(r))
+                    .ok()
+                    .and_then(|v| ids.binary_search(&v).ok())
+                    .map_or(RANK_OFF, |i| i as u16)
+            })
+            .collect();
+        let ranks = Arc::new(ranks);
+        cache.insert(property, ranks.clone());
+        Some(ranks)
+    }
+
+    /// Each object's areas of `kind` with its length inside each (`index::pieces::AreaRuns`),
+    /// built on the first call from the pieces; None for a kind not in [`RUN_KINDS`].
+    pub fn area_runs(
+        &self,
+        g: &Generation,
+        kind: AreaKind,
+    ) -> Option<Arc<crate::index::pieces::AreaRuns>> {
+        let i = RUN_KINDS.iter().position(|&k| k == kind)?;
+        Some(
+            self.area_runs[i]
+                .get_or_init(|| {
+                    let pieces = self.pieces(g);
+                    let n = &g.network;
+                    let objects = self.table.len();
+                    let runs = |f: &dyn Fn(usize) -> u32| {
+                        crate::index::pieces::AreaRuns::build(&pieces, objects, f)
+                    };
+                    Arc::new(match kind {
+                        AreaKind::Municipality => runs(&|r| n.municipality[r] as u32),
+                        AreaKind::County => runs(&|r| n.county[r] as u32),
+                        AreaKind::Region => runs(&|r| n.region[r] as u32),
+                        _ => runs(&|r| n.road_department[r] as u32),
+                    })
+                })
+                .clone(),
+        )
     }
 }
 

@@ -45,3 +45,52 @@ impl ObjectPieces {
         self.offsets[o] as usize..self.offsets[o + 1] as usize
     }
 }
+
+/// Each object's distinct codes of one area kind (municipality, county, ...) with the length of
+/// its placements inside each: the pieces of [`ObjectPieces`] merged by their network row's
+/// code. A grouping by that area reads one entry per object and area instead of one per piece.
+#[derive(Debug, Default)]
+pub struct AreaRuns {
+    offsets: Vec<u32>,
+    /// The area code of each entry.
+    pub codes: Vec<u32>,
+    /// The object's length inside that area, meters (0 for a point or a touching end).
+    pub length_m: Vec<f64>,
+}
+
+impl AreaRuns {
+    /// The runs of `objects` objects from their pieces, `code_of_row` giving a network row's
+    /// area code. Codes are in the order of the object's first piece in each.
+    pub fn build(
+        pieces: &ObjectPieces,
+        objects: usize,
+        code_of_row: impl Fn(usize) -> u32,
+    ) -> AreaRuns {
+        let mut out = AreaRuns {
+            offsets: Vec::with_capacity(objects + 1),
+            codes: Vec::with_capacity(objects),
+            length_m: Vec::with_capacity(objects),
+        };
+        out.offsets.push(0);
+        for o in 0..objects {
+            let start = out.codes.len();
+            for k in pieces.of(o) {
+                let code = code_of_row(pieces.rows[k] as usize);
+                match out.codes[start..].iter().position(|&c| c == code) {
+                    Some(i) => out.length_m[start + i] += pieces.length_m[k],
+                    None => {
+                        out.codes.push(code);
+                        out.length_m.push(pieces.length_m[k]);
+                    }
+                }
+            }
+            out.offsets.push(out.codes.len() as u32);
+        }
+        out
+    }
+
+    /// The entries of object row `o` (indexes into `codes` and `length_m`).
+    pub fn of(&self, o: usize) -> Range<usize> {
+        self.offsets[o] as usize..self.offsets[o + 1] as usize
+    }
+}

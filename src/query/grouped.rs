@@ -30,6 +30,8 @@ use crate::generation::{Generation, TypeData};
 use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF};
 use crate::util::FastMap;
 
+mod runs;
+
 /// Most dimensions of one grouping.
 pub const MAX_DIMENSIONS: usize = 4;
 
@@ -379,8 +381,13 @@ pub fn group_objects(
     if let Some(groups) = from_index(data, rows, f, segment, dims) {
         return groups;
     }
-    let pieces = data.pieces(g);
     let clip = segment && f.segments();
+    if !clip {
+        if let Some(groups) = runs::group(g, data, rows, segment, dims) {
+            return groups;
+        }
+    }
+    let pieces = data.pieces(g);
     let columns = enum_columns(data, dims);
     let on_network = dims.iter().any(|d| d.on_network());
     let mut codes: Vec<SmallVec<[u32; 4]>> = vec![SmallVec::new(); dims.len()];

@@ -1,0 +1,147 @@
+//! The grouping of one area kind (municipality, county, region, road department) with any
+//! enumerated properties, over objects whose length is not cut by a segmenting filter: one
+//! entry per object and area (`index::pieces::AreaRuns`) instead of one per piece, each added
+//! to a dense table of slots, in parallel over ranges of object rows.
+
+use std::sync::Arc;
+
+use arrow_array::Array;
+use rayon::prelude::*;
+use roaring::RoaringBitmap;
+
+use super::{enum_columns, pack, Accumulator, Dense, Dimension, Group, MAX_DIMENSIONS, NONE};
+use crate::generation::{Generation, TypeData, RANK_NONE, RANK_OFF};
+
+/// Most parallel tasks, and least object rows per task.
+const MAX_TASKS: u32 = 16;
+const MIN_ROWS_PER_TASK: u32 = 256;
+/// Beyond this many dense slots (each task sums into a table of its own), at most two tasks.
+const LARGE_TABLE: usize = 1 << 16;
+
+/// One task's sums: per dense slot (count, length), and the entries whose key is off the
+/// dense domain (a value that is no allowed value of the property).
+struct Part {
+    cells: Vec<(u64, f64)>,
+    misses: Vec<(u128, f64)>,
+}
+
+/// The groups, or None when the dimensions are not one run kind plus enumerated properties, or
+/// their slots are not dense.
+pub(super) fn group(
+    g: &Generation,
+    data: &TypeData,
+    rows: &RoaringBitmap,
+    segment: bool,
+    dims: &[Dimension],
+) -> Option<Vec<Group>> {
+    let mut area = None;
+    for (i, d) in dims.iter().enumerate() {
+        match d {
+            Dimension::Enum(_) => {}
+            Dimension::Area(kind) if area.is_none() => area = Some((i, *kind)),
+            _ => return None,
+        }
+    }
+    let (at, kind) = area?;
+    let runs = data.area_runs(g, kind)?;
+    let dense = Dense::new(g, Some(data.table.type_id), dims)?;
+    let columns = enum_columns(data, dims);
+    let ranks: Vec<Option<Arc<Vec<u16>>>> = dims
+        .iter()
+        .map(|d| match d {
+            Dimension::Enum(p) => data.enum_ranks(g.catalog, *p),
+            _ => None,
+        })
+        .collect();
+    let whole = &data.index().length_m;
+    let n = data.table.len() as u32;
+    let mut tasks = (n / MIN_ROWS_PER_TASK).clamp(1, MAX_TASKS);
+    if dense.size > LARGE_TABLE {
+        tasks = tasks.min(2);
+    }
+    let chunk = n.div_ceil(tasks).max(1);
+    // every object selected: the rows are a plain range (no bitmap to walk)
+    let every = rows.len() == n as u64;
+    let chunks: Vec<u32> = (0..n.div_ceil(chunk)).collect();
+    let parts: Vec<Part> = chunks
+        .par_iter()
+        .map(|&c| {
+            let mut part = Part {
+                cells: vec![(0, 0.0); dense.size],
+                misses: Vec::new(),
+            };
+            let mut codes = [NONE; MAX_DIMENSIONS];
+            let mut visit = |row: usize| {
+                // the dense slot of the object's enumerated values (None: a value off the
+                // property's list, whose code is then read from its column)
+                let mut base = Some(0usize);
+                for (i, ranks) in ranks.iter().enumerate() {
+                    if i == at {
+                        continue;
+                    }
+                    let rank = ranks.as_ref().map_or(RANK_NONE, |r| r[row]);
+                    let index = match rank {
+                        RANK_NONE => dense.dims[i].index(NONE),
+                        RANK_OFF => None,
+                        r => Some(r as u32),
+                    };
+                    base = base
+                        .zip(index)
+                        .map(|(b, d)| b + d as usize * dense.strides[i]);
+                }
+                for k in runs.of(row) {
+                    let length = if segment {
+                        runs.length_m[k]
+                    } else {
+                        whole[row]
+                    };
+                    codes[at] = runs.codes[k];
+                    match base.zip(dense.dims[at].index(codes[at])) {
+                        Some((b, d)) => {
+                            let cell = &mut part.cells[b + d as usize * dense.strides[at]];
+                            cell.0 += 1;
+                            cell.1 += length;
+                        }
+                        None => {
+                            // a key off the dense domain: its codes, read from the columns
+                            for (i, col) in columns.iter().enumerate() {
+                                if i != at {
+                                    codes[i] = match col {
+                                        Some(col) if !col.is_null(row) => col.value(row) as u32,
+                                        _ => NONE,
+                                    };
+                                }
+                            }
+                            part.misses
+                                .push((pack(codes[..dims.len()].iter().copied()), length))
+                        }
+                    }
+                }
+            };
+            let range = c * chunk..(c * chunk + chunk).min(n);
+            if every {
+                range.for_each(|o| visit(o as usize));
+            } else {
+                rows.range(range).for_each(|o| visit(o as usize));
+            }
+            part
+        })
+        .collect();
+    let mut acc = Accumulator::new(Some(dense));
+    let mut item = 0u32;
+    for part in parts {
+        for (slot, (count, length)) in part.cells.into_iter().enumerate() {
+            if count > 0 {
+                let cell = &mut acc.cells[slot];
+                cell.0 += count;
+                cell.1 += length;
+            }
+        }
+        for (key, length) in part.misses {
+            // each miss is one object in one group: counted once
+            item += 1;
+            acc.add(key, item, length);
+        }
+    }
+    Some(acc.finish(dims.len()))
+}
