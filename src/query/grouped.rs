@@ -28,6 +28,8 @@ use smallvec::SmallVec;
 use super::objects::ObjectFilter;
 use crate::area::AreaKind;
 use crate::generation::{Generation, TypeData};
+use crate::geo::area_polygon::AreaPolygon;
+use crate::index::bitmaps::part_length;
 use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF};
 use crate::util::FastMap;
 
@@ -530,27 +532,50 @@ fn from_index(
     Some(out)
 }
 
-/// Counts and lengths per group of network rows `rows`.
-pub fn group_network(g: &Generation, rows: &RoaringBitmap, dims: &[Dimension]) -> Vec<Group> {
-    assert!(dims.len() <= MAX_DIMENSIONS, "at most {MAX_DIMENSIONS}");
+/// The length of network row `r`, or with a polygon of its stretches inside it.
+fn row_length(g: &Generation, r: usize, polygon: Option<&AreaPolygon>) -> f64 {
     let n = &g.network;
+    match polygon {
+        None => n.length_m[r],
+        Some(a) => super::polygon::cut(g, r, n.from_pos[r], n.to_pos[r], a)
+            .into_iter()
+            .map(|(from, to)| part_length(n, r, from, to))
+            .sum(),
+    }
+}
+
+/// Counts and lengths per group of network rows `rows`; with `polygon` (the rows' filter)
+/// each row's length is that of its stretches inside it.
+pub fn group_network(
+    g: &Generation,
+    rows: &RoaringBitmap,
+    dims: &[Dimension],
+    polygon: Option<&AreaPolygon>,
+) -> Vec<Group> {
+    assert!(dims.len() <= MAX_DIMENSIONS, "at most {MAX_DIMENSIONS}");
     let mut codes: Vec<SmallVec<[u32; 4]>> = vec![SmallVec::new(); dims.len()];
     let mut acc = Accumulator::new(Dense::new(g, None, dims));
     for r in rows.iter() {
         for (i, d) in dims.iter().enumerate() {
             row_codes(g, *d, r as usize, &mut codes[i]);
         }
-        for_each_key(&codes, |k| acc.add(k, r + 1, n.length_m[r as usize]));
+        let length = row_length(g, r as usize, polygon);
+        for_each_key(&codes, |k| acc.add(k, r + 1, length));
     }
     acc.finish(dims.len())
 }
 
-/// Number and summed length of network rows `rows`.
-pub fn network_totals(g: &Generation, rows: &RoaringBitmap) -> (u64, f64) {
-    let n = &g.network;
+/// Number and summed length of network rows `rows` (with `polygon`: their stretches inside).
+pub fn network_totals(
+    g: &Generation,
+    rows: &RoaringBitmap,
+    polygon: Option<&AreaPolygon>,
+) -> (u64, f64) {
     (
         rows.len(),
-        rows.iter().map(|r| n.length_m[r as usize]).sum(),
+        rows.iter()
+            .map(|r| row_length(g, r as usize, polygon))
+            .sum(),
     )
 }
 
@@ -599,13 +624,22 @@ impl Generation {
     }
 
     /// Counts and lengths per group of network rows `rows` (see [`group_network`]).
-    pub fn group_network(&self, rows: &RoaringBitmap, dims: &[Dimension]) -> Vec<Group> {
-        group_network(self, rows, dims)
+    pub fn group_network(
+        &self,
+        rows: &RoaringBitmap,
+        dims: &[Dimension],
+        polygon: Option<&AreaPolygon>,
+    ) -> Vec<Group> {
+        group_network(self, rows, dims, polygon)
     }
 
-    /// Number and summed length of network rows `rows`.
-    pub fn network_totals(&self, rows: &RoaringBitmap) -> (u64, f64) {
-        network_totals(self, rows)
+    /// Number and summed length of network rows `rows` (with `polygon`: inside it).
+    pub fn network_totals(
+        &self,
+        rows: &RoaringBitmap,
+        polygon: Option<&AreaPolygon>,
+    ) -> (u64, f64) {
+        network_totals(self, rows, polygon)
     }
 }
 
