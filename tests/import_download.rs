@@ -2,7 +2,8 @@
 //! misbehave: bodies that never end, whole lines that are not JSON, a
 //! `Content-Length` that lies, redirect loops and redirects to another port, HTTPS with a CA of
 //! the test's own (trusted, untrusted, wrong name, no CA store at all), a refresh with no new
-//! events and event ids that jump absurdly. Each upstream is a local stand-in.
+//! events and event ids that jump absurdly; and that a download fetches what the network's
+//! attributes need (920 Sideanleggsdel). Each upstream is a local stand-in.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::BTreeMap;
@@ -425,7 +426,11 @@ fn sample_streams() -> BTreeMap<String, Vec<(u64, String)>> {
 }
 
 fn samples_app() -> axum::Router {
-    let streams = Arc::new(sample_streams());
+    streams_app(sample_streams())
+}
+
+fn streams_app(streams: BTreeMap<String, Vec<(u64, String)>>) -> axum::Router {
+    let streams = Arc::new(streams);
     axum::Router::new().fallback(move |uri: Uri| {
         let streams = streams.clone();
         async move {
@@ -775,4 +780,52 @@ async fn absurd_event_ids_are_refused_and_the_cursor_stays() {
         .to_string();
     assert!(err.contains("larger than any real event id"), "{err}");
     assert_eq!(other.current().unwrap(), None);
+}
+
+// ---------------------------------------------------------------------------------------
+// what the network attributes need
+
+/// A URL import fetches 920 Sideanleggsdel as a directory import reads it: a Sideanleggsdel
+/// on a sample sequence (a stream of its own on the stand-in) makes that sequence's rows, and
+/// only those, side facilities (before, the download never asked for 920: none was marked).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_import_marks_the_side_facilities_of_920() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut streams = sample_streams();
+    // a sequence a sample 915 Vegsystem lies on (so it has network rows)
+    let vegsystem = &streams["/api/v1/vegobjekter/915/stream"][0].1;
+    let vegsystem: Value = serde_json::from_str(vegsystem).unwrap();
+    let on = vegsystem["stedfesting"]["linjer"][0]["id"]
+        .as_u64()
+        .unwrap();
+    let side = json!({
+        "id": 3, "versjon": 1, "typeId": 920,
+        "gyldighetsperiode": {"startdato": "2020-01-01"},
+        "egenskaper": {"11291": {"type": "EnumEgenskap", "verdi": 19045}},
+        "stedfesting": {"type": "StedfestingLinjer", "linjer": [
+            {"id": on, "startposisjon": 0.0, "sluttposisjon": 1.0, "retning": "MED"}]},
+        "sistEndret": "2025-01-01T00:00:00Z"
+    });
+    streams.insert(
+        "/api/v1/vegobjekter/920/stream".into(),
+        vec![(3, side.to_string())],
+    );
+    let addr = start(streams_app(streams)).await;
+    let dest = tmp.path().join("download");
+    let (answer, _) = download_from(format!("http://{addr}/api/v1"), dest.clone(), opts(100)).await;
+    assert_eq!(answer, "ok");
+    assert!(dest.join("vegobjekter/920").is_dir(), "920 not downloaded");
+    let data = DataDir::open(tmp.path().join("data")).unwrap();
+    let summary = import_dir(&dest, &data, &TypeSelection::Only(vec![105]), &|_| {}).unwrap();
+    let (g, _) =
+        vegdb::generation::Generation::load(&data.generation_dir(summary.generation), &|_| {})
+            .unwrap();
+    let n = &g.network;
+    let marked: Vec<usize> = (0..n.len()).filter(|&r| n.side_facility[r]).collect();
+    let under: Vec<usize> = (0..n.len()).filter(|&r| n.link_id[r] == on).collect();
+    assert!(!under.is_empty(), "sequence {on} has no rows");
+    assert_eq!(
+        marked, under,
+        "side facilities are the rows of sequence {on}"
+    );
 }

@@ -166,7 +166,8 @@ fn table(
     t
 }
 
-/// The six area object tables. `start` is the day the objects start (the 2024 division).
+/// The six area object tables. `start` is the day the objects start (the 2024 division), or
+/// the day the newest link they are placed on started.
 pub fn generate(
     catalog: &Catalog,
     areas: &Areas,
@@ -175,6 +176,11 @@ pub fn generate(
 ) -> Vec<ObjectTable> {
     let n = &net.network;
     let modified = start as i64 * 86_400;
+    let mut link_start: HashMap<u64, Days> = HashMap::new();
+    for r in 0..n.len() {
+        let s = link_start.entry(n.link_id[r]).or_insert(n.start_date[r]);
+        *s = (*s).max(n.start_date[r]);
+    }
     let objects = AreaObjects {
         catalog,
         areas,
@@ -182,7 +188,7 @@ pub fn generate(
         by_municipality: rows_by(n, |r| n.municipality[r]),
         by_county: rows_by(n, |r| n.county[r]),
     };
-    vec![
+    let tables = vec![
         table(AreaKind::Region, objects.regions(), start, modified),
         table(AreaKind::County, objects.counties(), start, modified),
         table(
@@ -199,7 +205,27 @@ pub fn generate(
         ),
         table(AreaKind::Contract, objects.contracts(), start, modified),
         table(AreaKind::Route, objects.routes(), start, modified),
-    ]
+    ];
+    tables
+        .into_iter()
+        .map(|t| after_links(t, &link_start))
+        .collect()
+}
+
+/// `t` with every object starting no earlier than the links it is placed on (an area's
+/// object got its placements when its newest link opened).
+fn after_links(mut t: ObjectTable, link_start: &HashMap<u64, Days>) -> ObjectTable {
+    for r in 0..t.len() {
+        let newest = t
+            .placements(r)
+            .filter_map(|p| link_start.get(&t.loc_link[p]).copied())
+            .max();
+        if let Some(day) = newest.filter(|&d| d > t.start_date[r]) {
+            t.start_date[r] = day;
+            t.last_modified[r] = t.last_modified[r].max(day as i64 * 86_400);
+        }
+    }
+    t
 }
 
 /// What the area objects are made from: the catalogue, the areas and the network (its rows

@@ -1,10 +1,12 @@
 //! A believable past for a generated dataset: older versions of current objects, the versions
 //! of closed objects, and road links replaced by new ones.
 //!
-//! The history only adds to what `network` and `objects` make: it comes from its own RNG
-//! (seeded from the seed and [`HISTORY_SALT`]) and never changes a current row, so today's
-//! tables are the same with or without it. The rules, which make the versions consistent
-//! with today's rows:
+//! The history comes from its own RNG (seeded from the seed and [`HISTORY_SALT`]) and never
+//! changes a current row. Which links were replaced is decided first ([`replace_links`]) and
+//! `objects` reads it: a current object starts no earlier than its links, and one above
+//! version 1 on a link that replaced another was carried over to it, its current version
+//! starting the day the new link did. The rules, which make the versions consistent with
+//! today's rows:
 //! - Only an object whose current version is above 1 gets older versions, and then all of
 //!   them (1..current): every speed limit (105) and surfacing (241) such object, a share of
 //!   the others. Version `k` runs from its start to version `k + 1`'s start; the current
@@ -16,9 +18,11 @@
 //!   object of its type without children (placements, geometry, properties).
 //! - A share of the links is replaced: the link as it was (same geometry and positions, a new
 //!   link id after every current one) is a closed network row whose `end_date` is the current
-//!   link's `start_date`. A version before that day is placed on the old link.
+//!   link's `start_date`. A version before that day is placed on the old link; every object
+//!   carried over to the new link (above version 1) gets its older versions.
 //! - Every version lies where its links existed: each placement's link rows (current, or
-//!   closed) are valid for the version's whole validity, else the object gets no history.
+//!   closed) are valid for the version's whole validity (an object on a closed link closes
+//!   no later than the link), else the object gets no history.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -142,9 +146,32 @@ impl Links {
     }
 }
 
-/// Replace a share of the links (those started at least two years after `plan.earliest`):
-/// the closed rows (new link ids after `current`'s last) and per replaced link its old id.
-fn replace_links(
+/// The links replaced by new ones, decided before the objects are made (so an object on a
+/// new link can be carried over to it on the day it started).
+#[derive(Debug, Default)]
+pub struct Replacement {
+    /// The old links' rows, closed (new link ids after every current one).
+    pub closed: RoadNetwork,
+    /// Per current link that replaced one: (the old link's id, the day the current one started).
+    pub replaced: HashMap<u64, (u64, Days)>,
+}
+
+impl Replacement {
+    /// The current links that replaced an older one.
+    pub fn links(&self) -> std::collections::HashSet<u64> {
+        self.replaced.keys().copied().collect()
+    }
+}
+
+/// Replace a share of the links of `current` (those started at least two years after
+/// `plan.earliest`), from the history's own RNG.
+pub fn replace_links(current: &RoadNetwork, plan: &HistoryPlan, seed: u64) -> Replacement {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ HISTORY_SALT);
+    let (closed, replaced) = replace_with(current, plan, &mut rng);
+    Replacement { closed, replaced }
+}
+
+fn replace_with(
     current: &RoadNetwork,
     plan: &HistoryPlan,
     rng: &mut ChaCha8Rng,
@@ -284,17 +311,18 @@ fn plan_versions(
         .collect()
 }
 
-/// Generate the history of `tables` (today's objects, with `deleted`) on `network`.
+/// Generate the history of `tables` (today's objects, with `deleted`) on `network`, whose
+/// links `replacement` replaced (`replace_links`).
 pub fn generate(
     catalog: &Catalog,
     network: &RoadNetwork,
     tables: &BTreeMap<u32, ObjectTable>,
     deleted: &DeletedTable,
     plan: &HistoryPlan,
+    replacement: Replacement,
     seed: u64,
 ) -> History {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ HISTORY_SALT);
-    let (closed, replaced) = replace_links(network, plan, &mut rng);
+    let Replacement { closed, replaced } = replacement;
     let links = Links::new(network, &closed, replaced);
     let mut closed_of: BTreeMap<u32, Vec<(u64, u32, Days)>> = BTreeMap::new();
     for i in 0..deleted.len() {
@@ -340,7 +368,12 @@ fn type_history(
     let mut planned: Vec<Planned> = Vec::new();
     for row in 0..t.len() {
         let v = t.version[row];
-        if v < 2 || !rng.random_bool(share) {
+        // an object carried over to a new link always keeps its versions on the old one
+        let carried = || {
+            t.placements(row)
+                .any(|p| links.replaced.contains_key(&t.loc_link[p]))
+        };
+        if v < 2 || !(rng.random_bool(share) || carried()) {
             continue;
         }
         let src = Source {

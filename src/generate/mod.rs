@@ -121,12 +121,19 @@ pub fn generate(
         dates,
     );
     progress("network");
+    let history_plan = history::HistoryPlan {
+        replaced_links: 0.02,
+        other_types: 0.25,
+        earliest: days(1990, 1, 1),
+    };
+    let replacement = history::replace_links(&net.network, &history_plan, seed);
     let plan = objects::ObjectPlan {
         objects_per_km: spec.objects_per_km,
         min_types: 64,
         dates,
         now,
         deleted_share: 0.015,
+        replaced: replacement.links(),
     };
     let (mut tables, deleted) = objects::generate(catalog, &net, &plan, seed);
     for t in areas::generate(catalog, areas, &net, days(2024, 1, 1)) {
@@ -137,11 +144,8 @@ pub fn generate(
         &net.network,
         &tables,
         &deleted,
-        &history::HistoryPlan {
-            replaced_links: 0.02,
-            other_types: 0.25,
-            earliest: days(1990, 1, 1),
-        },
+        &history_plan,
+        replacement,
         seed,
     );
     progress("objects");

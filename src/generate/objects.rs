@@ -7,7 +7,7 @@
 //! (on the generated tunnels), Rekkverk 5 → Rekkverksende 14. Types are generated in parallel
 //! with one RNG per family, so output does not depend on thread scheduling.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use arrow_array::builder::{Float64Builder, Int64Builder, StringBuilder};
@@ -161,6 +161,9 @@ pub struct ObjectPlan {
     pub dates: (Days, Days),
     pub now: Seconds,
     pub deleted_share: f64,
+    /// Links that replaced an older one on their `start_date` (`history::replace_links`): an
+    /// object above version 1 on one was carried over, its current version starting that day.
+    pub replaced: HashSet<u64>,
 }
 
 /// A table under construction with local ids (0..n) and child refs as local indexes.
@@ -226,6 +229,8 @@ struct Ctx<'a> {
     catalog: &'a Catalog,
     plan: &'a ObjectPlan,
     link_len: &'a [f64],
+    /// The day each link draft started (its rows' `start_date`).
+    link_start: &'a [Days],
 }
 
 impl Ctx<'_> {
@@ -320,11 +325,22 @@ fn push_object(
         _ => rng.random_range(4..8),
     };
     tb.version.push(version);
+    // an object starts no earlier than the links it lies on; carried over to a link that
+    // replaced another, its current version starts the day the new link did
     let (d0, d1) = ctx.plan.dates;
-    let span = (d1 - d0).max(1);
-    let start =
-        d0 + (span as f64 * (1.0 - (1.0 - rng.random::<f64>()).powi(version as i32))) as i32;
-    tb.start_date.push(start.min(d1));
+    let lo = placements
+        .iter()
+        .map(|&(idx, _, _)| ctx.link_start[idx])
+        .fold(d0, Days::max);
+    let carried = version > 1
+        && placements
+            .iter()
+            .any(|&(idx, _, _)| ctx.plan.replaced.contains(&ctx.link_id(idx)));
+    let span = (d1 - lo).max(1);
+    let drawn =
+        lo + (span as f64 * (1.0 - (1.0 - rng.random::<f64>()).powi(version as i32))) as i32;
+    let start = if carried { lo } else { drawn.min(d1.max(lo)) };
+    tb.start_date.push(start);
     tb.end_date.push(OPEN_END);
     let start_s = start as i64 * 86_400;
     let modified = start_s + rng.random_range(0..(ctx.plan.now - start_s).max(1));
@@ -624,15 +640,18 @@ pub fn generate(
     // length of each link draft (sum over its segments)
     let n = &net.network;
     let mut link_len = vec![0.0; net.link_ids.len()];
+    let mut link_start = vec![plan.dates.0; net.link_ids.len()];
     for r in 0..n.len() {
         let idx = (n.link_id[r] - net.link_ids[0]) as usize;
         link_len[idx] += n.length_m[r];
+        link_start[idx] = link_start[idx].max(n.start_date[r]);
     }
     let ctx = Ctx {
         net,
         catalog,
         plan,
         link_len: &link_len,
+        link_start: &link_start,
     };
     let families: Vec<Vec<Draft>> = specs
         .par_iter()

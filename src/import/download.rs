@@ -6,8 +6,8 @@
 //! endpoint is needed for the current state. The object streams hold only the active versions;
 //! the sequences carry their closed veglenker, which the import keeps. With
 //! [`Versions::All`] (`--history`) the imported types come from the paged
-//! `/vegobjekter/{typeId}` list instead, which holds every version (`pages.rs`); 915/916 read
-//! only for road references stay on the stream. Every batch is written as `part-<start>.ndjson` (atomically), then the
+//! `/vegobjekter/{typeId}` list instead, which holds every version (`pages.rs`); 915/916/920 read
+//! only for road references and side facilities stay on the stream. Every batch is written as `part-<start>.ndjson` (atomically), then the
 //! stream's `progress.state` (last id, done) is replaced atomically: a killed download resumes
 //! after the last id saved, and a batch written but not recorded is rewritten under the same
 //! name. A batch is streamed into its part file as it is read (memory: one record), within
@@ -470,7 +470,7 @@ pub enum Versions {
     All,
 }
 
-/// Download sequences and the object types `types` (915 and 916 always) from `base` (the API
+/// Download sequences and the object types `types` (915, 916 and 920 always) from `base` (the API
 /// root, e.g. `https://…/uberiket/api/v1`) into `dest`, the objects' active versions only.
 pub fn download(
     base: &str,
@@ -483,8 +483,9 @@ pub fn download(
 }
 
 /// [`download`] with the `versions` of the types `types` to fetch: with [`Versions::All`] the
-/// `types` come from the paged list (every version), 915/916 when not in `types` (read for
-/// road references only) and the sequences from their streams as always.
+/// `types` come from the paged list (every version), 915/916/920 when not in `types` (read
+/// for road references and side facilities only) and the sequences from their streams as
+/// always.
 pub fn download_versions(
     base: &str,
     dest: &Path,
@@ -503,7 +504,12 @@ pub fn download_versions(
         false,
     )];
     let mut all: Vec<u32> = types.to_vec();
-    all.extend([super::roadref::VEGSYSTEM, super::roadref::STREKNING]);
+    // what a directory import reads for the network's road references and attributes
+    all.extend([
+        super::roadref::VEGSYSTEM,
+        super::roadref::STREKNING,
+        super::roadref::SIDEANLEGGSDEL,
+    ]);
     all.sort_unstable();
     all.dedup();
     for t in all {

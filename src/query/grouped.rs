@@ -10,7 +10,8 @@
 //! - with segmentation, the length counted in a group is the object's part on that group's rows
 //!   (and on rows passing the request's own segmenting filters), so the lengths of groups that
 //!   split the network (areas but contract areas, category, phase, road type, a property's
-//!   values) add up to the ungrouped length; without it, every group an object is in gets the
+//!   values) add up to the ungrouped length; with a polygon, only the parts inside it count, as
+//!   in the plain statistics; without segmentation, every group an object is in gets the
 //!   object's whole length.
 //! - an object without a value of a grouped property is in that dimension's [`NONE`] group.
 //!
@@ -27,6 +28,8 @@ use smallvec::SmallVec;
 use super::objects::ObjectFilter;
 use crate::area::AreaKind;
 use crate::generation::{Generation, TypeData};
+use crate::geo::area_polygon::AreaPolygon;
+use crate::index::bitmaps::part_length;
 use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF};
 use crate::util::FastMap;
 
@@ -393,9 +396,13 @@ pub fn group_objects(
     let mut codes: Vec<SmallVec<[u32; 4]>> = vec![SmallVec::new(); dims.len()];
     let mut acc = Accumulator::new(Dense::new(g, Some(data.table.type_id), dims));
     let mut ticker = super::budget::Ticker::new();
+    let mut cut = PolygonCut::default();
     for o in rows.iter().take_while(|_| !ticker.exhausted()) {
         let item = o + 1;
         let row = o as usize;
+        if clip {
+            cut.of(g, data, row, f);
+        }
         for (i, col) in columns.iter().enumerate() {
             if let Some(col) = col {
                 codes[i].clear();
@@ -410,7 +417,9 @@ pub fn group_objects(
             }
         }
         if !on_network {
-            let length = if clip {
+            let length = if cut.active {
+                cut.total()
+            } else if clip {
                 pieces
                     .of(row)
                     .filter(|&k| f.row_passes(g, pieces.rows[k] as usize))
@@ -434,7 +443,9 @@ pub fn group_objects(
                 for_each_key(&codes, |k| acc.add_once(k, item, whole));
                 continue;
             }
-            let part = if !clip || f.row_passes(g, r) {
+            let part = if cut.active {
+                cut.take(r)
+            } else if !clip || f.row_passes(g, r) {
                 pieces.length_m[k]
             } else {
                 0.0
@@ -443,6 +454,52 @@ pub fn group_objects(
         }
     }
     acc.finish(dims.len())
+}
+
+/// With a polygon, an object's length per network row inside it (and on rows passing the other
+/// segmenting filters): the parts `statistikk` measures (`objects::parts`), so the groups add
+/// up to its length.
+#[derive(Default)]
+struct PolygonCut {
+    active: bool,
+    /// (network row, length inside), sorted by row.
+    by_row: Vec<(u32, f64)>,
+}
+
+impl PolygonCut {
+    fn of(&mut self, g: &Generation, data: &TypeData, row: usize, f: &ObjectFilter) {
+        self.by_row.clear();
+        self.active = f.polygon.is_some();
+        if !self.active {
+            return;
+        }
+        for p in super::objects::parts(g, &data.table, row, Some(f)) {
+            self.by_row.push((p.net_row, p.length_m));
+        }
+        self.by_row.sort_by_key(|&(r, _)| r);
+        self.by_row.dedup_by(|next, kept| {
+            let same = next.0 == kept.0;
+            if same {
+                kept.1 += next.1;
+            }
+            same
+        });
+    }
+
+    fn total(&self) -> f64 {
+        self.by_row.iter().map(|&(_, l)| l).sum()
+    }
+
+    /// The length inside on network row `r`, once (a second piece on the row gets 0).
+    fn take(&mut self, r: usize) -> f64 {
+        match self
+            .by_row
+            .binary_search_by_key(&(r as u32), |&(row, _)| row)
+        {
+            Ok(i) => std::mem::take(&mut self.by_row[i].1),
+            Err(_) => 0.0,
+        }
+    }
 }
 
 /// One area dimension over every object of the type, segmented and without a segmenting
@@ -475,27 +532,50 @@ fn from_index(
     Some(out)
 }
 
-/// Counts and lengths per group of network rows `rows`.
-pub fn group_network(g: &Generation, rows: &RoaringBitmap, dims: &[Dimension]) -> Vec<Group> {
-    assert!(dims.len() <= MAX_DIMENSIONS, "at most {MAX_DIMENSIONS}");
+/// The length of network row `r`, or with a polygon of its stretches inside it.
+fn row_length(g: &Generation, r: usize, polygon: Option<&AreaPolygon>) -> f64 {
     let n = &g.network;
+    match polygon {
+        None => n.length_m[r],
+        Some(a) => super::polygon::cut(g, r, n.from_pos[r], n.to_pos[r], a)
+            .into_iter()
+            .map(|(from, to)| part_length(n, r, from, to))
+            .sum(),
+    }
+}
+
+/// Counts and lengths per group of network rows `rows`; with `polygon` (the rows' filter)
+/// each row's length is that of its stretches inside it.
+pub fn group_network(
+    g: &Generation,
+    rows: &RoaringBitmap,
+    dims: &[Dimension],
+    polygon: Option<&AreaPolygon>,
+) -> Vec<Group> {
+    assert!(dims.len() <= MAX_DIMENSIONS, "at most {MAX_DIMENSIONS}");
     let mut codes: Vec<SmallVec<[u32; 4]>> = vec![SmallVec::new(); dims.len()];
     let mut acc = Accumulator::new(Dense::new(g, None, dims));
     for r in rows.iter() {
         for (i, d) in dims.iter().enumerate() {
             row_codes(g, *d, r as usize, &mut codes[i]);
         }
-        for_each_key(&codes, |k| acc.add(k, r + 1, n.length_m[r as usize]));
+        let length = row_length(g, r as usize, polygon);
+        for_each_key(&codes, |k| acc.add(k, r + 1, length));
     }
     acc.finish(dims.len())
 }
 
-/// Number and summed length of network rows `rows`.
-pub fn network_totals(g: &Generation, rows: &RoaringBitmap) -> (u64, f64) {
-    let n = &g.network;
+/// Number and summed length of network rows `rows` (with `polygon`: their stretches inside).
+pub fn network_totals(
+    g: &Generation,
+    rows: &RoaringBitmap,
+    polygon: Option<&AreaPolygon>,
+) -> (u64, f64) {
     (
         rows.len(),
-        rows.iter().map(|r| n.length_m[r as usize]).sum(),
+        rows.iter()
+            .map(|r| row_length(g, r as usize, polygon))
+            .sum(),
     )
 }
 
@@ -544,13 +624,22 @@ impl Generation {
     }
 
     /// Counts and lengths per group of network rows `rows` (see [`group_network`]).
-    pub fn group_network(&self, rows: &RoaringBitmap, dims: &[Dimension]) -> Vec<Group> {
-        group_network(self, rows, dims)
+    pub fn group_network(
+        &self,
+        rows: &RoaringBitmap,
+        dims: &[Dimension],
+        polygon: Option<&AreaPolygon>,
+    ) -> Vec<Group> {
+        group_network(self, rows, dims, polygon)
     }
 
-    /// Number and summed length of network rows `rows`.
-    pub fn network_totals(&self, rows: &RoaringBitmap) -> (u64, f64) {
-        network_totals(self, rows)
+    /// Number and summed length of network rows `rows` (with `polygon`: inside it).
+    pub fn network_totals(
+        &self,
+        rows: &RoaringBitmap,
+        polygon: Option<&AreaPolygon>,
+    ) -> (u64, f64) {
+        network_totals(self, rows, polygon)
     }
 }
 

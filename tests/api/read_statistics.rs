@@ -410,3 +410,60 @@ async fn a_past_day_groups_that_days_objects() {
         assert_eq!(r["antall"], p["antall"], "{k}");
     }
 }
+
+/// `polygon=` on the network statistics: the rows meeting a small square (as many as
+/// `/vegnett/lenker` lists), measured inside it: at most the square's diagonal per row, less
+/// than the longest row's whole length; the groups add up to it.
+#[tokio::test]
+async fn network_statistics_measure_the_rows_inside_a_polygon() {
+    let s = TestServer::start().await;
+    let g = crate::server::store().current();
+    let n = &g.network;
+    let r = (0..n.len())
+        .max_by(|&a, &b| n.length_m[a].total_cmp(&n.length_m[b]))
+        .unwrap();
+    // a square of a fifth of the longest row's length around its middle vertex
+    let half = n.length_m[r] / 10.0;
+    assert!(half > 5.0, "{}", n.length_m[r]);
+    let c = n.geometry(r)[n.geometry(r).len() / 2];
+    let (x0, y0, x1, y1) = (c[0] - half, c[1] - half, c[0] + half, c[1] + half);
+    let filter = format!(
+        "polygon=POLYGON(({x0}%20{y0},{x1}%20{y0},{x1}%20{y1},{x0}%20{y1},{x0}%20{y0}))&srid=25833"
+    );
+    let plain = s
+        .get_json(&format!("/vegnett/statistikk?{filter}"), 200)
+        .await;
+    let page: Value = s
+        .client
+        .get(format!("{}/vegnett/lenker?antall=1&{filter}", s.base))
+        .header("Accept", "application/vnd.vegvesen.nvdb-v2+json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let antall = plain["antall"].as_u64().unwrap();
+    assert!(antall >= 1);
+    assert_eq!(plain["antall"], page["metadata"]["antall"], "{plain}");
+    let inside = plain["strekningslengde"].as_u64().unwrap();
+    let diagonal = 2.0 * half * 2f64.sqrt();
+    assert!(
+        inside > 0 && inside as f64 <= antall as f64 * diagonal + 1.0,
+        "{plain}"
+    );
+    assert!(
+        (inside as f64) < n.length_m[r],
+        "{plain}: not cut to the square"
+    );
+    for grouping in ["kommune", "vegkategori,vegfase"] {
+        let rows = s
+            .get_json(
+                &format!("/vegnett/statistikk/gruppert?gruppering={grouping}&{filter}"),
+                200,
+            )
+            .await;
+        assert_eq!(sum(&rows, "antall"), antall);
+        assert_eq!(sum(&rows, "strekningslengde"), inside, "{grouping}");
+    }
+}

@@ -204,7 +204,7 @@ pub async fn list_type_statistics(
 
 /// GET /vegnett/statistikk — number and length of the network rows the filters select.
 #[utoipa::path(get, path = "/vegnett/statistikk", tag = "vegnett",
-    description = "Number and summed length (whole meters) of the network rows (link segments, every topology level) that /vegnett/lenker's filters select.",
+    description = "Number and summed length (whole meters) of the network rows (link segments, every topology level) that /vegnett/lenker's filters select; with polygon, the length of their stretches inside it.",
     params(NetworkQuery),
     responses((status = 200, description = "{antall, strekningslengde}; CSV with Accept text/csv or .csv", body = super::vegobjekter::Statistics),
               (status = 422, description = "Bad filter (4003, 4005, 4009, …)")))]
@@ -216,7 +216,8 @@ pub async fn get_network_statistics(
     let (p, n) = begin(&headers, q.as_deref(), &[&NETWORK_FILTERS])?;
     let g = crate::api::dated::generation(&s, &p)?;
     let selected = vegnett::selected_rows(&g, &p, p.srid()?)?;
-    let (antall, length) = g.network_totals(&selected);
+    let polygon = vegnett::polygon(&p, p.srid()?)?;
+    let (antall, length) = g.network_totals(&selected, polygon.as_ref());
     let figures = super::vegobjekter::Statistics {
         antall,
         strekningslengde: whole_meters(length),
@@ -243,9 +244,13 @@ pub async fn get_grouped_network_statistics(
     let g = crate::api::dated::generation(&s, &p)?;
     let dims = parse_grouping(&p, None, false)?;
     let selected = vegnett::selected_rows(&g, &p, p.srid()?)?;
+    let polygon = vegnett::polygon(&p, p.srid()?)?;
     let groups = {
         let (g, dims) = (g.clone(), dims.clone());
-        off_the_workers(&s, move || g.group_network(&selected, &dims)).await?
+        off_the_workers(&s, move || {
+            g.group_network(&selected, &dims, polygon.as_ref())
+        })
+        .await?
     };
     let table = rows(&g, None, &dims, &groups, splits_length(&dims, true));
     Ok(answer(n, &table, &grouped_columns(&dims)))

@@ -28,6 +28,7 @@ use crate::api::stream::{respond_page, PageItems};
 use crate::area::AreaKind;
 use crate::generation::feature::Geometry;
 use crate::generation::Generation;
+use crate::geo::area_polygon::AreaPolygon;
 use crate::geo::map_extent::MapExtent;
 use crate::geo::srid::Srid;
 use crate::geo::wkt;
@@ -267,6 +268,13 @@ fn area_numbers(p: &Params, name: &str, kind: AreaKind) -> ApiResult<Vec<(AreaKi
         .into_iter()
         .map(|v| (kind, v as u32))
         .collect())
+}
+
+/// The `polygon` filter, if given (the network statistics measure the rows inside it).
+pub(crate) fn polygon(p: &Params, srid: Srid) -> ApiResult<Option<AreaPolygon>> {
+    p.one("polygon")?
+        .map(|t| parse_polygon(t, srid))
+        .transpose()
 }
 
 pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult<RoaringBitmap> {

@@ -199,3 +199,132 @@ fn speed_limits_were_higher(g: &Generation) {
     }
     assert!(lowered > 0);
 }
+
+/// Whether the rows of `link` under `from..=to` (at least one) are all valid on `day`.
+fn valid_on(
+    rows: &HashMap<u64, Vec<(f64, f64, Days, Days)>>,
+    link: u64,
+    from: f64,
+    to: f64,
+    day: Days,
+) -> bool {
+    let under: Vec<_> = rows
+        .get(&link)
+        .map(|rs| rs.iter().filter(|r| r.0 <= to && r.1 >= from).collect())
+        .unwrap_or_default();
+    !under.is_empty()
+        && under
+            .iter()
+            .all(|&&(_, _, s, e)| s <= day && (e == OPEN_END || day < e))
+}
+
+/// Every placement of `t`'s row `r` lies on link rows valid on the row's first day and on
+/// the day before its end.
+fn check_row(rows: &HashMap<u64, Vec<(f64, f64, Days, Days)>>, t: &ObjectTable, r: usize) {
+    let (start, end) = (t.start_date[r], t.end_date[r]);
+    for p in t.placements(r) {
+        let (link, from, to) = (t.loc_link[p], t.loc_from[p], t.loc_to[p]);
+        let days = [Some(start), (end != OPEN_END).then(|| end - 1)];
+        for day in days.into_iter().flatten() {
+            assert!(
+                valid_on(rows, link, from, to, day),
+                "{}/{} v{} ({start}..{end}) on link {link} ({from}..{to}), not valid on {day}: {:?}",
+                t.type_id,
+                t.id[r],
+                t.version[r],
+                rows.get(&link)
+            );
+        }
+    }
+}
+
+#[test]
+fn every_version_lies_within_its_links_validity_over_seeds() {
+    for seed in [3, 21, 1_000_003] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = generate_into(Scale::Tiny, seed, tmp.path()).unwrap();
+        let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+        let rows = link_rows(&g);
+        for data in g.objects.values() {
+            for r in 0..data.table.len() {
+                check_row(&rows, &data.table, r);
+            }
+        }
+        for h in g.history.values() {
+            for r in 0..h.len() {
+                check_row(&rows, h, r);
+            }
+        }
+        carried_over(&g, seed);
+    }
+}
+
+/// The committed demo is `generate --scale demo` output: the same holds for it.
+#[test]
+fn the_demo_lies_within_its_links_validity() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
+    let current = std::fs::read_to_string(root.join("CURRENT")).unwrap();
+    let dir = root.join(format!("gen-{:06}", current.trim().parse::<u64>().unwrap()));
+    let (g, _) = Generation::load(&dir, &|_| {}).unwrap();
+    let rows = link_rows(&g);
+    let tables = g.objects.values().map(|d| &*d.table);
+    for t in tables.chain(g.history.values().map(|h| &**h)) {
+        for r in 0..t.len() {
+            check_row(&rows, t, r);
+        }
+    }
+    carried_over(&g, 42);
+}
+
+/// Objects above version 1 on a link that replaced another, current since the day it did,
+/// were carried over: their previous version lies on the old link at the same positions.
+fn carried_over(g: &Generation, seed: u64) {
+    // the replacing link of each closed link: the current link of the same first row
+    let (n, nh) = (&g.network, &g.network_history);
+    let mut old_of: HashMap<u64, (u64, Days)> = HashMap::new();
+    for r in 0..nh.len() {
+        let c = (0..n.len())
+            .find(|&c| n.geometry(c) == nh.geometry(r) && n.from_pos[c] == nh.from_pos[r])
+            .expect("a current row replaces each closed one");
+        old_of.insert(n.link_id[c], (nh.link_id[r], nh.end_date[r]));
+    }
+    let mut carried = 0;
+    for (&t, data) in &g.objects {
+        let c = &data.table;
+        let Some(h) = g.history.get(&t) else { continue };
+        for r in 0..c.len() {
+            let on_new: Vec<usize> = c
+                .placements(r)
+                .filter(|&p| {
+                    old_of
+                        .get(&c.loc_link[p])
+                        .is_some_and(|o| o.1 == c.start_date[r])
+                })
+                .collect();
+            if c.version[r] < 2 || on_new.is_empty() {
+                continue;
+            }
+            let Some(prev) =
+                (0..h.len()).find(|&k| h.id[k] == c.id[r] && h.version[k] == c.version[r] - 1)
+            else {
+                continue;
+            };
+            assert_eq!(h.end_date[prev], c.start_date[r], "{t}/{}", c.id[r]);
+            for p in on_new {
+                let (old, _) = old_of[&c.loc_link[p]];
+                assert!(
+                    h.placements(prev).any(|q| h.loc_link[q] == old
+                        && h.loc_from[q] == c.loc_from[p]
+                        && h.loc_to[q] == c.loc_to[p]),
+                    "{t}/{}: not carried over from link {old}",
+                    c.id[r]
+                );
+            }
+            carried += 1;
+        }
+    }
+    assert!(
+        carried > 0,
+        "seed {seed}: no object carried over to a new link"
+    );
+}
