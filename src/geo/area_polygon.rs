@@ -16,6 +16,9 @@ use super::srid::{from_storage, Srid};
 use super::Coord3;
 use crate::error::Result;
 
+mod grid;
+use grid::{Cell, CellGrid};
+
 /// A polygon filter in `srid` with its storage envelope (None when nothing in storage can lie in
 /// it).
 #[derive(Debug, Clone)]
@@ -26,6 +29,8 @@ pub struct AreaPolygon {
     /// The edges of every ring, by their boxes: the crossings of a line and the ray of a point
     /// meet only the few edges near them.
     edges: RTree<Edge>,
+    /// Cells of the polygon's rectangle wholly inside or outside it (None while it is made).
+    grid: Option<CellGrid>,
 }
 
 /// An edge of a ring and the index of its polygon in the multipolygon.
@@ -80,12 +85,22 @@ impl AreaPolygon {
                 })
                 .collect(),
         );
-        Ok(AreaPolygon {
+        let mut a = AreaPolygon {
             srid,
             shape,
             envelope,
             edges,
-        })
+            grid: None,
+        };
+        if let Some(b) = a.envelope_own() {
+            let grid = CellGrid::build(
+                b,
+                a.edges.iter().map(|e| (e.geom().from, e.geom().to)),
+                |c| a.holds(c),
+            );
+            a.grid = Some(grid);
+        }
+        Ok(a)
     }
 
     /// The system the polygon is in.
@@ -175,6 +190,11 @@ impl AreaPolygon {
         };
         if c.x < e[0] || c.x > e[2] || c.y < e[1] || c.y > e[3] {
             return false;
+        }
+        match self.grid.as_ref().map(|g| g.of_point(c)) {
+            Some(Cell::Inside) => return true,
+            Some(Cell::Outside) => return false,
+            _ => {}
         }
         let ray = AABB::from_corners([c.x, c.y], [e[2].max(c.x), c.y]);
         let mut inside = vec![false; self.shape.0.len()];
@@ -272,6 +292,17 @@ impl AreaPolygon {
                 Vec::new()
             };
         }
+        let b = [
+            edge.start.x.min(edge.end.x),
+            edge.start.y.min(edge.end.y),
+            edge.start.x.max(edge.end.x),
+            edge.start.y.max(edge.end.y),
+        ];
+        match self.grid.as_ref().map(|g| g.of_box(b)) {
+            Some(Cell::Inside) => return vec![(0.0, 1.0)],
+            Some(Cell::Outside) => return Vec::new(),
+            _ => {}
+        }
         let mut cuts = vec![0.0, 1.0];
         for e in self.edges_near(edge) {
             if let Some(hit) = geo::line_intersection::line_intersection(edge, e) {
@@ -366,5 +397,58 @@ mod tests {
         assert!(p.meets_line(&[[4.0, 5.0, 0.0]]));
         let f = p.inside_fractions(&[[0.0, 5.0, 0.0], [10.0, 5.0, 0.0]]);
         assert_eq!(f.len(), 2, "{f:?}");
+    }
+
+    /// A star polygon around (500, 500) with `radii` at even angles, with a square hole when
+    /// `hole`; and its twin without the grid (every test exact).
+    fn star(radii: &[f64], hole: bool) -> (AreaPolygon, AreaPolygon) {
+        let n = radii.len();
+        let mut ring: Vec<(f64, f64)> = radii
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let a = i as f64 / n as f64 * std::f64::consts::TAU;
+                (500.0 + r * a.cos(), 500.0 + r * a.sin())
+            })
+            .collect();
+        ring.push(ring[0]);
+        let holes = if hole {
+            vec![square(490.0, 490.0, 510.0, 510.0).exterior().clone()]
+        } else {
+            vec![]
+        };
+        let shape = MultiPolygon(vec![Polygon::new(LineString::from(ring), holes)]);
+        let with = AreaPolygon::new(Srid::Utm33Etrs89, shape).expect("polygon");
+        let mut without = with.clone();
+        without.grid = None;
+        (with, without)
+    }
+
+    proptest::proptest! {
+        /// The grid decides only what the exact tests decide: points (vertices and random
+        /// points, some on edges), and the stretches of random lines.
+        #[test]
+        fn the_grid_answers_as_the_exact_tests(
+            radii in proptest::collection::vec(30.0f64..400.0, 3..40),
+            hole in proptest::bool::ANY,
+            points in proptest::collection::vec((0.0f64..1000.0, 0.0f64..1000.0), 1..40),
+        ) {
+            let (with, without) = star(&radii, hole);
+            let mut probes: Vec<Coord<f64>> = points.iter().map(|&(x, y)| Coord { x, y }).collect();
+            for e in with.edges.iter() {
+                let (a, b) = (e.geom().from, e.geom().to);
+                probes.push(coord(a));
+                probes.push(Coord { x: (a[0] + b[0]) / 2.0, y: (a[1] + b[1]) / 2.0 });
+            }
+            for c in &probes {
+                proptest::prop_assert_eq!(with.holds(*c), without.holds(*c), "{:?}", c);
+            }
+            let short = points.iter().map(|&(x, y)| [[x, y, 0.0], [x + 5.0, y + 3.0, 0.0]]);
+            let long = points.windows(2).map(|w| [[w[0].0, w[0].1, 0.0], [w[1].0, w[1].1, 0.0]]);
+            for line in short.chain(long) {
+                proptest::prop_assert_eq!(with.inside_fractions(&line), without.inside_fractions(&line));
+                proptest::prop_assert_eq!(with.meets_line(&line), without.meets_line(&line));
+            }
+        }
     }
 }
