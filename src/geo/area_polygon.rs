@@ -154,6 +154,20 @@ impl AreaPolygon {
             .collect()
     }
 
+    /// What a storage rectangle's cells say of every geometry inside it, when the polygon is
+    /// in the storage system (a transformed rectangle is no rectangle): Some(true) when all of
+    /// it is inside the polygon, Some(false) when none is, None when the exact test decides.
+    pub fn storage_box(&self, b: [f64; 4]) -> Option<bool> {
+        if !self.srid.is_native() {
+            return None;
+        }
+        match self.grid.as_ref()?.of_box(b) {
+            Cell::Inside => Some(true),
+            Cell::Outside => Some(false),
+            Cell::Edge => None,
+        }
+    }
+
     /// Does a point or a line (storage coordinates: one vertex is a point) intersect the
     /// polygon?
     pub fn meets_line(&self, line: &[Coord3]) -> bool {

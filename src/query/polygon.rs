@@ -20,18 +20,30 @@ pub fn in_polygon(
     let Some(envelope) = a.storage_envelope() else {
         return RoaringBitmap::new();
     };
-    let mut boxed: RoaringBitmap = data
-        .object_index(g)
-        .rows_meeting(envelope)
-        .into_iter()
-        .collect();
-    boxed &= candidates;
+    let mut sure = RoaringBitmap::new();
+    let mut exact = RoaringBitmap::new();
+    for (row, b) in data.object_index(g).boxes_meeting(envelope) {
+        if !candidates.contains(row) {
+            continue;
+        }
+        // a box wholly inside or outside the polygon decides without the geometry
+        match a.storage_box(b) {
+            Some(true) => {
+                sure.insert(row);
+            }
+            Some(false) => {}
+            None => {
+                exact.insert(row);
+            }
+        }
+    }
     let mut ticker = super::budget::Ticker::new();
-    boxed
+    let met: RoaringBitmap = exact
         .iter()
         .take_while(|_| !ticker.exhausted())
         .filter(|&o| geometry(g, data, o as usize).is_some_and(|geom| geom.meets_area(a)))
-        .collect()
+        .collect();
+    sure | met
 }
 
 /// The stretches of a placement part `from..=to` on network row `net_row` inside polygon `a`,
