@@ -8,4 +8,5 @@ pub mod limits;
 pub mod network;
 pub mod objects;
 pub mod polygon;
+pub mod route;
 pub mod vegref;

@@ -6,6 +6,7 @@ pub mod network_attributes;
 pub mod omrader;
 pub mod polygon;
 pub mod posisjon;
+pub mod rute;
 pub mod statistikk;
 pub mod status;
 pub mod veg;
@@ -27,6 +28,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(veg::routes())
         .merge(posisjon::routes())
         .merge(vegnett::routes())
+        .merge(rute::routes())
         .merge(vegobjekter::routes())
         .merge(statistikk::routes())
         .merge(endringer::routes())
