@@ -316,12 +316,14 @@ fn a_narrow_corridor_is_never_shorter() {
         let Some(free) = g.shortest_route(&q) else {
             continue;
         };
+        found += 1;
         q.corridor_m = Some(50.0);
         match g.shortest_route(&q) {
             Some(r) => assert!(r.length_m >= free.length_m - 1e-6),
             None => narrowed += 1,
         }
     }
+    assert!(found > 30, "only {found} of 40 random pairs connected");
     assert!(
         narrowed > 0,
         "a 50 m corridor should cut some of 40 random routes"

@@ -301,10 +301,7 @@ impl Search<'_> {
             part(q.end.row, n.to_pos[er], q.end.position)
         }];
         let mut v = vertex;
-        loop {
-            let Some(label) = self.labels.get(&v) else {
-                break;
-            };
+        while let Some(label) = self.labels.get(&v) {
             match label.via {
                 Via::Row { from, row } => {
                     let r = row as usize;
