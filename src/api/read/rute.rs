@@ -295,22 +295,28 @@ fn resolve(
 }
 
 fn route_filter(p: &Params) -> ApiResult<RouteFilter> {
-    let traffic_group = match p.one("trafikantgruppe")? {
-        None => None,
-        Some(t) => match t.trim().to_ascii_uppercase().as_str() {
-            "K" => Some(b'K'),
-            "G" => Some(b'G'),
-            "K,G" | "G,K" | "" => None,
+    // a comma list (or repeated), any case: one group filters, both or none do not
+    let (mut k, mut g) = (false, false);
+    for item in p.items("trafikantgruppe").flat_map(|v| v.split(',')) {
+        match item.trim().to_ascii_uppercase().as_str() {
+            "K" => k = true,
+            "G" => g = true,
+            "" => {}
             _ => {
                 return Err(ApiError::bad(
                     4006,
                     format!(
-                        "Ugyldig trafikantgruppe '{}': K eller G",
-                        crate::api::error::echoed(t)
+                        "Ugyldig trafikantgruppe '{}': K, G",
+                        crate::api::error::echoed(item)
                     ),
                 ))
             }
-        },
+        }
+    }
+    let traffic_group = match (k, g) {
+        (true, false) => Some(b'K'),
+        (false, true) => Some(b'G'),
+        _ => None,
     };
     Ok(RouteFilter {
         detailed: p.bool("detaljerte_lenker")?.unwrap_or(false),
