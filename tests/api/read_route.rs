@@ -211,3 +211,34 @@ async fn a_tight_corridor_or_far_points_give_204_or_errors() {
         .unwrap();
     assert_eq!(r.status(), 422);
 }
+
+#[tokio::test]
+async fn a_links_nodes_list_the_link_at_its_ends() {
+    let s = TestServer::start().await;
+    let links = s.get_json("/vegnett/lenker?antall=200", 200).await;
+    let mut checked = 0;
+    for l in links["objekter"].as_array().unwrap().iter().step_by(11) {
+        let id = l["veglenkeid"].as_u64().unwrap();
+        for (node, pos) in [
+            (&l["startnode"], &l["startposisjon"]),
+            (&l["sluttnode"], &l["sluttposisjon"]),
+        ] {
+            let node = node.as_str().unwrap();
+            let doc = s.get_json(&format!("/vegnett/noder/{node}"), 200).await;
+            assert_eq!(doc["id"], node);
+            let ends = doc["lenker"].as_array().unwrap();
+            assert_eq!(doc["antall"], ends.len());
+            // the link's row ends at the node where its veglenke does: its first row's start
+            // or its last row's end, so one of its ends is listed there
+            assert!(
+                ends.iter().any(|e| e["veglenkeid"] == id),
+                "{node}: {doc} lacks link {id} ({pos})"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10);
+    s.expect_error("/vegnett/noder/999999999999", 404, 4012)
+        .await;
+    s.expect_error("/vegnett/noder/abc", 422, 4002).await;
+}

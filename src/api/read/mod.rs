@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod endringer;
 pub mod network_attributes;
+pub mod noder;
 pub mod omrader;
 pub mod polygon;
 pub mod posisjon;
@@ -29,6 +30,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(posisjon::routes())
         .merge(vegnett::routes())
         .merge(rute::routes())
+        .merge(noder::routes())
         .merge(vegobjekter::routes())
         .merge(statistikk::routes())
         .merge(endringer::routes())
