@@ -12,7 +12,11 @@ use std::sync::OnceLock;
 use proptest::prelude::*;
 use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::Generation;
-use vegdb::query::route::{row_at, shortest_route, Route, RouteFilter, RoutePoint, RouteQuery};
+use vegdb::geo::linref::{length_2d, point_at, sub_line};
+use vegdb::query::route::{
+    row_at, shortest_route, Route, RouteFilter, RoutePoint, RouteQuery, RouteSegment,
+};
+use vegdb::query::route_match::match_track;
 use vegdb::snapshot::columns::RoadNetwork;
 
 fn tiny() -> &'static Generation {
@@ -160,6 +164,18 @@ fn k_id(k: Key) -> (u64, u64) {
 /// chain is checked on the topology), the first at the start point, the last at the end
 /// point; the lengths add up.
 fn assert_chain(n: &RoadNetwork, ks: &[(Key, Key)], q: &RouteQuery, route: &Route) {
+    assert_joined(n, ks, (q.start, q.end), &route.segments, route.length_m);
+}
+
+/// The chain check of [`assert_chain`] on segments from `ends.0` to `ends.1`: consecutive
+/// segments meet at one vertex, or at one position of one row (a turn inside a row).
+fn assert_joined(
+    n: &RoadNetwork,
+    ks: &[(Key, Key)],
+    ends: (RoutePoint, RoutePoint),
+    segments: &[RouteSegment],
+    length_m: f64,
+) {
     // the vertex at a link position that is one of the row's ends
     let key_at = |row: u32, pos: f64| -> Option<Key> {
         let r = row as usize;
@@ -171,30 +187,39 @@ fn assert_chain(n: &RoadNetwork, ks: &[(Key, Key)], q: &RouteQuery, route: &Rout
             None
         }
     };
-    let segments = &route.segments;
+    let meets = |a: (u32, f64), b: (u32, f64)| {
+        a == b || {
+            let (ka, kb) = (key_at(a.0, a.1), key_at(b.0, b.1));
+            ka.is_some() && ka == kb
+        }
+    };
     let first = segments.first().unwrap();
     let last = segments.last().unwrap();
-    assert_eq!(
-        (first.row, first.entry_exit().0),
-        (q.start.row, q.start.position)
+    let (start, end) = ends;
+    assert!(
+        meets(
+            (first.row, first.entry_exit().0),
+            (start.row, start.position)
+        ),
+        "{first:?} does not start at {start:?}"
     );
-    assert_eq!((last.row, last.entry_exit().1), (q.end.row, q.end.position));
+    assert!(
+        meets((last.row, last.entry_exit().1), (end.row, end.position)),
+        "{last:?} does not end at {end:?}"
+    );
     for w in segments.windows(2) {
-        let exit = key_at(w[0].row, w[0].entry_exit().1);
-        let entry = key_at(w[1].row, w[1].entry_exit().0);
         assert!(
-            exit.is_some() && exit == entry,
+            meets(
+                (w[0].row, w[0].entry_exit().1),
+                (w[1].row, w[1].entry_exit().0)
+            ),
             "gap between {:?} and {:?}",
             w[0],
             w[1]
         );
     }
     let sum: f64 = segments.iter().map(|s| s.length_m).sum();
-    assert!(
-        (sum - route.length_m).abs() < 1e-6,
-        "{sum} vs {}",
-        route.length_m
-    );
+    assert!((sum - length_m).abs() < 1e-6, "{sum} vs {length_m}");
 }
 
 fn check(g: &Generation, ks: &[(Key, Key)], f: RouteFilter, a: (usize, f64), b: (usize, f64)) {
@@ -328,4 +353,102 @@ fn a_narrow_corridor_is_never_shorter() {
         narrowed > 0,
         "a 50 m corridor should cut some of 40 random routes"
     );
+}
+
+/// The polyline of a route's segments in travel order.
+fn route_line(n: &RoadNetwork, segments: &[RouteSegment]) -> Vec<[f64; 3]> {
+    let mut line = Vec::new();
+    for s in segments {
+        let r = s.row as usize;
+        let mut part = sub_line(n.geometry(r), frac(n, r, s.from_pos), frac(n, r, s.to_pos));
+        if !s.along {
+            part.reverse();
+        }
+        line.extend(part);
+    }
+    line
+}
+
+/// Length of `truth` also covered by `got` (per row, interval overlaps).
+fn covered(n: &RoadNetwork, truth: &[RouteSegment], got: &[RouteSegment]) -> f64 {
+    truth
+        .iter()
+        .map(|t| {
+            let r = t.row as usize;
+            let span = n.to_pos[r] - n.from_pos[r];
+            got.iter()
+                .filter(|s| s.row == t.row)
+                .map(|s| {
+                    let overlap = (t.to_pos.min(s.to_pos) - t.from_pos.max(s.from_pos)).max(0.0);
+                    if span > 0.0 {
+                        overlap / span * n.length_m[r]
+                    } else {
+                        0.0
+                    }
+                })
+                .sum::<f64>()
+                .min(t.length_m)
+        })
+        .sum()
+}
+
+#[test]
+fn noisy_tracks_along_known_routes_match_back() {
+    use rand::{Rng, SeedableRng};
+    let g = tiny();
+    let n = &g.network;
+    let ks = tiny_keys();
+    let f = RouteFilter::default();
+    let rows: Vec<usize> = (0..n.len()).filter(|&r| usable(n, r, &f)).collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let (mut total, mut hit, mut tracks) = (0.0, 0.0, 0);
+    while tracks < 6 {
+        let (a, b) = (
+            rows[rng.random_range(0..rows.len())],
+            rows[rng.random_range(0..rows.len())],
+        );
+        let mid = |r: usize| RoutePoint {
+            row: r as u32,
+            position: (n.from_pos[r] + n.to_pos[r]) / 2.0,
+        };
+        let q = RouteQuery {
+            start: mid(a),
+            end: mid(b),
+            filter: f,
+            corridor_m: None,
+        };
+        let Some(truth) = g.shortest_route(&q) else {
+            continue;
+        };
+        if !(1500.0..=6000.0).contains(&truth.length_m) {
+            continue;
+        }
+        // a point every 25 m along the route, each moved up to 15 m on each axis
+        let line = route_line(n, &truth.segments);
+        let length = length_2d(&line);
+        let steps = (length / 25.0) as usize;
+        let track: Vec<(f64, f64)> = (0..=steps)
+            .map(|i| {
+                let c = point_at(&line, i as f64 / steps as f64);
+                (
+                    c[0] + rng.random_range(-15.0..15.0),
+                    c[1] + rng.random_range(-15.0..15.0),
+                )
+            })
+            .collect();
+        let m = match_track(g, &track, f, 50.0).expect("a track along a road matches");
+        assert_joined(n, ks, (m.start, m.end), &m.segments, m.length_m);
+        let c = covered(n, &truth.segments, &m.segments);
+        eprintln!(
+            "track of {} points, route {:.0} m: matched {:.0} m, {:.1} % of the route covered",
+            track.len(),
+            truth.length_m,
+            m.length_m,
+            100.0 * c / truth.length_m
+        );
+        total += truth.length_m;
+        hit += c;
+        tracks += 1;
+    }
+    assert!(hit >= 0.95 * total, "{hit:.0} of {total:.0} m matched back");
 }

@@ -9,4 +9,5 @@ pub mod network;
 pub mod objects;
 pub mod polygon;
 pub mod route;
+pub mod route_match;
 pub mod vegref;

@@ -31,6 +31,7 @@ use crate::query::network::{meter_exact, NearestFilter, NearestQuery};
 use crate::query::route::{
     fraction_in_row, row_at, Route, RouteFilter, RoutePoint, RouteQuery, RouteSegment,
 };
+use crate::query::route_match::{match_track, MAX_POINTS};
 use crate::query::vegref::{format_position, link_range_short, LinkRef};
 use crate::snapshot::columns::DETAIL_LEVELS;
 
@@ -45,6 +46,7 @@ const SNAP_CANDIDATES: usize = 64;
 pub const ROUTE_PARAMS: &[&str] = &[
     "start",
     "slutt",
+    "geometri",
     "maks_avstand",
     "omkrets",
     "konnekteringslenker",
@@ -52,6 +54,7 @@ pub const ROUTE_PARAMS: &[&str] = &[
     "trafikantgruppe",
     "tidspunkt",
     "srid",
+    "kortform",
 ];
 
 /// The query of `/vegnett/rute` (documented here: `start` means a point, not a cursor).
@@ -64,10 +67,15 @@ impl utoipa::IntoParams for RouteQueryDoc {
         use serde_json::json;
         let point = "a coordinate `ost,nord` in `srid` (snapped to the nearest road within maks_avstand) or a link position `<posisjon>@<veglenkeid>` (e.g. 0.35@41423)";
         let own = [
-            json!({"name": "start", "in": "query", "required": true, "schema": {"type": "string"},
-                "description": format!("Where the route starts: {point}")}),
-            json!({"name": "slutt", "in": "query", "required": true, "schema": {"type": "string"},
-                "description": format!("Where the route ends: {point}")}),
+            json!({"name": "start", "in": "query", "required": false, "schema": {"type": "string"},
+                "description": format!("Where the route starts (required without geometri): {point}")}),
+            json!({"name": "slutt", "in": "query", "required": false, "schema": {"type": "string"},
+                "description": format!("Where the route ends (required without geometri): {point}")}),
+            json!({"name": "geometri", "in": "query", "required": false, "schema": {"type": "string"},
+                "description": format!("Instead of start and slutt: a track LINESTRING (x y, ...) in srid (at most {MAX_POINTS} points, e.g. GPS positions) matched to the road it most likely followed (hidden-Markov matching, robust to 10-20 m noise; points with no road within maks_avstand are left out)")}),
+            json!({"name": "kortform", "in": "query", "required": false,
+                "schema": {"type": "boolean", "default": false},
+                "description": "true: the segments without their geometry (link positions, road references and lengths only; GeoJSON keeps it)"}),
             json!({"name": "omkrets", "in": "query", "required": false,
                 "schema": {"type": "integer", "minimum": 1, "maximum": MAX_CORRIDOR_M},
                 "description": "Corridor in metres around the straight line between start and slutt: the route keeps inside it (absent: the whole network); 204 when no route does"}),
@@ -75,7 +83,7 @@ impl utoipa::IntoParams for RouteQueryDoc {
         let shared: Vec<&str> = ROUTE_PARAMS
             .iter()
             .copied()
-            .filter(|n| !matches!(*n, "start" | "slutt" | "omkrets"))
+            .filter(|n| !matches!(*n, "start" | "slutt" | "omkrets" | "geometri" | "kortform"))
             .collect();
         own.into_iter()
             .filter_map(|v| serde_json::from_value(v).ok())
@@ -106,8 +114,9 @@ pub struct RouteSegmentDoc {
     #[serde(rename = "detaljnivå")]
     pub detail_level: &'static str,
     pub trafikantgruppe: String,
-    /// In travel order.
-    pub geometri: GeometryDoc,
+    /// In travel order; left out with `kortform=true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geometri: Option<GeometryDoc>,
     /// Metres.
     pub lengde: f64,
 }
@@ -343,29 +352,55 @@ pub fn answer(g: &Generation, headers: &HeaderMap, query: Option<&str>) -> ApiRe
     let filter = route_filter(&p)?;
     let max_distance = bounded(&p, "maks_avstand", 0..=MAX_SNAP_M)?.unwrap_or(30) as f64;
     let corridor = bounded(&p, "omkrets", 1..=MAX_CORRIDOR_M)?.map(|v| v as f64);
-    let end = |name: &str| -> ApiResult<Asked> {
-        let text = p
-            .one(name)?
-            .ok_or_else(|| ApiError::bad(4004, "Både start og slutt må angis"))?;
-        parse_end(name, text, srid)
+    let found = match p.one("geometri")? {
+        Some(track) => {
+            if p.has("start") || p.has("slutt") {
+                return Err(ApiError::bad(
+                    4009,
+                    "Angi enten geometri eller start og slutt",
+                ));
+            }
+            let points = parse_track(track, srid)?;
+            match_track(g, &points, filter, max_distance).map(|m| {
+                let route = Route {
+                    segments: m.segments,
+                    length_m: m.length_m,
+                };
+                (
+                    route,
+                    [(m.start, m.start_distance_m), (m.end, m.end_distance_m)],
+                )
+            })
+        }
+        None => {
+            let end = |name: &str| -> ApiResult<Asked> {
+                let text = p.one(name)?.ok_or_else(|| {
+                    ApiError::bad(4004, "Både start og slutt (eller geometri) må angis")
+                })?;
+                parse_end(name, text, srid)
+            };
+            let (start_asked, end_asked) = (end("start")?, end("slutt")?);
+            let (start, start_d) = resolve(g, "start", &start_asked, &filter, max_distance)?;
+            let (end, end_d) = resolve(g, "slutt", &end_asked, &filter, max_distance)?;
+            let q = RouteQuery {
+                start,
+                end,
+                filter,
+                corridor_m: corridor,
+            };
+            g.shortest_route(&q)
+                .map(|route| (route, [(start, start_d), (end, end_d)]))
+        }
     };
-    let (start_asked, end_asked) = (end("start")?, end("slutt")?);
-    let (start, start_d) = resolve(g, "start", &start_asked, &filter, max_distance)?;
-    let (end, end_d) = resolve(g, "slutt", &end_asked, &filter, max_distance)?;
-    let q = RouteQuery {
-        start,
-        end,
-        filter,
-        corridor_m: corridor,
-    };
-    let Some(route) = g.shortest_route(&q) else {
+    let Some((route, ends)) = found else {
         return Ok(axum::http::StatusCode::NO_CONTENT.into_response());
     };
     let z = n.wkt_z_tag();
+    let short = p.bool("kortform")?.unwrap_or(false) && !n.geojson;
     let docs = route
         .segments
         .iter()
-        .map(|s| segment_doc(g, s, srid, z))
+        .map(|s| segment_doc(g, s, srid, (z, short)))
         .collect::<ApiResult<Vec<_>>>()?;
     if n.geojson {
         let items = route
@@ -380,8 +415,41 @@ pub fn answer(g: &Generation, headers: &HeaderMap, query: Option<&str>) -> ApiRe
             .collect::<ApiResult<Vec<_>>>()?;
         return crate::api::geojson::line_documents(items, &p);
     }
-    let doc = route_doc(g, &route, docs, [(start, start_d), (end, end_d)], srid, z)?;
+    let doc = route_doc(g, &route, docs, ends, srid, z)?;
     Ok(respond(n, &doc))
+}
+
+/// A track `LINESTRING (x y, ...)` in `srid` as storage points (at most `MAX_POINTS`).
+fn parse_track(text: &str, srid: Srid) -> ApiResult<Vec<(f64, f64)>> {
+    let bad = || {
+        ApiError::bad(
+            4010,
+            format!(
+                "Ugyldig geometri '{}': forventet LINESTRING (x y, ...)",
+                crate::api::error::echoed(text)
+            ),
+        )
+    };
+    let Some(crate::generation::feature::Geometry::LineString(coords)) =
+        crate::api::geojson::geometry_from_wkt(text)
+    else {
+        return Err(bad());
+    };
+    if coords.len() > MAX_POINTS {
+        return Err(ApiError::bad(
+            4002,
+            format!("geometri kan ha høyst {MAX_POINTS} punkter"),
+        ));
+    }
+    coords
+        .iter()
+        .map(|c| {
+            if !(c[0].is_finite() && c[1].is_finite()) {
+                return Err(bad());
+            }
+            Ok(to_storage(srid, c[0], c[1])?)
+        })
+        .collect()
 }
 
 fn round3(v: f64) -> f64 {
@@ -414,7 +482,7 @@ fn segment_doc(
     g: &Generation,
     s: &RouteSegment,
     srid: Srid,
-    z: bool,
+    (z, short): (bool, bool),
 ) -> ApiResult<RouteSegmentDoc> {
     let n = &g.network;
     let r = s.row as usize;
@@ -437,9 +505,12 @@ fn segment_doc(
             .copied()
             .unwrap_or(DETAIL_LEVELS[0]),
         trafikantgruppe: (n.traffic_group[r] as char).to_string(),
-        geometri: GeometryDoc {
-            wkt: wkt::linestring_z(srid, &segment_line(g, s), z)?,
-            srid: srid.code(),
+        geometri: match short {
+            true => None,
+            false => Some(GeometryDoc {
+                wkt: wkt::linestring_z(srid, &segment_line(g, s), z)?,
+                srid: srid.code(),
+            }),
         },
         lengde: round3(s.length_m),
     })
