@@ -305,3 +305,17 @@ async fn a_track_is_matched_to_the_route_it_follows() {
     s.expect_error("/vegnett/rute?geometri=POINT(1 2)", 422, 4010)
         .await;
 }
+
+#[tokio::test]
+async fn a_route_on_a_day_uses_that_days_network() {
+    let s = TestServer::start().await;
+    let q = "/vegnett/rute?start=0.5@1000001&slutt=0.5@1000002";
+    let today = s.get_json(q, 200).await;
+    // a day after today answers as today; a day before the data has no such links
+    assert_eq!(
+        s.get_json(&format!("{q}&tidspunkt=2999-01-01"), 200).await,
+        today
+    );
+    s.expect_error(&format!("{q}&tidspunkt=1900-01-01"), 422, 4005)
+        .await;
+}
