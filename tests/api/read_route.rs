@@ -319,3 +319,58 @@ async fn a_route_on_a_day_uses_that_days_network() {
     s.expect_error(&format!("{q}&tidspunkt=1900-01-01"), 422, 4005)
         .await;
 }
+
+#[tokio::test]
+async fn objects_along_a_route_by_its_link_intervals() {
+    let s = TestServer::start().await;
+    let route = s
+        .get_json(
+            "/vegnett/rute?start=0.5@1000001&slutt=0.5@1000040&kortform=true",
+            200,
+        )
+        .await;
+    let intervals: Vec<String> = route["vegnettsrutesegmenter"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kortform"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!intervals.is_empty());
+    let ids = |v: &serde_json::Value| -> std::collections::BTreeSet<u64> {
+        v["objekter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["id"].as_u64().unwrap())
+            .collect()
+    };
+    // the route's intervals as one `veglenke` filter: the union of the intervals one by one
+    let all = s
+        .get_json(
+            &format!(
+                "/vegobjekter/105?veglenke={}&antall=10000",
+                intervals.join(",")
+            ),
+            200,
+        )
+        .await;
+    let mut union = std::collections::BTreeSet::new();
+    for i in &intervals {
+        let one = s
+            .get_json(&format!("/vegobjekter/105?veglenke={i}&antall=10000"), 200)
+            .await;
+        union.extend(ids(&one));
+    }
+    assert!(!union.is_empty(), "no speed limit along {intervals:?}");
+    assert_eq!(ids(&all), union);
+    let stats = s
+        .get_json(
+            &format!(
+                "/vegobjekter/105/statistikk?veglenke={}",
+                intervals.join(",")
+            ),
+            200,
+        )
+        .await;
+    assert_eq!(stats["antall"], union.len());
+}
