@@ -468,6 +468,25 @@ pub fn positions(
     ))
 }
 
+/// A collection of v2 documents, each a feature with its storage line geometry (`geometri`
+/// left out of the properties): the segments of `/vegnett/rute`.
+pub fn line_documents(items: Vec<(Value, Vec<Coord3>)>, p: &Params) -> ApiResult<Response> {
+    let crs = Crs::new(output_srid(p)?);
+    let mut out = Vec::with_capacity(items.len());
+    for (doc, line) in items {
+        let g = Geometry::LineString(line).to_srid(crs.srid)?;
+        let mut text = String::new();
+        push_doc_feature(&mut text, None, Some(&g), doc, "geometri", crs);
+        out.push(text);
+    }
+    Ok(v2_collection(
+        Features::prerendered(out),
+        crs.srid,
+        None,
+        None,
+    ))
+}
+
 /// A geometry from API-style WKT (`POINT`, `LINESTRING`, `POLYGON` and their `MULTI` forms,
 /// with or without `Z`); polygons become `MultiPolygon`s, multipoints are not read.
 pub fn geometry_from_wkt(text: &str) -> Option<Geometry> {

@@ -313,12 +313,12 @@ fn position_parameter(name: &str) -> Option<ParameterDoc> {
         ),
         "detaljerte_lenker" => (
             json!({"type": "boolean", "default": false}),
-            "Also consider detailed links",
+            "Also consider detailed links (on /vegnett/rute: route along the carriageways and lanes instead of the road trace)",
             false,
         ),
         "konnekteringslenker" => (
             json!({"type": "boolean"}),
-            "On /posisjon: also consider connection links (default false). On /vegnett/lenker, the object lists and statistikk: false leaves connection links (konnekteringslenker) out, objects then qualify only by placements on other rows; true or absent keeps them",
+            "On /posisjon: also consider connection links (default false). On /vegnett/rute: whether the route may use connection links (default true). On /vegnett/lenker, the object lists and statistikk: false leaves connection links (konnekteringslenker) out, objects then qualify only by placements on other rows; true or absent keeps them",
             false,
         ),
         "vegreferanser" => (

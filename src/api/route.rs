@@ -195,7 +195,9 @@ fn dated(resource: &str, label: RouteLabel) -> bool {
     match label {
         RouteLabel::Road | RouteLabel::RoadBatch | RouteLabel::Position => true,
         RouteLabel::Network => {
-            resource.starts_with("/vegnett/lenker") || resource.starts_with("/vegnett/statistikk")
+            resource.starts_with("/vegnett/lenker")
+                || resource.starts_with("/vegnett/statistikk")
+                || resource == "/vegnett/rute"
         }
         RouteLabel::Objects => {
             // {type}, {type}/statistikk, {type}/{id}, {type}/{id}/egenskaper[/{egenskapstype}],

@@ -23,6 +23,7 @@ use crate::area::{AreaKind, Areas};
 use crate::catalog::Catalog;
 use crate::error::{EngineError, Result};
 use crate::index::bitmaps::{RowChanges, TypeIndex};
+use crate::index::graph::RouteGraph;
 use crate::index::network::NetworkIndexes;
 use crate::index::rtree::NetworkIndex;
 use crate::snapshot::columns::{DeletedTable, ObjectTable, RoadNetwork};
@@ -230,6 +231,12 @@ impl TypeData {
     }
 }
 
+/// The routing graph of `network`, made on first use.
+pub fn route_graph_of(network: &Arc<RoadNetwork>) -> Arc<Lazy<RouteGraph>> {
+    let n = network.clone();
+    Arc::new(Lazy::later(move || RouteGraph::build(&n)))
+}
+
 #[derive(Debug)]
 pub struct Generation {
     pub id: u64,
@@ -243,6 +250,9 @@ pub struct Generation {
     /// Made on first use in a day's view (`time`); ready in every other generation.
     pub network_index: Lazy<Arc<NetworkIndex>>,
     pub network_indexes: Lazy<Arc<NetworkIndexes>>,
+    /// The network as a routing graph (`index::graph`), made on the first route question and
+    /// shared by every generation on the same network.
+    pub route_graph: Arc<Lazy<RouteGraph>>,
     /// Per type; a derived generation shares the types a changeset did not touch.
     pub objects: BTreeMap<u32, Arc<TypeData>>,
     pub deleted: Arc<DeletedTable>,
@@ -369,6 +379,7 @@ impl Generation {
         };
         let objects: BTreeMap<u32, Arc<TypeData>> = typed.into_iter().collect();
         let next_object_id = next_free_id(&objects, &deleted);
+        let network = Arc::new(network);
         let last_load_ms = started.elapsed().as_millis() as u64;
         Ok((
             Generation {
@@ -377,7 +388,8 @@ impl Generation {
                 manifest,
                 catalog,
                 areas,
-                network: Arc::new(network),
+                route_graph: route_graph_of(&network),
+                network,
                 network_index: Lazy::ready(Arc::new(network_index)),
                 network_indexes: Lazy::ready(Arc::new(network_indexes)),
                 objects,
@@ -554,6 +566,7 @@ impl Generation {
             network: self.network.clone(),
             network_index: Lazy::ready(Arc::clone(&self.network_index)),
             network_indexes: Lazy::ready(Arc::clone(&self.network_indexes)),
+            route_graph: self.route_graph.clone(),
             objects,
             deleted,
             history: kept_history,

@@ -28,6 +28,7 @@ use rayon::prelude::*;
 
 use super::{Generation, IndexSource, TypeData};
 use crate::error::{EngineError, Result};
+use crate::index::graph::RouteGraph;
 use crate::index::network::NetworkIndexes;
 use crate::index::rtree::NetworkIndex;
 use crate::snapshot::columns::{Days, ObjectTable, RoadNetwork, OPEN_END};
@@ -313,9 +314,14 @@ fn view(g: &Generation, day: Days) -> Result<Generation> {
         .collect();
     let tables: Vec<Sources> = sources.into_iter().map(|(_, s)| s).collect();
     let parents = Lazy::later(move || Arc::new(parents_at(&tables, Some(day))));
+    let route_graph = if network_changed {
+        super::route_graph_of(&network)
+    } else {
+        g.route_graph.clone()
+    };
     Ok(derived(
         g,
-        network,
+        (network, route_graph),
         (network_index, network_indexes),
         objects,
         parents,
@@ -326,7 +332,7 @@ fn view(g: &Generation, day: Days) -> Result<Generation> {
 /// views of its own.
 fn derived(
     g: &Generation,
-    network: Arc<RoadNetwork>,
+    (network, route_graph): (Arc<RoadNetwork>, Arc<Lazy<RouteGraph>>),
     (network_index, network_indexes): (Lazy<Arc<NetworkIndex>>, Lazy<Arc<NetworkIndexes>>),
     objects: BTreeMap<u32, Arc<TypeData>>,
     parents: Lazy<Arc<HashMap<u64, (u32, u64)>>>,
@@ -340,6 +346,7 @@ fn derived(
         network,
         network_index,
         network_indexes,
+        route_graph,
         objects,
         deleted: g.deleted.clone(),
         history: BTreeMap::new(),
@@ -406,5 +413,6 @@ fn every_version(g: &Generation) -> Generation {
         .collect();
     let tables: Vec<Sources> = sources.into_iter().map(|(_, s)| s).collect();
     let parents = Lazy::later(move || Arc::new(parents_at(&tables, None)));
-    derived(g, network, indexes, objects, parents)
+    let route_graph = super::route_graph_of(&network);
+    derived(g, (network, route_graph), indexes, objects, parents)
 }

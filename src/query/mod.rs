@@ -8,4 +8,6 @@ pub mod limits;
 pub mod network;
 pub mod objects;
 pub mod polygon;
+pub mod route;
+pub mod route_match;
 pub mod vegref;

@@ -36,6 +36,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("/vegnett", "/vegnett"),
     ("/vegnett/lenker", "/vegnett/lenker?antall=5"),
     ("/vegnett/lenker/{id}", "/vegnett/lenker/1000001"),
+    ("/vegnett/noder/{id}", "/vegnett/noder/1"),
+    (
+        "/vegnett/rute",
+        "/vegnett/rute?start=0.5@1000001&slutt=0.5@1000002",
+    ),
     ("/vegobjekter", "/vegobjekter"),
     (
         "/vegobjekter/{type}",

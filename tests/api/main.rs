@@ -20,6 +20,7 @@ mod read_history;
 mod read_network;
 mod read_objects;
 mod read_omrader;
+mod read_route;
 mod read_statistics;
 mod read_xml;
 mod readme;

@@ -3,9 +3,11 @@
 pub mod catalog;
 pub mod endringer;
 pub mod network_attributes;
+pub mod noder;
 pub mod omrader;
 pub mod polygon;
 pub mod posisjon;
+pub mod rute;
 pub mod statistikk;
 pub mod status;
 pub mod veg;
@@ -27,6 +29,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(veg::routes())
         .merge(posisjon::routes())
         .merge(vegnett::routes())
+        .merge(rute::routes())
+        .merge(noder::routes())
         .merge(vegobjekter::routes())
         .merge(statistikk::routes())
         .merge(endringer::routes())
