@@ -340,21 +340,16 @@ impl Cursor<'_> {
     }
 }
 
-/// The row and link position of a point reference (`SystemRefFilter::parse_point`): the first
-/// row in network order, of the lowest topology level with one, whose reference matches and
-/// whose metre range holds the metre.
+/// The row and link position of a point reference (`SystemRefFilter::parse_point`): of the
+/// rows whose reference matches and whose metre range holds the metre, the one of the lowest
+/// topology level, then the lowest start metre, then the lowest link id (v2's `vegreferanse`
+/// rule on level-0 links).
 pub fn locate(n: &RoadNetwork, f: &SystemRefFilter) -> Option<(usize, f64)> {
     let (m, _) = f.metres?;
-    let mut best: Option<usize> = None;
-    for r in 0..n.len() {
-        if f.matches(n, r) && best.is_none_or(|b| n.topology_level[r] < n.topology_level[b]) {
-            best = Some(r);
-            if n.topology_level[r] == 0 {
-                break;
-            }
-        }
-    }
-    let r = best?;
+    let order = |r: usize| (n.topology_level[r], n.section_from_m[r], n.link_id[r], r);
+    let r = (0..n.len())
+        .filter(|&r| f.matches(n, r))
+        .min_by_key(|&r| order(r))?;
     Some((r, position_of_meter(n, r, f64::from(m))))
 }
 
