@@ -184,8 +184,9 @@ fn remove_road_systems(export: &std::path::Path, links: &BTreeSet<u64>) -> usize
 }
 
 /// What the original's object list looks like once `stripped` links have no road reference:
-/// their parts leave `vegsegmenter` and `lokasjon.vegreferanser` (one entry per part, in the
-/// same order), everything else stays.
+/// their parts leave `vegsegmenter`, `lokasjon.vegreferanser` and
+/// `lokasjon.vegsystemreferanser` (one entry per part, in the same order), everything else
+/// stays.
 fn without_road_references_on(v: &mut Value, stripped: &BTreeSet<u64>) -> usize {
     let mut changed = 0;
     for o in v["objekter"].as_array_mut().into_iter().flatten() {
@@ -213,6 +214,23 @@ fn without_road_references_on(v: &mut Value, stripped: &BTreeSet<u64>) -> usize 
         };
         o["vegsegmenter"] = pick(&segs);
         o["lokasjon"]["vegreferanser"] = pick(&refs);
+        // the road system references: one per part with a road reference too; absent when none
+        let system = o["lokasjon"]["vegsystemreferanser"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(
+            system.len(),
+            segs.len(),
+            "one road system reference per segment"
+        );
+        let kept = pick(&system);
+        let lokasjon = o["lokasjon"].as_object_mut().unwrap();
+        if kept.as_array().unwrap().is_empty() {
+            lokasjon.remove("vegsystemreferanser");
+        } else {
+            lokasjon.insert("vegsystemreferanser".into(), kept);
+        }
     }
     changed
 }
@@ -341,11 +359,9 @@ async fn export_import_round_trip_serves_the_same() {
         if stripped.contains(l) {
             // no road reference: the field is left out, the rest is the same
             for row in ra.as_array_mut().unwrap() {
-                assert!(row
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("vegreferanse")
-                    .is_some());
+                let row = row.as_object_mut().unwrap();
+                assert!(row.remove("vegreferanse").is_some());
+                assert!(row.remove("vegsystemreferanse").is_some());
             }
         }
         relax_metres(&mut rb, &ra);
