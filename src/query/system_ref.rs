@@ -271,7 +271,7 @@ impl SystemRefFilter {
     /// metre (phase and municipality optional).
     pub fn parse_point(text: &str) -> Result<SystemRefFilter> {
         let f = Self::parse(text)?;
-        if f.number.is_none() || f.subsection.is_none() || !f.metres.is_some_and(|(a, b)| a == b) {
+        if f.number.is_none() || f.subsection.is_none() || f.metres.is_none_or(|(a, b)| a != b) {
             return Err(bad(text, SystemRefProblem::IncompletePoint));
         }
         Ok(f)
