@@ -335,6 +335,24 @@ async fn object_lists_and_statistics_select_the_objects_on_matching_rows() {
             "{}",
             w.text()
         );
+        // grouped by category (segmented: the parts on matching rows, all of its category)
+        let grouped = s
+            .get_json(
+                &format!("/vegobjekter/{type_id}/statistikk/gruppert?gruppering=vegkategori&vegsystemreferanse={q}{area}"),
+                200,
+            )
+            .await;
+        let groups = grouped.as_array().unwrap();
+        if want.is_empty() {
+            assert!(groups.is_empty(), "{grouped}");
+        } else {
+            assert_eq!(groups.len(), 1, "{grouped}");
+            assert_eq!(
+                groups[0]["antall"].as_u64().unwrap(),
+                want.len() as u64,
+                "{grouped}"
+            );
+        }
     }
     assert!(nonempty > 10, "{nonempty}");
 }
