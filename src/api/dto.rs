@@ -355,9 +355,7 @@ impl PositionJson {
         }
         if let Some(sp) = &p.system {
             out.push_str(",\"vegsystemreferanse\":");
-            let text = serde_json::to_string(&system_ref_point(sp))
-                .map_err(|e| crate::error::EngineError::Internal(e.to_string()))?;
-            out.push_str(&text);
+            push_system_ref_point(out, sp)?;
         }
         out.push_str(",\"veglenke\":{\"id\":");
         push_int(out, p.link_id.get());
@@ -377,6 +375,47 @@ impl PositionJson {
         out.push('}');
         Ok(())
     }
+}
+
+/// [`system_ref_point`]'s JSON as serde_json writes it: by hand when every letter is plain
+/// ASCII (the stored ones are), else through serde.
+fn push_system_ref_point(out: &mut String, sp: &SystemPoint) -> ApiResult<()> {
+    use crate::util::push_int;
+    let k = &sp.key;
+    let plain = |b: u8| b.is_ascii() && json_plain(b);
+    if !(plain(k.category) && plain(k.phase) && plain(k.traffic_group)) {
+        let text = serde_json::to_string(&system_ref_point(sp))
+            .map_err(|e| crate::error::EngineError::Internal(e.to_string()))?;
+        out.push_str(&text);
+        return Ok(());
+    }
+    out.push_str("{\"vegsystem\":{\"vegkategori\":\"");
+    out.push(k.category as char);
+    out.push_str("\",\"fase\":\"");
+    out.push(k.phase as char);
+    out.push_str("\",\"nummer\":");
+    push_int(out, k.number.into());
+    out.push_str("},\"strekning\":{\"strekning\":");
+    push_int(out, k.section.into());
+    out.push_str(",\"delstrekning\":");
+    push_int(out, k.subsection.into());
+    out.push_str(if k.arm {
+        ",\"arm\":true"
+    } else {
+        ",\"arm\":false"
+    });
+    out.push_str(",\"adskilte_løp\":\"");
+    out.push_str(k.separate_name());
+    out.push_str("\",\"trafikantgruppe\":\"");
+    out.push(k.traffic_group as char);
+    out.push_str("\",\"meter\":");
+    push_int(out, sp.meter.into());
+    out.push_str(",\"retning\":\"");
+    out.push_str(k.direction_name());
+    out.push_str("\"},\"kortform\":\"");
+    out.push_str(&k.point(sp.meter));
+    out.push_str("\"}");
+    Ok(())
 }
 
 /// A byte that serde_json writes into a string as it is (as the char of the same number).
