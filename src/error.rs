@@ -69,6 +69,12 @@ pub enum Invalid {
         text: String,
         problem: RoadRefProblem,
     },
+    /// A `vegsystemreferanse` that does not parse (`text` as given, at most 200 characters).
+    #[error("invalid road system reference '{text}': {problem}")]
+    SystemRef {
+        text: String,
+        problem: SystemRefProblem,
+    },
     /// A `veglenke` reference (`pos@id`, `from-to@id`, `id`) that does not parse.
     #[error("invalid link reference '{text}': {problem}")]
     LinkRef {
@@ -129,6 +135,30 @@ pub enum RoadRefProblem {
     UnexpectedText(String),
     /// `/veg` needs the full point form (prefix, category, status, number, hp and meter).
     #[error("a point needs prefix, category, status, number, hp and meter")]
+    IncompletePoint,
+}
+
+/// Why a road system reference (vegsystemreferanse) does not parse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SystemRefProblem {
+    #[error("empty value")]
+    Empty,
+    #[error("no road category (E, R, F, K, P or S)")]
+    MissingCategory,
+    #[error("no road number")]
+    MissingNumber,
+    #[error("expected S<strekning> or S<from>-<to>")]
+    ExpectedSection,
+    #[error("expected D<delstrekning>")]
+    ExpectedSubsection,
+    #[error("expected m<meter> or m<from>-<to>")]
+    ExpectedMeter,
+    #[error("the range ends before it starts")]
+    RangeEndsBeforeStart,
+    #[error("unexpected text '{0}'")]
+    UnexpectedText(String),
+    /// `/veg` needs the point form (category, number, strekning, delstrekning and one metre).
+    #[error("a point needs category, number, strekning, delstrekning and meter")]
     IncompletePoint,
 }
 

@@ -31,14 +31,16 @@ fn fixture_generation(name: &str) -> PathBuf {
     fixture(name).join("gen-000001")
 }
 
-/// Today's format's fixture (format 5: history and the network attributes).
-const TODAY: &str = "v5-network-attributes";
+/// Today's format's fixture (format 6: history, the network attributes and the road system
+/// references).
+const TODAY: &str = "v6-road-system-references";
 
 /// Make the fixture of today's format (`TODAY`: `vegdb generate --scale tiny --seed 21` as it
 /// is, with its history, the manifest's `created` the fixed time above). Run by hand after an
 /// intended format change, as a NEW version's directory (the older ones, `v1-single-file`,
 /// `v2-chunked`, `v3-open` (format 3 before placements had `lanes`), `v3-lanes` (format 3,
-/// no history) and `v4-history` (format 4, no network attributes), were written by older
+/// no history), `v4-history` (format 4, no network attributes) and `v5-network-attributes`
+/// (format 5, no road system references), were written by older
 /// writers and stay as they are: they pin that old generations still load), then review and
 /// commit:
 /// `cargo test --test formats -- --ignored regenerate_format_fixtures`. The older fixtures
@@ -84,6 +86,7 @@ fn assert_same_data(
 ) {
     let expected = |n: &RoadNetwork| match attributes {
         Attributes::Stored => n.clone(),
+        Attributes::SystemRefsDerived => with_derived_system_refs(n),
         Attributes::Derived => with_derived_attributes(n),
     };
     assert_same_network(&got.network, &expected(&want.network), what);
@@ -142,6 +145,8 @@ fn same_row(
 #[derive(Clone, Copy)]
 enum Attributes {
     Stored,
+    /// Format 5: the network attributes stored, the road system references derived.
+    SystemRefsDerived,
     Derived,
 }
 
@@ -154,6 +159,31 @@ fn with_derived_attributes(n: &RoadNetwork) -> RoadNetwork {
     n.traffic_group.fill(TRAFFIC_ABSENT);
     n.side_facility.fill(false);
     n.separate_carriageways.fill(SEPARATE_NO);
+    without_system_refs(&mut n);
+    n.derive_absent();
+    n
+}
+
+/// The road system references as a file before format 6 reads them: absent (the markers
+/// `derive_absent` replaces).
+fn without_system_refs(n: &mut RoadNetwork) {
+    use vegdb::snapshot::columns::{METRE_ABSENT, SECTION_ABSENT, SYSTEM_ABSENT};
+    n.system_category.fill(SYSTEM_ABSENT);
+    n.system_phase.fill(SYSTEM_ABSENT);
+    n.system_number.fill(METRE_ABSENT);
+    n.section.fill(SECTION_ABSENT);
+    n.subsection.fill(SECTION_ABSENT);
+    n.section_from_m.fill(METRE_ABSENT);
+    n.section_to_m.fill(METRE_ABSENT);
+    n.section_against.fill(false);
+    n.arm.fill(false);
+}
+
+/// `n` as a format 5 generation reads: the road system references derived from the v2
+/// reference (`RoadNetwork::derive_absent`).
+fn with_derived_system_refs(n: &RoadNetwork) -> RoadNetwork {
+    let mut n = n.clone();
+    without_system_refs(&mut n);
     n.derive_absent();
     n
 }
@@ -181,7 +211,8 @@ fn each_format_version_loads_into_the_same_data() {
         ("v3-open", 3, true),
         ("v3-lanes", 3, true),
         ("v4-history", 4, true),
-        (TODAY, 5, true),
+        ("v5-network-attributes", 5, true),
+        (TODAY, 6, true),
     ] {
         let dir = fixture_generation(name);
         let m = Manifest::read(&dir).unwrap();
@@ -197,7 +228,7 @@ fn each_format_version_loads_into_the_same_data() {
         for f in &object_files {
             let t = f.type_id.unwrap();
             let expected = match version {
-                3..=5 => format!("objects/type={t}/part-{:015}.parquet", f.first_id.unwrap()),
+                3..=6 => format!("objects/type={t}/part-{:015}.parquet", f.first_id.unwrap()),
                 2 => format!("objects/type-{t}-{:015}.parquet", f.first_id.unwrap()),
                 _ => format!("objects/type-{t}.parquet"),
             };
@@ -205,10 +236,10 @@ fn each_format_version_loads_into_the_same_data() {
         }
         let (got, _) = Generation::load(&dir, &|_| {}).unwrap();
         // before format 5 the network attributes are not in the files: derived, as documented
-        let attributes = if version < 5 {
-            Attributes::Derived
-        } else {
-            Attributes::Stored
+        let attributes = match version {
+            ..5 => Attributes::Derived,
+            5 => Attributes::SystemRefsDerived,
+            _ => Attributes::Stored,
         };
         assert_same_data(&got, &want, name, version >= 4, attributes);
         assert_eq!(got.next_object_id, want.next_object_id, "{name}");
@@ -247,8 +278,8 @@ fn todays_writer_reproduces_the_frozen_files() {
     let frozen = Manifest::read(&fixture_generation(TODAY)).unwrap();
     let now = Manifest::read(&dir).unwrap();
     assert_eq!(
-        now.format_version, 5,
-        "generate writes the network attributes layout"
+        now.format_version, 6,
+        "generate writes the road system references layout"
     );
     assert!(now.files.iter().any(|f| f.path.starts_with("history/")));
     assert_eq!(hashes(&now.files), hashes(&frozen.files), "open layout");
@@ -260,13 +291,13 @@ fn unknown_format_versions_are_refused_when_loading() {
     let src = fixture_generation("v3-open");
     let text = std::fs::read_to_string(src.join("MANIFEST.json")).unwrap();
     let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
-    m["format_version"] = 6.into();
+    m["format_version"] = 7.into();
     std::fs::write(tmp.path().join("MANIFEST.json"), m.to_string()).unwrap();
     let e = Generation::load(tmp.path(), &|_| {})
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("format version 6 is newer than this build reads"),
+        e.contains("format version 7 is newer than this build reads"),
         "{e}"
     );
 }
@@ -382,16 +413,17 @@ fn first_write_keeps_untouched_rows(source: &Path) -> (Manifest, Manifest) {
     (old_manifest, new.manifest.clone())
 }
 
-/// The path every default `vegdb serve` takes: the committed demo (format version 5, with its
-/// history and network attributes, since it was generated anew) copied into a fresh data
-/// directory, then a first changeset. The new generation stays format version 5, shares every
-/// chunk but the touched one, and reads back identical elsewhere.
+/// The path every default `vegdb serve` takes: the committed demo (format version 6, with its
+/// history, network attributes and road system references, since it was generated anew)
+/// copied into a fresh data directory, then a first changeset. The new generation stays
+/// format version 6, shares every chunk but the touched one, and reads back identical
+/// elsewhere.
 #[test]
 fn the_demo_stays_open_data_on_its_first_write() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
     let (old, new) = first_write_keeps_untouched_rows(&demo);
-    assert_eq!(old.format_version, 5, "the committed demo is format 5");
-    assert_eq!(new.format_version, 5);
+    assert_eq!(old.format_version, 6, "the committed demo is format 6");
+    assert_eq!(new.format_version, 6);
     assert_only_type_95_rewritten(&old, &new);
 }
 
@@ -490,8 +522,8 @@ fn hashes_by_path(m: &Manifest) -> BTreeMap<String, String> {
 #[test]
 fn an_open_generation_stays_open_through_the_writer() {
     let (old, new) = first_write_keeps_untouched_rows(&fixture(TODAY));
-    assert_eq!(old.format_version, 5);
-    assert_eq!(new.format_version, 5);
+    assert_eq!(old.format_version, 6);
+    assert_eq!(new.format_version, 6);
     let old_files = hashes_by_path(&old);
     let rewritten: Vec<&FileEntry> = new
         .files

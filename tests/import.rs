@@ -327,7 +327,8 @@ async fn strekning_gives_hp_and_metres_along_its_placements() {
         "id": 2, "versjon": 1, "typeId": 916, "gyldighetsperiode": {"startdato": "2020-01-01"},
         "egenskaper": {
             "11281": {"type": "HeltallEgenskap", "verdi": 3},
-            "11284": {"type": "HeltallEgenskap", "verdi": 4}
+            "11284": {"type": "HeltallEgenskap", "verdi": 4},
+            "11292": {"type": "EnumEgenskap", "verdi": 19046}
         },
         "stedfesting": {"type": "StedfestingLinjer", "linjer": [
             {"id": 1938758, "startposisjon": 0.0, "sluttposisjon": 1.0, "retning": "MED"},
@@ -359,6 +360,15 @@ async fn strekning_gives_hp_and_metres_along_its_placements() {
         );
         assert_eq!(v["fra_meter"].as_f64().unwrap(), (f0 * len_a).round());
         assert_eq!(v["til_meter"].as_f64().unwrap(), (f1 * len_a).round());
+        // the vegsystemreferanse keeps the 916's own numbers, arm and direction
+        let s = &r["vegsystemreferanse"]["strekning"];
+        assert_eq!(
+            (&s["strekning"], &s["delstrekning"]),
+            (&3.into(), &4.into())
+        );
+        assert_eq!((&s["arm"], &s["retning"]), (&true.into(), &"MED".into()));
+        assert_eq!(s["fra_meter"], v["fra_meter"]);
+        assert_eq!(s["til_meter"], v["til_meter"]);
     }
     let (_, rows_b) = get(base.clone(), "/vegnett/lenker/605545".into()).await;
     let mut inside = 0;
@@ -371,6 +381,10 @@ async fn strekning_gives_hp_and_metres_along_its_placements() {
         if f0 >= 0.2 - 1e-9 && f1 <= 0.6 + 1e-9 {
             inside += 1;
             assert_eq!(v["hp"], 304);
+            let s = &r["vegsystemreferanse"]["strekning"];
+            assert_eq!((&s["strekning"], &s["retning"]), (&3.into(), &"MOT".into()));
+            assert_eq!(s["fra_meter"], v["fra_meter"]);
+            assert_eq!(s["til_meter"], v["til_meter"]);
             // against the sequence: metres grow from 0.6 down to 0.2
             assert_eq!(
                 v["fra_meter"].as_f64().unwrap(),
@@ -382,6 +396,11 @@ async fn strekning_gives_hp_and_metres_along_its_placements() {
             );
         } else {
             assert_eq!(v["hp"], 1, "fallback outside the 916");
+            let s = &r["vegsystemreferanse"]["strekning"];
+            assert_eq!(
+                (&s["strekning"], &s["delstrekning"]),
+                (&0.into(), &1.into())
+            );
         }
     }
     // split at the 915 end at 0.476: two pieces, so with and against give different metres
@@ -1359,4 +1378,135 @@ async fn detail_levels_and_road_system_attributes_are_kept_and_filtered() {
     let (status, body) = get(base.clone(), "/vegnett/lenker?detaljniva=VX".into()).await;
     assert_eq!(status, 422, "{body}");
     assert_eq!(body[0]["code"], 4006, "{body}");
+}
+
+/// The vegsystemreferanse (category, phase, number) of a 915 Vegsystem of the samples, by the
+/// catalogue's value ids of vegkategori (11276) and vegfase (11278), written out here.
+fn road_system_of(o: &Value) -> (char, char, u64) {
+    let e = &o["egenskaper"];
+    let category = match e["11276"]["verdi"].as_u64().unwrap() {
+        19024 => 'E',
+        19025 => 'R',
+        19026 => 'F',
+        19027 => 'K',
+        19028 => 'P',
+        19029 => 'S',
+        v => panic!("vegkategori {v}"),
+    };
+    let phase = match e["11278"]["verdi"].as_u64().unwrap() {
+        19030 => 'P',
+        19031 => 'A',
+        19032 => 'V',
+        19090 => 'F',
+        v => panic!("vegfase {v}"),
+    };
+    (category, phase, e["11277"]["verdi"].as_u64().unwrap())
+}
+
+/// After the import of the real samples, every network row's vegsystemreferanse is what the
+/// samples' 915 placements give, computed here from the fixture JSON: the 915 whose placement
+/// holds the row gives category, phase and number (the samples have no 916: strekning 0,
+/// delstrekning 1 as the fallback hp 1 unfolds; metres along the sequence from the
+/// placement's start; retning MED, no arm); a row no 915 covers has none. The API's links
+/// carry the same reference.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn road_system_references_are_what_the_samples_915_placements_give() {
+    use vegdb::snapshot::columns::NO_ROAD_REF;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = DataDir::open(tmp.path()).unwrap();
+    let summary = import_dir(&fixtures(), &data, &TypeSelection::AllKnown, &|_| {}).unwrap();
+    let sequences = records(&fixtures().join("veglenkesekvenser"), "veglenkesekvenser");
+    let length = |id: u64| {
+        sequences
+            .iter()
+            .find(|s| s["id"].as_u64() == Some(id))
+            .and_then(|s| s["lengde"].as_f64())
+    };
+    // (sequence, from, to, category, phase, number) of every 915 placement
+    let mut placements = Vec::new();
+    for o in &objects_by_type(&fixtures())[&915] {
+        let (c, p, num) = road_system_of(o);
+        for l in o["stedfesting"]["linjer"].as_array().unwrap() {
+            let (a, b) = (
+                l["startposisjon"].as_f64().unwrap(),
+                l["sluttposisjon"].as_f64().unwrap(),
+            );
+            placements.push((l["id"].as_u64().unwrap(), a.min(b), a.max(b), c, p, num));
+        }
+    }
+    let (g, _) = Generation::load(&data.generation_dir(summary.generation), &|_| {}).unwrap();
+    let n = &g.network;
+    let mut expected = BTreeMap::new();
+    let (mut with_ref, mut without) = (0, 0);
+    for r in 0..n.len() {
+        let mid = (n.from_pos[r] + n.to_pos[r]) / 2.0;
+        let covering = placements
+            .iter()
+            .find(|p| p.0 == n.link_id[r] && p.1 <= mid && mid <= p.2);
+        let Some(&(_, start, _, c, p, num)) = covering else {
+            assert_eq!(n.system_category[r], NO_ROAD_REF, "row {r}");
+            without += 1;
+            continue;
+        };
+        with_ref += 1;
+        assert_eq!(
+            (
+                n.system_category[r] as char,
+                n.system_phase[r] as char,
+                u64::from(n.system_number[r])
+            ),
+            (c, p, num),
+            "row {r} on {}",
+            n.link_id[r]
+        );
+        assert_eq!((n.section[r], n.subsection[r]), (0, 1), "row {r}");
+        assert!(!n.section_against[r] && !n.arm[r], "row {r}");
+        let metres = length(n.link_id[r]).map(|len| {
+            (
+                ((n.from_pos[r] - start) * len).round() as u32,
+                ((n.to_pos[r] - start) * len).round() as u32,
+            )
+        });
+        if let Some((m0, m1)) = metres {
+            assert_eq!(
+                (n.section_from_m[r], n.section_to_m[r]),
+                (m0, m1.max(m0)),
+                "row {r}"
+            );
+        }
+        let kortform = format!(
+            "{c}{p}{num} S0D1 m{}",
+            if n.section_from_m[r] == n.section_to_m[r] {
+                n.section_from_m[r].to_string()
+            } else {
+                format!("{}-{}", n.section_from_m[r], n.section_to_m[r])
+            }
+        );
+        expected.insert((n.link_id[r], format!("{:.9}", n.from_pos[r])), kortform);
+    }
+    assert!(with_ref >= 10 && without >= 1, "{with_ref} {without}");
+    let phases: HashSet<u8> = n.system_phase.iter().copied().collect();
+    assert!(
+        phases.contains(&b'A') && phases.contains(&b'V'),
+        "{phases:?}"
+    );
+    // the API's links carry the same reference
+    let base = serve(&data, summary.generation).await;
+    let (status, links) = get(base, "/vegnett/lenker?antall=10000".into()).await;
+    assert_eq!(status, 200);
+    let mut seen = 0;
+    for l in links["objekter"].as_array().unwrap() {
+        let key = (
+            l["veglenkeid"].as_u64().unwrap(),
+            format!("{:.9}", l["startposisjon"].as_f64().unwrap()),
+        );
+        match expected.get(&key) {
+            Some(k) => {
+                assert_eq!(l["vegsystemreferanse"]["kortform"], k.as_str());
+                seen += 1;
+            }
+            None => assert!(l.get("vegsystemreferanse").is_none(), "{l}"),
+        }
+    }
+    assert_eq!(seen, expected.len());
 }

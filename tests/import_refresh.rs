@@ -415,6 +415,23 @@ async fn check_refreshed(data: &DataDir, summary: &RefreshSummary) {
         assert_eq!(status, 200, "created sequence {s}");
         for r in rows.as_array().unwrap() {
             assert_eq!(r["vegreferanse"]["nummer"], 9999, "{r}");
+            // the vegsystemreferanse the refresh mapped from the cover (no 916: S0D1)
+            let v = &r["vegsystemreferanse"];
+            assert_eq!(
+                v["vegsystem"],
+                json!({"vegkategori": "K", "fase": "V", "nummer": 9999})
+            );
+            assert_eq!(
+                (
+                    &v["strekning"]["strekning"],
+                    &v["strekning"]["delstrekning"]
+                ),
+                (&json!(0), &json!(1))
+            );
+            assert_eq!(
+                v["strekning"]["fra_meter"], r["vegreferanse"]["fra_meter"],
+                "{r}"
+            );
         }
     }
     let seqs: BTreeMap<u64, Value> = records(&ev.join("veglenkesekvenser"))

@@ -184,8 +184,9 @@ fn remove_road_systems(export: &std::path::Path, links: &BTreeSet<u64>) -> usize
 }
 
 /// What the original's object list looks like once `stripped` links have no road reference:
-/// their parts leave `vegsegmenter` and `lokasjon.vegreferanser` (one entry per part, in the
-/// same order), everything else stays.
+/// their parts leave `vegsegmenter`, `lokasjon.vegreferanser` and
+/// `lokasjon.vegsystemreferanser` (one entry per part, in the same order), everything else
+/// stays.
 fn without_road_references_on(v: &mut Value, stripped: &BTreeSet<u64>) -> usize {
     let mut changed = 0;
     for o in v["objekter"].as_array_mut().into_iter().flatten() {
@@ -213,6 +214,23 @@ fn without_road_references_on(v: &mut Value, stripped: &BTreeSet<u64>) -> usize 
         };
         o["vegsegmenter"] = pick(&segs);
         o["lokasjon"]["vegreferanser"] = pick(&refs);
+        // the road system references: one per part with a road reference too; absent when none
+        let system = o["lokasjon"]["vegsystemreferanser"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(
+            system.len(),
+            segs.len(),
+            "one road system reference per segment"
+        );
+        let kept = pick(&system);
+        let lokasjon = o["lokasjon"].as_object_mut().unwrap();
+        if kept.as_array().unwrap().is_empty() {
+            lokasjon.remove("vegsystemreferanser");
+        } else {
+            lokasjon.insert("vegsystemreferanser".into(), kept);
+        }
     }
     changed
 }
@@ -237,6 +255,27 @@ async fn export_import_round_trip_serves_the_same() {
         }
     }
     assert!(laned > 1000, "{laned}");
+    // one hp part an arm (the generator makes none): it travels as the 916's Arm
+    let armed = {
+        let n = Arc::get_mut(&mut orig.network).expect("only the loader holds it");
+        let at = n.len() / 3;
+        let part = |n: &vegdb::snapshot::columns::RoadNetwork, r: usize| {
+            (
+                n.road_category[r],
+                n.road_number[r],
+                n.hp[r],
+                n.county[r],
+                n.municipality[r],
+            )
+        };
+        let key = part(n, at);
+        let rows: Vec<usize> = (0..n.len()).filter(|&r| part(n, r) == key).collect();
+        for &r in &rows {
+            n.arm[r] = true;
+        }
+        rows.len()
+    };
+    assert!(armed > 0);
     let export = tmp.path().join("export");
     let exported = export_generation(&orig, &export).unwrap();
     assert_eq!(exported.sequences, {
@@ -293,6 +332,31 @@ async fn export_import_round_trip_serves_the_same() {
     // løp on the 916 (where the test removed the road system: trafikantgruppe by the same
     // rule as the generator's, adskilte løp Nei), side facilities as 920 Sideanleggsdel
     let (o, b) = (&orig.network, &back.network);
+    // the vegsystemreferanse travels (the 915's category, phase and number, the 916's
+    // strekning, delstrekning and arm); none where the test removed the road system
+    for r in 0..o.len() {
+        let sys = |n: &vegdb::snapshot::columns::RoadNetwork| {
+            (
+                (n.system_category[r], n.system_phase[r], n.system_number[r]),
+                (n.section[r], n.subsection[r], n.arm[r]),
+                (n.section_from_m[r], n.section_to_m[r]),
+            )
+        };
+        if stripped.contains(&o.link_id[r]) {
+            assert_eq!(b.system_category[r], vegdb::snapshot::columns::NO_ROAD_REF);
+        } else {
+            let (want, got) = (sys(o), sys(b));
+            assert_eq!(
+                (want.0, want.1),
+                (got.0, got.1),
+                "row {r}: {want:?} {got:?}"
+            );
+            // the metres are the imported 916's, as v2's are (a chain the export splits
+            // restarts them, for both)
+            assert_eq!(got.2, (b.from_m[r], b.to_m[r]), "row {r}");
+        }
+    }
+    assert!(b.arm.iter().any(|&a| a), "the arm travelled");
     assert_eq!(b.detail_level, o.detail_level);
     assert_eq!(b.side_facility, o.side_facility);
     assert_eq!(b.traffic_group, o.traffic_group);
@@ -341,11 +405,9 @@ async fn export_import_round_trip_serves_the_same() {
         if stripped.contains(l) {
             // no road reference: the field is left out, the rest is the same
             for row in ra.as_array_mut().unwrap() {
-                assert!(row
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("vegreferanse")
-                    .is_some());
+                let row = row.as_object_mut().unwrap();
+                assert!(row.remove("vegreferanse").is_some());
+                assert!(row.remove("vegsystemreferanse").is_some());
             }
         }
         relax_metres(&mut rb, &ra);

@@ -108,6 +108,7 @@ fn filter(picks: &Picks) -> NetworkAttributeFilter {
         separate_carriageways: subset(picks.3, 3),
         side_facility: picks.4,
         without_connection_links: picks.5,
+        system_refs: Vec::new(),
     }
 }
 

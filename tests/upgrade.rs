@@ -1,17 +1,19 @@
 //! `vegdb snapshot upgrade` (the real binary) on the frozen format fixtures
-//! (`tests/fixtures/formats`: the same `tiny` dataset in format 1, 2, 3, 4 and 5):
+//! (`tests/fixtures/formats`: the same `tiny` dataset in format 1, 2, 3, 4, 5 and 6):
 //! - upgrading format 1 and 2, format 3 (`v3-open`, written before placements had `lanes`,
 //!   and `v3-lanes`, before history was kept) and format 4 (`v4-history`, before the network
-//!   attributes were stored) gives a generation `snapshot verify` accepts, in format 5, whose
+//!   attributes were stored) gives a generation `snapshot verify` accepts, in format 6, whose
 //!   files are byte for byte those today's `generate` wrote for the same data
-//!   (`v5-network-attributes`) but its history (those before format 4 have none) and its
+//!   (`v6-road-system-references`) but its history (those before format 4 have none) and its
 //!   network files, whose attribute columns hold what the loader derives for an older
-//!   generation (every other column as today's);
+//!   generation (every other column as today's); format 5 (`v5-network-attributes`, before
+//!   the road system references were stored) upgrades into exactly today's files, network
+//!   included (the generator's references are the ones the loader derives);
 //! - an upgrade of a generation with history keeps it (its files byte for byte);
 //! - an upgraded copy serves the same answers as the original (an oracle over every type's
 //!   `/vegobjekter` pages and `/statistikk`, the road network's pages, `/posisjon` and `/status`);
 //! - the command is refused while another process owns the directory, for a generation that is
-//!   not CURRENT, and into a non-empty `--out`; a format 5 generation is left alone;
+//!   not CURRENT, and into a non-empty `--out`; a format 6 generation is left alone;
 //! - applied changesets' results are carried, and a rollback does not call them lost.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
@@ -91,7 +93,7 @@ fn file_hashes(m: &Manifest) -> BTreeMap<String, String> {
 }
 
 /// Today's format's fixture (`generate` as it is, with its history).
-const TODAY: &str = "v5-network-attributes";
+const TODAY: &str = "v6-road-system-references";
 
 /// The files today's generator wrote for the fixtures' data, without its history and the
 /// network file (whose attributes an older generation lacks): what an upgrade of a generation
@@ -176,10 +178,10 @@ fn format_1_and_2_upgrade_to_what_todays_generator_writes() {
         assert_network_derived(&data, false);
         let out = run(&["snapshot", "verify"], &data, &[]);
         assert!(out.status.success(), "{name}: {}", text(&out));
-        // once is enough: a format 5 generation is left as it is
+        // once is enough: a format 6 generation is left as it is
         let out = run(&["snapshot", "upgrade"], &data, &[]);
         assert!(out.status.success(), "{}", text(&out));
-        assert!(text(&out).contains("format 5 already"), "{}", text(&out));
+        assert!(text(&out).contains("format 6 already"), "{}", text(&out));
         assert_eq!(dir.generations().unwrap(), vec![1, 2]);
     }
 }
@@ -211,11 +213,11 @@ fn format_3_without_lanes_upgrades_to_what_todays_generator_writes() {
     let out = run(&["snapshot", "verify"], &data, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let out = run(&["snapshot", "upgrade"], &data, &[]);
-    assert!(text(&out).contains("format 5 already"), "{}", text(&out));
+    assert!(text(&out).contains("format 6 already"), "{}", text(&out));
     // today's generator's files need nothing
     let (_tmp2, today) = copy_of(TODAY);
     let out = run(&["snapshot", "upgrade"], &today, &[]);
-    assert!(text(&out).contains("format 5 already"), "{}", text(&out));
+    assert!(text(&out).contains("format 6 already"), "{}", text(&out));
     assert_eq!(DataDir::read_only(&today).generations().unwrap(), vec![1]);
 }
 
@@ -262,7 +264,26 @@ fn format_4_upgrades_with_the_network_attributes_derived() {
     let out = run(&["snapshot", "verify"], &data, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let out = run(&["snapshot", "upgrade"], &data, &[]);
-    assert!(text(&out).contains("format 5 already"), "{}", text(&out));
+    assert!(text(&out).contains("format 6 already"), "{}", text(&out));
+}
+
+/// A format 5 generation (`v5-network-attributes`: no road system references) loads with
+/// them derived from the v2 references and upgrades into exactly today's files, the network
+/// files included: the generator makes its references by the rule the loader derives by.
+#[test]
+fn format_5_upgrades_with_the_road_system_references_derived() {
+    let (_tmp, data) = copy_of("v5-network-attributes");
+    let old = current_manifest(&data);
+    assert_eq!(old.format_version, 5);
+    let out = run(&["snapshot", "upgrade"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let new = current_manifest(&data);
+    assert_eq!((new.generation, new.format_version), (2, FORMAT_VERSION));
+    let today = file_hashes(&current_manifest(&fixture(TODAY)));
+    assert_ne!(file_hashes(&old), today, "the network files differ");
+    assert_eq!(file_hashes(&new), today);
+    let out = run(&["snapshot", "verify"], &data, &[]);
+    assert!(out.status.success(), "{}", text(&out));
 }
 
 /// An upgrade keeps a generation's history: today's fixture labelled format 3 (so the upgrade

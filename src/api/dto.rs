@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 use crate::geo::srid::Srid;
 use crate::geo::wkt;
 use crate::query::network::NetworkPosition;
+use crate::query::system_ref::{SystemKey, SystemPoint};
 use crate::query::vegref::{link_point_short, push_link_point_short, round_position, RoadKey};
 use crate::snapshot::columns::Days;
 
@@ -71,6 +72,110 @@ pub fn road_ref_stretch(k: &RoadKey, from_m: u32, to_m: u32) -> RoadRefStretch {
     }
 }
 
+/// `vegsystem` of a road system reference (vegsystemreferanse): vegkategori, fase, nummer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RoadSystemDoc {
+    pub vegkategori: char,
+    pub fase: char,
+    pub nummer: u32,
+}
+
+/// `strekning` of a road system reference over a stretch (LES v3's shape).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SectionStretchDoc {
+    pub strekning: u16,
+    pub delstrekning: u16,
+    pub arm: bool,
+    /// `Nei`, `Med` or `Mot`.
+    #[serde(rename = "adskilte_løp")]
+    pub adskilte_lop: &'static str,
+    pub trafikantgruppe: char,
+    pub fra_meter: u32,
+    pub til_meter: u32,
+    /// `MED` or `MOT`: the link along or against the metering.
+    pub retning: &'static str,
+}
+
+/// `strekning` of a road system reference at one metre.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SectionPointDoc {
+    pub strekning: u16,
+    pub delstrekning: u16,
+    pub arm: bool,
+    #[serde(rename = "adskilte_løp")]
+    pub adskilte_lop: &'static str,
+    pub trafikantgruppe: char,
+    pub meter: u32,
+    pub retning: &'static str,
+}
+
+/// A road system reference (vegsystemreferanse) over a stretch: `kortform` `EV6 S1D1 m200-500`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SystemRefStretch {
+    pub vegsystem: RoadSystemDoc,
+    pub strekning: SectionStretchDoc,
+    pub kortform: String,
+}
+
+/// A road system reference at one metre: `kortform` `EV6 S1D1 m200`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SystemRefPoint {
+    pub vegsystem: RoadSystemDoc,
+    pub strekning: SectionPointDoc,
+    pub kortform: String,
+}
+
+/// A road system reference of an object's `lokasjon`: at one metre for a point object, else
+/// over a stretch.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum SystemRefAny {
+    Point(SystemRefPoint),
+    Stretch(SystemRefStretch),
+}
+
+fn road_system(k: &SystemKey) -> RoadSystemDoc {
+    RoadSystemDoc {
+        vegkategori: k.category as char,
+        fase: k.phase as char,
+        nummer: k.number,
+    }
+}
+
+pub fn system_ref_stretch(k: &SystemKey, from_m: u32, to_m: u32) -> SystemRefStretch {
+    SystemRefStretch {
+        vegsystem: road_system(k),
+        strekning: SectionStretchDoc {
+            strekning: k.section,
+            delstrekning: k.subsection,
+            arm: k.arm,
+            adskilte_lop: k.separate_name(),
+            trafikantgruppe: k.traffic_group as char,
+            fra_meter: from_m,
+            til_meter: to_m,
+            retning: k.direction_name(),
+        },
+        kortform: k.stretch(from_m, to_m),
+    }
+}
+
+pub fn system_ref_point(p: &SystemPoint) -> SystemRefPoint {
+    let k = &p.key;
+    SystemRefPoint {
+        vegsystem: road_system(k),
+        strekning: SectionPointDoc {
+            strekning: k.section,
+            delstrekning: k.subsection,
+            arm: k.arm,
+            adskilte_lop: k.separate_name(),
+            trafikantgruppe: k.traffic_group as char,
+            meter: p.meter,
+            retning: k.direction_name(),
+        },
+        kortform: k.point(p.meter),
+    }
+}
+
 /// `{wkt, srid}`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Geometry {
@@ -90,6 +195,9 @@ pub struct LinkPosition {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PositionResult {
     pub vegreferanse: RoadRefPoint,
+    /// The road system reference at the point (LES v3's shape).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegsystemreferanse: Option<SystemRefPoint>,
     pub veglenke: LinkPosition,
     pub geometri: Geometry,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -105,6 +213,7 @@ pub fn position_result(
 ) -> ApiResult<PositionResult> {
     Ok(PositionResult {
         vegreferanse: road_ref_point(&p.road, p.meter),
+        vegsystemreferanse: p.system.as_ref().map(system_ref_point),
         veglenke: LinkPosition {
             id: p.link_id.get(),
             posisjon: round_position(p.position),
@@ -244,6 +353,10 @@ impl PositionJson {
                 .map_err(|e| crate::error::EngineError::Internal(e.to_string()))?;
             out.push_str(&text);
         }
+        if let Some(sp) = &p.system {
+            out.push_str(",\"vegsystemreferanse\":");
+            push_system_ref_point(out, sp)?;
+        }
         out.push_str(",\"veglenke\":{\"id\":");
         push_int(out, p.link_id.get());
         out.push_str(",\"posisjon\":");
@@ -262,6 +375,47 @@ impl PositionJson {
         out.push('}');
         Ok(())
     }
+}
+
+/// [`system_ref_point`]'s JSON as serde_json writes it: by hand when every letter is plain
+/// ASCII (the stored ones are), else through serde.
+fn push_system_ref_point(out: &mut String, sp: &SystemPoint) -> ApiResult<()> {
+    use crate::util::push_int;
+    let k = &sp.key;
+    let plain = |b: u8| b.is_ascii() && json_plain(b);
+    if !(plain(k.category) && plain(k.phase) && plain(k.traffic_group)) {
+        let text = serde_json::to_string(&system_ref_point(sp))
+            .map_err(|e| crate::error::EngineError::Internal(e.to_string()))?;
+        out.push_str(&text);
+        return Ok(());
+    }
+    out.push_str("{\"vegsystem\":{\"vegkategori\":\"");
+    out.push(k.category as char);
+    out.push_str("\",\"fase\":\"");
+    out.push(k.phase as char);
+    out.push_str("\",\"nummer\":");
+    push_int(out, k.number.into());
+    out.push_str("},\"strekning\":{\"strekning\":");
+    push_int(out, k.section.into());
+    out.push_str(",\"delstrekning\":");
+    push_int(out, k.subsection.into());
+    out.push_str(if k.arm {
+        ",\"arm\":true"
+    } else {
+        ",\"arm\":false"
+    });
+    out.push_str(",\"adskilte_løp\":\"");
+    out.push_str(k.separate_name());
+    out.push_str("\",\"trafikantgruppe\":\"");
+    out.push(k.traffic_group as char);
+    out.push_str("\",\"meter\":");
+    push_int(out, sp.meter.into());
+    out.push_str(",\"retning\":\"");
+    out.push_str(k.direction_name());
+    out.push_str("\"},\"kortform\":\"");
+    out.push_str(&k.point(sp.meter));
+    out.push_str("\"}");
+    Ok(())
 }
 
 /// A byte that serde_json writes into a string as it is (as the char of the same number).
@@ -393,6 +547,20 @@ mod position_json_tests {
                         },
                         meter,
                         distance_m: d,
+                        system: (link % 3 != 0).then_some(SystemPoint {
+                            key: SystemKey {
+                                category,
+                                phase: status,
+                                number,
+                                section: hp / 100,
+                                subsection: hp % 100,
+                                arm: link % 5 == 0,
+                                separate: (link % 4) as u8,
+                                traffic_group: m,
+                                against: link % 2 == 0,
+                            },
+                            meter,
+                        }),
                     }
                 },
             )

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::error::{
     EngineError, Expected, FilterCatalog, FilterSyntax, Invalid, LinkRefProblem, RoadRefProblem,
+    SystemRefProblem,
 };
 
 #[derive(Debug)]
@@ -111,6 +112,14 @@ pub fn invalid_input(e: &Invalid) -> (u32, String) {
             4005,
             format!("Ugyldig vegreferanse '{text}': {}", road_ref_problem(problem)),
         ),
+        Invalid::SystemRef { text, problem } => (
+            4005,
+            format!(
+                "Ugyldig vegsystemreferanse '{}': {}",
+                echoed(text),
+                system_ref_problem(problem)
+            ),
+        ),
         Invalid::LinkRef { text, problem } => {
             let why = match problem {
                 LinkRefProblem::PositionNotANumber => "posisjonen er ikke et tall",
@@ -173,6 +182,25 @@ fn road_ref_problem(p: &RoadRefProblem) -> String {
         RoadRefProblem::RangeEndsBeforeStart => "slutten av intervallet ligger før starten".into(),
         RoadRefProblem::UnexpectedText(t) => format!("uventet tekst '{t}'"),
         RoadRefProblem::IncompletePoint => "et punkt må ha områdekode, kategori, status, nummer, hp og meter, f.eks. 1800Ev6hp23m17084".into(),
+    }
+}
+
+fn system_ref_problem(p: &SystemRefProblem) -> String {
+    match p {
+        SystemRefProblem::Empty => "tom verdi".into(),
+        SystemRefProblem::MissingCategory => "mangler vegkategori (E, R, F, K, P eller S)".into(),
+        SystemRefProblem::MissingNumber => "mangler vegnummer".into(),
+        SystemRefProblem::ExpectedSection => "forventet S<strekning> eller S<fra>-<til>".into(),
+        SystemRefProblem::ExpectedSubsection => "forventet D<delstrekning>".into(),
+        SystemRefProblem::ExpectedMeter => "forventet m<meter> eller m<fra>-<til>".into(),
+        SystemRefProblem::RangeEndsBeforeStart => {
+            "slutten av intervallet ligger før starten".into()
+        }
+        SystemRefProblem::UnexpectedText(t) => format!("uventet tekst '{t}'"),
+        SystemRefProblem::IncompletePoint => {
+            "et punkt må ha kategori, nummer, strekning, delstrekning og meter, f.eks. EV6S1D1m200"
+                .into()
+        }
     }
 }
 

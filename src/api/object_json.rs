@@ -13,6 +13,7 @@ use serde::Serialize;
 pub use super::object_docs::*;
 use serde_json::Value;
 
+use super::dto::{system_ref_point, system_ref_stretch, SystemRefAny};
 use super::error::ApiResult;
 use super::state::AppState;
 use crate::catalog::{datatype, ObjectType};
@@ -22,6 +23,7 @@ use crate::generation::{Generation, TypeData};
 use crate::geo::srid::Srid;
 use crate::geo::{wkt, Coord3};
 use crate::query::objects::{ObjectFilter, Part};
+use crate::query::system_ref::SystemPoint;
 use crate::snapshot::columns::ObjectTable;
 
 /// What to include (parsed from `inkluder` and `inkludergeometri`).
@@ -372,6 +374,10 @@ impl<'a> Render<'a> {
                 })
                 .collect(),
             vegreferanser: ps.iter().filter_map(|p| road_ref_of(g, p, point)).collect(),
+            vegsystemreferanser: ps
+                .iter()
+                .filter_map(|p| system_ref_of(g, p, point))
+                .collect(),
             stedfestinger: merged(ps, lanes)
                 .iter()
                 .map(|p| PlacementDoc::new(p, point, &lanes[p.placement as usize]))
@@ -531,6 +537,18 @@ fn road_ref_of(g: &Generation, p: &Part, point: bool) -> Option<RoadRefDoc> {
         g.meter_at(r, p.to).round() as u32,
     );
     Some(RoadRefDoc::new(&key, a.min(b), a.max(b), point))
+}
+
+/// The road system reference of a part; None on a row without one.
+fn system_ref_of(g: &Generation, p: &Part, point: bool) -> Option<SystemRefAny> {
+    let r = p.net_row as usize;
+    let (key, _, _) = g.segment_system_ref(r)?;
+    let (a, b) = g.system_metres(r, p.from, p.to);
+    Some(if point {
+        SystemRefAny::Point(system_ref_point(&SystemPoint { key, meter: a }))
+    } else {
+        SystemRefAny::Stretch(system_ref_stretch(&key, a, b))
+    })
 }
 
 /// A point object: every part is a point (its placements carry `posisjon` and its road

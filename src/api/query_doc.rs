@@ -235,6 +235,11 @@ fn network_attribute_parameter(name: &str) -> Option<ParameterDoc> {
             "true: only network rows of side facilities (sideanlegg: rest areas, parking); false: none of them",
             false,
         ),
+        "vegsystemreferanse" => (
+            json!({"type": "string"}),
+            "Road system references (vegsystemreferanse, LES v3's form), comma list, any case, spaces optional: EV6, E6 (any phase), EV6S1, FV911S1-2 (strekning 1 to 2), EV6S1D1, EV6S1D1m200, EV6S1D1m0-500 (rows whose metres overlap), each optionally after a four-digit kommune number (5001 KV1234S1D1); at most 1,000 (422/4006); a malformed one is 422/4005. On /veg: one point (category, number, S, D and m), answered like vegreferanse",
+            false,
+        ),
         _ => return None,
     })
 }
@@ -329,6 +334,11 @@ fn position_parameter(name: &str) -> Option<ParameterDoc> {
         "veglenker" => (
             json!({"type": "string"}),
             "Link positions <posisjon>@<veglenkeid>, comma list (at most 1,000)",
+            false,
+        ),
+        "vegsystemreferanser" => (
+            json!({"type": "string"}),
+            "Road system reference points (EV6S1D1m200), comma list (at most 1,000)",
             false,
         ),
         _ => return None,

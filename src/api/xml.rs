@@ -72,6 +72,7 @@ pub fn singular(plural: &str) -> &str {
         "versjoner" => "versjon",
         "posisjoner" => "posisjon",
         "vegreferanser" => "vegreferanse",
+        "vegsystemreferanser" => "vegsystemreferanse",
         "geometrier" => "geometri",
         "verdier" => "verdi",
         "ressurser" => "ressurs",

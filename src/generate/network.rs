@@ -320,6 +320,9 @@ fn finish(
                 .push(default_traffic_group(s.status, d.road_type));
             n.side_facility.push(attributes.side_facility[i]);
             n.separate_carriageways.push(attributes.separate[i]);
+            // the vegsystemreferanse the v2 reference gives (strekning hp / 100, delstrekning
+            // hp % 100, the same metres; retning MED, no arms): what an older file derives
+            n.push_system_ref_from_v2();
         }
     }
     n.build_link_index();

@@ -12,9 +12,10 @@
 //! - Road references: one 915 Vegsystem per row with a road reference (kategori, fase, nummer)
 //!   over the row's positions (a row without one gets none), and one 916 Strekning per (kategori, fase, nummer, hp, fylke; kommune for K and
 //!   P roads) chain of rows (each starting where the previous one ends, in metre order; a hp
-//!   part with parallel carriageways gives several chains) with those rows' placements (hp =
-//!   strekning × 100 + delstrekning, so hp 1–99 is S0D<hp>; a chain's rows share their
-//!   trafikantgruppe and adskilte løp, which the 916 carries). Their ids follow the
+//!   part with parallel carriageways gives several chains) with those rows' placements (the
+//!   rows' stored strekning and delstrekning, which fold into the hp: hp 1–99 is S0D<hp>; a
+//!   chain's rows share their trafikantgruppe, adskilte løp and arm, which the 916 carries;
+//!   placements are written MED, so a row's retning MOT does not travel). Their ids follow the
 //!   generation's largest object id. `detaljniva` of each veglenke is the row's detail level;
 //!   one 920 Sideanleggsdel per row of a side facility (with its trafikantgruppe).
 //! - Objects: id, versjon, gyldighetsperiode, sistEndret, egenskaper by the catalogue's storage
@@ -403,8 +404,13 @@ fn write_sections(
         rows.sort_by_key(|&r| (net.from_m[r], net.link_id[r]));
         let first = chains.len();
         for r in rows {
-            // one 916 carries one trafikantgruppe and adskilte løp
-            let attrs = |r: usize| (net.traffic_group[r], net.separate_carriageways[r]);
+            // one 916 carries one trafikantgruppe, adskilte løp, strekning, delstrekning, arm
+            let attrs = |r: usize| {
+                (
+                    (net.traffic_group[r], net.separate_carriageways[r]),
+                    (net.section[r], net.subsection[r], net.arm[r]),
+                )
+            };
             let open = chains[first..].iter_mut().find(|(_, c)| {
                 c.last().is_some_and(|&l| {
                     net.to_m[l].abs_diff(net.from_m[r]) <= 1 && attrs(l) == attrs(r)
@@ -416,7 +422,7 @@ fn write_sections(
             }
         }
     }
-    for (hp, rows) in chains {
+    for (_, rows) in chains {
         // the catalogue's value ids: 11289 Trafikantgruppe G 19037, K 19039; 11283 Adskilte
         // løp med 19035, nei 19036, mot 19091
         let group = if net.traffic_group[rows[0]] == b'G' {
@@ -432,15 +438,21 @@ fn write_sections(
             .iter()
             .map(|&r| json!({"id": net.link_id[r], "startposisjon": net.from_pos[r], "sluttposisjon": net.to_pos[r], "retning": "MED"}))
             .collect();
+        // the stored strekning and delstrekning (hp = strekning × 100 + delstrekning, as the
+        // import folds them); 11292 Arm ja 19046 where the rows are an arm
+        let mut egenskaper = json!({
+            "11281": {"type": "HeltallEgenskap", "verdi": net.section[rows[0]]},
+            "11284": {"type": "HeltallEgenskap", "verdi": net.subsection[rows[0]]},
+            "11283": {"type": "EnumEgenskap", "verdi": separate},
+            "11289": {"type": "EnumEgenskap", "verdi": group}
+        });
+        if net.arm[rows[0]] {
+            egenskaper["11292"] = json!({"type": "EnumEgenskap", "verdi": 19046});
+        }
         sections.write(&json!({
             "id": next_id, "versjon": 1, "typeId": STREKNING,
             "gyldighetsperiode": {"startdato": "2020-01-01"},
-            "egenskaper": {
-                "11281": {"type": "HeltallEgenskap", "verdi": hp / 100},
-                "11284": {"type": "HeltallEgenskap", "verdi": hp % 100},
-                "11283": {"type": "EnumEgenskap", "verdi": separate},
-                "11289": {"type": "EnumEgenskap", "verdi": group}
-            },
+            "egenskaper": egenskaper,
             "barn": {},
             "stedfesting": {"type": "StedfestingLinjer", "linjer": linjer},
             "sistEndret": "2020-01-01T00:00:00Z"

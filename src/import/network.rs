@@ -71,6 +71,12 @@ struct Row {
     from_m: u32,
     to_m: u32,
     hp: u16,
+    /// The vegsystemreferanse beyond the v2 reference: vegfase (915), strekning and
+    /// delstrekning (916; the fallback hp's 0 and 1 where none), retning MOT, arm.
+    phase: u8,
+    section_numbers: (u16, u16),
+    against: bool,
+    arm: bool,
     /// The 916 placement and the piece's positions, metres resolved in `finish`.
     section: Option<(Section, f64, f64)>,
     lanes: String,
@@ -419,6 +425,11 @@ impl NetworkBuilder {
                 }
             };
             let (category, status, number, (from_m, to_m), hp, section) = road;
+            let phase = system.map_or(NO_ROAD_REF, |s| s.status);
+            let section_numbers = match section {
+                Some((s, _, _)) => (s.section, s.subsection),
+                None => (hp / 100, hp % 100),
+            };
             let (r0, r1) = ((f0 - a) / (b - a), (f1 - a) / (b - a));
             let g = if r0 == 0.0 && r1 == 1.0 {
                 l.coords.clone()
@@ -455,6 +466,10 @@ impl NetworkBuilder {
                 from_m,
                 to_m,
                 hp,
+                phase,
+                section_numbers,
+                against: section.is_some_and(|(s, _, _)| s.against),
+                arm: section.is_some_and(|(s, _, _)| s.arm),
                 section,
                 lanes: link.feltoversikt.join("#"),
                 medium,
@@ -585,6 +600,15 @@ fn network_of(mut rows: Vec<Row>) -> RoadNetwork {
         n.traffic_group.push(r.traffic_group);
         n.side_facility.push(r.side_facility);
         n.separate_carriageways.push(r.separate);
+        n.system_category.push(r.category);
+        n.system_phase.push(r.phase);
+        n.system_number.push(r.number);
+        n.section.push(r.section_numbers.0);
+        n.subsection.push(r.section_numbers.1);
+        n.section_from_m.push(r.from_m);
+        n.section_to_m.push(r.to_m.max(r.from_m));
+        n.section_against.push(r.against);
+        n.arm.push(r.arm);
     }
     n.build_link_index();
     n

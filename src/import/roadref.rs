@@ -5,8 +5,8 @@
 //! sequence it covers. 916 Strekning gives hp = strekning × 100 + delstrekning (11281, 11284;
 //! S1D1 → hp 101) and the metre values: metre 0 at the start of the object's first placement,
 //! growing along its placements in their listed order (a `MOT` placement counts from its end).
-//! Fallback where no 916 covers a piece: hp 1 and metres measured along the sequence from the
-//! start of the 915 placement. Pieces of links that no 915 covers have no v2 road reference:
+//! Fallback where no 916 covers a piece: hp 1 (strekning 0, delstrekning 1, as hp 1 unfolds)
+//! and metres measured along the sequence from the start of the 915 placement. Pieces of links that no 915 covers have no v2 road reference:
 //! they become rows without one (`NO_ROAD_REF`), counted.
 
 use std::collections::HashMap;
@@ -23,6 +23,8 @@ const PHASE: u32 = 11278;
 pub const STREKNING: u32 = 916;
 const SECTION: u32 = 11281;
 const SUBSECTION: u32 = 11284;
+/// 916's Arm (ja / nei).
+const ARM: u32 = 11292;
 /// 916's Adskilte løp (med / nei / mot) and Trafikantgruppe (K / G).
 const SEPARATE: u32 = 11283;
 const SECTION_TRAFFIC_GROUP: u32 = 11289;
@@ -48,6 +50,11 @@ pub struct Section {
     pub from: f64,
     pub to: f64,
     pub hp: u16,
+    /// Strekning and delstrekning as the 916 gives them.
+    pub section: u16,
+    pub subsection: u16,
+    /// Arm: ja.
+    pub arm: bool,
     pub against: bool,
     /// Index of the 916 object in `RoadRefs::sections`, and of this placement in its list.
     pub object: usize,
@@ -184,11 +191,14 @@ impl RoadRefs {
 
     /// Add a 916 Strekning object's placements.
     pub fn add_section(&mut self, catalog: &Catalog, o: &RoadObject, summary: &mut Summary) {
-        let hp = integer(o, SECTION)
+        let numbers = integer(o, SECTION)
             .zip(integer(o, SUBSECTION))
             .filter(|(_, d)| (1..100).contains(d))
-            .and_then(|(s, d)| u16::try_from(s * 100 + d).ok());
-        let Some(hp) = hp else {
+            .and_then(|(s, d)| {
+                let hp = u16::try_from(s * 100 + d).ok()?;
+                Some((hp, u16::try_from(s).ok()?, u16::try_from(d).ok()?))
+            });
+        let Some((hp, section, subsection)) = numbers else {
             summary.skip("916 Strekning without strekning and delstrekning (1-99): fallback hp/metres where it lies");
             return;
         };
@@ -201,6 +211,8 @@ impl RoadRefs {
             traffic_group(catalog, o, SECTION_TRAFFIC_GROUP),
             separate(catalog, o),
         );
+        let arm = short_name(catalog, ARM, o.egenskaper.get(&ARM.to_string()))
+            .is_some_and(|v| v.eq_ignore_ascii_case("ja"));
         let mut list = Vec::new();
         for l in linjer {
             if !position_ok(l.startposisjon) || !position_ok(l.sluttposisjon) {
@@ -220,6 +232,9 @@ impl RoadRefs {
                     from,
                     to,
                     hp,
+                    section,
+                    subsection,
+                    arm,
                     against: l.retning.as_deref() == Some("MOT"),
                     object,
                     placement: i,

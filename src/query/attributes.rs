@@ -1,10 +1,12 @@
 //! The network attribute filters (LES v4's `typeveg`, `detaljniva`, `trafikantgruppe`,
-//! `adskiltelop`, `sideanlegg`, `konnekteringslenker`): which network rows pass. Road links
+//! `adskiltelop`, `sideanlegg`, `konnekteringslenker`, `vegsystemreferanse`): which network
+//! rows pass. Road links
 //! are selected by them directly; road objects qualify by their placements on passing rows and
 //! stretch objects are cut to those rows when segmenting (`query::objects::ObjectFilter`).
 
 use roaring::RoaringBitmap;
 
+use super::system_ref::SystemRefFilter;
 use crate::snapshot::columns::RoadNetwork;
 
 /// Network attribute filters, each AND-ed onto the others; a list passes a row holding any of
@@ -24,6 +26,8 @@ pub struct NetworkAttributeFilter {
     pub side_facility: Option<bool>,
     /// konnekteringslenker=false: connection links left out.
     pub without_connection_links: bool,
+    /// vegsystemreferanse: rows matching any of these.
+    pub system_refs: Vec<SystemRefFilter>,
 }
 
 /// A `typeveg` value of LES v4 no stored row has (the stored ones are v2's seven).
@@ -63,6 +67,7 @@ impl NetworkAttributeFilter {
             && self.separate_carriageways.is_empty()
             && self.side_facility.is_none()
             && !self.without_connection_links
+            && self.system_refs.is_empty()
     }
 
     /// Does network row `r` pass?
@@ -75,6 +80,7 @@ impl NetworkAttributeFilter {
             && any(&self.separate_carriageways, n.separate_carriageways[r])
             && self.side_facility.is_none_or(|s| n.side_facility[r] == s)
             && !(self.without_connection_links && n.is_connection[r])
+            && (self.system_refs.is_empty() || self.system_refs.iter().any(|f| f.matches(n, r)))
     }
 
     /// The rows of `n` that pass.

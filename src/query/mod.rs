@@ -1,4 +1,5 @@
-//! Queries over a loaded generation: road references, positions, network selection.
+//! Queries over a loaded generation: road references (v2's and the road system's), positions,
+//! network selection.
 
 pub mod attributes;
 pub mod budget;
@@ -10,4 +11,5 @@ pub mod objects;
 pub mod polygon;
 pub mod route;
 pub mod route_match;
+pub mod system_ref;
 pub mod vegref;

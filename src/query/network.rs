@@ -5,6 +5,7 @@ use roaring::RoaringBitmap;
 use smallvec::SmallVec;
 
 use super::attributes::NetworkAttributeFilter;
+use super::system_ref::{point_in_row, SystemPoint};
 use super::vegref::RoadRefFilter;
 use crate::area::AreaKind;
 use crate::generation::Generation;
@@ -29,6 +30,8 @@ pub struct NetworkPosition {
     pub meter: u32,
     /// Only for nearest queries: meters from the query point.
     pub distance_m: f64,
+    /// The road system reference (vegsystemreferanse) at the point.
+    pub system: Option<SystemPoint>,
 }
 
 /// The meter value (unrounded) of a link position within a segment row: the inverse of
@@ -62,6 +65,7 @@ fn position_in_row(n: &RoadNetwork, row: usize, position: f64, distance_m: f64) 
         road: row_key(n, row),
         meter: meter_at(n, row, position),
         distance_m,
+        system: point_in_row(n, row, position),
     }
 }
 
@@ -250,6 +254,7 @@ pub fn nearest(
                 road: ri.key,
                 meter: meter.round() as u32,
                 distance_m: d2.sqrt(),
+                system: point_in_row(n, row as usize, ri.from_pos + f * (ri.to_pos - ri.from_pos)),
             }
         })
         .collect()
@@ -404,6 +409,20 @@ impl Generation {
     /// Where a point road reference lies (see [`locate_road_ref`]).
     pub fn locate_road_ref(&self, f: &RoadRefFilter) -> Option<NetworkPosition> {
         locate_road_ref(&self.network, &self.network_indexes, f)
+    }
+
+    /// Where a point road system reference lies (`SystemRefFilter::parse_point`'s form):
+    /// the position with the reference's own metre.
+    pub fn locate_system_ref(
+        &self,
+        f: &super::system_ref::SystemRefFilter,
+    ) -> Option<NetworkPosition> {
+        let (row, position) = super::system_ref::locate(&self.network, f)?;
+        let mut p = position_in_row(&self.network, row, position, 0.0);
+        if let (Some(s), Some((m, _))) = (p.system.as_mut(), f.metres) {
+            s.meter = m;
+        }
+        Some(p)
     }
 
     /// Where a link position lies (see [`locate_link`]).

@@ -464,11 +464,12 @@ mod tests {
     }
 
     fn fixture() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/v5-network-attributes")
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/formats/v6-road-system-references")
     }
 
-    /// The three kinds of generation over the committed fixture of today's format (5, with
-    /// history and the network attributes): a derived one shares
+    /// The three kinds of generation over the committed fixture of today's format (6, with
+    /// history, the network attributes and the road system references): a derived one shares
     /// every file no change touches (the dictionary too) but never its parent's results, and
     /// takes its parent's catalogue version; a rewrite keeps its source's manifest and writes
     /// the same bytes for a generation already in today's format.

@@ -11,8 +11,9 @@ use std::ops::Range;
 use arrow_array::ArrayRef;
 
 use super::schema::{
-    columns, AddedCode, AddedFlag, AddedLetter, AddedOpenDate, AddedText, Byte, Date, Flag, Float,
-    Id, Int32, Letter, LineGeometry, ObjectGeometry, OpenDate, OptionalId, Text, Timestamp,
+    columns, AddedCode, AddedFlag, AddedInt32, AddedLetter, AddedOpenDate, AddedText, Byte, Date,
+    Flag, Float, Id, Int32, Letter, LineGeometry, ObjectGeometry, OpenDate, OptionalId, Text,
+    Timestamp,
 };
 use crate::geo::Coord3;
 
@@ -130,6 +131,26 @@ pub const TRAFFIC_GROUPS: [u8; 2] = [b'K', b'G'];
 /// `traffic_group` of a row read from a file written before the column existed: derived by
 /// [`RoadNetwork::derive_absent`].
 pub const TRAFFIC_ABSENT: u8 = b'?';
+/// `system_category`/`system_phase` of a row read from a file written before the
+/// vegsystemreferanse was stored (format 6): derived from the v2 reference by
+/// [`RoadNetwork::derive_absent`].
+pub const SYSTEM_ABSENT: u8 = b'?';
+/// The vegsystemreferanse's numbers and metres of a row read from a file written before
+/// format 6 (what `AddedInt32` reads for an absent column): derived by
+/// [`RoadNetwork::derive_absent`].
+pub const SECTION_ABSENT: u16 = u16::MAX;
+pub const METRE_ABSENT: u32 = u32::MAX;
+
+/// The vegfase (V, A, P, F) of a v2 road status: V, A, P and F are the phases themselves
+/// (the importer stores 915's vegfase as the status), G (gang-/sykkelveg, v2's status for fase
+/// V on a foot and cycle way) and any other v2 status are V; `NO_ROAD_REF` stays.
+pub fn phase_of_status(status: u8) -> u8 {
+    match status {
+        b'V' | b'A' | b'P' | b'F' | NO_ROAD_REF => status,
+        _ => b'V',
+    }
+}
+
 /// Index of "Gang- og sykkelveg" in [`ROAD_TYPES`].
 pub const ROAD_TYPE_FOOT_AND_CYCLE: u8 = 4;
 
@@ -191,6 +212,22 @@ columns! {
             /// `adskilte løp`: index into SEPARATE_CARRIAGEWAYS. Absent from files before
             /// format 5: 0 (Nei).
             pub separate_carriageways: u8 = "separate_carriageways" AddedCode<SEPARATE_NO>,
+            /// vegsystemreferanse (format 6): vegkategori (E R F K P S), vegfase (V A P F),
+            /// vegnummer, strekning, delstrekning, the metres at `from_pos` and `to_pos`
+            /// (`section_from_m <= section_to_m`), whether the link runs against the metering
+            /// (retning MOT) and whether the row is an arm. Category and phase `NO_ROAD_REF` (the
+            /// rest 0) = none. Absent from files before format 6: derived from the v2 reference
+            /// (`derive_absent`: category, number and metres the same, phase from the status,
+            /// strekning hp / 100, delstrekning hp % 100, retning MED, no arm).
+            pub system_category: u8 = "system_category" AddedLetter<SYSTEM_ABSENT>,
+            pub system_phase: u8 = "system_phase" AddedLetter<SYSTEM_ABSENT>,
+            pub system_number: u32 = "system_number" AddedInt32<u32>,
+            pub section: u16 = "section" AddedInt32<u16>,
+            pub subsection: u16 = "subsection" AddedInt32<u16>,
+            pub section_from_m: u32 = "section_from_m" AddedInt32<u32>,
+            pub section_to_m: u32 = "section_to_m" AddedInt32<u32>,
+            pub section_against: bool = "section_against" AddedFlag,
+            pub arm: bool = "arm" AddedFlag,
         }
         lists {}
         geometry {
@@ -247,7 +284,50 @@ impl RoadNetwork {
                 self.traffic_group[r] =
                     default_traffic_group(self.road_status[r], self.road_type[r]);
             }
+            self.derive_absent_system_ref(r);
         }
+    }
+
+    /// Row `r`'s vegsystemreferanse columns a file before format 6 lacks, from its v2
+    /// reference (see the columns' doc).
+    fn derive_absent_system_ref(&mut self, r: usize) {
+        if self.system_category[r] == SYSTEM_ABSENT {
+            self.system_category[r] = self.road_category[r];
+        }
+        if self.system_phase[r] == SYSTEM_ABSENT {
+            self.system_phase[r] = phase_of_status(self.road_status[r]);
+        }
+        if self.system_number[r] == METRE_ABSENT {
+            self.system_number[r] = self.road_number[r];
+        }
+        if self.section[r] == SECTION_ABSENT {
+            self.section[r] = self.hp[r] / 100;
+        }
+        if self.subsection[r] == SECTION_ABSENT {
+            self.subsection[r] = self.hp[r] % 100;
+        }
+        if self.section_from_m[r] == METRE_ABSENT {
+            self.section_from_m[r] = self.from_m[r];
+        }
+        if self.section_to_m[r] == METRE_ABSENT {
+            self.section_to_m[r] = self.to_m[r];
+        }
+    }
+
+    /// Push row `r`'s vegsystemreferanse as the v2 reference gives it (what
+    /// [`derive_absent`](Self::derive_absent) makes): the generator's rule.
+    pub fn push_system_ref_from_v2(&mut self) {
+        let r = self.system_category.len();
+        self.system_category.push(SYSTEM_ABSENT);
+        self.system_phase.push(SYSTEM_ABSENT);
+        self.system_number.push(METRE_ABSENT);
+        self.section.push(SECTION_ABSENT);
+        self.subsection.push(SECTION_ABSENT);
+        self.section_from_m.push(METRE_ABSENT);
+        self.section_to_m.push(METRE_ABSENT);
+        self.section_against.push(false);
+        self.arm.push(false);
+        self.derive_absent_system_ref(r);
     }
 
     pub fn len(&self) -> usize {

@@ -129,6 +129,51 @@ const NETWORK_COLUMNS: &[(&str, &str, &str)] = &[
         "adskilte løp: index into `codes.separate_carriageways` (Nei, Med, Mot); absent before format 5: 0 (Nei)",
     ),
     (
+        "system_category",
+        "utf8",
+        "vegsystemreferanse: vegkategori (E, R, F, K, P, S; - = none); absent before format 6: road_category",
+    ),
+    (
+        "system_phase",
+        "utf8",
+        "vegsystemreferanse: vegfase (V, A, P, F; - = none); absent before format 6: road_status, G (and any other v2 status) as V",
+    ),
+    (
+        "system_number",
+        "int32",
+        "vegsystemreferanse: vegnummer; absent before format 6: road_number",
+    ),
+    (
+        "section",
+        "int32",
+        "vegsystemreferanse: strekning; absent before format 6: hp / 100",
+    ),
+    (
+        "subsection",
+        "int32",
+        "vegsystemreferanse: delstrekning; absent before format 6: hp % 100",
+    ),
+    (
+        "section_from_m",
+        "int32",
+        "vegsystemreferanse: metre at from_pos (<= section_to_m); absent before format 6: from_m",
+    ),
+    (
+        "section_to_m",
+        "int32",
+        "vegsystemreferanse: metre at to_pos; absent before format 6: to_m",
+    ),
+    (
+        "section_against",
+        "bool",
+        "vegsystemreferanse: the link runs against the metering (retning MOT); absent before format 6: false",
+    ),
+    (
+        "arm",
+        "bool",
+        "vegsystemreferanse: the row is an arm of its strekning; absent before format 6: false",
+    ),
+    (
         "geometry",
         "WKB LineString Z (EPSG:32633)",
         "segment geometry",

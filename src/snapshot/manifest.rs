@@ -36,9 +36,16 @@ pub const FORMAT_HISTORY: u32 = 4;
 /// traffic group G on status G or typeVeg gang- og sykkelveg, else K) or defaulted (no side
 /// facility, adskilte løp Nei); `vegdb snapshot upgrade` rewrites it with them stored.
 pub const FORMAT_NETWORK_ATTRIBUTES: u32 = 5;
+/// Layout 6, road system references: layout 5 plus the vegsystemreferanse in both network
+/// files (`system_category`, `system_phase`, `system_number`, `section`, `subsection`,
+/// `section_from_m`, `section_to_m`, `section_against`, `arm`). A version 3 to 5 generation
+/// reads with them derived from the v2 reference (`RoadNetwork::derive_absent`: strekning
+/// hp / 100, delstrekning hp % 100, the rest the same or defaulted); `vegdb snapshot upgrade`
+/// rewrites it with them stored.
+pub const FORMAT_ROAD_SYSTEM_REFS: u32 = 6;
 /// The layout this build writes (`generate`, `import`; the writer once every object file is
-/// a chunk of layout 3 to 5, see `Manifest::version_for`).
-pub const FORMAT_VERSION: u32 = FORMAT_NETWORK_ATTRIBUTES;
+/// a chunk of layout 3 to 6, see `Manifest::version_for`).
+pub const FORMAT_VERSION: u32 = FORMAT_ROAD_SYSTEM_REFS;
 pub const MANIFEST_FILE: &str = "MANIFEST.json";
 
 /// Whether a file path is a format-version-3 chunk (`objects/type=<id>/part-<first>.parquet`).
@@ -202,8 +209,8 @@ impl Manifest {
         }
     }
 
-    /// The format version of a generation holding `files`: today's (5) when every object
-    /// file is a chunk of the open layout (3, 4 and 5 differ only in the files and columns the
+    /// The format version of a generation holding `files`: today's (6) when every object
+    /// file is a chunk of the open layout (3 to 6 differ only in the files and columns the
     /// later ones add, which read as absent or derived from an older generation's files), else chunked when every object file is a chunk,
     /// else single-file (version 1, read per file). A changeset on an older generation shares
     /// its untouched files, so the generation keeps the older number until every chunk has
@@ -339,10 +346,10 @@ mod tests {
     #[test]
     fn unknown_versions_are_refused_before_the_rest_is_read() {
         // a future manifest may not even have today's fields
-        let future = r#"{"format_version": 6, "tables": {}}"#;
+        let future = r#"{"format_version": 7, "tables": {}}"#;
         let e = parse(future).unwrap_err().to_string();
         assert!(
-            e.contains("format version 6 is newer than this build reads (1 to 5)"),
+            e.contains("format version 7 is newer than this build reads (1 to 6)"),
             "{e}"
         );
         let e = parse(&manifest(0, serde_json::json!([])))

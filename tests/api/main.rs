@@ -22,6 +22,7 @@ mod read_objects;
 mod read_omrader;
 mod read_route;
 mod read_statistics;
+mod read_system_refs;
 mod read_xml;
 mod readme;
 mod server;

@@ -1,5 +1,5 @@
 //! The network attribute parameters of LES v4 (`typeveg`, `detaljniva`, `trafikantgruppe`,
-//! `adskiltelop`, `sideanlegg`, `konnekteringslenker`), shared by `/vegnett/lenker`, the object
+//! `adskiltelop`, `sideanlegg`, `konnekteringslenker`, `vegsystemreferanse`), shared by `/vegnett/lenker`, the object
 //! lists and `statistikk`, parsed into a [`NetworkAttributeFilter`]. Values are matched without
 //! regard to case; an unknown value is 422 with code 4006 (a bad text list) and the valid
 //! values named, a bad boolean 422/4008, as the other filter parameters.
@@ -7,6 +7,7 @@
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::params::Params;
 use crate::query::attributes::{NetworkAttributeFilter, ROAD_TYPE_NAMES, TRAFFIC_GROUP_NAMES};
+use crate::query::system_ref::SystemRefFilter;
 use crate::snapshot::columns::{DETAIL_LEVEL_SHORT, SEPARATE_CARRIAGEWAYS};
 
 /// The parameter names, in the order the documents list them.
@@ -17,6 +18,7 @@ pub const NETWORK_ATTRIBUTE_PARAMS: &[&str] = &[
     "adskiltelop",
     "sideanlegg",
     "konnekteringslenker",
+    "vegsystemreferanse",
 ];
 
 /// Each item of list parameter `name` looked up in `names` (without regard to case): the
@@ -67,7 +69,24 @@ pub fn parse_network_attributes(p: &Params) -> ApiResult<NetworkAttributeFilter>
         separate_carriageways: lookup(p, "adskiltelop", &separate)?,
         side_facility: p.bool("sideanlegg")?,
         without_connection_links: p.bool("konnekteringslenker")? == Some(false),
+        system_refs: system_refs(p)?,
     })
+}
+
+/// `vegsystemreferanse`: at most `MAX_LIST_ITEMS` references (else 422/4006), each parsed
+/// (a bad one 422/4005).
+fn system_refs(p: &Params) -> ApiResult<Vec<SystemRefFilter>> {
+    use crate::query::limits::MAX_LIST_ITEMS;
+    let n = p.items("vegsystemreferanse").count();
+    if n > MAX_LIST_ITEMS {
+        return Err(ApiError::bad(
+            4006,
+            format!("vegsystemreferanse har {n} verdier; høyst {MAX_LIST_ITEMS} er tillatt"),
+        ));
+    }
+    Ok(p.items("vegsystemreferanse")
+        .map(SystemRefFilter::parse)
+        .collect::<Result<_, _>>()?)
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! /veg and /veg/batch: where a road reference or a link position lies.
+//! /veg and /veg/batch: where a road reference (v2's vegreferanse or the road system's
+//! vegsystemreferanse) or a link position lies.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -13,6 +14,7 @@ use crate::api::media::{json_text, respond, Answer};
 use crate::api::state::AppState;
 use crate::generation::{Generation, GenerationStore};
 use crate::query::network::NetworkPosition;
+use crate::query::system_ref::SystemRefFilter;
 use crate::query::vegref::{LinkRef, RoadRefFilter};
 
 /// Most positions in one /veg/batch request.
@@ -24,8 +26,20 @@ pub const MAX_BATCH: usize = 1000;
 pub struct MaybePosition(pub Option<crate::api::dto::PositionResult>);
 
 /// Query parameters of `GET /veg` and `GET /veg/batch`.
-const POSITION_PARAMS: &[&str] = &["vegreferanse", "veglenke", "srid", "tidspunkt"];
-const POSITIONS_PARAMS: &[&str] = &["vegreferanser", "veglenker", "srid", "tidspunkt"];
+const POSITION_PARAMS: &[&str] = &[
+    "vegreferanse",
+    "veglenke",
+    "vegsystemreferanse",
+    "srid",
+    "tidspunkt",
+];
+const POSITIONS_PARAMS: &[&str] = &[
+    "vegreferanser",
+    "veglenker",
+    "vegsystemreferanser",
+    "srid",
+    "tidspunkt",
+];
 crate::query_params!(PositionQuery = [POSITION_PARAMS]);
 crate::query_params!(PositionsQuery = [POSITIONS_PARAMS]);
 
@@ -38,6 +52,51 @@ pub fn routes() -> OpenApiRouter<AppState> {
 fn lookup_road_ref(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>> {
     let f = RoadRefFilter::parse_point(text)?;
     Ok(g.locate_road_ref(&f))
+}
+
+fn lookup_system_ref(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>> {
+    let f = SystemRefFilter::parse_point(text)?;
+    Ok(g.locate_system_ref(&f))
+}
+
+/// What a position is asked by: one of the three parameters (of /veg, or their plurals of
+/// /veg/batch), else 422 (4009 for more than one, 4004 for none).
+#[derive(Clone, Copy, PartialEq)]
+enum Asked {
+    RoadRef,
+    Link,
+    SystemRef,
+}
+
+fn asked(p: &crate::api::params::Params, names: [&str; 3]) -> ApiResult<Asked> {
+    let given: Vec<usize> = (0..3).filter(|&i| p.has(names[i])).collect();
+    match given.as_slice() {
+        [0] => Ok(Asked::RoadRef),
+        [1] => Ok(Asked::Link),
+        [2] => Ok(Asked::SystemRef),
+        [] => Err(ApiError::bad(
+            4004,
+            format!(
+                "Enten {}, {} eller {} må angis",
+                names[0], names[1], names[2]
+            ),
+        )),
+        _ => Err(ApiError::bad(
+            4009,
+            format!(
+                "{}, {} og {} kan ikke kombineres",
+                names[0], names[1], names[2]
+            ),
+        )),
+    }
+}
+
+fn lookup(g: &Generation, by: Asked, text: &str) -> ApiResult<Option<NetworkPosition>> {
+    match by {
+        Asked::RoadRef => lookup_road_ref(g, text),
+        Asked::Link => lookup_link(g, text),
+        Asked::SystemRef => lookup_system_ref(g, text),
+    }
 }
 
 fn lookup_link(g: &Generation, text: &str) -> ApiResult<Option<NetworkPosition>> {
@@ -64,12 +123,13 @@ fn echoed_position(sent: Option<&str>) -> Option<f64> {
     sent.and_then(|t| LinkRef::parse(t).ok()).map(|l| l.from)
 }
 
-/// GET /veg — one position from `vegreferanse` or `veglenke`; 204 when it is not on the network.
+/// GET /veg — one position from `vegreferanse`, `veglenke` or `vegsystemreferanse`; 204 when it
+/// is not on the network.
 #[utoipa::path(get, path = "/veg", tag = "vegnett",
     params(PositionQuery),
-    responses((status = 200, description = "Position result {vegreferanse, veglenke, geometri}", body = crate::api::dto::PositionResult),
+    responses((status = 200, description = "Position result {vegreferanse, vegsystemreferanse, veglenke, geometri}", body = crate::api::dto::PositionResult),
                (status = 204, description = "No such point on the network"),
-               (status = 422, description = "Neither or both parameters, or a malformed value")))]
+               (status = 422, description = "None or several of the parameters, or a malformed value")))]
 pub async fn get_position(State(s): State<AppState>, req: Request) -> ApiResult<Answer> {
     answer_position(&s.store, req.headers(), req.uri().query())
 }
@@ -85,19 +145,24 @@ pub fn answer_position(
     let srid = p.srid()?;
     let g = crate::api::dated::pinned(store, &p)?;
     let found = match (p.one("vegreferanse")?, p.one("veglenke")?) {
-        (Some(r), None) => lookup_road_ref(&g, r)?,
-        (None, Some(l)) => lookup_link(&g, l)?,
+        (Some(r), None) if !p.has("vegsystemreferanse") => lookup_road_ref(&g, r)?,
+        (None, Some(l)) if !p.has("vegsystemreferanse") => lookup_link(&g, l)?,
         (Some(_), Some(_)) => {
             return Err(ApiError::bad(
                 4009,
                 "vegreferanse og veglenke kan ikke kombineres",
             ))
         }
-        (None, None) => {
+        (None, None) if !p.has("vegsystemreferanse") => {
             return Err(ApiError::bad(
                 4004,
                 "Enten vegreferanse eller veglenke må angis",
             ))
+        }
+        _ => {
+            asked(&p, ["vegreferanse", "veglenke", "vegsystemreferanse"])?;
+            let text = p.one("vegsystemreferanse")?.unwrap_or_default();
+            lookup_system_ref(&g, text)?
         }
     };
     match found {
@@ -125,24 +190,28 @@ pub fn answer_position(
 #[utoipa::path(get, path = "/veg/batch", tag = "vegnett",
     params(PositionsQuery),
     responses((status = 200, description = "Object keyed by submitted value: position result or null", body = std::collections::HashMap<String, MaybePosition>),
-               (status = 422, description = "Neither or both lists, more than 1000 values, or a malformed value")))]
+               (status = 422, description = "None or several of the lists, more than 1000 values, or a malformed value")))]
 pub async fn get_positions(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
     let (p, n) = begin(req.headers(), req.uri().query(), POSITIONS_PARAMS)?;
     let srid = p.srid()?;
-    let (values, by_ref) = match (p.has("vegreferanser"), p.has("veglenker")) {
-        (true, false) => (p.list("vegreferanser"), true),
-        (false, true) => (p.list("veglenker"), false),
+    let (values, by) = match (p.has("vegreferanser"), p.has("veglenker")) {
+        (true, false) if !p.has("vegsystemreferanser") => (p.list("vegreferanser"), Asked::RoadRef),
+        (false, true) if !p.has("vegsystemreferanser") => (p.list("veglenker"), Asked::Link),
         (true, true) => {
             return Err(ApiError::bad(
                 4009,
                 "vegreferanser og veglenker kan ikke kombineres",
             ))
         }
-        (false, false) => {
+        (false, false) if !p.has("vegsystemreferanser") => {
             return Err(ApiError::bad(
                 4004,
                 "Enten vegreferanser eller veglenker må angis",
             ))
+        }
+        _ => {
+            asked(&p, ["vegreferanser", "veglenker", "vegsystemreferanser"])?;
+            (p.list("vegsystemreferanser"), Asked::SystemRef)
         }
     };
     if values.is_empty() {
@@ -161,15 +230,11 @@ pub async fn get_positions(State(s): State<AppState>, req: Request) -> ApiResult
         if !seen.insert(v.clone()) {
             continue; // a value given twice is answered once
         }
-        let found = if by_ref {
-            lookup_road_ref(&g, &v)?
-        } else {
-            lookup_link(&g, &v)?
-        };
+        let found = lookup(&g, by, &v)?;
         let value = match found {
             Some(pos) => {
                 let mut value = position_result(&pos, srid, false, n.wkt_z_tag())?;
-                echo_link_position(&mut value, (!by_ref).then_some(v.as_str()));
+                echo_link_position(&mut value, (by == Asked::Link).then_some(v.as_str()));
                 Some(value)
             }
             None => None,

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::api::dto::{date, road_ref_stretch};
+use crate::api::dto::{date, road_ref_stretch, system_ref_stretch};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
 use crate::api::handler::{begin, begin_geo};
@@ -161,6 +161,9 @@ pub struct LinkDoc {
     #[schema(value_type = Option<Object>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vegreferanse: Option<crate::api::dto::RoadRefStretch>,
+    /// The road system reference (LES v3's shape); absent where `vegreferanse` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegsystemreferanse: Option<crate::api::dto::SystemRefStretch>,
     /// Whole meters, as in the documentation's example (`"strekningslengde": 78`).
     pub strekningslengde: i64,
     #[serde(rename = "typeVeg")]
@@ -230,6 +233,9 @@ pub fn link_json(
         vegreferanse: Some(l.road_key())
             .filter(|k| k.has_road_ref())
             .map(|k| road_ref_stretch(&k, l.from_m(), l.to_m())),
+        vegsystemreferanse: g
+            .segment_system_ref(row)
+            .map(|(k, from, to)| system_ref_stretch(&k, from, to)),
         strekningslengde: l.length_m().round() as i64,
         type_veg: ROAD_TYPES
             .get(l.road_type() as usize)

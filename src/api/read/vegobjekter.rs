@@ -62,6 +62,7 @@ pub(crate) const FILTERS: &[&str] = &[
     "adskiltelop",
     "sideanlegg",
     "konnekteringslenker",
+    "vegsystemreferanse",
     // object ids, last modification, polygon (`filter.rs`)
     "ider",
     "endret_etter",

@@ -313,6 +313,29 @@ impl<const ABSENT: u8> Codec for AddedCode<ABSENT> {
     }
 }
 
+/// An unsigned integer (u8, u16, u32) added to a table after the first generations (a road
+/// link row's vegsystemreferanse numbers and metres): stored as [`Int32`]; the column missing
+/// from an older file reads as the type's maximum, a marker the loader derives from other
+/// columns (`RoadNetwork::derive_absent`).
+pub struct AddedInt32<T>(PhantomData<T>);
+impl<T: AsInt32> Codec for AddedInt32<T> {
+    type Native = T;
+    fn data_type() -> DataType {
+        DataType::Int32
+    }
+    fn encode(values: &[T]) -> ArrayRef {
+        Int32::<T>::encode(values)
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<T>) -> Option<()> {
+        Int32::<T>::decode(array, out)
+    }
+    fn decode_absent(items: usize, out: &mut Vec<T>) -> Option<()> {
+        // -1 wraps to the type's maximum
+        out.extend(std::iter::repeat_n(T::from_i32(-1), items));
+        Some(())
+    }
+}
+
 /// A letter added to a table after the first generations (a road link row's
 /// `traffic_group`): stored as [`Letter`]; the column missing from an older file reads as
 /// `ABSENT`.
