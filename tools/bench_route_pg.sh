@@ -26,7 +26,9 @@
 # `vegdb generate --scale national --data DIR`). PostgreSQL: the private cluster of
 # tools/pg_cluster.sh (needs `postgresql-15-postgis-3` and `postgresql-15-pgrouting`).
 # pyarrow in $VEGDB_BENCH_VENV (installed when missing). STOP=1 stops the cluster at the end;
-# NO_BUILD=1 uses the release binaries as they are.
+# NO_BUILD=1 uses the release binaries as they are; BIN_DIR names another directory of
+# binaries (tools/test.sh: the debug build). AGREE_ONLY=1 stops after the agreement check
+# (what tools/test.sh runs on the demo), without timing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-snapshots/demo}
@@ -43,7 +45,7 @@ VENV=${VEGDB_BENCH_VENV:-$HOME/.cache/vegdb-bench/venv}
   { echo "pgRouting for PostgreSQL 15 is missing: apt-get install -y postgresql-15-pgrouting" >&2; exit 2; }
 
 [ "${NO_BUILD:-0}" = 1 ] || cargo build --release --bins --locked -q
-BIN=${CARGO_TARGET_DIR:-target}/release
+BIN=${BIN_DIR:-${CARGO_TARGET_DIR:-target}/release}
 W=$(mktemp -d)
 chmod 755 "$W"
 VPID=
@@ -139,6 +141,7 @@ PY
 done
 [ "$bad" = 0 ] || { echo "$bad of $CHECK pairs differ" >&2; exit 1; }
 echo "all $CHECK pairs: vegdb = pgRouting over the whole graph (within 1 m); the box variant found no or a longer route for $boxed_off" >&2
+[ "${AGREE_ONLY:-0}" = 1 ] && exit 0
 
 pgbench_() { # sql -> "transactions/s latency_ms"
   as_pg "$PGBIN/pgbench" -h 127.0.0.1 -p "$PGPORT" -U postgres -n -M prepared -f "$W/$1.sql" \

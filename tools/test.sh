@@ -21,6 +21,10 @@ APT_UPDATED=""
 apt_install() {
   local cmd=$1; shift
   command -v "$cmd" > /dev/null 2>&1 && return 0
+  apt_packages "$@"
+}
+# apt_packages PACKAGE...: install Debian packages (the caller checks whether they are there).
+apt_packages() {
   local as=()
   if [ "$(id -u)" != 0 ]; then as=(sudo); fi
   if [ -z "$APT_UPDATED" ]; then "${as[@]}" apt-get update -qq; APT_UPDATED=1; fi
@@ -100,6 +104,18 @@ suite "$VENV/bin/python" tests/gis
 
 echo "== CSV tables: the statistics tables and object lists read by Python's csv module, on the demo"
 suite "$VENV/bin/python" tests/tables
+
+echo "== routes: /vegnett/rute against pgRouting's pgr_dijkstra on the demo network (equal lengths, tools/bench_route_pg.sh)"
+if [ ! -f /usr/share/postgresql/15/extension/pgrouting.control ] ||
+   [ ! -f /usr/share/postgresql/15/extension/postgis.control ]; then
+  apt_packages postgresql-15 postgresql-15-postgis-3 postgresql-15-pgrouting
+fi
+ROUTE_PG=$(mktemp -d)
+chmod 755 "$ROUTE_PG"
+PEERDATA="$ROUTE_PG" PGPORT=54361 STOP=1 NO_BUILD=1 AGREE_ONLY=1 CHECK=40 \
+  BIN_DIR="$CARGO_TARGET_DIR/debug" VEGDB_BENCH_VENV="$VENV" VPORT=18361 \
+  tools/bench_route_pg.sh snapshots/demo 40 1
+rm -rf "$ROUTE_PG"
 
 echo "== files: GIS exports in GDAL, engines (DuckDB, Dask) over a generation on S3 (moto)"
 # gdal-bin for ogrinfo (only when missing; another block may install it too)
