@@ -11,8 +11,9 @@
 //! information is not stored in the network, so edges are traversable both ways, as the
 //! network distance NVDB's route service answers.
 //!
-//! Memory: per vertex two coordinates and an offset (20 bytes), per row two vertex ids and two
-//! adjacency entries (24 bytes), plus the node id map.
+//! Memory: per vertex two coordinates and an offset (20 bytes) and its distances from the
+//! landmarks (`index::landmarks`, 64 bytes), per row two vertex ids and two adjacency entries
+//! (24 bytes), plus the node id map.
 
 use crate::snapshot::columns::RoadNetwork;
 use crate::util::FastMap;
@@ -37,6 +38,9 @@ pub struct RouteGraph {
     /// every row (at most 1): `k * straight distance` is a lower bound of any path's length,
     /// the A* estimate.
     pub bound_factor: f64,
+    /// Network distances from a few landmarks (`index::landmarks`): the A* estimate's other
+    /// lower bound.
+    pub landmarks: super::landmarks::Landmarks,
 }
 
 /// Whether rows `a` and `b` (consecutive) are parts of one veglenke meeting at a position.
@@ -79,6 +83,7 @@ impl RouteGraph {
             g.row_to.push(to);
         }
         g.link_up(n);
+        g.landmarks = super::landmarks::Landmarks::build(&g, n);
         g
     }
 
@@ -153,6 +158,7 @@ impl RouteGraph {
             + self.row_from.len() * 8
             + self.vertex_node.len() * 8
             + self.node_vertex.capacity() * 16
+            + self.landmarks.heap_bytes()
     }
 }
 

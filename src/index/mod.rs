@@ -4,6 +4,7 @@
 pub mod bitmaps;
 pub mod graph;
 pub mod grid;
+pub mod landmarks;
 pub mod network;
 pub mod pieces;
 pub mod rtree;

@@ -1,9 +1,10 @@
 //! Shortest routes along the road network by length: A* over the generation's routing graph
 //! (`index::graph::RouteGraph`) from a point on one row to a point on another.
 //!
-//! The estimate is `k ×` the straight distance to the nearer end of the target's row, `k` the
-//! graph's bound factor (no row is shorter than `k ×` the straight distance between its ends),
-//! so it never overestimates and the first time the best candidate is not beaten by the
+//! The estimate is the larger of two lower bounds of the distance to the nearer end of the
+//! target's row: `k ×` the straight distance, `k` the graph's bound factor (no row is shorter
+//! than `k ×` the straight distance between its ends), and the landmarks' triangle inequality
+//! (`index::landmarks`); both are consistent, so it never overestimates and the first time the best candidate is not beaten by the
 //! smallest open estimate the route is the shortest. The search keeps its labels in a hash map
 //! of the vertices it touched, so a short route costs what it visits, not the network's size.
 //!
@@ -19,6 +20,7 @@ use std::collections::BinaryHeap;
 
 use crate::generation::Generation;
 use crate::index::graph::RouteGraph;
+use crate::index::landmarks::Landmarks;
 use crate::snapshot::columns::{RoadNetwork, DETAIL_VT};
 use crate::util::FastMap;
 
@@ -189,7 +191,14 @@ struct Search<'a> {
 impl Search<'_> {
     fn estimate(&self, v: u32) -> f64 {
         let [(a, _), (b, _)] = self.ends;
-        self.g.bound_factor * self.g.straight(v, a).min(self.g.straight(v, b))
+        let straight = self.g.bound_factor * self.g.straight(v, a).min(self.g.straight(v, b));
+        if self.g.landmarks.count == 0 {
+            return straight;
+        }
+        let at = self.g.landmarks.of(v);
+        let by_landmarks = Landmarks::bound(at, self.g.landmarks.of(a))
+            .min(Landmarks::bound(at, self.g.landmarks.of(b)));
+        straight.max(by_landmarks)
     }
 
     fn push(&mut self, v: u32, cost: f64, via: Via) {
