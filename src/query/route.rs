@@ -5,8 +5,9 @@
 //! target's row: `k ×` the straight distance, `k` the graph's bound factor (no row is shorter
 //! than `k ×` the straight distance between its ends), and the landmarks' triangle inequality
 //! (`index::landmarks`); both are consistent, so it never overestimates and the first time the best candidate is not beaten by the
-//! smallest open estimate the route is the shortest. The search keeps its labels in a hash map
-//! of the vertices it touched, so a short route costs what it visits, not the network's size.
+//! smallest open estimate the route is the shortest. The search keeps its labels in arrays over
+//! the graph's vertices, stamped per search and kept per thread for the next one, so a short
+//! route costs what it visits, not the network's size.
 //!
 //! Which rows a route may use (`RouteFilter`): without detailed links the rows of topology
 //! level 0 (`detaljnivå` VEGTRASE and VEGTRASE_OG_KJOREBANE); with detailed links every row
@@ -22,7 +23,6 @@ use crate::generation::Generation;
 use crate::index::graph::RouteGraph;
 use crate::index::landmarks::Landmarks;
 use crate::snapshot::columns::{RoadNetwork, DETAIL_VT};
-use crate::util::FastMap;
 
 /// Which rows a route may use (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -136,6 +136,68 @@ struct Label {
     closed: bool,
 }
 
+/// The labels of one search, by vertex: arrays over every vertex of the graph, reused by the
+/// next search on the same thread (a label counts when its stamp is the search's).
+struct Labels {
+    stamp: u32,
+    stamps: Vec<u32>,
+    labels: Vec<Label>,
+}
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Option<Labels>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Labels {
+    /// Labels for `vertices` vertices, none set: the thread's spare arrays when they fit.
+    fn take(vertices: usize) -> Labels {
+        let spare = SPARE.with(|s| s.borrow_mut().take());
+        let mut l = match spare {
+            Some(l) if l.stamps.len() == vertices => l,
+            _ => Labels {
+                stamp: 0,
+                stamps: vec![0; vertices],
+                labels: vec![
+                    Label {
+                        cost: 0.0,
+                        via: Via::Start { to_end: false },
+                        closed: false,
+                    };
+                    vertices
+                ],
+            },
+        };
+        l.stamp = l.stamp.wrapping_add(1);
+        if l.stamp == 0 {
+            l.stamps.iter_mut().for_each(|s| *s = 0);
+            l.stamp = 1;
+        }
+        l
+    }
+
+    fn give_back(self) {
+        SPARE.with(|s| *s.borrow_mut() = Some(self));
+    }
+
+    #[inline]
+    fn get(&self, v: &u32) -> Option<&Label> {
+        let v = *v as usize;
+        (self.stamps[v] == self.stamp).then(|| &self.labels[v])
+    }
+
+    #[inline]
+    fn get_mut(&mut self, v: &u32) -> Option<&mut Label> {
+        let v = *v as usize;
+        (self.stamps[v] == self.stamp).then(|| &mut self.labels[v])
+    }
+
+    #[inline]
+    fn insert(&mut self, v: u32, label: Label) {
+        self.stamps[v as usize] = self.stamp;
+        self.labels[v as usize] = label;
+    }
+}
+
 /// A heap entry: estimate, cost, vertex; the smallest estimate first.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Open(f64, f64, u32);
@@ -181,7 +243,7 @@ struct Search<'a> {
     g: &'a RouteGraph,
     n: &'a RoadNetwork,
     q: &'a RouteQuery,
-    labels: FastMap<u32, Label>,
+    labels: Labels,
     heap: BinaryHeap<Open>,
     /// The end row's vertices and the cost from each to the end point.
     ends: [(u32, f64); 2],
@@ -367,19 +429,18 @@ pub fn shortest_route(g: &RouteGraph, n: &RoadNetwork, q: &RouteQuery) -> Option
         g,
         n,
         q,
-        labels: FastMap::default(),
+        labels: Labels::take(g.vertex_count()),
         heap: BinaryHeap::new(),
         ends,
         corridor,
     };
     let (finish, length_m) = search.run();
-    if finish == Finish::None {
-        return None;
-    }
-    Some(Route {
+    let route = (finish != Finish::None).then(|| Route {
         segments: search.segments(finish),
         length_m,
-    })
+    });
+    search.labels.give_back();
+    route
 }
 
 impl Generation {
