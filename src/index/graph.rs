@@ -83,7 +83,12 @@ impl RouteGraph {
             g.row_to.push(to);
         }
         g.link_up(n);
-        g.landmarks = super::landmarks::Landmarks::build(&g, n);
+        let adjacency = super::landmarks::Adjacency {
+            xy: &g.xy,
+            offsets: &g.offsets,
+            adjacent: &g.adjacent,
+        };
+        g.landmarks = super::landmarks::Landmarks::build(&adjacency, n);
         g
     }
 

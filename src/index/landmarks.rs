@@ -13,8 +13,26 @@ use std::collections::BinaryHeap;
 
 use rayon::prelude::*;
 
-use super::graph::RouteGraph;
 use crate::snapshot::columns::RoadNetwork;
+
+/// The graph the landmarks are over: the routing graph's arrays (`index::graph`).
+pub struct Adjacency<'a> {
+    /// Plane coordinates of each vertex.
+    pub xy: &'a [[f64; 2]],
+    /// Adjacency of vertex v: `adjacent[offsets[v]..offsets[v + 1]]`, (neighbour, row) pairs.
+    pub offsets: &'a [u32],
+    pub adjacent: &'a [(u32, u32)],
+}
+
+impl Adjacency<'_> {
+    fn vertex_count(&self) -> usize {
+        self.xy.len()
+    }
+
+    fn edges(&self, v: u32) -> &[(u32, u32)] {
+        &self.adjacent[self.offsets[v as usize] as usize..self.offsets[v as usize + 1] as usize]
+    }
+}
 
 /// Landmarks per graph.
 pub const LANDMARKS: usize = 8;
@@ -28,7 +46,7 @@ pub struct Landmarks {
 }
 
 impl Landmarks {
-    pub fn build(g: &RouteGraph, n: &RoadNetwork) -> Landmarks {
+    pub fn build(g: &Adjacency, n: &RoadNetwork) -> Landmarks {
         let picks = pick(g);
         let columns: Vec<Vec<f64>> = picks.par_iter().map(|&l| dijkstra(g, n, l)).collect();
         let count = columns.len();
@@ -68,7 +86,7 @@ impl Landmarks {
 
 /// The vertices of the largest connected part farthest out in eight compass directions
 /// (duplicates dropped).
-fn pick(g: &RouteGraph) -> Vec<u32> {
+fn pick(g: &Adjacency) -> Vec<u32> {
     let vertices = g.vertex_count();
     if vertices == 0 {
         return Vec::new();
@@ -117,7 +135,7 @@ fn pick(g: &RouteGraph) -> Vec<u32> {
 }
 
 /// Network distances from vertex `from` over every row.
-fn dijkstra(g: &RouteGraph, n: &RoadNetwork, from: u32) -> Vec<f64> {
+fn dijkstra(g: &Adjacency, n: &RoadNetwork, from: u32) -> Vec<f64> {
     let mut dist = vec![f64::INFINITY; g.vertex_count()];
     let mut heap = BinaryHeap::new();
     dist[from as usize] = 0.0;
