@@ -196,6 +196,7 @@ fn dated(resource: &str, label: RouteLabel) -> bool {
         RouteLabel::Road | RouteLabel::RoadBatch | RouteLabel::Position => true,
         RouteLabel::Network => {
             resource.starts_with("/vegnett/lenker")
+                || resource == "/vegnett/segmentert"
                 || resource.starts_with("/vegnett/statistikk")
                 || resource == "/vegnett/rute"
         }
