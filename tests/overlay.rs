@@ -41,6 +41,9 @@ fn demo() -> &'static Generation {
 /// (link, from, to, per type: [(object row, lane specific)]) of one elementary interval.
 type Expected = (u64, f64, f64, Vec<Vec<(u32, bool)>>);
 
+/// (type index, from, to, object row, lane specific) of one placement.
+type Placement = (usize, f64, f64, u32, bool);
+
 /// The brute-force overlay of network `rows` with the given (type, selected objects).
 fn brute_force(
     g: &Generation,
@@ -50,7 +53,7 @@ fn brute_force(
 ) -> Vec<Expected> {
     let n = &g.network;
     // every stretch placement of every selected object: (type index, from, to, row, lanes)
-    let mut all: BTreeMap<u64, Vec<(usize, f64, f64, u32, bool)>> = BTreeMap::new();
+    let mut all: BTreeMap<u64, Vec<Placement>> = BTreeMap::new();
     for (t, (type_id, objects)) in types.iter().enumerate() {
         let table = &g.objects[type_id].table;
         for o in objects {
