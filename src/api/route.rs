@@ -384,6 +384,8 @@ mod tests {
             ("/veg/batch", true),
             ("/vegnett/lenker", true),
             ("/vegnett/lenker/1", true),
+            ("/vegnett/segmentert", true),
+            ("/vegnett/segmentert.csv", true),
             ("/vegnett", false),
             ("/status", false),
             ("/vegobjekttyper/105", false),

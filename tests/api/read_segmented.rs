@@ -230,3 +230,33 @@ async fn bad_input_is_a_v2_error() {
         assert!(v[0]["code"].is_u64(), "{q}: {body}");
     }
 }
+
+#[tokio::test]
+async fn geojson_has_the_json_pieces_as_features() {
+    let s = TestServer::start().await;
+    let q = "typer=105,540&vegreferanse=E&antall=40";
+    let json = s.get_json(&format!("/vegnett/segmentert?{q}"), 200).await;
+    let items = json["objekter"].as_array().unwrap();
+    let geo = s
+        .get_json(&format!("/vegnett/segmentert.geojson?{q}"), 200)
+        .await;
+    assert_eq!(geo["type"], "FeatureCollection");
+    let features = geo["features"].as_array().unwrap();
+    assert_eq!(features.len(), items.len());
+    for (f, p) in features.iter().zip(items) {
+        assert_eq!(f["id"], p["kortform"]);
+        assert_eq!(f["geometry"]["type"], "LineString");
+        assert!(f["properties"].get("geometri").is_none());
+        assert_eq!(f["properties"]["vegobjekter"], p["vegobjekter"]);
+        // WGS 84 by default: Trøndelag's longitudes and latitudes
+        let c = &f["geometry"]["coordinates"][0];
+        assert!((5.0..15.0).contains(&c[0].as_f64().unwrap()), "{c}");
+        assert!((60.0..66.0).contains(&c[1].as_f64().unwrap()), "{c}");
+    }
+    if items.len() == 40 {
+        assert!(geo["links"][0]["href"]
+            .as_str()
+            .unwrap()
+            .contains("segmentert.geojson"));
+    }
+}

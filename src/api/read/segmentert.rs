@@ -18,8 +18,9 @@
 //! where no object covers the piece, `{id, versjon, feltspesifikk, egenskaper}` where one does,
 //! a list of those (ascending id) where several do. `egenskaper` has a member
 //! `egenskap_<property type id>` per chosen value the object has (an enumerated value's name,
-//! or its number for numeric enumerations). Sensitive values are never carried. JSON, XML and
-//! CSV (`Accept: text/csv` or `.csv`; one line per piece, nested members as `a.b` columns).
+//! or its number for numeric enumerations). Sensitive values are never carried. JSON, XML,
+//! GeoJSON (as `/vegnett/lenker`'s: the piece without `geometri` as properties) and CSV
+//! (`Accept: text/csv` or `.csv`; one line per piece, nested members as `a.b` columns).
 
 use std::collections::HashMap;
 
@@ -32,13 +33,14 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::api::dto::{date, road_ref_stretch, system_ref_stretch};
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::handler::begin_csv;
+use crate::api::geojson;
+use crate::api::handler::begin_geo_csv;
 use crate::api::media::json as respond;
-use crate::api::paging::{envelope, next_start, page_size, start};
+use crate::api::paging::{envelope, next_href, next_start, page_size, start};
 use crate::api::read::network_attributes::NETWORK_ATTRIBUTE_PARAMS;
 use crate::api::read::vegnett::{selected_rows, LIST_PARAMS};
 use crate::api::state::AppState;
-use crate::generation::feature::{FeatureOptions, PropertyValue};
+use crate::generation::feature::{FeatureOptions, Geometry, PropertyValue};
 use crate::generation::rows::ObjectRow;
 use crate::generation::{Generation, TypeData};
 use crate::geo::srid::Srid;
@@ -224,8 +226,12 @@ pub async fn list_pieces(
         .chain(NETWORK_ATTRIBUTE_PARAMS)
         .copied()
         .collect();
-    let (p, n) = begin_csv(&headers, q.as_deref(), &allowed)?;
-    let srid = p.srid()?;
+    let (p, n) = begin_geo_csv(&headers, q.as_deref(), &allowed)?;
+    let srid = if n.geojson {
+        geojson::output_srid(&p)?
+    } else {
+        p.srid()?
+    };
     let antall = page_size(&p, MAX_PAGE)?;
     let from = start(&p)?;
     let only_covered = p.bool("kun_dekket")?.unwrap_or(false);
@@ -244,8 +250,23 @@ pub async fn list_pieces(
     let next = next_start(&p, g.id, last)?;
     let docs = pieces
         .iter()
-        .map(|x| piece_json(&g, &layers, x, srid, n.wkt_z_tag()))
+        .map(|x| piece_json(&g, &layers, x, srid, n.wkt_z_tag() || n.geojson))
         .collect::<ApiResult<Vec<Value>>>()?;
+    if n.geojson {
+        let crs = geojson::Crs::new(srid);
+        let more = pieces.len() == antall;
+        let next = more.then(|| {
+            next_href(
+                &s,
+                "/vegnett/segmentert.geojson",
+                q.as_deref(),
+                antall,
+                &next,
+            )
+        });
+        let features = piece_features(&g, &pieces, docs, crs)?;
+        return Ok(geojson::v2_collection(features, srid, next, None));
+    }
     if n.csv {
         let mut r = crate::api::csv::table(&docs, &[]).into_response();
         r.headers_mut()
@@ -263,6 +284,35 @@ pub async fn list_pieces(
         n.revision,
     );
     Ok(respond(n, &env))
+}
+
+/// The pieces as GeoJSON features: the piece documents (without `geometri`) as properties,
+/// `kortform` as id, the piece's stretch of its row as geometry.
+fn piece_features(
+    g: &Generation,
+    pieces: &[Piece],
+    docs: Vec<Value>,
+    crs: geojson::Crs,
+) -> ApiResult<geojson::Features> {
+    let geometries = pieces
+        .iter()
+        .map(|x| {
+            let line = g.segment(x.net_row as usize).sub_line(x.from, x.to);
+            Ok(Geometry::LineString(line).to_srid(crs.srid)?)
+        })
+        .collect::<ApiResult<Vec<Geometry>>>()?;
+    Ok(geojson::Features::new(docs.len(), move |i, out| {
+        let id = docs[i]["kortform"].clone();
+        geojson::push_doc_feature(
+            out,
+            Some(&id),
+            Some(&geometries[i]),
+            docs[i].clone(),
+            "geometri",
+            crs,
+        );
+        Ok(())
+    }))
 }
 
 /// At most `antall` pieces after `after` (link id, start position) of the selected `rows`.
