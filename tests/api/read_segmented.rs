@@ -8,8 +8,6 @@ use serde_json::Value;
 
 use crate::server::TestServer;
 
-const Q: &str = "typer=105,540&vegreferanse=E,R,F";
-
 async fn all_pages(s: &TestServer, query: &str, antall: usize) -> Vec<Value> {
     let mut out = Vec::new();
     let mut path = format!("/vegnett/segmentert?{query}&antall={antall}");
@@ -35,12 +33,19 @@ fn pos(v: &Value, name: &str) -> f64 {
 #[tokio::test]
 async fn pieces_tile_the_selected_links_and_page_completely() {
     let s = TestServer::start().await;
+    tiles(&s, "vegreferanse=E,R,F").await;
+    // a past day: the links and objects of that day
+    tiles(&s, "vegreferanse=E,R,F&tidspunkt=2025-01-01").await;
+}
+
+async fn tiles(s: &TestServer, filter: &str) {
     let links = s
-        .get_json("/vegnett/lenker?vegreferanse=E,R,F&antall=10000", 200)
+        .get_json(&format!("/vegnett/lenker?{filter}&antall=10000"), 200)
         .await;
     let links = links["objekter"].as_array().unwrap();
-    assert!(!links.is_empty());
-    let pieces = all_pages(&s, Q, 10_000).await;
+    assert!(!links.is_empty(), "{filter}");
+    let q = format!("typer=105,540&{filter}");
+    let pieces = all_pages(s, &q, 10_000).await;
     // per link: the link rows' intervals, and the pieces' intervals, merged where they touch
     let mut want: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
     for l in links {
@@ -70,7 +75,7 @@ async fn pieces_tile_the_selected_links_and_page_completely() {
     assert_eq!(merged(got), merged(want));
     assert!(pieces.len() > links.len(), "objects cut the links");
     // small pages give the same pieces
-    assert_eq!(all_pages(&s, Q, 7).await, pieces);
+    assert_eq!(all_pages(s, &q, 7).await, pieces);
 }
 
 fn merged(m: BTreeMap<u64, Vec<(f64, f64)>>) -> BTreeMap<u64, Vec<(f64, f64)>> {

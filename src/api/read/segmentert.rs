@@ -220,13 +220,36 @@ pub async fn list_pieces(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> ApiResult<Response> {
-    let allowed: Vec<&str> = OVERLAY_PARAMS
+    // the generation is resolved here (a `tidspunkt` view belongs to the request's task), the
+    // overlay and its rendering run on the blocking pool, off the async workers
+    let g = {
+        let (p, _) = begin_geo_csv(&headers, q.as_deref(), &allowed())?;
+        crate::api::dated::generation(&s, &p)?
+    };
+    let work = tokio::task::spawn_blocking(move || answer(&s, g, &headers, q.as_deref()));
+    match work.await {
+        Ok(r) => r,
+        Err(e) => Err(crate::error::EngineError::Internal(format!("segmentert: {e}")).into()),
+    }
+}
+
+fn allowed() -> Vec<&'static str> {
+    OVERLAY_PARAMS
         .iter()
         .chain(LIST_PARAMS)
         .chain(NETWORK_ATTRIBUTE_PARAMS)
         .copied()
-        .collect();
-    let (p, n) = begin_geo_csv(&headers, q.as_deref(), &allowed)?;
+        .collect()
+}
+
+/// The answer of a request on generation `g`.
+fn answer(
+    s: &AppState,
+    g: std::sync::Arc<Generation>,
+    headers: &HeaderMap,
+    q: Option<&str>,
+) -> ApiResult<Response> {
+    let (p, n) = begin_geo_csv(headers, q, &allowed())?;
     let srid = if n.geojson {
         geojson::output_srid(&p)?
     } else {
@@ -235,7 +258,6 @@ pub async fn list_pieces(
     let antall = page_size(&p, MAX_PAGE)?;
     let from = start(&p)?;
     let only_covered = p.bool("kun_dekket")?.unwrap_or(false);
-    let g = crate::api::dated::generation(&s, &p)?;
     let layers = parse_layers(&g, &p)?;
     let rows = selected_rows(&g, &p, srid)?;
     let pieces = page(
@@ -255,15 +277,7 @@ pub async fn list_pieces(
     if n.geojson {
         let crs = geojson::Crs::new(srid);
         let more = pieces.len() == antall;
-        let next = more.then(|| {
-            next_href(
-                &s,
-                "/vegnett/segmentert.geojson",
-                q.as_deref(),
-                antall,
-                &next,
-            )
-        });
+        let next = more.then(|| next_href(s, "/vegnett/segmentert.geojson", q, antall, &next));
         let features = piece_features(&g, &pieces, docs, crs)?;
         return Ok(geojson::v2_collection(features, srid, next, None));
     }
@@ -274,9 +288,9 @@ pub async fn list_pieces(
         return Ok(r);
     }
     let env = envelope(
-        &s,
+        s,
         "/vegnett/segmentert",
-        q.as_deref(),
+        q,
         docs,
         antall,
         next,
