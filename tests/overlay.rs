@@ -261,3 +261,72 @@ fn speed_limit_and_traffic_volume_cut_the_demo_network() {
         v
     });
 }
+
+#[test]
+fn geoparquet_export_holds_the_overlay() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int64Type};
+    use arrow_array::Array;
+    let g = tiny();
+    let types = [105u32, 540];
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("s.parquet");
+    let r = vegdb::export::segmented::export_segmented(
+        g,
+        &types,
+        &[],
+        vegdb::geo::srid::Srid::Utm33Wgs84,
+        &out,
+    )
+    .unwrap();
+    // the expectation: the brute-force overlay of every row with every object
+    let rows: RoaringBitmap = (0..g.network.len() as u32).collect();
+    let all: Vec<(u32, RoaringBitmap)> = types
+        .iter()
+        .map(|&t| (t, (0..g.objects[&t].table.len() as u32).collect()))
+        .collect();
+    let want = brute_force(g, &rows, &all, false);
+    assert_eq!(r.features, want.len());
+    let file = std::fs::File::open(&out).unwrap();
+    let reader =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    assert!(reader
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .unwrap()
+        .iter()
+        .any(|kv| kv.key == "geo"));
+    let mut i = 0;
+    for batch in reader.build().unwrap() {
+        let b = batch.unwrap();
+        let link = b.column(0).as_primitive::<Int64Type>();
+        let from = b.column(1).as_primitive::<Float64Type>();
+        let to = b.column(2).as_primitive::<Float64Type>();
+        let cols: Vec<_> = (0..types.len())
+            .map(|t| b.column(5 + t).as_list::<i32>())
+            .collect();
+        for k in 0..b.num_rows() {
+            let (wl, wf, wt, covers) = &want[i];
+            assert_eq!(
+                (link.value(k) as u64, from.value(k), to.value(k)),
+                (*wl, *wf, *wt)
+            );
+            for (t, c) in cols.iter().enumerate() {
+                let table = &g.objects[&types[t]].table;
+                let ids: Vec<i64> = covers[t]
+                    .iter()
+                    .map(|&(o, _)| table.id[o as usize] as i64)
+                    .collect();
+                if ids.is_empty() {
+                    assert!(c.is_null(k));
+                } else {
+                    let v = c.value(k);
+                    assert_eq!(v.as_primitive::<Int64Type>().values().to_vec(), ids);
+                }
+            }
+            i += 1;
+        }
+    }
+    assert_eq!(i, want.len());
+}
