@@ -16,7 +16,7 @@ use crate::snapshot::store::DataDir;
 mod exchange;
 mod produce;
 mod upgrade;
-pub use exchange::{run_export, run_pull, run_push};
+pub use exchange::{run_export, run_export_segmented, run_pull, run_push};
 use produce::spinner;
 pub use produce::{run_generate, run_import, run_refresh};
 pub use upgrade::run_upgrade;
@@ -117,8 +117,17 @@ pub enum Command {
     /// GeoParquet, with located geometry and property names and decoded values.
     Export {
         /// Object type id, e.g. 105 (Fartsgrense).
-        #[arg(long = "type")]
-        type_id: u32,
+        #[arg(
+            long = "type",
+            required_unless_present = "segmentert",
+            conflicts_with = "segmentert"
+        )]
+        type_id: Option<u32>,
+        /// Instead of one type: the network cut wherever an object of any of these types
+        /// (comma-separated ids, at most 10) begins or ends, a row per piece with the covering
+        /// objects' ids per type (as GET /vegnett/segmentert); --format geoparquet only.
+        #[arg(long, value_delimiter = ',')]
+        segmentert: Vec<u32>,
         /// Output format: fgb (FlatGeobuf), geojson or geoparquet.
         #[arg(long, value_enum)]
         format: crate::export::Format,

@@ -43,12 +43,23 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Refresh { source, data }) => cli::run_refresh(&source, &data),
         Some(Command::Export {
             type_id,
+            segmentert,
             format,
             srid,
             kommune,
             out,
             data,
-        }) => cli::run_export(type_id, format, srid.as_deref(), kommune, out, &data),
+        }) => match type_id {
+            Some(type_id) => cli::run_export(type_id, format, srid.as_deref(), kommune, out, &data),
+            None => cli::run_export_segmented(
+                &segmentert,
+                format,
+                srid.as_deref(),
+                &kommune,
+                out,
+                &data,
+            ),
+        },
         Some(Command::Snapshot { action }) => match action {
             SnapshotAction::Inspect { data, generation } => cli::run_inspect(&data, generation),
             SnapshotAction::Verify { data, generation } => cli::run_verify(&data, generation),

@@ -22,7 +22,7 @@ pub const META_PATHS: &[&str] = &["/openapi.json", "/docs", "/docs/{asset}"];
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "vegdb — NVDB API LES v2", description = "Read interface of the Norwegian road database, API version 2, as served by vegdb. Every answer is JSON (default) or XML (`Accept: application/xml`, or a `.xml` suffix on the path); `?pretty=true` indents it. The statistics tables and the object lists also come as CSV (`Accept: text/csv`, or a `.csv` suffix). Errors are a JSON array of `{code, message, help_url}`."),
+    info(title = "vegdb — NVDB API LES v2", description = "Read interface of the Norwegian road database, API version 2, as served by vegdb. Every answer is JSON (default) or XML (`Accept: application/xml`, or a `.xml` suffix on the path); `?pretty=true` indents it. The statistics tables, the object lists and the segmented network (`/vegnett/segmentert`) also come as CSV (`Accept: text/csv`, or a `.csv` suffix). Errors are a JSON array of `{code, message, help_url}`."),
     servers((url = "/nvdb/api/v2")),
     components(schemas(super::error::ErrorBody))
 )]
@@ -206,6 +206,7 @@ const CSV_OPERATIONS: &[&str] = &[
     "list_type_statistics",
     "get_network_statistics",
     "get_grouped_network_statistics",
+    "list_pieces",
 ];
 
 /// A parameter's type without `null`. Integers the handlers parse into 32- or 64-bit types get that bound (a larger number is a

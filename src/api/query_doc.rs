@@ -189,7 +189,22 @@ fn filter_parameter(name: &str) -> Option<ParameterDoc> {
         ),
         "egenskap" => (
             json!({"type": "string"}),
-            "Property filter, e.g. 2021=2738, egenskap(2021) in [2738,2741], (2021>=50 AND 2021<=80)",
+            "Property filter, e.g. 2021=2738, egenskap(2021) in [2738,2741], (2021>=50 AND 2021<=80). On /vegnett/segmentert: typeId(filter), once per type of typer (repeat the parameter for several types): only that type's passing objects cover pieces",
+            false,
+        ),
+        "typer" => (
+            json!({"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1, "maxItems": 10}),
+            "/vegnett/segmentert: the object types overlaid (1 to 10 type ids, each once, comma list); required",
+            true,
+        ),
+        "egenskaper" => (
+            json!({"type": "string"}),
+            "/vegnett/segmentert: which values each type's objects carry, typeId(property type ids) comma-separated, e.g. 105(2021),540(4623,4624); typeId() carries none; a type not named carries all its value properties",
+            false,
+        ),
+        "kun_dekket" => (
+            json!({"type": "boolean", "default": false}),
+            "/vegnett/segmentert: keep only the pieces every type of typer covers",
             false,
         ),
         "overlapp" => (

@@ -196,6 +196,7 @@ fn dated(resource: &str, label: RouteLabel) -> bool {
         RouteLabel::Road | RouteLabel::RoadBatch | RouteLabel::Position => true,
         RouteLabel::Network => {
             resource.starts_with("/vegnett/lenker")
+                || resource == "/vegnett/segmentert"
                 || resource.starts_with("/vegnett/statistikk")
                 || resource == "/vegnett/rute"
         }
@@ -383,6 +384,8 @@ mod tests {
             ("/veg/batch", true),
             ("/vegnett/lenker", true),
             ("/vegnett/lenker/1", true),
+            ("/vegnett/segmentert", true),
+            ("/vegnett/segmentert.csv", true),
             ("/vegnett", false),
             ("/status", false),
             ("/vegobjekttyper/105", false),

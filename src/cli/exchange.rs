@@ -53,6 +53,50 @@ pub fn run_export(
     Ok(())
 }
 
+/// `vegdb export --segmentert 105,540`: the overlay of the types over the current network (or
+/// `--kommune`'s rows) as GeoParquet.
+pub fn run_export_segmented(
+    types: &[u32],
+    format: crate::export::Format,
+    srid: Option<&str>,
+    kommune: &[u16],
+    out: Option<PathBuf>,
+    data: &Path,
+) -> anyhow::Result<()> {
+    if format != crate::export::Format::Geoparquet {
+        anyhow::bail!("--segmentert writes --format geoparquet only");
+    }
+    if types.is_empty() || types.len() > 10 {
+        anyhow::bail!("--segmentert takes 1 to 10 object type ids");
+    }
+    let srid = match srid {
+        Some(s) => crate::geo::srid::Srid::parse(s)
+            .map_err(|_| anyhow::anyhow!("unknown --srid {s} (32633, 25833, 4326)"))?,
+        None => format.default_srid(),
+    };
+    let names: Vec<String> = types.iter().map(u32::to_string).collect();
+    let out =
+        out.unwrap_or_else(|| PathBuf::from(format!("segmentert-{}.parquet", names.join("-"))));
+    let data = DataDir::read_only(data);
+    let pinned = data.pin_current_or(None)?;
+    let started = std::time::Instant::now();
+    let (g, _) = Generation::load(&pinned.dir, &|_| {})?;
+    let loaded = started.elapsed();
+    let r = crate::export::segmented::export_segmented(&g, types, kommune, srid, &out)?;
+    println!(
+        "exported {} pieces of the network cut by types {} (generation {}) to {} ({} bytes, srid {}) in {:.2} s (+ {:.2} s loading)",
+        r.features,
+        names.join(","),
+        g.id,
+        out.display(),
+        r.bytes,
+        srid.code(),
+        (started.elapsed() - loaded).as_secs_f64(),
+        loaded.as_secs_f64()
+    );
+    Ok(())
+}
+
 /// `vegdb snapshot push`.
 pub fn run_push(data: &Path, to: &str, generation: Option<u64>) -> anyhow::Result<()> {
     let remote = crate::remote::Remote::open(to)?;

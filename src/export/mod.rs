@@ -10,6 +10,8 @@
 //! EPSG:32633 (the stored numbers, the files' one label); `--srid` chooses another accepted
 //! system (GeoParquet: 32633, 25833 or 4326, the systems whose PROJJSON is embedded).
 
+pub mod segmented;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;

@@ -36,6 +36,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("/vegnett", "/vegnett"),
     ("/vegnett/lenker", "/vegnett/lenker?antall=5"),
     ("/vegnett/lenker/{id}", "/vegnett/lenker/1000001"),
+    (
+        "/vegnett/segmentert",
+        "/vegnett/segmentert?typer=105,540&antall=5",
+    ),
     ("/vegnett/noder/{id}", "/vegnett/noder/1"),
     (
         "/vegnett/rute",

@@ -21,6 +21,7 @@ mod read_network;
 mod read_objects;
 mod read_omrader;
 mod read_route;
+mod read_segmented;
 mod read_statistics;
 mod read_system_refs;
 mod read_xml;

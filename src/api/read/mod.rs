@@ -8,6 +8,7 @@ pub mod omrader;
 pub mod polygon;
 pub mod posisjon;
 pub mod rute;
+pub mod segmentert;
 pub mod statistikk;
 pub mod status;
 pub mod veg;
@@ -29,6 +30,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(veg::routes())
         .merge(posisjon::routes())
         .merge(vegnett::routes())
+        .merge(segmentert::routes())
         .merge(rute::routes())
         .merge(noder::routes())
         .merge(vegobjekter::routes())

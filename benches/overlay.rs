@@ -1,0 +1,73 @@
+//! Dynamic segmentation (the /vegnett/segmentert core), in process: the whole network of one
+//! county cut by speed limit (105), traffic volume (540) and road width (241, where the data
+//! has it). Reports the piece count, and criterion's time for gathering the types' intervals
+//! and for the overlay of every selected row. Data: the demo preset (seed 42) or, with
+//! VEGDB_BENCH_DATA, a data dir (national: county 50).
+#![allow(clippy::unwrap_used)] // a benchmark may unwrap
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use roaring::RoaringBitmap;
+use vegdb::area::AreaKind;
+use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::Generation;
+use vegdb::query::network::NetworkAreaFilter;
+use vegdb::query::overlay::{links_of, overlay, LinkIntervals};
+use vegdb::snapshot::store::DataDir;
+
+// the server's allocator
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn load() -> (String, Generation) {
+    if let Ok(root) = std::env::var("VEGDB_BENCH_DATA") {
+        let data = DataDir::read_only(root);
+        let dir = data.generation_dir(data.current().unwrap().expect("CURRENT"));
+        return ("data".into(), Generation::load(&dir, &|_| {}).unwrap().0);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = generate_into(Scale::Demo, 42, tmp.path()).unwrap();
+    let g = Generation::load(&dir, &|_| {}).unwrap().0;
+    std::mem::forget(tmp);
+    ("demo".into(), g)
+}
+
+fn layers(g: &Generation, types: &[u32], rows: &RoaringBitmap) -> Vec<LinkIntervals> {
+    let links = links_of(&g.network, rows);
+    types
+        .iter()
+        .map(|t| {
+            let d = &g.objects[t];
+            let all: RoaringBitmap = (0..d.table.len() as u32).collect();
+            LinkIntervals::build(&d.table, &all, Some(&links))
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let (name, g) = load();
+    let rows = g.select_segments(&NetworkAreaFilter {
+        any_of: vec![(AreaKind::County, 50)],
+        ..Default::default()
+    });
+    let types: Vec<u32> = [105, 540, 241]
+        .into_iter()
+        .filter(|t| g.objects.contains_key(t))
+        .collect();
+    let built = layers(&g, &types, &rows);
+    let pieces = overlay(&g.network, rows.iter(), &built, false).len();
+    eprintln!(
+        "{name}: county 50, {} rows, types {types:?}: {pieces} pieces",
+        rows.len()
+    );
+    let mut group = c.benchmark_group(format!("overlay_{name}"));
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(rows.len()));
+    group.bench_function("gather_intervals", |b| b.iter(|| layers(&g, &types, &rows)));
+    group.bench_function("overlay_rows", |b| {
+        b.iter(|| overlay(&g.network, rows.iter(), &built, false).len())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

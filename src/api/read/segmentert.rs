@@ -1,0 +1,514 @@
+//! GET /vegnett/segmentert: dynamic segmentation. The network rows `/vegnett/lenker` would
+//! select (same area, road reference, network attribute, polygon and `tidspunkt` filters) cut
+//! wherever an object of any of the types in `typer` begins or ends (`query::overlay`, whose
+//! rules this answer follows), each piece with, per type, the covering objects and their values.
+//!
+//! - `typer`: 1 to [`MAX_TYPES`] object type ids (required, each once).
+//! - `egenskap=<type>(<filter>)` (repeatable, once per type): only that type's objects passing
+//!   the filter (the object lists' `egenskap` syntax) cover pieces.
+//! - `egenskaper=<type>(<property type ids>)`: the values a type's objects carry (all value
+//!   properties by default; `<type>()` none).
+//! - `kun_dekket=true`: only pieces covered by every type.
+//! - Paging as `/vegnett/lenker`: pieces are ordered by (link id, start position), at most
+//!   [`MAX_PAGE`] a page, the cursor holds the last piece's (link id, start position).
+//!
+//! A piece: `veglenkesekvensid`, `fra_posisjon`, `til_posisjon`, `kortform`, `lengde` (meters),
+//! `vegreferanse` / `vegsystemreferanse` (as a link row has them, for the piece's positions),
+//! `geometri` (WKT in `srid`) and `vegobjekter`, one member `vegobjekttype_<id>` per type: null
+//! where no object covers the piece, `{id, versjon, feltspesifikk, egenskaper}` where one does,
+//! a list of those (ascending id) where several do. `egenskaper` has a member
+//! `egenskap_<property type id>` per chosen value the object has (an enumerated value's name,
+//! or its number for numeric enumerations). Sensitive values are never carried. JSON, XML,
+//! GeoJSON (as `/vegnett/lenker`'s: the piece without `geometri` as properties) and CSV
+//! (`Accept: text/csv` or `.csv`; one line per piece, nested members as `a.b` columns).
+
+use std::collections::HashMap;
+
+use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use roaring::RoaringBitmap;
+use serde_json::{Map, Value};
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::api::dto::{date, road_ref_stretch, system_ref_stretch};
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::geojson;
+use crate::api::handler::begin_geo_csv;
+use crate::api::media::json as respond;
+use crate::api::paging::{envelope, next_href, next_start, page_size, start};
+use crate::api::read::network_attributes::NETWORK_ATTRIBUTE_PARAMS;
+use crate::api::read::vegnett::{selected_rows, LIST_PARAMS};
+use crate::api::state::AppState;
+use crate::generation::feature::{FeatureOptions, Geometry, PropertyValue};
+use crate::generation::rows::ObjectRow;
+use crate::generation::{Generation, TypeData};
+use crate::geo::srid::Srid;
+use crate::geo::wkt;
+use crate::query::egenskap;
+use crate::query::objects::ObjectFilter;
+use crate::query::overlay::{links_of, row_pieces, LinkIntervals, Piece};
+use crate::query::vegref::link_range_short;
+
+/// Largest page of pieces.
+pub const MAX_PAGE: usize = 10_000;
+/// Most object types in one overlay.
+pub const MAX_TYPES: usize = 10;
+
+pub(crate) const OVERLAY_PARAMS: &[&str] = &["typer", "egenskap", "egenskaper", "kun_dekket"];
+crate::query_params!(OverlayQuery = [OVERLAY_PARAMS, LIST_PARAMS, NETWORK_ATTRIBUTE_PARAMS]);
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(crate::read_route!(list_pieces))
+}
+
+/// A page of `GET /vegnett/segmentert` (pieces as described in the module documentation).
+#[derive(utoipa::ToSchema)]
+pub struct PiecePageDoc {
+    #[schema(value_type = Vec<Object>)]
+    pub objekter: Vec<Value>,
+    pub metadata: crate::api::paging::PageMetadata,
+}
+
+/// One type of the overlay as asked for.
+struct Layer<'a> {
+    type_id: u32,
+    data: Option<&'a TypeData>,
+    filter: Option<egenskap::Expr>,
+    /// The value properties carried (None: all).
+    values: Option<Vec<u32>>,
+}
+
+fn bad(message: String) -> ApiError {
+    ApiError::bad(4005, message)
+}
+
+/// `typer`, `egenskap` and `egenskaper` as layers, in the order of `typer`.
+fn parse_layers<'g>(
+    g: &'g Generation,
+    p: &crate::api::params::Params,
+) -> ApiResult<Vec<Layer<'g>>> {
+    let ids = p.int_list("typer")?;
+    if ids.is_empty() {
+        return Err(bad("typer mangler: gi 1 til 10 vegobjekttype-id-er".into()));
+    }
+    if ids.len() > MAX_TYPES {
+        return Err(bad(format!(
+            "typer har {} vegobjekttyper; høyst {MAX_TYPES} er tillatt",
+            ids.len()
+        )));
+    }
+    let mut layers: Vec<Layer<'g>> = Vec::new();
+    for id in ids {
+        let type_id = u32::try_from(id).map_err(|_| bad(format!("Ukjent vegobjekttype {id}")))?;
+        if g.catalog.object_type(type_id).is_none() {
+            return Err(bad(format!("Ukjent vegobjekttype {id}")));
+        }
+        if layers.iter().any(|l| l.type_id == type_id) {
+            return Err(bad(format!(
+                "Vegobjekttype {id} er gitt flere ganger i typer"
+            )));
+        }
+        layers.push(Layer {
+            type_id,
+            data: g.objects.get(&type_id).map(|d| &**d),
+            filter: None,
+            values: None,
+        });
+    }
+    for raw in p.raw("egenskap") {
+        let (layer, inner) = term(&mut layers, raw, "egenskap")?;
+        if layer.filter.is_some() {
+            return Err(bad(format!(
+                "egenskap er gitt flere ganger for vegobjekttype {}",
+                layer.type_id
+            )));
+        }
+        let t = g
+            .catalog
+            .object_type(layer.type_id)
+            .ok_or_else(|| bad("ukjent type".into()))?;
+        let e = egenskap::parse(inner)?;
+        egenskap::check(&e, g.catalog, t)?;
+        if let Some(prop) = egenskap::sensitive_property(&e, g.catalog, t) {
+            return Err(bad(format!(
+                "Egenskapstype {prop} er skjermet og kan ikke filtreres her"
+            )));
+        }
+        layer.filter = Some(e);
+    }
+    for raw in split_top(&p.raw("egenskaper").join(",")) {
+        let (layer, inner) = term(&mut layers, &raw, "egenskaper")?;
+        let t = g
+            .catalog
+            .object_type(layer.type_id)
+            .ok_or_else(|| bad("ukjent type".into()))?;
+        let mut chosen = Vec::new();
+        for s in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let id: u32 = s.parse().map_err(|_| {
+                bad(format!(
+                    "Ugyldig egenskaper '{raw}': '{s}' er ikke en egenskapstype-id"
+                ))
+            })?;
+            if !t.value_properties().any(|vp| vp.id == id) {
+                return Err(bad(format!(
+                    "Ugyldig egenskaper '{raw}': vegobjekttype {} har ingen verdiegenskap {id}",
+                    layer.type_id
+                )));
+            }
+            chosen.push(id);
+        }
+        layer.values = Some(chosen);
+    }
+    Ok(layers)
+}
+
+/// `<type>(<inner>)` naming one of the layers.
+fn term<'l, 'g, 'r>(
+    layers: &'l mut [Layer<'g>],
+    raw: &'r str,
+    name: &str,
+) -> ApiResult<(&'l mut Layer<'g>, &'r str)> {
+    let s = raw.trim();
+    let (id, rest) = s.split_once('(').ok_or_else(|| {
+        bad(format!(
+            "Ugyldig {name} '{raw}': forventet <vegobjekttype>(...)"
+        ))
+    })?;
+    let inner = rest
+        .strip_suffix(')')
+        .ok_or_else(|| bad(format!("Ugyldig {name} '{raw}': mangler ')'")))?;
+    let id: u32 = id.trim().parse().map_err(|_| {
+        bad(format!(
+            "Ugyldig {name} '{raw}': forventet vegobjekttype-id"
+        ))
+    })?;
+    let layer = layers.iter_mut().find(|l| l.type_id == id).ok_or_else(|| {
+        bad(format!(
+            "Ugyldig {name} '{raw}': vegobjekttype {id} er ikke i typer"
+        ))
+    })?;
+    Ok((layer, inner))
+}
+
+/// `a(1,2),b(3)` split at the commas outside parentheses.
+fn split_top(text: &str) -> Vec<String> {
+    let (mut out, mut cur, mut depth) = (Vec::new(), String::new(), 0i32);
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    out.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+/// GET /vegnett/segmentert — the network cut where any of the given object types change.
+#[utoipa::path(get, path = "/vegnett/segmentert", tag = "vegnett",
+    params(OverlayQuery),
+    responses((status = 200, description = "{objekter: [pieces], metadata: {returnert, neste}}; or CSV", body = PiecePageDoc),
+        (status = 422, description = "Bad typer, egenskap, egenskaper or filter")))]
+pub async fn list_pieces(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> ApiResult<Response> {
+    // the generation is resolved here (a `tidspunkt` view belongs to the request's task), the
+    // overlay and its rendering run on the blocking pool, off the async workers
+    let g = {
+        let (p, _) = begin_geo_csv(&headers, q.as_deref(), &allowed())?;
+        crate::api::dated::generation(&s, &p)?
+    };
+    let work = tokio::task::spawn_blocking(move || answer(&s, g, &headers, q.as_deref()));
+    match work.await {
+        Ok(r) => r,
+        Err(e) => Err(crate::error::EngineError::Internal(format!("segmentert: {e}")).into()),
+    }
+}
+
+fn allowed() -> Vec<&'static str> {
+    OVERLAY_PARAMS
+        .iter()
+        .chain(LIST_PARAMS)
+        .chain(NETWORK_ATTRIBUTE_PARAMS)
+        .copied()
+        .collect()
+}
+
+/// The answer of a request on generation `g`.
+fn answer(
+    s: &AppState,
+    g: std::sync::Arc<Generation>,
+    headers: &HeaderMap,
+    q: Option<&str>,
+) -> ApiResult<Response> {
+    let (p, n) = begin_geo_csv(headers, q, &allowed())?;
+    let srid = if n.geojson {
+        geojson::output_srid(&p)?
+    } else {
+        p.srid()?
+    };
+    let antall = page_size(&p, MAX_PAGE)?;
+    let from = start(&p)?;
+    let only_covered = p.bool("kun_dekket")?.unwrap_or(false);
+    let layers = parse_layers(&g, &p)?;
+    let rows = selected_rows(&g, &p, srid)?;
+    let pieces = page(
+        &g,
+        &layers,
+        &rows,
+        from.map(|c| (c.key, c.key2)),
+        antall,
+        only_covered,
+    );
+    let last = pieces.last().map(|x| (x.link_id, x.from));
+    let next = next_start(&p, g.id, last)?;
+    let docs = pieces
+        .iter()
+        .map(|x| piece_json(&g, &layers, x, srid, n.wkt_z_tag() || n.geojson))
+        .collect::<ApiResult<Vec<Value>>>()?;
+    if n.geojson {
+        let crs = geojson::Crs::new(srid);
+        let more = pieces.len() == antall;
+        let next = more.then(|| next_href(s, "/vegnett/segmentert.geojson", q, antall, &next));
+        let features = piece_features(&g, &pieces, docs, crs)?;
+        return Ok(geojson::v2_collection(features, srid, next, None));
+    }
+    if n.csv {
+        let mut r = crate::api::csv::table(&docs, &[]).into_response();
+        r.headers_mut()
+            .insert(axum::http::header::CONTENT_TYPE, n.content_type());
+        return Ok(r);
+    }
+    let env = envelope(
+        s,
+        "/vegnett/segmentert",
+        q,
+        docs,
+        antall,
+        next,
+        None,
+        n.revision,
+    );
+    Ok(respond(n, &env))
+}
+
+/// The pieces as GeoJSON features: the piece documents (without `geometri`) as properties,
+/// `kortform` as id, the piece's stretch of its row as geometry.
+fn piece_features(
+    g: &Generation,
+    pieces: &[Piece],
+    docs: Vec<Value>,
+    crs: geojson::Crs,
+) -> ApiResult<geojson::Features> {
+    let geometries = pieces
+        .iter()
+        .map(|x| {
+            let line = g.segment(x.net_row as usize).sub_line(x.from, x.to);
+            Ok(Geometry::LineString(line).to_srid(crs.srid)?)
+        })
+        .collect::<ApiResult<Vec<Geometry>>>()?;
+    Ok(geojson::Features::new(docs.len(), move |i, out| {
+        let id = docs[i]["kortform"].clone();
+        geojson::push_doc_feature(
+            out,
+            Some(&id),
+            Some(&geometries[i]),
+            docs[i].clone(),
+            "geometri",
+            crs,
+        );
+        Ok(())
+    }))
+}
+
+/// At most `antall` pieces after `after` (link id, start position) of the selected `rows`.
+fn page(
+    g: &Generation,
+    layers: &[Layer<'_>],
+    rows: &RoaringBitmap,
+    after: Option<(u64, f64)>,
+    antall: usize,
+    only_covered: bool,
+) -> Vec<Piece> {
+    let net = &*g.network;
+    let first = match after {
+        Some((link, pos)) => {
+            let r = g.first_segment_after(crate::ids::LinkId(link), pos);
+            // the row holding the cursor may have pieces after it
+            if r > 0 && net.link_id[r - 1] == link && net.to_pos[r - 1] > pos {
+                r - 1
+            } else {
+                r
+            }
+        }
+        None => 0,
+    } as u32;
+    let mut wanted = RoaringBitmap::new();
+    wanted.insert_range(first..);
+    let candidates = rows & &wanted;
+    let links = links_of(net, &candidates);
+    let intervals: Vec<LinkIntervals> = layers
+        .iter()
+        .map(|l| match l.data {
+            Some(d) => {
+                let f = ObjectFilter {
+                    egenskap: l.filter.clone(),
+                    ..Default::default()
+                };
+                LinkIntervals::build(&d.table, &g.select_objects(d, &f), Some(&links))
+            }
+            None => LinkIntervals::default(),
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    for r in candidates.iter() {
+        buf.clear();
+        row_pieces(net, r as usize, &intervals, only_covered, &mut buf);
+        for x in buf.drain(..) {
+            if after.is_some_and(|(link, pos)| x.link_id == link && x.from <= pos) {
+                continue;
+            }
+            out.push(x);
+            if out.len() == antall {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// One piece as the API shows it.
+fn piece_json(
+    g: &Generation,
+    layers: &[Layer<'_>],
+    x: &Piece,
+    srid: Srid,
+    z_tag: bool,
+) -> ApiResult<Value> {
+    let r = x.net_row as usize;
+    let seg = g.segment(r);
+    let mut m = Map::new();
+    m.insert("veglenkesekvensid".into(), Value::from(x.link_id));
+    m.insert("fra_posisjon".into(), Value::from(x.from + 0.0));
+    m.insert("til_posisjon".into(), Value::from(x.to + 0.0));
+    m.insert(
+        "kortform".into(),
+        Value::from(link_range_short(x.from, x.to, x.link_id)),
+    );
+    m.insert(
+        "lengde".into(),
+        Value::from((x.length_m * 1000.0).round() / 1000.0),
+    );
+    let key = seg.road_key();
+    if key.has_road_ref() {
+        let (a, b) = (
+            g.meter_at(r, x.from).round() as u32,
+            g.meter_at(r, x.to).round() as u32,
+        );
+        let v = road_ref_stretch(&key, a.min(b), a.max(b));
+        m.insert("vegreferanse".into(), to_value(&v)?);
+    }
+    if let Some((k, _, _)) = g.segment_system_ref(r) {
+        let (a, b) = g.system_metres(r, x.from, x.to);
+        m.insert(
+            "vegsystemreferanse".into(),
+            to_value(&system_ref_stretch(&k, a, b))?,
+        );
+    }
+    let mut geometri = Map::new();
+    geometri.insert(
+        "wkt".into(),
+        Value::from(wkt::linestring_z(srid, &seg.sub_line(x.from, x.to), z_tag)?),
+    );
+    geometri.insert("srid".into(), Value::from(srid.code()));
+    m.insert("geometri".into(), Value::Object(geometri));
+    let mut objects = Map::new();
+    for (layer, covers) in layers.iter().zip(&x.covers) {
+        let docs: Vec<Value> = match layer.data {
+            Some(d) => covers
+                .iter()
+                .map(|c| object_json(g, layer, d, c.row as usize, c.lane_specific))
+                .collect(),
+            None => Vec::new(),
+        };
+        let v = match docs.len() {
+            0 => Value::Null,
+            1 => docs.into_iter().next().unwrap_or(Value::Null),
+            _ => Value::Array(docs),
+        };
+        objects.insert(format!("vegobjekttype_{}", layer.type_id), v);
+    }
+    m.insert("vegobjekter".into(), Value::Object(objects));
+    Ok(Value::Object(m))
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> ApiResult<Value> {
+    serde_json::to_value(v)
+        .map_err(|e| ApiError::from(crate::error::EngineError::Internal(e.to_string())))
+}
+
+/// A covering object: id, version, whether it is lane specific, its chosen values.
+fn object_json(
+    g: &Generation,
+    layer: &Layer<'_>,
+    d: &TypeData,
+    row: usize,
+    lane_specific: bool,
+) -> Value {
+    let object = ObjectRow::new(&d.table, row);
+    let mut m = Map::new();
+    m.insert("id".into(), Value::from(object.id()));
+    m.insert("versjon".into(), Value::from(object.version()));
+    m.insert("startdato".into(), Value::from(date(object.start_date())));
+    m.insert("feltspesifikk".into(), Value::from(lane_specific));
+    let opts = FeatureOptions {
+        sensitive: false,
+        geometry_only: false,
+        ..FeatureOptions::default()
+    };
+    let mut values: HashMap<u32, Value> = HashMap::new();
+    if let Ok(f) = g.feature(object, &opts) {
+        for p in &f.properties {
+            if layer.values.as_ref().is_none_or(|v| v.contains(&p.id)) {
+                values.insert(p.id, cell(&p.value));
+            }
+        }
+    }
+    let mut ids: Vec<u32> = values.keys().copied().collect();
+    ids.sort_unstable();
+    let egenskaper: Map<String, Value> = ids
+        .into_iter()
+        .filter_map(|id| values.remove(&id).map(|v| (format!("egenskap_{id}"), v)))
+        .collect();
+    m.insert("egenskaper".into(), Value::Object(egenskaper));
+    Value::Object(m)
+}
+
+fn cell(v: &PropertyValue<'_>) -> Value {
+    match *v {
+        PropertyValue::Enum {
+            number: Some(n), ..
+        } => number(n),
+        PropertyValue::Enum { name, .. } => Value::from(name),
+        PropertyValue::Integer(i) => Value::from(i),
+        PropertyValue::Float(f) => number(f),
+        PropertyValue::Text(t) => Value::from(t),
+    }
+}
+
+fn number(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        Value::from(n as i64)
+    } else {
+        Value::from(n)
+    }
+}

@@ -1,0 +1,332 @@
+//! Dynamic segmentation (`query::overlay`) against a brute-force overlay written here: per
+//! network row, every end of every selected stretch placement on its link cuts the row, and each
+//! elementary interval lists, per type, the objects with a placement spanning it. Random network
+//! selections, type sets and object subsets over the tiny data and the demo snapshot; the pieces
+//! of a row tile it exactly.
+#![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+use roaring::RoaringBitmap;
+use vegdb::area::AreaKind;
+use vegdb::generate::{generate_into, Scale};
+use vegdb::generation::Generation;
+use vegdb::query::network::NetworkAreaFilter;
+use vegdb::query::overlay::{links_of, overlay, LinkIntervals};
+
+fn tiny() -> &'static Generation {
+    static G: OnceLock<Generation> = OnceLock::new();
+    G.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = generate_into(Scale::Tiny, 99, tmp.path()).unwrap();
+        let g = Generation::load(&dir, &|_| {}).unwrap().0;
+        std::mem::forget(tmp);
+        g
+    })
+}
+
+fn demo() -> &'static Generation {
+    static G: OnceLock<Generation> = OnceLock::new();
+    G.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
+        let current = std::fs::read_to_string(root.join("CURRENT")).unwrap();
+        let dir = root.join(format!("gen-{:06}", current.trim().parse::<u64>().unwrap()));
+        Generation::load(&dir, &|_| {}).unwrap().0
+    })
+}
+
+/// (link, from, to, per type: [(object row, lane specific)]) of one elementary interval.
+type Expected = (u64, f64, f64, Vec<Vec<(u32, bool)>>);
+
+/// (type index, from, to, object row, lane specific) of one placement.
+type Placement = (usize, f64, f64, u32, bool);
+
+/// The brute-force overlay of network `rows` with the given (type, selected objects).
+fn brute_force(
+    g: &Generation,
+    rows: &RoaringBitmap,
+    types: &[(u32, RoaringBitmap)],
+    only_covered: bool,
+) -> Vec<Expected> {
+    let n = &g.network;
+    // every stretch placement of every selected object: (type index, from, to, row, lanes)
+    let mut all: BTreeMap<u64, Vec<Placement>> = BTreeMap::new();
+    for (t, (type_id, objects)) in types.iter().enumerate() {
+        let table = &g.objects[type_id].table;
+        for o in objects {
+            for p in table.placements(o as usize) {
+                all.entry(table.loc_link[p]).or_default().push((
+                    t,
+                    table.loc_from[p],
+                    table.loc_to[p],
+                    o,
+                    !table.loc_lanes[p].is_empty(),
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for r in rows {
+        let r = r as usize;
+        let (link, lo, hi) = (n.link_id[r], n.from_pos[r], n.to_pos[r]);
+        let on_link = all.get(&link).cloned().unwrap_or_default();
+        let mut cuts = vec![lo, hi];
+        for &(_, a, b, _, _) in &on_link {
+            if a < b {
+                cuts.extend([a, b].into_iter().filter(|&x| x > lo && x < hi));
+            }
+        }
+        cuts.sort_by(f64::total_cmp);
+        cuts.dedup();
+        if cuts.len() == 1 {
+            cuts.push(hi);
+        }
+        for w in cuts.windows(2) {
+            let mut per_type: Vec<BTreeMap<u32, bool>> = vec![BTreeMap::new(); types.len()];
+            for &(t, a, b, o, lanes) in &on_link {
+                if a < b && a <= w[0] && b >= w[1] {
+                    *per_type[t].entry(o).or_insert(false) |= lanes;
+                }
+            }
+            if only_covered && per_type.iter().any(BTreeMap::is_empty) {
+                continue;
+            }
+            let covers = per_type
+                .into_iter()
+                .map(|m| m.into_iter().collect())
+                .collect();
+            out.push((link, w[0], w[1], covers));
+        }
+    }
+    out
+}
+
+fn counties(g: &Generation) -> Vec<u8> {
+    let mut c = g.network.county.clone();
+    c.sort_unstable();
+    c.dedup();
+    c
+}
+
+fn stretch_types(g: &Generation) -> Vec<u32> {
+    g.objects
+        .iter()
+        .filter(|(_, d)| {
+            let t = &d.table;
+            (0..t.loc_link.len()).any(|p| t.loc_from[p] < t.loc_to[p])
+        })
+        .map(|(&id, _)| id)
+        .collect()
+}
+
+fn check(
+    g: &Generation,
+    county: Option<u8>,
+    type_picks: &[usize],
+    keep_every: u32,
+    only_covered: bool,
+) -> Result<(), TestCaseError> {
+    let rows = g.select_segments(&NetworkAreaFilter {
+        any_of: county
+            .map(|c| vec![(AreaKind::County, u32::from(c))])
+            .unwrap_or_default(),
+        ..Default::default()
+    });
+    let candidates = stretch_types(g);
+    let mut types: Vec<(u32, RoaringBitmap)> = Vec::new();
+    for &i in type_picks {
+        let id = candidates[i % candidates.len()];
+        if types.iter().any(|(t, _)| *t == id) {
+            continue;
+        }
+        let len = g.objects[&id].table.len() as u32;
+        // a subset of the objects, as an egenskap filter would select
+        let objects: RoaringBitmap = (0..len).filter(|o| o % keep_every != 1).collect();
+        types.push((id, objects));
+    }
+    let links = links_of(&g.network, &rows);
+    let layers: Vec<LinkIntervals> = types
+        .iter()
+        .map(|(id, o)| LinkIntervals::build(&g.objects[id].table, o, Some(&links)))
+        .collect();
+    let got = overlay(&g.network, rows.iter(), &layers, only_covered);
+    let want = brute_force(g, &rows, &types, only_covered);
+    let got: Vec<Expected> = got
+        .iter()
+        .map(|p| {
+            let covers = p
+                .covers
+                .iter()
+                .map(|c| c.iter().map(|c| (c.row, c.lane_specific)).collect())
+                .collect();
+            (p.link_id, p.from, p.to, covers)
+        })
+        .collect();
+    prop_assert_eq!(got.len(), want.len());
+    prop_assert_eq!(&got, &want);
+    if !only_covered {
+        tiles(g, &rows, &overlay(&g.network, rows.iter(), &layers, false))?;
+    }
+    Ok(())
+}
+
+/// The pieces of each row follow each other from its start to its end, lengths summing to its.
+fn tiles(
+    g: &Generation,
+    rows: &RoaringBitmap,
+    pieces: &[vegdb::query::overlay::Piece],
+) -> Result<(), TestCaseError> {
+    let n = &g.network;
+    let mut by_row: BTreeMap<u32, Vec<&vegdb::query::overlay::Piece>> = BTreeMap::new();
+    for p in pieces {
+        by_row.entry(p.net_row).or_default().push(p);
+    }
+    prop_assert_eq!(by_row.len() as u64, rows.len());
+    for (r, ps) in by_row {
+        let r = r as usize;
+        prop_assert_eq!(ps[0].from, n.from_pos[r]);
+        prop_assert_eq!(ps[ps.len() - 1].to, n.to_pos[r]);
+        for w in ps.windows(2) {
+            prop_assert_eq!(w[0].to, w[1].from);
+            prop_assert!(w[0].from < w[0].to);
+        }
+        let sum: f64 = ps.iter().map(|p| p.length_m).sum();
+        prop_assert!(
+            (sum - n.length_m[r]).abs() < 1e-6 * n.length_m[r].max(1.0),
+            "row {}: {} vs {}",
+            r,
+            sum,
+            n.length_m[r]
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn tiny_overlay_equals_brute_force(
+        county in proptest::option::of(0usize..16),
+        picks in proptest::collection::vec(0usize..64, 1..5),
+        keep_every in 2u32..6,
+        only_covered in any::<bool>(),
+    ) {
+        let g = tiny();
+        let county = county.map(|i| counties(g)[i % counties(g).len()]);
+        check(g, county, &picks, keep_every, only_covered)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    #[test]
+    fn demo_overlay_equals_brute_force(
+        picks in proptest::collection::vec(0usize..64, 1..4),
+        keep_every in 2u32..6,
+        only_covered in any::<bool>(),
+    ) {
+        let g = demo();
+        let county = g.network.county.first().copied();
+        check(g, county, &picks, keep_every, only_covered)?;
+    }
+}
+
+#[test]
+fn speed_limit_and_traffic_volume_cut_the_demo_network() {
+    let g = demo();
+    let rows = g.select_segments(&NetworkAreaFilter::default());
+    let types: Vec<(u32, RoaringBitmap)> = [105u32, 540]
+        .iter()
+        .map(|&t| (t, (0..g.objects[&t].table.len() as u32).collect()))
+        .collect();
+    let layers: Vec<LinkIntervals> = types
+        .iter()
+        .map(|(id, o)| LinkIntervals::build(&g.objects[id].table, o, None))
+        .collect();
+    let pieces = overlay(&g.network, rows.iter(), &layers, true);
+    // the objects cut the rows: more pieces than rows over the whole network
+    assert!(overlay(&g.network, rows.iter(), &layers, false).len() as u64 > rows.len());
+    assert!(pieces.len() as u64 > rows.len() / 4, "{}", pieces.len());
+    assert!(pieces
+        .iter()
+        .all(|p| p.covers.iter().all(|c| !c.is_empty())));
+    assert_eq!(pieces, {
+        let mut v = overlay(&g.network, rows.iter(), &layers, false);
+        v.retain(|p| p.covers.iter().all(|c| !c.is_empty()));
+        v
+    });
+}
+
+#[test]
+fn geoparquet_export_holds_the_overlay() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int64Type};
+    use arrow_array::Array;
+    let g = tiny();
+    let types = [105u32, 540];
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("s.parquet");
+    let r = vegdb::export::segmented::export_segmented(
+        g,
+        &types,
+        &[],
+        vegdb::geo::srid::Srid::Utm33Wgs84,
+        &out,
+    )
+    .unwrap();
+    // the expectation: the brute-force overlay of every row with every object
+    let rows: RoaringBitmap = (0..g.network.len() as u32).collect();
+    let all: Vec<(u32, RoaringBitmap)> = types
+        .iter()
+        .map(|&t| (t, (0..g.objects[&t].table.len() as u32).collect()))
+        .collect();
+    let want = brute_force(g, &rows, &all, false);
+    assert_eq!(r.features, want.len());
+    let file = std::fs::File::open(&out).unwrap();
+    let reader =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    assert!(reader
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .unwrap()
+        .iter()
+        .any(|kv| kv.key == "geo"));
+    let mut i = 0;
+    for batch in reader.build().unwrap() {
+        let b = batch.unwrap();
+        let link = b.column(0).as_primitive::<Int64Type>();
+        let from = b.column(1).as_primitive::<Float64Type>();
+        let to = b.column(2).as_primitive::<Float64Type>();
+        let cols: Vec<_> = (0..types.len())
+            .map(|t| b.column(5 + t).as_list::<i32>())
+            .collect();
+        for k in 0..b.num_rows() {
+            let (wl, wf, wt, covers) = &want[i];
+            assert_eq!(
+                (link.value(k) as u64, from.value(k), to.value(k)),
+                (*wl, *wf, *wt)
+            );
+            for (t, c) in cols.iter().enumerate() {
+                let table = &g.objects[&types[t]].table;
+                let ids: Vec<i64> = covers[t]
+                    .iter()
+                    .map(|&(o, _)| table.id[o as usize] as i64)
+                    .collect();
+                if ids.is_empty() {
+                    assert!(c.is_null(k));
+                } else {
+                    let v = c.value(k);
+                    assert_eq!(v.as_primitive::<Int64Type>().values().to_vec(), ids);
+                }
+            }
+            i += 1;
+        }
+    }
+    assert_eq!(i, want.len());
+}
