@@ -29,17 +29,7 @@ pub fn export_segmented(
     srid: Srid,
     out: &std::path::Path,
 ) -> Result<ExportReport> {
-    let crs = match srid {
-        Srid::Utm33Wgs84 => Some(crate::snapshot::parquet_write::CRS_PROJJSON),
-        Srid::Utm33Etrs89 => Some(CRS_25833),
-        Srid::Wgs84 => None,
-        other => {
-            return Err(EngineError::Internal(format!(
-                "GeoParquet export supports --srid 32633, 25833 or 4326, not {}",
-                other.code()
-            )))
-        }
-    };
+    let crs = crs_of(srid)?;
     for t in types {
         if g.catalog.object_type(*t).is_none() {
             return Err(EngineError::Internal(format!("unknown object type {t}")));
@@ -134,15 +124,42 @@ pub fn export_segmented(
     }
     fields.push(Field::new("geometry", DataType::Binary, false));
     arrays.push(Arc::new(geom.finish()));
+    let bbox = (!pieces.is_empty()).then_some(bbox);
+    let bytes = write_geoparquet(fields, arrays, crs, bbox, out)?;
+    Ok(ExportReport {
+        features: pieces.len(),
+        bytes,
+    })
+}
+
+/// The PROJJSON of `srid` for the GeoParquet metadata (None for 4326, GeoParquet's default).
+fn crs_of(srid: Srid) -> Result<Option<&'static str>> {
+    Ok(match srid {
+        Srid::Utm33Wgs84 => Some(crate::snapshot::parquet_write::CRS_PROJJSON),
+        Srid::Utm33Etrs89 => Some(CRS_25833),
+        Srid::Wgs84 => None,
+        other => {
+            return Err(EngineError::Internal(format!(
+                "GeoParquet export supports --srid 32633, 25833 or 4326, not {}",
+                other.code()
+            )))
+        }
+    })
+}
+
+/// Writes the columns as one GeoParquet file at `out` (through a partial file, fsynced, then
+/// renamed); its size.
+fn write_geoparquet(
+    fields: Vec<Field>,
+    arrays: Vec<ArrayRef>,
+    crs: Option<&str>,
+    bbox: Option<[f64; 4]>,
+    out: &std::path::Path,
+) -> Result<u64> {
     let crs_json = crs.map(|c| format!(",\"crs\":{c}")).unwrap_or_default();
-    let bbox_json = if pieces.is_empty() {
-        String::new()
-    } else {
-        format!(
-            ",\"bbox\":[{},{},{},{}]",
-            bbox[0], bbox[1], bbox[2], bbox[3]
-        )
-    };
+    let bbox_json = bbox
+        .map(|b| format!(",\"bbox\":[{},{},{},{}]", b[0], b[1], b[2], b[3]))
+        .unwrap_or_default();
     let geo = format!(
         "{{\"version\":\"1.1.0\",\"primary_column\":\"geometry\",\"columns\":{{\"geometry\":{{\"encoding\":\"WKB\",\"geometry_types\":[\"LineString Z\"]{crs_json}{bbox_json}}}}}}}"
     );
@@ -162,8 +179,5 @@ pub fn export_segmented(
     file.sync_all().map_err(|e| EngineError::io(&tmp, e))?;
     let bytes = file.metadata().map_err(|e| EngineError::io(&tmp, e))?.len();
     std::fs::rename(&tmp, out).map_err(|e| EngineError::io(out, e))?;
-    Ok(ExportReport {
-        features: pieces.len(),
-        bytes,
-    })
+    Ok(bytes)
 }
