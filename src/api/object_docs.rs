@@ -482,7 +482,7 @@ pub struct LocationDoc<'a> {
     pub riksvegruter: Vec<RouteDoc<'a>>,
     pub vegreferanser: Vec<RoadRefDoc>,
     /// The road system references of the parts (LES v3's shape); absent when no part has one.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub vegsystemreferanser: Vec<crate::api::dto::SystemRefAny>,
     pub stedfestinger: Vec<PlacementDoc>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -374,6 +374,13 @@ async fn bad_groupings_are_422_in_the_error_shape() {
         4012,
     )
     .await;
+    // a network attribute given empty names no value: refused, as an unknown one
+    for name in ["typeveg", "detaljniva", "trafikantgruppe", "adskiltelop"] {
+        s.expect_error(&format!("/vegobjekter/105/statistikk?{name}="), 422, 4006)
+            .await;
+        s.expect_error(&format!("/vegnett/lenker?{name}=,"), 422, 4006)
+            .await;
+    }
     // CSV only where a table is
     s.expect_error("/vegobjekttyper.csv", 415, 4001).await;
     s.expect_error("/vegobjekter/105.csv?alle_versjoner=true", 415, 4001)

@@ -25,19 +25,31 @@ pub const NETWORK_ATTRIBUTE_PARAMS: &[&str] = &[
 /// values, or 422/4006 naming the valid ones.
 fn lookup<T: Copy>(p: &Params, name: &str, names: &[(&str, T)]) -> ApiResult<Vec<T>> {
     let mut out = Vec::new();
+    let valid = || {
+        names
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<&str>>()
+            .join(", ")
+    };
+    if p.has(name) && p.items(name).next().is_none() {
+        return Err(ApiError::bad(
+            4006,
+            format!("{name} er tom. Gyldige verdier: {}", valid()),
+        ));
+    }
     for item in p.items(name) {
         let item = item.trim();
         let hit = names
             .iter()
             .find(|(n, _)| n.to_lowercase() == item.to_lowercase())
             .ok_or_else(|| {
-                let valid: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
                 ApiError::bad(
                     4006,
                     format!(
                         "Ugyldig verdi i {name}: '{}'. Gyldige verdier: {}",
                         crate::api::error::echoed(item),
-                        valid.join(", ")
+                        valid()
                     ),
                 )
             })?;

@@ -133,7 +133,7 @@ pub struct RouteEndDoc {
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct RouteMetadataDoc {
+pub struct ShortestRouteMetadataDoc {
     /// Total length in metres.
     pub lengde: f64,
     pub antall: usize,
@@ -145,17 +145,17 @@ pub struct RouteMetadataDoc {
 
 /// The answer of `/vegnett/rute`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct RouteDoc {
+pub struct ShortestRouteDoc {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub vegnettsrutesegmenter: Vec<RouteSegmentDoc>,
-    pub metadata: RouteMetadataDoc,
+    pub metadata: ShortestRouteMetadataDoc,
 }
 
 /// GET /vegnett/rute — the shortest route between two points along the road network.
 #[utoipa::path(get, path = "/vegnett/rute", tag = "vegnett",
     params(RouteQueryDoc),
-    responses((status = 200, description = "The route's segments in travel order and its length (JSON, XML, GeoJSON)", body = RouteDoc),
+    responses((status = 200, description = "The route's segments in travel order and its length (JSON, XML, GeoJSON)", body = ShortestRouteDoc),
                (status = 204, description = "The points are not connected within the limits"),
                (status = 422, description = "Missing or bad start/slutt, a point with no road within maks_avstand, bad limits")))]
 pub async fn get_route(State(s): State<AppState>, req: Request) -> ApiResult<Response> {
@@ -166,7 +166,7 @@ pub async fn get_route(State(s): State<AppState>, req: Request) -> ApiResult<Res
 /// POST /vegnett/rute — as GET, the parameters as members of a JSON object in the body.
 #[utoipa::path(post, path = "/vegnett/rute", tag = "vegnett",
     request_body(content = Object, description = "The parameters of GET /vegnett/rute as a JSON object ({\"start\": \"...\", \"slutt\": \"...\", \"omkrets\": 500})", content_type = "application/json"),
-    responses((status = 200, description = "The route's segments in travel order and its length (JSON, XML, GeoJSON)", body = RouteDoc),
+    responses((status = 200, description = "The route's segments in travel order and its length (JSON, XML, GeoJSON)", body = ShortestRouteDoc),
                (status = 204, description = "The points are not connected within the limits"),
                (status = 422, description = "A body that is no JSON object, missing or bad start/slutt, a point with no road within maks_avstand, bad limits")))]
 pub async fn post_route(
@@ -523,7 +523,7 @@ fn route_doc(
     ends: [(RoutePoint, f64); 2],
     srid: Srid,
     z: bool,
-) -> ApiResult<RouteDoc> {
+) -> ApiResult<ShortestRouteDoc> {
     let end_doc = |(pt, d): (RoutePoint, f64)| -> ApiResult<RouteEndDoc> {
         let r = pt.row as usize;
         let link = g.network.link_id[r];
@@ -542,9 +542,9 @@ fn route_doc(
             },
         })
     };
-    Ok(RouteDoc {
+    Ok(ShortestRouteDoc {
         kind: "Rute",
-        metadata: RouteMetadataDoc {
+        metadata: ShortestRouteMetadataDoc {
             lengde: round3(route.length_m),
             antall: segments.len(),
             status: 2000,
