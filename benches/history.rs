@@ -14,30 +14,15 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use vegdb::area::AreaKind;
-use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::Generation;
 use vegdb::query::network::{nearest, NearestFilter, NearestQuery};
 use vegdb::query::objects::{select, total_length, ObjectFilter};
-use vegdb::snapshot::store::DataDir;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn load() -> (String, Generation) {
-    if let Ok(root) = std::env::var("VEGDB_BENCH_DATA") {
-        let data = DataDir::read_only(root);
-        let dir = data.generation_dir(data.current().unwrap().expect("CURRENT"));
-        return (
-            "national".into(),
-            Generation::load(&dir, &|_| {}).unwrap().0,
-        );
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = generate_into(Scale::Demo, 42, tmp.path()).unwrap();
-    let g = Generation::load(&dir, &|_| {}).unwrap().0;
-    std::mem::forget(tmp);
-    ("demo".into(), g)
-}
+mod support;
+use support::load;
 
 fn day() -> i32 {
     let text = std::env::var("VEGDB_BENCH_DAY").unwrap_or_else(|_| "2019-06-01".into());

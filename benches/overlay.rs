@@ -8,28 +8,16 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use roaring::RoaringBitmap;
 use vegdb::area::AreaKind;
-use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::Generation;
 use vegdb::query::network::NetworkAreaFilter;
 use vegdb::query::overlay::{links_of, overlay, LinkIntervals};
-use vegdb::snapshot::store::DataDir;
 
 // the server's allocator
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn load() -> (String, Generation) {
-    if let Ok(root) = std::env::var("VEGDB_BENCH_DATA") {
-        let data = DataDir::read_only(root);
-        let dir = data.generation_dir(data.current().unwrap().expect("CURRENT"));
-        return ("data".into(), Generation::load(&dir, &|_| {}).unwrap().0);
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = generate_into(Scale::Demo, 42, tmp.path()).unwrap();
-    let g = Generation::load(&dir, &|_| {}).unwrap().0;
-    std::mem::forget(tmp);
-    ("demo".into(), g)
-}
+mod support;
+use support::load;
 
 fn layers(g: &Generation, types: &[u32], rows: &RoaringBitmap) -> Vec<LinkIntervals> {
     let links = links_of(&g.network, rows);

@@ -7,31 +7,16 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::Generation;
 use vegdb::index::graph::RouteGraph;
 use vegdb::query::route::{shortest_route, RouteFilter, RoutePoint, RouteQuery};
-use vegdb::snapshot::store::DataDir;
 
 // the server's allocator
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn load() -> (String, Generation) {
-    if let Ok(root) = std::env::var("VEGDB_BENCH_DATA") {
-        let data = DataDir::read_only(root);
-        let dir = data.generation_dir(data.current().unwrap().expect("CURRENT"));
-        return (
-            "national".into(),
-            Generation::load(&dir, &|_| {}).unwrap().0,
-        );
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = generate_into(Scale::Demo, 42, tmp.path()).unwrap();
-    let g = Generation::load(&dir, &|_| {}).unwrap().0;
-    std::mem::forget(tmp);
-    ("demo".into(), g)
-}
+mod support;
+use support::load;
 
 /// `count` random pairs of points (mid-row) 1-50 km apart on rows the default filter passes.
 pub fn pairs(g: &Generation, count: usize) -> Vec<RouteQuery> {
