@@ -303,6 +303,26 @@ fn check_day(f: &Fixture, day: Days, seed: u64) {
             ),
             None => assert!(best > 30.0, "nearest at day {day}: none, oracle {best}"),
         }
+        // the view answers from today's and the closed rows' indexes (`day_rows`): the same
+        // positions as its own network's indexes give, at radii the grid covers and beyond
+        for (max_distance_m, max_count) in [(30.0, 1), (60.0, 5), (3000.0, 4)] {
+            let q = NearestQuery {
+                max_distance_m,
+                max_count,
+                ..q.clone()
+            };
+            let own = nearest(
+                &view.network,
+                &view.network_indexes,
+                &view.network_index,
+                &q,
+            );
+            assert_eq!(
+                view.nearest(&q),
+                own,
+                "nearest at day {day} within {max_distance_m} m"
+            );
+        }
     }
 
     // 4. every version of some objects, oldest first
@@ -352,9 +372,14 @@ fn boundaries_of_closed_versions_answer_the_version_valid_on_each_side() {
         let end = f.g.network_history.end_date[r];
         days.extend([end - 1, end]);
     }
+    let mut by_rows = 0;
     for day in days.into_iter().filter(|&d| d < today()).take(16) {
         check_day(f, day, day as u64);
+        by_rows += usize::from(f.g.at(day).unwrap().day_rows.is_some());
     }
+    // at closed links' ends the network differs from today's, so these views answer nearest
+    // questions from today's and the closed rows' indexes
+    assert!(by_rows > 0, "no view answered from day_rows");
 }
 
 /// Today and later: the generation itself; before the first version, nothing.

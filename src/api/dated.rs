@@ -91,16 +91,16 @@ pub struct Needs {
 
 impl Needs {
     /// What a read API path (below the API's base) reads: `/vegobjekter/{type}...` the type,
-    /// `/posisjon`, `/veg...` and `/vegnett...` the network's indexes.
+    /// `/veg...` and `/vegnett...` the network's indexes.
     pub fn of_path(path: &str) -> Needs {
         let rest = path.split("/nvdb/api/v2").nth(1).unwrap_or(path);
         let type_id = rest
             .strip_prefix("/vegobjekter/")
             .and_then(|r| r.split(['/', '.']).next())
             .and_then(|t| t.parse().ok());
-        let network = ["/posisjon", "/veg", "/vegnett"]
-            .iter()
-            .any(|p| rest.starts_with(p));
+        // `/posisjon` reads no index of the view's own: a view answers nearest questions
+        // from today's indexes and the closed rows' (`generation::day_rows`)
+        let network = ["/veg", "/vegnett"].iter().any(|p| rest.starts_with(p));
         Needs { type_id, network }
     }
 

@@ -5,6 +5,7 @@
 //! rewrites one in the current format.
 
 pub mod check;
+pub mod day_rows;
 pub mod feature;
 pub mod rows;
 pub mod spatial;
@@ -263,6 +264,9 @@ pub struct Generation {
     pub network_history: Arc<RoadNetwork>,
     /// The generation as it was on past dates, built on first use (`time`).
     pub views: time::Views,
+    /// In a day's view whose network differs from today's: its rows as the generation's
+    /// current and closed rows, so nearest questions use today's indexes (`day_rows`).
+    pub day_rows: Option<Arc<day_rows::DayRows>>,
     /// child object id -> (parent type, parent id)
     pub parents: Lazy<Arc<HashMap<u64, (u32, u64)>>>,
     /// Smallest id never used by any object of this generation (current or deleted).
@@ -397,6 +401,7 @@ impl Generation {
                 history,
                 network_history: Arc::new(network_history),
                 views: time::Views::default(),
+                day_rows: None,
                 parents: Lazy::ready(Arc::new(parents)),
                 next_object_id,
                 last_load_ms,
@@ -572,6 +577,7 @@ impl Generation {
             history: kept_history,
             network_history: self.network_history.clone(),
             views: time::Views::default(),
+            day_rows: None,
             parents: Lazy::ready(parents),
             next_object_id,
             last_load_ms: self.last_load_ms,

@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
+use super::day_rows::{DayRows, IndexedNetwork, NOT_THAT_DAY};
 use super::{Generation, IndexSource, TypeData};
 use crate::error::{EngineError, Result};
 use crate::index::graph::RouteGraph;
@@ -65,6 +66,9 @@ pub struct Views {
     building: Mutex<()>,
     /// The generation with every version at once ([`Generation::every_version`]).
     every: OnceLock<Arc<Generation>>,
+    /// The closed network rows with their nearest-position indexes, shared by the views
+    /// ([`DayRows`]).
+    closed: OnceLock<Arc<IndexedNetwork>>,
 }
 
 impl Views {
@@ -80,6 +84,13 @@ impl Views {
             kept.remove(0);
         }
         slot
+    }
+
+    /// The closed rows of `g` (whose views these are) with their indexes, built on first use.
+    fn closed_rows(&self, g: &Generation) -> Arc<IndexedNetwork> {
+        self.closed
+            .get_or_init(|| Arc::new(IndexedNetwork::build(g.network_history.clone())))
+            .clone()
     }
 
     /// The view of `day` when it is built already.
@@ -162,8 +173,9 @@ fn network_rows(n: &RoadNetwork, day: Days) -> Vec<usize> {
         .collect()
 }
 
-/// The network at `day` (None: today's current rows, all of them, and nothing closed).
-fn network_at(g: &Generation, day: Days) -> Option<RoadNetwork> {
+/// The network at `day` (None: today's current rows, all of them, and nothing closed), with
+/// the view's row of each current and each closed row.
+fn network_at(g: &Generation, day: Days) -> Option<Merged> {
     let current = network_rows(&g.network, day);
     let closed = network_rows(&g.network_history, day);
     if current.len() == g.network.len() && closed.is_empty() {
@@ -172,30 +184,39 @@ fn network_at(g: &Generation, day: Days) -> Option<RoadNetwork> {
     Some(merged_network(g, &current, &closed))
 }
 
+/// A merged network and the merged row of each source row (current, closed), or
+/// `NOT_THAT_DAY` for the rows left out.
+type Merged = (RoadNetwork, Vec<u32>, Vec<u32>);
+
 /// Rows `current` of the current network and `closed` of the closed rows, merged in (link,
 /// from) order (both are in that order), link-indexed.
-fn merged_network(g: &Generation, current: &[usize], closed: &[usize]) -> RoadNetwork {
+fn merged_network(g: &Generation, current: &[usize], closed: &[usize]) -> Merged {
     let (a, b) = (&*g.network, &*g.network_history);
     let mut n = RoadNetwork {
         geom_offsets: vec![0],
         ..Default::default()
     };
+    let mut of_current = vec![NOT_THAT_DAY; a.len()];
+    let mut of_closed = vec![NOT_THAT_DAY; b.len()];
     let (mut i, mut j) = (0, 0);
     while i < current.len() || j < closed.len() {
         let take_a = j >= closed.len()
             || (i < current.len()
                 && (a.link_id[current[i]], a.from_pos[current[i]])
                     <= (b.link_id[closed[j]], b.from_pos[closed[j]]));
+        let merged_row = n.len() as u32;
         if take_a {
             n.append_rows(a, current[i]..current[i] + 1);
+            of_current[current[i]] = merged_row;
             i += 1;
         } else {
             n.append_rows(b, closed[j]..closed[j] + 1);
+            of_closed[closed[j]] = merged_row;
             j += 1;
         }
     }
     n.build_link_index();
-    n
+    (n, of_current, of_closed)
 }
 
 /// The rows of `t` valid at `day`.
@@ -263,9 +284,23 @@ fn parents_at(tables: &[Sources], day: Option<Days>) -> HashMap<u64, (u32, u64)>
 
 /// The generation `g` as it was on `day` (see the module doc).
 fn view(g: &Generation, day: Days) -> Result<Generation> {
-    let network = network_at(g, day).map(Arc::new);
-    let network_changed = network.is_some();
-    let network = network.unwrap_or_else(|| g.network.clone());
+    let (network, day_rows) = match network_at(g, day) {
+        Some((network, of_current, of_closed)) => {
+            let rows = DayRows {
+                current: IndexedNetwork {
+                    network: g.network.clone(),
+                    indexes: Arc::clone(&g.network_indexes),
+                    tree: Arc::clone(&g.network_index),
+                },
+                closed: g.views.closed_rows(g),
+                of_current,
+                of_closed,
+            };
+            (Arc::new(network), Some(Arc::new(rows)))
+        }
+        None => (g.network.clone(), None),
+    };
+    let network_changed = day_rows.is_some();
     let (network_index, network_indexes) = if network_changed {
         let (a, b) = (network.clone(), network.clone());
         (
@@ -319,13 +354,15 @@ fn view(g: &Generation, day: Days) -> Result<Generation> {
     } else {
         g.route_graph.clone()
     };
-    Ok(derived(
+    let mut view = derived(
         g,
         (network, route_graph),
         (network_index, network_indexes),
         objects,
         parents,
-    ))
+    );
+    view.day_rows = day_rows;
+    Ok(view)
 }
 
 /// A generation made of `g`'s identity and the parts given (a view), with no history and no
@@ -352,6 +389,7 @@ fn derived(
         history: BTreeMap::new(),
         network_history: Arc::new(RoadNetwork::default()),
         views: Views::default(),
+        day_rows: None,
         parents,
         next_object_id: g.next_object_id,
         last_load_ms: g.last_load_ms,
@@ -381,11 +419,7 @@ fn all_versions(
 /// `g` with every version at once (see [`Generation::every_version`]).
 fn every_version(g: &Generation) -> Generation {
     let all = |n: &RoadNetwork| (0..n.len()).collect::<Vec<usize>>();
-    let network = Arc::new(merged_network(
-        g,
-        &all(&g.network),
-        &all(&g.network_history),
-    ));
+    let network = Arc::new(merged_network(g, &all(&g.network), &all(&g.network_history)).0);
     let (a, b) = (network.clone(), network.clone());
     let indexes = (
         Lazy::later(move || Arc::new(NetworkIndex::build(&a))),

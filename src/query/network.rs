@@ -8,6 +8,7 @@ use super::attributes::NetworkAttributeFilter;
 use super::system_ref::{point_in_row, SystemPoint};
 use super::vegref::RoadRefFilter;
 use crate::area::AreaKind;
+use crate::generation::day_rows::{DayRows, IndexedNetwork};
 use crate::generation::Generation;
 use crate::geo::area_polygon::AreaPolygon;
 use crate::geo::linref::{point_at, project};
@@ -168,6 +169,10 @@ pub struct NearestQuery {
     pub filter: NearestFilter,
 }
 
+/// A row found near a point: squared distance, the row in the answering network, the row in
+/// the network searched, and the closest piece when it came from the grid.
+type Candidate = (f64, u32, u32, Option<Piece>);
+
 /// Up to `max_count` positions within `max_distance_m` of (x, y), nearest first; ties by row
 /// (link id, then position). One result per segment row.
 pub fn nearest(
@@ -176,25 +181,67 @@ pub fn nearest(
     rtree: &NetworkIndex,
     q: &NearestQuery,
 ) -> Vec<NetworkPosition> {
+    let mut found = candidates(n, idx, rtree, q, Some);
+    found.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    found.truncate(q.max_count);
+    found
+        .into_iter()
+        .map(|c| position_of(n, idx, c, q.x, q.y))
+        .collect()
+}
+
+/// [`nearest`] in a day's view whose rows are today's and closed rows (`DayRows`): each part
+/// searched with its own indexes, keeping the rows valid that day, answered with the view's
+/// rows. Equal to [`nearest`] over the view's own network and indexes.
+pub fn nearest_at_day(d: &DayRows, q: &NearestQuery) -> Vec<NetworkPosition> {
+    let parts = [(&d.current, false), (&*d.closed, true)];
+    let mut found: SmallVec<[(Candidate, &IndexedNetwork); 8]> = SmallVec::new();
+    for (part, closed) in parts {
+        let (n, idx, tree) = (&*part.network, &*part.indexes, &*part.tree);
+        let day_row = |row: u32| d.view_row(closed, row);
+        found.extend(
+            candidates(n, idx, tree, q, day_row)
+                .into_iter()
+                .map(|c| (c, part)),
+        );
+    }
+    found.sort_by(|a, b| a.0 .0.total_cmp(&b.0 .0).then(a.0 .1.cmp(&b.0 .1)));
+    found.truncate(q.max_count);
+    found
+        .into_iter()
+        .map(|(c, part)| position_of(&part.network, &part.indexes, c, q.x, q.y))
+        .collect()
+}
+
+/// The rows of `n` within the query's distance that pass its filter and that `answer_row`
+/// names a row of the answering network (rows it gives None are left out), unsorted.
+fn candidates(
+    n: &RoadNetwork,
+    idx: &NetworkIndexes,
+    rtree: &NetworkIndex,
+    q: &NearestQuery,
+    answer_row: impl Fn(u32) -> Option<u32>,
+) -> SmallVec<[Candidate; 8]> {
     let NearestQuery {
         x,
         y,
         max_distance_m,
-        max_count,
         ref filter,
+        ..
     } = *q;
-    // (d2, row, the closest piece when it came from the grid)
-    let mut best: SmallVec<[(f64, u32, Option<Piece>); 8]> = SmallVec::new();
+    let mut best: SmallVec<[Candidate; 8]> = SmallVec::new();
     if idx.grid.covers(max_distance_m) {
         idx.grid.visit_within(x, y, max_distance_m, |p, d2| {
-            if let Some(e) = best.iter_mut().find(|e| e.1 == p.row) {
+            if let Some(e) = best.iter_mut().find(|e| e.2 == p.row) {
                 if d2 < e.0 {
-                    *e = (d2, p.row, Some(*p));
+                    *e = (d2, e.1, p.row, Some(*p));
                 }
             } else if filter.accepts_flags(p.flags)
                 && filter.accepts_road(&idx.rows[p.row as usize])
             {
-                best.push((d2, p.row, Some(*p)));
+                if let Some(r) = answer_row(p.row) {
+                    best.push((d2, r, p.row, Some(*p)));
+                }
             }
         });
     } else {
@@ -208,56 +255,64 @@ pub fn nearest(
             if d2 > r2 {
                 break;
             }
-            if let Some(b) = best.iter_mut().find(|b| b.1 == e.data) {
+            if let Some(b) = best.iter_mut().find(|b| b.2 == e.data) {
                 b.0 = b.0.min(d2);
             } else if filter.accepts(n, e.data as usize) {
-                best.push((d2, e.data, None));
+                if let Some(r) = answer_row(e.data) {
+                    best.push((d2, r, e.data, None));
+                }
             }
         }
     }
-    best.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    best.truncate(max_count);
-    best.into_iter()
-        .map(|(d2, row, piece)| {
-            let ri = &idx.rows[row as usize];
-            let (f, point) = match piece {
-                // the answer straight from the closest piece: no walk over the geometry
-                Some(p) => {
-                    let t = p.closest_t(x, y);
-                    let f = if ri.length_2d > 0.0 {
-                        ((p.along_m + t * p.length()) / ri.length_2d).clamp(0.0, 1.0)
-                    } else {
-                        0.0
-                    };
-                    let z = p.z0 as f64 + t * (p.z1 as f64 - p.z0 as f64);
-                    (
-                        f,
-                        [
-                            p.x0 + t * (p.x1 - p.x0),
-                            p.y0 + t * (p.y1 - p.y0),
-                            (z * 1000.0).round() / 1000.0,
-                        ],
-                    )
-                }
-                None => {
-                    let geometry = n.geometry(row as usize);
-                    let (f, _) = project(geometry, x, y);
-                    (f, point_at(geometry, f))
-                }
+    best
+}
+
+/// The position of candidate `c` (found in `n` with `idx`) nearest to (x, y).
+fn position_of(
+    n: &RoadNetwork,
+    idx: &NetworkIndexes,
+    (d2, answer_row, row, piece): Candidate,
+    x: f64,
+    y: f64,
+) -> NetworkPosition {
+    let ri = &idx.rows[row as usize];
+    let (f, point) = match piece {
+        // the answer straight from the closest piece: no walk over the geometry
+        Some(p) => {
+            let t = p.closest_t(x, y);
+            let f = if ri.length_2d > 0.0 {
+                ((p.along_m + t * p.length()) / ri.length_2d).clamp(0.0, 1.0)
+            } else {
+                0.0
             };
-            let meter = ri.from_m as f64 + f * (ri.to_m as f64 - ri.from_m as f64);
-            NetworkPosition {
-                row,
-                link_id: crate::ids::LinkId(ri.link_id),
-                position: ri.from_pos + f * (ri.to_pos - ri.from_pos),
-                point,
-                road: ri.key,
-                meter: meter.round() as u32,
-                distance_m: d2.sqrt(),
-                system: point_in_row(n, row as usize, ri.from_pos + f * (ri.to_pos - ri.from_pos)),
-            }
-        })
-        .collect()
+            let z = p.z0 as f64 + t * (p.z1 as f64 - p.z0 as f64);
+            (
+                f,
+                [
+                    p.x0 + t * (p.x1 - p.x0),
+                    p.y0 + t * (p.y1 - p.y0),
+                    (z * 1000.0).round() / 1000.0,
+                ],
+            )
+        }
+        None => {
+            let geometry = n.geometry(row as usize);
+            let (f, _) = project(geometry, x, y);
+            (f, point_at(geometry, f))
+        }
+    };
+    let meter = ri.from_m as f64 + f * (ri.to_m as f64 - ri.from_m as f64);
+    let position = ri.from_pos + f * (ri.to_pos - ri.from_pos);
+    NetworkPosition {
+        row: answer_row,
+        link_id: crate::ids::LinkId(ri.link_id),
+        position,
+        point,
+        road: ri.key,
+        meter: meter.round() as u32,
+        distance_m: d2.sqrt(),
+        system: point_in_row(n, row as usize, position),
+    }
 }
 
 /// The same answer by scanning every segment (the test oracle).
@@ -403,6 +458,9 @@ pub fn extent_candidates(
 impl Generation {
     /// The nearest positions to `q`'s point (see [`nearest`]).
     pub fn nearest(&self, q: &NearestQuery) -> Vec<NetworkPosition> {
+        if let Some(d) = &self.day_rows {
+            return nearest_at_day(d, q);
+        }
         nearest(&self.network, &self.network_indexes, &self.network_index, q)
     }
 
