@@ -19,7 +19,9 @@
 //! - A share of the links is replaced: the link as it was (same geometry and positions, a new
 //!   link id after every current one) is a closed network row whose `end_date` is the current
 //!   link's `start_date`. A version before that day is placed on the old link; every object
-//!   carried over to the new link (above version 1) gets its older versions.
+//!   carried over to the new link (above version 1) gets its older versions; the version
+//!   before the move has the current version's values (only its link differs), older ones
+//!   the changes above.
 //! - Every version lies where its links existed: each placement's link rows (current, or
 //!   closed) are valid for the version's whole validity (an object on a closed link closes
 //!   no later than the link), else the object gets no history.
@@ -290,6 +292,10 @@ fn plan_versions(
         .clone()
         .filter_map(|p| links.replaced.get(&t.loc_link[p]).map(|&(_, d)| d))
         .collect();
+    // a current version that began the day its link was replaced is the previous one moved
+    // to the new link: that previous version has the current values, and the changes
+    // begin one version further back
+    let moved = u32::from(src.newest > src.versions && changes.contains(&src.end));
     let b = boundaries(rng, src.versions, lo, src.end, &changes)?;
     (0..src.versions as usize)
         .map(|k| {
@@ -302,7 +308,7 @@ fn plan_versions(
                 row: src.row,
                 id: src.id,
                 version: k as u32 + 1,
-                back: src.newest - (k as u32 + 1),
+                back: (src.newest - (k as u32 + 1)).saturating_sub(moved),
                 start,
                 end,
                 links,

@@ -320,6 +320,20 @@ fn carried_over(g: &Generation, seed: u64) {
                     c.id[r]
                 );
             }
+            // moved, not changed: the version before has the current version's values
+            for col in &c.properties {
+                let before = h
+                    .properties
+                    .iter()
+                    .find(|k| k.property_id == col.property_id)
+                    .expect("the history has the type's columns");
+                assert!(
+                    *col.values.slice(r, 1) == *before.values.slice(prev, 1),
+                    "{t}/{}: property {} changed when carried over",
+                    c.id[r],
+                    col.property_id
+                );
+            }
             carried += 1;
         }
     }
