@@ -884,3 +884,87 @@ async fn refresh_from_a_faulty_stand_in_equals_the_directory_refresh() {
         "{err}"
     );
 }
+
+/// A 920 Sideanleggsdel created upstream marks the rows of the sequence it lies on as a side
+/// facility after `refresh --source URL`: the download fetches the sequences under a changed
+/// 920 (as under a changed 915/916) and the refresh maps them again with it. Before, the 920
+/// was stored but its sequence kept its rows unmarked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_marks_the_side_facility_of_a_new_920() {
+    use vegdb::import::download::{download_events, DownloadOptions};
+    let tmp = tempfile::tempdir().unwrap();
+    // the base as a URL import of it records it: the 920 stream's siste id too (no 920 yet)
+    let base = base_source(tmp.path());
+    let siste = base.join("hendelser/vegobjekter/920");
+    std::fs::create_dir_all(&siste).unwrap();
+    std::fs::write(
+        siste.join("siste.json"),
+        json!({"hendelseId": 10, "hendelseType": "VegobjektVersjonOpprettet", "vegobjektId": 1,
+               "vegobjektTypeId": 920, "vegobjektVersjon": 1, "tidspunkt": "2025-01-01T00:00:00Z"})
+        .to_string(),
+    )
+    .unwrap();
+    let data = DataDir::open(tmp.path().join("data")).unwrap();
+    import_dir(&base, &data, &TypeSelection::AllKnown, &|_| {}).unwrap();
+    let m1 = Manifest::read(&data.generation_dir(1)).unwrap();
+    assert_eq!(m1.last_event_ids.get("vegobjekter/920"), Some(&10));
+    let (g1, _) = Generation::load(&data.generation_dir(1), &|_| {}).unwrap();
+    let on = g1.network.link_id[0];
+    assert!(
+        !g1.network.side_facility.iter().any(|&s| s),
+        "the base marks no side facility"
+    );
+    let side = json!({
+        "id": 3, "versjon": 1, "typeId": 920,
+        "gyldighetsperiode": {"startdato": "2020-01-01"},
+        "egenskaper": {"11291": {"type": "EnumEgenskap", "verdi": 19045}},
+        "stedfesting": {"type": "StedfestingLinjer", "linjer": [
+            {"id": on, "startposisjon": 0.0, "sluttposisjon": 1.0, "retning": "MED"}]},
+        "sistEndret": "2026-06-03T12:00:00Z"
+    });
+    let event = json!({
+        "hendelseId": 42, "hendelseType": "VegobjektVersjonOpprettet", "vegobjektId": 3,
+        "vegobjektTypeId": 920, "vegobjektVersjon": 1, "tidspunkt": "2026-06-03T12:00:00Z"
+    });
+    let mut stand = StandIn::default();
+    stand
+        .events
+        .insert("/hendelser/veglenkesekvenser".into(), vec![]);
+    stand
+        .events
+        .insert("/hendelser/vegobjekter/920".into(), vec![event]);
+    stand.current.insert("/vegobjekter/920".into(), vec![side]);
+    stand.current.insert(
+        "/vegnett/veglenkesekvenser".into(),
+        records(&samples().join("veglenkesekvenser")),
+    );
+    let url = start_stand_in(Arc::new(stand)).await;
+    let dest = tmp.path().join("download");
+    let under = vegdb::import::refresh::road_system_sequences(&data.generation_dir(1)).unwrap();
+    let (u, d, last) = (url, dest.clone(), m1.last_event_ids.clone());
+    tokio::task::spawn_blocking(move || {
+        let road_system = |id: u64| under.get(&id).cloned().unwrap_or_default();
+        download_events(
+            &u,
+            &d,
+            &last,
+            &[920],
+            &road_system,
+            &DownloadOptions::default(),
+            &|_| {},
+        )
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let summary = refresh_dir(&dest, &data, "920 refresh").unwrap();
+    let (g2, _) = Generation::load(&data.generation_dir(summary.generation), &|_| {}).unwrap();
+    let n = &g2.network;
+    let marked: Vec<usize> = (0..n.len()).filter(|&r| n.side_facility[r]).collect();
+    let under: Vec<usize> = (0..n.len()).filter(|&r| n.link_id[r] == on).collect();
+    assert!(!under.is_empty(), "sequence {on} has no rows");
+    assert_eq!(
+        marked, under,
+        "side facilities are the rows of sequence {on}"
+    );
+}

@@ -19,7 +19,7 @@ pub mod source;
 pub mod summary;
 pub mod uberiket;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::time::Instant;
 
@@ -358,9 +358,17 @@ fn publish(
     let description = Description {
         origin: format!("vegdb import --source {}", source.display()),
         provenance: Provenance::new(MadeBy::Imported, Some(source.display().to_string())),
+        // the network's reference types are followed even when none is held yet (a first
+        // 920 Sideanleggsdel upstream marks its sequences on the next refresh)
         last_event_ids: events::last_event_ids(
             source,
-            &tables.keys().copied().collect::<Vec<_>>(),
+            &tables
+                .keys()
+                .copied()
+                .chain([VEGSYSTEM, STREKNING, SIDEANLEGGSDEL])
+                .collect::<BTreeSet<u32>>()
+                .into_iter()
+                .collect::<Vec<_>>(),
         )?,
         ..Description::default()
     };

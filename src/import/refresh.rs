@@ -4,8 +4,8 @@
 //! The events only name ids; the current state of each named sequence or object is what the
 //! source holds under `veglenkesekvenser/` and `vegobjekter/<typeId>/` (a URL source fetches
 //! exactly those with `?ider=`, see `download.rs`). A named id the source does not hold was
-//! removed upstream. Named sequences (and the sequences under a changed 915 Vegsystem or 916
-//! Strekning) are mapped to network rows again with the import's mapping; objects are mapped
+//! removed upstream. Named sequences (and the sequences under a changed 915 Vegsystem, 916
+//! Strekning or 920 Sideanleggsdel) are mapped to network rows again with the import's mapping; objects are mapped
 //! with the import's mapping and put into the writer's working state (`changeset::working`),
 //! so only the chunk files an edit falls in are rewritten and the others are shared by hard
 //! link. Removed objects are closed (listed as deleted, so `/endringer` reports them); an
@@ -206,7 +206,7 @@ pub fn refresh_dir(source: &Path, data: &DataDir, origin: &str) -> Result<Refres
     }
     // 2. the current state of the named objects (newest version of each)
     let fetched = fetch_objects(source, &named.objects)?;
-    // 3. sequences to map again: those named, and those under a changed 915/916
+    // 3. sequences to map again: those named, and those under a changed 915/916/920
     let rederived = sequences_to_map(source, &base, &named, &fetched, &mut summary)?;
     // 4. road references over the sequences mapped again
     let remapped = remap_network(&base, &named, &fetched, &rederived, &mut mapping)?;
@@ -278,7 +278,9 @@ fn named_by_events(
     last: &mut BTreeMap<String, u64>,
     summary: &mut RefreshSummary,
 ) -> Result<Named> {
+    // the network's reference types are followed even when the generation holds none yet
     let mut tracked: BTreeSet<u32> = base.objects.keys().copied().collect();
+    tracked.extend([VEGSYSTEM, STREKNING, SIDEANLEGGSDEL]);
     for k in last.keys() {
         if let Some(t) = k
             .strip_prefix(&format!("{OBJECTS_DIR}/"))
@@ -395,8 +397,8 @@ struct Rederived {
     removed: BTreeSet<u64>,
 }
 
-/// Step 3: the sequences to map again (those named, and those under a changed 915/916), read
-/// from the source.
+/// Step 3: the sequences to map again (those named, and those under a changed 915/916/920),
+/// read from the source.
 fn sequences_to_map(
     source: &Path,
     base: &Generation,
@@ -406,7 +408,7 @@ fn sequences_to_map(
 ) -> Result<Rederived> {
     let mut rederive: BTreeSet<u64> = named.sequences.keys().copied().collect();
     let mut road_system_sequences: BTreeSet<u64> = BTreeSet::new();
-    for t in [VEGSYSTEM, STREKNING] {
+    for t in [VEGSYSTEM, STREKNING, SIDEANLEGGSDEL] {
         let Some(named) = named.objects.get(&t) else {
             continue;
         };
@@ -440,7 +442,7 @@ fn sequences_to_map(
         .collect();
     for id in &road_system_sequences {
         if !sequences.contains_key(id) && !named.sequences.contains_key(id) {
-            summary.note("veglenkesekvens under a changed 915/916 not in the source: its road references kept as they were");
+            summary.note("veglenkesekvens under a changed 915/916/920 not in the source: its road references kept as they were");
         }
     }
     Ok(Rederived { sequences, removed })
@@ -746,14 +748,15 @@ fn publish(
     Ok(builder.publish(data, description)?.id)
 }
 
-/// The sequences under each stored 915 Vegsystem and 916 Strekning object of the generation in
-/// `dir` (object id -> sequence ids), read from their files alone: a URL refresh fetches these
-/// sequences too when such an object changes, since their road references change with it.
+/// The sequences under each stored 915 Vegsystem, 916 Strekning and 920 Sideanleggsdel object
+/// of the generation in `dir` (object id -> sequence ids), read from their files alone: a URL
+/// refresh fetches these sequences too when such an object changes, since their road
+/// references (and side-facility marks) change with it.
 pub fn road_system_sequences(dir: &Path) -> Result<std::collections::HashMap<u64, Vec<u64>>> {
     let manifest = Manifest::read(dir)?;
     let mut out = std::collections::HashMap::new();
     for f in &manifest.files {
-        if !matches!(f.type_id, Some(VEGSYSTEM | STREKNING)) {
+        if !matches!(f.type_id, Some(VEGSYSTEM | STREKNING | SIDEANLEGGSDEL)) {
             continue;
         }
         let t = crate::snapshot::parquet_read::read_objects(

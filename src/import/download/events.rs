@@ -59,9 +59,10 @@ const IDS_PER_CALL: usize = 100;
 /// name (`/vegnett/veglenkesekvenser?ider=`, `/vegobjekter/{type}?ider=&inkluder=alle`). Ids
 /// the upstream no longer has are simply absent, which the refresh reads as removed.
 ///
-/// Object streams go first: when a 915 Vegsystem or 916 Strekning changes, the sequences under
-/// it (before: `road_system(id)`, the stored generation's placements; after: the fetched
-/// object's) are fetched with the named ones, so their road references are derived again.
+/// Object streams go first: when a 915 Vegsystem, 916 Strekning or 920 Sideanleggsdel changes,
+/// the sequences under it (before: `road_system(id)`, the stored generation's placements;
+/// after: the fetched object's) are fetched with the named ones, so their road references and
+/// side-facility marks are derived again.
 pub fn download_events(
     base: &str,
     dest: &Path,
@@ -72,7 +73,7 @@ pub fn download_events(
     progress: &(dyn Fn(&StreamReport) + Sync),
 ) -> Result<Vec<StreamReport>> {
     use crate::import::events::{object_stream, SEQUENCE_STREAM};
-    use crate::import::roadref::{STREKNING, VEGSYSTEM};
+    use crate::import::roadref::{SIDEANLEGGSDEL, STREKNING, VEGSYSTEM};
     let base = base.trim_end_matches('/');
     let client = client(base, opts)?;
     if dest.exists() {
@@ -89,7 +90,7 @@ pub fn download_events(
     let mut under_road_system: std::collections::BTreeSet<u64> = Default::default();
     let mut reports = Vec::new();
     for stream in event_streams(base, dest, types) {
-        let road_system_stream = [VEGSYSTEM, STREKNING]
+        let road_system_stream = [VEGSYSTEM, STREKNING, SIDEANLEGGSDEL]
             .iter()
             .any(|t| stream.name == object_stream(*t));
         let mut report = StreamReport {
