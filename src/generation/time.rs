@@ -14,7 +14,8 @@
 //! use ([`Lazy`]): a type's table (its valid rows, cut from the current and closed tables)
 //! and bitmap index when a request first reads that type, the network's R-tree and
 //! reference indexes when a request first reads them, the parents map when an answer first
-//! names a parent. A type whose every current row had started and none of whose closed
+//! names a parent. Nearest-position questions use today's indexes and the closed rows'
+//! instead of the view's own ([`super::day_rows`]). A type whose every current row had started and none of whose closed
 //! versions was valid that day is today's, shared, while the network is unchanged. So a
 //! question about one type at a new day costs the network's merge and that type's build,
 //! not every type's (BENCHMARKS.md, the road on a past day). A generation keeps the views of
@@ -198,21 +199,39 @@ fn merged_network(g: &Generation, current: &[usize], closed: &[usize]) -> Merged
     };
     let mut of_current = vec![NOT_THAT_DAY; a.len()];
     let mut of_closed = vec![NOT_THAT_DAY; b.len()];
+    let key_a = |r: usize| (a.link_id[r], a.from_pos[r]);
+    let key_b = |r: usize| (b.link_id[r], b.from_pos[r]);
     let (mut i, mut j) = (0, 0);
     while i < current.len() || j < closed.len() {
-        let take_a = j >= closed.len()
-            || (i < current.len()
-                && (a.link_id[current[i]], a.from_pos[current[i]])
-                    <= (b.link_id[closed[j]], b.from_pos[closed[j]]));
-        let merged_row = n.len() as u32;
-        if take_a {
-            n.append_rows(a, current[i]..current[i] + 1);
-            of_current[current[i]] = merged_row;
-            i += 1;
+        let take_a =
+            j >= closed.len() || (i < current.len() && key_a(current[i]) <= key_b(closed[j]));
+        // a run of consecutive source rows that all go next, appended at once
+        let (rows, start) = if take_a { (current, i) } else { (closed, j) };
+        let mut end = start + 1;
+        while end < rows.len()
+            && rows[end] == rows[end - 1] + 1
+            && if take_a {
+                j >= closed.len() || key_a(rows[end]) <= key_b(closed[j])
+            } else {
+                i >= current.len() || key_b(rows[end]) < key_a(current[i])
+            }
+        {
+            end += 1;
+        }
+        let (map, src) = if take_a {
+            (&mut of_current, a)
         } else {
-            n.append_rows(b, closed[j]..closed[j] + 1);
-            of_closed[closed[j]] = merged_row;
-            j += 1;
+            (&mut of_closed, b)
+        };
+        let first = n.len() as u32;
+        for (k, &r) in rows[start..end].iter().enumerate() {
+            map[r] = first + k as u32;
+        }
+        n.append_rows(src, rows[start]..rows[end - 1] + 1);
+        if take_a {
+            i = end;
+        } else {
+            j = end;
         }
     }
     n.build_link_index();
