@@ -90,17 +90,21 @@ pub struct Needs {
 }
 
 impl Needs {
-    /// What a read API path (below the API's base) reads: `/vegobjekter/{type}...` the type,
-    /// `/veg...` and `/vegnett...` the network's indexes.
-    pub fn of_path(path: &str) -> Needs {
+    /// What a read API request (path below the API's base, and query) reads:
+    /// `/vegobjekter/{type}...` the type (and the network's indexes when it filters by
+    /// `vegreferanse`), `/veg...` and `/vegnett...` the network's indexes. `/posisjon` reads
+    /// no index of the view's own: a view answers nearest questions from today's indexes and
+    /// the closed rows' (`generation::day_rows`).
+    pub fn of_request(path: &str, query: Option<&str>) -> Needs {
         let rest = path.split("/nvdb/api/v2").nth(1).unwrap_or(path);
-        let type_id = rest
-            .strip_prefix("/vegobjekter/")
+        let objects = rest.strip_prefix("/vegobjekter/");
+        let type_id = objects
             .and_then(|r| r.split(['/', '.']).next())
             .and_then(|t| t.parse().ok());
-        // `/posisjon` reads no index of the view's own: a view answers nearest questions
-        // from today's indexes and the closed rows' (`generation::day_rows`)
-        let network = ["/veg", "/vegnett"].iter().any(|p| rest.starts_with(p));
+        let road = rest == "/veg" || rest.starts_with("/veg/") || rest.starts_with("/veg.");
+        let by_road_ref = objects.is_some()
+            && query.is_some_and(|q| q.contains("vegreferanse") || q.contains('%'));
+        let network = road || rest.starts_with("/vegnett") || by_road_ref;
         Needs { type_id, network }
     }
 
@@ -220,6 +224,29 @@ fn at_here(g: Arc<Generation>, day: Days) -> ApiResult<Arc<Generation>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_names_what_it_reads_of_a_view() {
+        let of = |path: &str, q: &str| {
+            let n = Needs::of_request(&format!("/nvdb/api/v2{path}"), Some(q));
+            (n.type_id, n.network)
+        };
+        assert_eq!(of("/posisjon", "nord=1&ost=2"), (None, false));
+        assert_eq!(of("/veg", "vegreferanse=x"), (None, true));
+        assert_eq!(of("/veg/batch", ""), (None, true));
+        assert_eq!(of("/veg.json", ""), (None, true));
+        assert_eq!(of("/vegnett/lenker", ""), (None, true));
+        assert_eq!(
+            of("/vegobjekter/105/statistikk", "kommune=301"),
+            (Some(105), false)
+        );
+        assert_eq!(
+            of("/vegobjekter/105", "vegreferanse=1200Ev39"),
+            (Some(105), true)
+        );
+        assert_eq!(of("/vegobjekter/105.json", "a=%76"), (Some(105), true));
+        assert_eq!(of("/vegobjekter", ""), (None, false));
+    }
 
     #[test]
     fn days_are_calendar_dates_in_one_form() {

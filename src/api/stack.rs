@@ -580,7 +580,7 @@ impl App {
             Ok(None) => return Ok(None),
             Err(e) => return Err(e.into_response()),
         };
-        let needs = dated::Needs::of_path(uri.path());
+        let needs = dated::Needs::of_request(uri.path(), query);
         match lazy_timeout(deadline, dated::resolve(store, day, needs)).await {
             Some(Ok(view)) => Ok(view),
             Some(Err(e)) => Err(e.into_response()),
