@@ -1,7 +1,8 @@
 //! Shortest routes (the /vegnett/rute core), in process: random pairs of link positions 1-50 km
 //! apart (straight line) on the default route network. Reports the graph's build time and
 //! size, the per-route latency distribution, and criterion's time per batch of 100 routes.
-//! Data: the demo preset (seed 42) or, with VEGDB_BENCH_DATA, a national data dir.
+//! Data: the demo preset (seed 42) or, with VEGDB_BENCH_DATA, a national data dir;
+//! VEGDB_BENCH_ROUTES pairs for the latency distribution (1,000 unless set).
 #![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -65,7 +66,12 @@ fn bench(c: &mut Criterion) {
         graph.heap_bytes() as f64 / 1e6,
         graph.bound_factor
     );
-    let qs = pairs(&g, 1_000);
+    let count = std::env::var("VEGDB_BENCH_ROUTES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(1_000)
+        .max(100);
+    let qs = pairs(&g, count);
     let mut lat: Vec<u128> = Vec::with_capacity(qs.len());
     let mut found = 0;
     for q in &qs {
