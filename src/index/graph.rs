@@ -251,6 +251,7 @@ mod tests {
         n.to_pos.push(to);
         n.start_node.push(nodes.0);
         n.end_node.push(nodes.1);
+        n.topology_level.push(0);
         n.length_m.push(distance(xy[0], xy[1]));
         n.coords.push([xy[0][0], xy[0][1], 0.0]);
         n.coords.push([xy[1][0], xy[1][1], 0.0]);

@@ -11,7 +11,6 @@ pub mod objects;
 pub mod overlay;
 pub mod polygon;
 pub mod route;
-pub mod route_hierarchy;
 pub mod route_match;
 pub mod system_ref;
 pub mod vegref;

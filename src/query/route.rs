@@ -19,6 +19,8 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+mod hierarchy;
+
 use crate::generation::Generation;
 use crate::index::graph::RouteGraph;
 use crate::index::landmarks::Landmarks;
@@ -435,7 +437,7 @@ pub(crate) fn assemble(
 pub fn shortest_route(g: &RouteGraph, n: &RoadNetwork, q: &RouteQuery) -> Option<Route> {
     if let Some(h) = g.hierarchy() {
         if q.filter == RouteFilter::default() && q.corridor_m.is_none() {
-            return super::route_hierarchy::shortest_route(g, h, n, q);
+            return hierarchy::shortest_route(g, h, n, q);
         }
     }
     shortest_route_searching(g, n, q)

@@ -9,7 +9,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::route::{assemble, fraction_in_row, part, Route, RouteQuery};
+use super::{assemble, fraction_in_row, part, Route, RouteQuery};
 use crate::index::contraction::Hierarchy;
 use crate::index::graph::RouteGraph;
 use crate::snapshot::columns::RoadNetwork;
