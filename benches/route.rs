@@ -1,7 +1,8 @@
 //! Shortest routes (the /vegnett/rute core), in process: random pairs of link positions 1-50 km
 //! apart (straight line) on the default route network. Reports the graph's build time and
 //! size, the per-route latency distribution, and criterion's time per batch of 100 routes.
-//! Data: the demo preset (seed 42) or, with VEGDB_BENCH_DATA, a national data dir.
+//! Data: the demo preset (seed 42) or, with VEGDB_BENCH_DATA, a national data dir;
+//! VEGDB_BENCH_ROUTES pairs for the latency distribution (1,000 unless set).
 #![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -56,16 +57,29 @@ pub fn pairs(g: &Generation, count: usize) -> Vec<RouteQuery> {
 fn bench(c: &mut Criterion) {
     let (name, g) = load();
     let t = std::time::Instant::now();
-    let graph = RouteGraph::build(&g.network);
+    let graph = RouteGraph::build_base(&g.network);
+    let base_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let base_bytes = graph.heap_bytes();
+    let t = std::time::Instant::now();
+    let hierarchy = graph.make_hierarchy(&g.network);
+    let hierarchy_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let up_edges = hierarchy.up_to.len();
+    let _ = graph.hierarchy.set(hierarchy);
     eprintln!(
-        "{name}: graph of {} vertices, {} rows built in {:.0} ms, {:.1} MB, bound factor {:.4}",
+        "{name}: graph of {} vertices, {} rows built in {base_ms:.0} ms, {:.1} MB, bound factor {:.4}; \
+         hierarchy ({up_edges} upward edges) in {hierarchy_ms:.0} ms, {:.1} MB more",
         graph.vertex_count(),
         g.network.len(),
-        t.elapsed().as_secs_f64() * 1000.0,
-        graph.heap_bytes() as f64 / 1e6,
-        graph.bound_factor
+        base_bytes as f64 / 1e6,
+        graph.bound_factor,
+        (graph.heap_bytes() - base_bytes) as f64 / 1e6,
     );
-    let qs = pairs(&g, 1_000);
+    let count = std::env::var("VEGDB_BENCH_ROUTES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(1_000)
+        .max(100);
+    let qs = pairs(&g, count);
     let mut lat: Vec<u128> = Vec::with_capacity(qs.len());
     let mut found = 0;
     for q in &qs {

@@ -1,7 +1,8 @@
 //! Routing against an independent expectation: a plain Dijkstra written here over the network
 //! rows (vertices keyed by node id or link position, no estimate, no shared code with the
-//! engine's graph) gives the same length for random pairs on the tiny and the demo data, and
-//! every route is a connected chain from the start point to the end point.
+//! engine's graph) gives the same length for random pairs on the tiny and the demo data, both
+//! by the contraction hierarchy (the default filter) and by A*, and every route is a connected
+//! chain from the start point to the end point.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::cmp::Reverse;
@@ -14,7 +15,8 @@ use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::Generation;
 use vegdb::geo::linref::{length_2d, point_at, sub_line};
 use vegdb::query::route::{
-    row_at, shortest_route, Route, RouteFilter, RoutePoint, RouteQuery, RouteSegment,
+    row_at, shortest_route, shortest_route_searching, Route, RouteFilter, RoutePoint, RouteQuery,
+    RouteSegment,
 };
 use vegdb::query::route_match::match_track;
 use vegdb::snapshot::columns::RoadNetwork;
@@ -239,18 +241,25 @@ fn check(g: &Generation, ks: &[(Key, Key)], f: RouteFilter, a: (usize, f64), b: 
         corridor_m: None,
     };
     let want = oracle(n, ks, &f, q.start, q.end);
-    match shortest_route(&g.route_graph, n, &q) {
-        None => assert!(
-            want.is_infinite(),
-            "no route, the oracle found {want}: {q:?}"
-        ),
-        Some(route) => {
-            assert!(
-                (route.length_m - want).abs() < 1e-3,
-                "{} vs {want}: {q:?}",
-                route.length_m
-            );
-            assert_chain(n, ks, &q, &route);
+    // the contraction hierarchy's answer (the default filter) and A*'s
+    g.route_graph.wait_for_hierarchy();
+    for found in [
+        shortest_route(&g.route_graph, n, &q),
+        shortest_route_searching(&g.route_graph, n, &q),
+    ] {
+        match found {
+            None => assert!(
+                want.is_infinite(),
+                "no route, the oracle found {want}: {q:?}"
+            ),
+            Some(route) => {
+                assert!(
+                    (route.length_m - want).abs() < 1e-3,
+                    "{} vs {want}: {q:?}",
+                    route.length_m
+                );
+                assert_chain(n, ks, &q, &route);
+            }
         }
     }
 }
@@ -312,6 +321,56 @@ fn a_route_on_one_row_runs_along_it() {
     assert_eq!(route.segments.len(), 1);
     assert!(!route.segments[0].along);
     assert!((route.length_m - 0.6 * n.length_m[r]).abs() < 1e-6);
+}
+
+/// Many more pairs than the oracle's: the hierarchy's length is A*'s (itself checked against
+/// the oracle above) and its answer a connected chain.
+#[test]
+fn the_hierarchy_agrees_with_a_star_on_the_demo() {
+    let g = demo();
+    let n = &g.network;
+    let ks = demo_keys();
+    let f = RouteFilter::default();
+    let rows: Vec<usize> = (0..n.len()).filter(|&r| usable(n, r, &f)).collect();
+    g.route_graph.wait_for_hierarchy();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..1_000 {
+        let mut point = || {
+            let r = rows[next() as usize % rows.len()];
+            let t = (next() % 1_001) as f64 / 1_000.0;
+            RoutePoint {
+                row: r as u32,
+                position: n.from_pos[r] + t * (n.to_pos[r] - n.from_pos[r]),
+            }
+        };
+        let q = RouteQuery {
+            start: point(),
+            end: point(),
+            filter: f,
+            corridor_m: None,
+        };
+        let by_hierarchy = shortest_route(&g.route_graph, n, &q);
+        let by_search = shortest_route_searching(&g.route_graph, n, &q);
+        match (by_hierarchy, by_search) {
+            (None, None) => {}
+            (Some(h), Some(a)) => {
+                assert!(
+                    (h.length_m - a.length_m).abs() < 1e-3,
+                    "{} vs {}: {q:?}",
+                    h.length_m,
+                    a.length_m
+                );
+                assert_chain(n, ks, &q, &h);
+            }
+            (h, a) => panic!("found {} vs {}: {q:?}", h.is_some(), a.is_some()),
+        }
+    }
 }
 
 #[test]

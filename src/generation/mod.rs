@@ -232,10 +232,11 @@ impl TypeData {
     }
 }
 
-/// The routing graph of `network`, made on first use.
+/// The routing graph of `network`, made on first use (its contraction hierarchy then on a
+/// thread of its own).
 pub fn route_graph_of(network: &Arc<RoadNetwork>) -> Arc<Lazy<RouteGraph>> {
     let n = network.clone();
-    Arc::new(Lazy::later(move || RouteGraph::build(&n)))
+    Arc::new(Lazy::later(move || RouteGraph::build_in_background(&n)))
 }
 
 #[derive(Debug)]

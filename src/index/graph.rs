@@ -13,8 +13,12 @@
 //!
 //! Memory: per vertex two coordinates and an offset (20 bytes) and its distances from the
 //! landmarks (`index::landmarks`, 64 bytes), per row two vertex ids and two adjacency entries
-//! (24 bytes), plus the node id map.
+//! (24 bytes), plus the node id map, plus the contraction hierarchy of the default rows
+//! (`index::contraction`: 16 bytes per upward edge, 4 per vertex).
 
+use std::sync::{Arc, OnceLock};
+
+use super::contraction::Hierarchy;
 use crate::snapshot::columns::RoadNetwork;
 use crate::util::FastMap;
 
@@ -41,6 +45,18 @@ pub struct RouteGraph {
     /// Network distances from a few landmarks (`index::landmarks`): the A* estimate's other
     /// lower bound.
     pub landmarks: super::landmarks::Landmarks,
+    /// The contraction hierarchy over the rows of topology level 0 (`default_row`), for the
+    /// routes of the default filter, once made (`build` makes it, `build_in_background` on
+    /// another thread).
+    pub hierarchy: Arc<OnceLock<Hierarchy>>,
+}
+
+/// Whether row `r` is one a route uses by default (topology level 0: `detaljnivå` VEGTRASE
+/// and VEGTRASE_OG_KJOREBANE, connection links included, both traffic groups), the rows of
+/// the contraction hierarchy.
+#[inline]
+pub fn default_row(n: &RoadNetwork, r: usize) -> bool {
+    n.topology_level[r] == 0
 }
 
 /// Whether rows `a` and `b` (consecutive) are parts of one veglenke meeting at a position.
@@ -56,7 +72,57 @@ fn distance(a: [f64; 2], b: [f64; 2]) -> f64 {
 }
 
 impl RouteGraph {
+    /// The graph, its landmarks and its hierarchy.
     pub fn build(n: &RoadNetwork) -> RouteGraph {
+        let g = RouteGraph::build_base(n);
+        let _ = g.hierarchy.set(g.make_hierarchy(n));
+        g
+    }
+
+    /// The graph and its landmarks now, its hierarchy on a thread of its own (routes search
+    /// without it until it is there).
+    pub fn build_in_background(n: &Arc<RoadNetwork>) -> RouteGraph {
+        let g = RouteGraph::build_base(n);
+        let (cell, network) = (g.hierarchy.clone(), n.clone());
+        let (from, to) = (g.row_from.clone(), g.row_to.clone());
+        let vertices = g.vertex_count();
+        let spawned = std::thread::Builder::new()
+            .name("route-hierarchy".into())
+            .spawn(move || {
+                let n = &network;
+                let h = Hierarchy::build(vertices, &from, &to, &n.length_m, |r| default_row(n, r));
+                let _ = cell.set(h);
+            });
+        if spawned.is_err() {
+            let _ = g.hierarchy.set(g.make_hierarchy(n.as_ref()));
+        }
+        g
+    }
+
+    /// The contraction hierarchy of this graph's default rows.
+    pub fn make_hierarchy(&self, n: &RoadNetwork) -> Hierarchy {
+        Hierarchy::build(
+            self.vertex_count(),
+            &self.row_from,
+            &self.row_to,
+            &n.length_m,
+            |r| default_row(n, r),
+        )
+    }
+
+    /// The hierarchy when made.
+    #[inline]
+    pub fn hierarchy(&self) -> Option<&Hierarchy> {
+        self.hierarchy.get()
+    }
+
+    /// The hierarchy, waiting for it when it is being made.
+    pub fn wait_for_hierarchy(&self) -> &Hierarchy {
+        self.hierarchy.wait()
+    }
+
+    /// The graph and its landmarks, no hierarchy.
+    pub fn build_base(n: &RoadNetwork) -> RouteGraph {
         let mut g = RouteGraph {
             bound_factor: 1.0,
             ..Default::default()
@@ -164,6 +230,7 @@ impl RouteGraph {
             + self.vertex_node.len() * 8
             + self.node_vertex.capacity() * 16
             + self.landmarks.heap_bytes()
+            + self.hierarchy().map_or(0, Hierarchy::heap_bytes)
     }
 }
 
@@ -184,6 +251,7 @@ mod tests {
         n.to_pos.push(to);
         n.start_node.push(nodes.0);
         n.end_node.push(nodes.1);
+        n.topology_level.push(0);
         n.length_m.push(distance(xy[0], xy[1]));
         n.coords.push([xy[0][0], xy[0][1], 0.0]);
         n.coords.push([xy[1][0], xy[1][1], 0.0]);

@@ -2,6 +2,7 @@
 //! bitmaps per object type × area and per enumerated property value.
 
 pub mod bitmaps;
+pub mod contraction;
 pub mod graph;
 pub mod grid;
 pub mod landmarks;

@@ -19,6 +19,8 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+mod hierarchy;
+
 use crate::generation::Generation;
 use crate::index::graph::RouteGraph;
 use crate::index::landmarks::Landmarks;
@@ -349,68 +351,100 @@ impl Search<'_> {
     /// The segments of the route ending as `finish`.
     fn segments(&self, finish: Finish) -> Vec<RouteSegment> {
         let (n, q) = (self.n, self.q);
-        let part = |row: u32, a: f64, b: f64| {
-            let r = row as usize;
-            let len = (fraction_in_row(n, r, a) - fraction_in_row(n, r, b)).abs() * n.length_m[r];
-            RouteSegment {
-                row,
-                from_pos: a.min(b),
-                to_pos: a.max(b),
-                along: b >= a,
-                length_m: len,
-            }
-        };
         let (vertex, from_end) = match finish {
             Finish::None => return Vec::new(),
-            Finish::Direct => return vec![part(q.start.row, q.start.position, q.end.position)],
+            Finish::Direct => return vec![part(n, q.start.row, q.start.position, q.end.position)],
             Finish::At { vertex, from_end } => (vertex, from_end),
         };
-        let er = q.end.row as usize;
-        let mut out = vec![if from_end {
-            part(q.end.row, n.from_pos[er], q.end.position)
-        } else {
-            part(q.end.row, n.to_pos[er], q.end.position)
-        }];
+        // (row, vertex entered at), from the end back to the start
+        let mut rows = Vec::new();
         let mut v = vertex;
+        let mut to_end = false;
         while let Some(label) = self.labels.get(&v) {
             match label.via {
                 Via::Row { from, row } => {
-                    let r = row as usize;
-                    let along = self.g.row_from[r] == from && self.g.row_to[r] == v;
-                    out.push(RouteSegment {
-                        row,
-                        from_pos: n.from_pos[r],
-                        to_pos: n.to_pos[r],
-                        along,
-                        length_m: n.length_m[r],
-                    });
+                    rows.push((row, from));
                     v = from;
                 }
-                Via::Start { to_end } => {
-                    let sr = q.start.row as usize;
-                    let edge = if to_end { n.to_pos[sr] } else { n.from_pos[sr] };
-                    out.push(part(q.start.row, q.start.position, edge));
+                Via::Start { to_end: t } => {
+                    to_end = t;
                     break;
                 }
             }
         }
-        out.reverse();
-        let total = out.len();
-        // a stretch of no length where the route only touches a row's end says nothing
-        let mut kept: Vec<RouteSegment> = out
-            .into_iter()
-            .filter(|s| s.from_pos < s.to_pos || total == 1)
-            .collect();
-        if kept.is_empty() {
-            kept.push(part(q.start.row, q.start.position, q.start.position));
-        }
-        kept
+        rows.reverse();
+        assemble(self.g, n, q, to_end, &rows, from_end)
     }
+}
+
+/// The stretch of row `row` from link position `a` to `b`.
+pub(crate) fn part(n: &RoadNetwork, row: u32, a: f64, b: f64) -> RouteSegment {
+    let r = row as usize;
+    let len = (fraction_in_row(n, r, a) - fraction_in_row(n, r, b)).abs() * n.length_m[r];
+    RouteSegment {
+        row,
+        from_pos: a.min(b),
+        to_pos: a.max(b),
+        along: b >= a,
+        length_m: len,
+    }
+}
+
+/// The segments of a route that leaves the start row at its to end (`to_end`) or its from
+/// end, runs along `rows` (each with the vertex it is entered at) and enters the end row at its
+/// from end (`from_end`) or its to end.
+pub(crate) fn assemble(
+    g: &RouteGraph,
+    n: &RoadNetwork,
+    q: &RouteQuery,
+    to_end: bool,
+    rows: &[(u32, u32)],
+    from_end: bool,
+) -> Vec<RouteSegment> {
+    let (sr, er) = (q.start.row as usize, q.end.row as usize);
+    let edge = if to_end { n.to_pos[sr] } else { n.from_pos[sr] };
+    let mut out = Vec::with_capacity(rows.len() + 2);
+    out.push(part(n, q.start.row, q.start.position, edge));
+    for &(row, entered) in rows {
+        let r = row as usize;
+        out.push(RouteSegment {
+            row,
+            from_pos: n.from_pos[r],
+            to_pos: n.to_pos[r],
+            along: g.row_from[r] == entered,
+            length_m: n.length_m[r],
+        });
+    }
+    out.push(if from_end {
+        part(n, q.end.row, n.from_pos[er], q.end.position)
+    } else {
+        part(n, q.end.row, n.to_pos[er], q.end.position)
+    });
+    let total = out.len();
+    // a stretch of no length where the route only touches a row's end says nothing
+    let mut kept: Vec<RouteSegment> = out
+        .into_iter()
+        .filter(|s| s.from_pos < s.to_pos || total == 1)
+        .collect();
+    if kept.is_empty() {
+        kept.push(part(n, q.start.row, q.start.position, q.start.position));
+    }
+    kept
 }
 
 /// The shortest route for `q` on graph `g` of network `n`, None when the points are not
 /// connected by passing rows (within the corridor).
 pub fn shortest_route(g: &RouteGraph, n: &RoadNetwork, q: &RouteQuery) -> Option<Route> {
+    if let Some(h) = g.hierarchy() {
+        if q.filter == RouteFilter::default() && q.corridor_m.is_none() {
+            return hierarchy::shortest_route(g, h, n, q);
+        }
+    }
+    shortest_route_searching(g, n, q)
+}
+
+/// The shortest route for `q` by A* over the graph, whatever the hierarchy.
+pub fn shortest_route_searching(g: &RouteGraph, n: &RoadNetwork, q: &RouteQuery) -> Option<Route> {
     let er = q.end.row as usize;
     let fe = fraction_in_row(n, er, q.end.position);
     let ends = [
