@@ -232,6 +232,19 @@ impl Generation {
         })
     }
 
+    /// The property values of `object` as its feature carries them (without building its
+    /// geometry): catalogue order, sensitive values only when `sensitive`.
+    pub fn object_properties<'a>(
+        &'a self,
+        object: ObjectRow<'a>,
+        sensitive: bool,
+    ) -> Vec<Property<'a>> {
+        match self.catalog.object_type(object.type_id()) {
+            Some(t) => properties(t, object, sensitive),
+            None => Vec::new(),
+        }
+    }
+
     /// The pieces of object `row`'s placements on the network rows they overlap, in placement
     /// order, keeping only rows for which `keep(net_row)` is true. A point placement on the
     /// border of two rows belongs to the first.

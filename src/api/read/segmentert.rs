@@ -31,7 +31,9 @@ use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::api::dto::{date, road_ref_stretch, system_ref_stretch};
+use crate::api::dto::{
+    date, road_ref_stretch, system_ref_stretch, RoadRefStretch, SystemRefStretch,
+};
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
 use crate::api::handler::begin_geo_csv;
@@ -40,7 +42,8 @@ use crate::api::paging::{envelope, next_href, next_start, page_size, start};
 use crate::api::read::network_attributes::NETWORK_ATTRIBUTE_PARAMS;
 use crate::api::read::vegnett::{selected_rows, LIST_PARAMS};
 use crate::api::state::AppState;
-use crate::generation::feature::{FeatureOptions, Geometry, PropertyValue};
+use crate::catalog::Catalog;
+use crate::generation::feature::{Geometry, PropertyValue};
 use crate::generation::rows::ObjectRow;
 use crate::generation::{Generation, TypeData};
 use crate::geo::srid::Srid;
@@ -137,12 +140,32 @@ fn parse_layers<'g>(
         }
         layer.filter = Some(e);
     }
-    for raw in split_top(&p.raw("egenskaper").join(",")) {
-        let (layer, inner) = term(&mut layers, &raw, "egenskaper")?;
-        let t = g
-            .catalog
-            .object_type(layer.type_id)
-            .ok_or_else(|| bad("ukjent type".into()))?;
+    let ids: Vec<u32> = layers.iter().map(|l| l.type_id).collect();
+    let chosen = chosen_values(g.catalog, &ids, &p.raw("egenskaper").join(","))?;
+    for (layer, values) in layers.iter_mut().zip(chosen) {
+        layer.values = values;
+    }
+    Ok(layers)
+}
+
+/// `egenskaper` (`105(2021),540()`, terms joined by commas) for the types `types`: per type
+/// (in that order) the value property ids it carries, None where no term names it (all).
+pub fn chosen_values(
+    catalog: &Catalog,
+    types: &[u32],
+    egenskaper: &str,
+) -> ApiResult<Vec<Option<Vec<u32>>>> {
+    let mut out: Vec<Option<Vec<u32>>> = vec![None; types.len()];
+    for raw in split_top(egenskaper) {
+        let (type_id, inner) = type_term(&raw, "egenskaper")?;
+        let at = types.iter().position(|&t| t == type_id).ok_or_else(|| {
+            bad(format!(
+                "Ugyldig egenskaper '{raw}': vegobjekttype {type_id} er ikke i typer"
+            ))
+        })?;
+        let t = catalog
+            .object_type(type_id)
+            .ok_or_else(|| bad(format!("Ukjent vegobjekttype {type_id}")))?;
         let mut chosen = Vec::new();
         for s in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let id: u32 = s.parse().map_err(|_| {
@@ -152,23 +175,18 @@ fn parse_layers<'g>(
             })?;
             if !t.value_properties().any(|vp| vp.id == id) {
                 return Err(bad(format!(
-                    "Ugyldig egenskaper '{raw}': vegobjekttype {} har ingen verdiegenskap {id}",
-                    layer.type_id
+                    "Ugyldig egenskaper '{raw}': vegobjekttype {type_id} har ingen verdiegenskap {id}"
                 )));
             }
             chosen.push(id);
         }
-        layer.values = Some(chosen);
+        out[at] = Some(chosen);
     }
-    Ok(layers)
+    Ok(out)
 }
 
-/// `<type>(<inner>)` naming one of the layers.
-fn term<'l, 'g, 'r>(
-    layers: &'l mut [Layer<'g>],
-    raw: &'r str,
-    name: &str,
-) -> ApiResult<(&'l mut Layer<'g>, &'r str)> {
+/// `<type>(<inner>)`: the type id and the text between the parentheses.
+fn type_term<'r>(raw: &'r str, name: &str) -> ApiResult<(u32, &'r str)> {
     let s = raw.trim();
     let (id, rest) = s.split_once('(').ok_or_else(|| {
         bad(format!(
@@ -183,6 +201,16 @@ fn term<'l, 'g, 'r>(
             "Ugyldig {name} '{raw}': forventet vegobjekttype-id"
         ))
     })?;
+    Ok((id, inner))
+}
+
+/// `<type>(<inner>)` naming one of the layers.
+fn term<'l, 'g, 'r>(
+    layers: &'l mut [Layer<'g>],
+    raw: &'r str,
+    name: &str,
+) -> ApiResult<(&'l mut Layer<'g>, &'r str)> {
+    let (id, inner) = type_term(raw, name)?;
     let layer = layers.iter_mut().find(|l| l.type_id == id).ok_or_else(|| {
         bad(format!(
             "Ugyldig {name} '{raw}': vegobjekttype {id} er ikke i typer"
@@ -408,21 +436,12 @@ fn piece_json(
         "lengde".into(),
         Value::from((x.length_m * 1000.0).round() / 1000.0),
     );
-    let key = seg.road_key();
-    if key.has_road_ref() {
-        let (a, b) = (
-            g.meter_at(r, x.from).round() as u32,
-            g.meter_at(r, x.to).round() as u32,
-        );
-        let v = road_ref_stretch(&key, a.min(b), a.max(b));
+    let (road_ref, system_ref) = piece_refs(g, x);
+    if let Some(v) = road_ref {
         m.insert("vegreferanse".into(), to_value(&v)?);
     }
-    if let Some((k, _, _)) = g.segment_system_ref(r) {
-        let (a, b) = g.system_metres(r, x.from, x.to);
-        m.insert(
-            "vegsystemreferanse".into(),
-            to_value(&system_ref_stretch(&k, a, b))?,
-        );
+    if let Some(v) = system_ref {
+        m.insert("vegsystemreferanse".into(), to_value(&v)?);
     }
     let mut geometri = Map::new();
     geometri.insert(
@@ -451,6 +470,25 @@ fn piece_json(
     Ok(Value::Object(m))
 }
 
+/// The road reference (vegreferanse) and road system reference (vegsystemreferanse) of a
+/// piece, as its row has them, for the piece's positions (None where the row has none).
+pub fn piece_refs(g: &Generation, x: &Piece) -> (Option<RoadRefStretch>, Option<SystemRefStretch>) {
+    let r = x.net_row as usize;
+    let key = g.segment(r).road_key();
+    let road_ref = key.has_road_ref().then(|| {
+        let (a, b) = (
+            g.meter_at(r, x.from).round() as u32,
+            g.meter_at(r, x.to).round() as u32,
+        );
+        road_ref_stretch(&key, a.min(b), a.max(b))
+    });
+    let system_ref = g.segment_system_ref(r).map(|(k, _, _)| {
+        let (a, b) = g.system_metres(r, x.from, x.to);
+        system_ref_stretch(&k, a, b)
+    });
+    (road_ref, system_ref)
+}
+
 fn to_value<T: serde::Serialize>(v: &T) -> ApiResult<Value> {
     serde_json::to_value(v)
         .map_err(|e| ApiError::from(crate::error::EngineError::Internal(e.to_string())))
@@ -470,17 +508,10 @@ fn object_json(
     m.insert("versjon".into(), Value::from(object.version()));
     m.insert("startdato".into(), Value::from(date(object.start_date())));
     m.insert("feltspesifikk".into(), Value::from(lane_specific));
-    let opts = FeatureOptions {
-        sensitive: false,
-        geometry_only: false,
-        ..FeatureOptions::default()
-    };
     let mut values: HashMap<u32, Value> = HashMap::new();
-    if let Ok(f) = g.feature(object, &opts) {
-        for p in &f.properties {
-            if layer.values.as_ref().is_none_or(|v| v.contains(&p.id)) {
-                values.insert(p.id, cell(&p.value));
-            }
+    for p in g.object_properties(object, false) {
+        if layer.values.as_ref().is_none_or(|v| v.contains(&p.id)) {
+            values.insert(p.id, cell(&p.value));
         }
     }
     let mut ids: Vec<u32> = values.keys().copied().collect();
