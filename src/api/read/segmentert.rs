@@ -22,36 +22,33 @@
 //! GeoJSON (as `/vegnett/lenker`'s: the piece without `geometri` as properties) and CSV
 //! (`Accept: text/csv` or `.csv`; one line per piece, nested members as `a.b` columns).
 
-use std::collections::HashMap;
+mod doc;
 
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use roaring::RoaringBitmap;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::api::dto::{
-    date, road_ref_stretch, system_ref_stretch, RoadRefStretch, SystemRefStretch,
-};
+pub use doc::piece_refs;
+use doc::{PageLayer, PieceDoc, PiecePage};
+
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
 use crate::api::handler::begin_geo_csv;
-use crate::api::media::json as respond;
-use crate::api::paging::{envelope, next_href, next_start, page_size, start};
+use crate::api::paging::{next_href, next_start, page_size, start, streamed_envelope};
 use crate::api::read::network_attributes::NETWORK_ATTRIBUTE_PARAMS;
 use crate::api::read::vegnett::{selected_rows, LIST_PARAMS};
 use crate::api::state::AppState;
+use crate::api::stream::respond_page;
 use crate::catalog::Catalog;
-use crate::generation::feature::{Geometry, PropertyValue};
-use crate::generation::rows::ObjectRow;
+use crate::error::EngineError;
+use crate::generation::feature::Geometry;
 use crate::generation::{Generation, TypeData};
-use crate::geo::srid::Srid;
-use crate::geo::wkt;
 use crate::query::egenskap;
 use crate::query::objects::ObjectFilter;
 use crate::query::overlay::{links_of, row_pieces, LinkIntervals, Piece};
-use crate::query::vegref::link_range_short;
 
 /// Largest page of pieces.
 pub const MAX_PAGE: usize = 10_000;
@@ -298,34 +295,61 @@ fn answer(
     );
     let last = pieces.last().map(|x| (x.link_id, x.from));
     let next = next_start(&p, g.id, last)?;
-    let docs = pieces
-        .iter()
-        .map(|x| piece_json(&g, &layers, x, srid, n.wkt_z_tag() || n.geojson))
-        .collect::<ApiResult<Vec<Value>>>()?;
-    if n.geojson {
-        let crs = geojson::Crs::new(srid);
-        let more = pieces.len() == antall;
-        let next = more.then(|| next_href(s, "/vegnett/segmentert.geojson", q, antall, &next));
-        let features = piece_features(&g, &pieces, docs, crs)?;
-        return Ok(geojson::v2_collection(features, srid, next, None));
-    }
-    if n.csv {
+    let layers: Vec<PageLayer> = layers
+        .into_iter()
+        .map(|l| PageLayer {
+            type_id: l.type_id,
+            data: g.objects.get(&l.type_id).cloned(),
+            values: l.values,
+        })
+        .collect();
+    if n.geojson || n.csv {
+        let docs = pieces
+            .iter()
+            .map(|x| {
+                let doc = PieceDoc {
+                    g: &g,
+                    layers: &layers,
+                    piece: x,
+                    srid,
+                    z_tag: n.wkt_z_tag() || n.geojson,
+                };
+                serde_json::to_value(&doc)
+                    .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))
+            })
+            .collect::<ApiResult<Vec<Value>>>()?;
+        if n.geojson {
+            let crs = geojson::Crs::new(srid);
+            let more = pieces.len() == antall;
+            let next = more.then(|| next_href(s, "/vegnett/segmentert.geojson", q, antall, &next));
+            let features = piece_features(&g, &pieces, docs, crs)?;
+            return Ok(geojson::v2_collection(features, srid, next, None));
+        }
         let mut r = crate::api::csv::table(&docs, &[]).into_response();
         r.headers_mut()
             .insert(axum::http::header::CONTENT_TYPE, n.content_type());
         return Ok(r);
     }
-    let env = envelope(
+    let metadata = streamed_envelope(
         s,
         "/vegnett/segmentert",
         q,
-        docs,
+        (),
+        pieces.len(),
         antall,
         next,
         None,
         n.revision,
-    );
-    Ok(respond(n, &env))
+    )
+    .metadata;
+    let items = PiecePage {
+        g: g.clone(),
+        layers,
+        pieces,
+        srid,
+        z_tag: n.wkt_z_tag(),
+    };
+    Ok(respond_page(n, items, metadata, s.config.stream_pages))
 }
 
 /// The pieces as GeoJSON features: the piece documents (without `geometri`) as properties,
@@ -412,134 +436,4 @@ fn page(
         }
     }
     out
-}
-
-/// One piece as the API shows it.
-fn piece_json(
-    g: &Generation,
-    layers: &[Layer<'_>],
-    x: &Piece,
-    srid: Srid,
-    z_tag: bool,
-) -> ApiResult<Value> {
-    let r = x.net_row as usize;
-    let seg = g.segment(r);
-    let mut m = Map::new();
-    m.insert("veglenkesekvensid".into(), Value::from(x.link_id));
-    m.insert("fra_posisjon".into(), Value::from(x.from + 0.0));
-    m.insert("til_posisjon".into(), Value::from(x.to + 0.0));
-    m.insert(
-        "kortform".into(),
-        Value::from(link_range_short(x.from, x.to, x.link_id)),
-    );
-    m.insert(
-        "lengde".into(),
-        Value::from((x.length_m * 1000.0).round() / 1000.0),
-    );
-    let (road_ref, system_ref) = piece_refs(g, x);
-    if let Some(v) = road_ref {
-        m.insert("vegreferanse".into(), to_value(&v)?);
-    }
-    if let Some(v) = system_ref {
-        m.insert("vegsystemreferanse".into(), to_value(&v)?);
-    }
-    let mut geometri = Map::new();
-    geometri.insert(
-        "wkt".into(),
-        Value::from(wkt::linestring_z(srid, &seg.sub_line(x.from, x.to), z_tag)?),
-    );
-    geometri.insert("srid".into(), Value::from(srid.code()));
-    m.insert("geometri".into(), Value::Object(geometri));
-    let mut objects = Map::new();
-    for (layer, covers) in layers.iter().zip(&x.covers) {
-        let docs: Vec<Value> = match layer.data {
-            Some(d) => covers
-                .iter()
-                .map(|c| object_json(g, layer, d, c.row as usize, c.lane_specific))
-                .collect(),
-            None => Vec::new(),
-        };
-        let v = match docs.len() {
-            0 => Value::Null,
-            1 => docs.into_iter().next().unwrap_or(Value::Null),
-            _ => Value::Array(docs),
-        };
-        objects.insert(format!("vegobjekttype_{}", layer.type_id), v);
-    }
-    m.insert("vegobjekter".into(), Value::Object(objects));
-    Ok(Value::Object(m))
-}
-
-/// The road reference (vegreferanse) and road system reference (vegsystemreferanse) of a
-/// piece, as its row has them, for the piece's positions (None where the row has none).
-pub fn piece_refs(g: &Generation, x: &Piece) -> (Option<RoadRefStretch>, Option<SystemRefStretch>) {
-    let r = x.net_row as usize;
-    let key = g.segment(r).road_key();
-    let road_ref = key.has_road_ref().then(|| {
-        let (a, b) = (
-            g.meter_at(r, x.from).round() as u32,
-            g.meter_at(r, x.to).round() as u32,
-        );
-        road_ref_stretch(&key, a.min(b), a.max(b))
-    });
-    let system_ref = g.segment_system_ref(r).map(|(k, _, _)| {
-        let (a, b) = g.system_metres(r, x.from, x.to);
-        system_ref_stretch(&k, a, b)
-    });
-    (road_ref, system_ref)
-}
-
-fn to_value<T: serde::Serialize>(v: &T) -> ApiResult<Value> {
-    serde_json::to_value(v)
-        .map_err(|e| ApiError::from(crate::error::EngineError::Internal(e.to_string())))
-}
-
-/// A covering object: id, version, whether it is lane specific, its chosen values.
-fn object_json(
-    g: &Generation,
-    layer: &Layer<'_>,
-    d: &TypeData,
-    row: usize,
-    lane_specific: bool,
-) -> Value {
-    let object = ObjectRow::new(&d.table, row);
-    let mut m = Map::new();
-    m.insert("id".into(), Value::from(object.id()));
-    m.insert("versjon".into(), Value::from(object.version()));
-    m.insert("startdato".into(), Value::from(date(object.start_date())));
-    m.insert("feltspesifikk".into(), Value::from(lane_specific));
-    let mut values: HashMap<u32, Value> = HashMap::new();
-    for p in g.object_properties(object, false) {
-        if layer.values.as_ref().is_none_or(|v| v.contains(&p.id)) {
-            values.insert(p.id, cell(&p.value));
-        }
-    }
-    let mut ids: Vec<u32> = values.keys().copied().collect();
-    ids.sort_unstable();
-    let egenskaper: Map<String, Value> = ids
-        .into_iter()
-        .filter_map(|id| values.remove(&id).map(|v| (format!("egenskap_{id}"), v)))
-        .collect();
-    m.insert("egenskaper".into(), Value::Object(egenskaper));
-    Value::Object(m)
-}
-
-fn cell(v: &PropertyValue<'_>) -> Value {
-    match *v {
-        PropertyValue::Enum {
-            number: Some(n), ..
-        } => number(n),
-        PropertyValue::Enum { name, .. } => Value::from(name),
-        PropertyValue::Integer(i) => Value::from(i),
-        PropertyValue::Float(f) => number(f),
-        PropertyValue::Text(t) => Value::from(t),
-    }
-}
-
-fn number(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        Value::from(n as i64)
-    } else {
-        Value::from(n)
-    }
 }
