@@ -1,8 +1,9 @@
 //! Dynamic segmentation (`query::overlay`) against a brute-force overlay written here: per
 //! network row, every end of every selected stretch placement on its link cuts the row, and each
 //! elementary interval lists, per type, the objects with a placement spanning it. Random network
-//! selections, type sets and object subsets over the tiny data and the demo snapshot; the pieces
-//! of a row tile it exactly.
+//! selections, type sets and object subsets over the tiny data and the demo snapshot, the types'
+//! intervals gathered both ways (every object's placements, or link by link from the placements
+//! ordered by link); the pieces of a row tile it exactly.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::BTreeMap;
@@ -153,6 +154,20 @@ fn check(
         .map(|(id, o)| LinkIntervals::build(&g.objects[id].table, o, Some(&links)))
         .collect();
     let got = overlay(&g.network, rows.iter(), &layers, only_covered);
+    // the same gathered link by link from the type's placements ordered by link (the API's way)
+    let mut sorted: Vec<u64> = links.iter().copied().collect();
+    sorted.sort_unstable();
+    let on_links: Vec<LinkIntervals> = types
+        .iter()
+        .map(|(id, o)| {
+            let d = &g.objects[id];
+            LinkIntervals::build_on_links(&d.table, &d.link_placements(), o, sorted.iter().copied())
+        })
+        .collect();
+    prop_assert_eq!(
+        &overlay(&g.network, rows.iter(), &on_links, only_covered),
+        &got
+    );
     let want = brute_force(g, &rows, &types, only_covered);
     let got: Vec<Expected> = got
         .iter()

@@ -24,6 +24,8 @@
 
 mod doc;
 
+use std::sync::Arc;
+
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -46,9 +48,10 @@ use crate::catalog::Catalog;
 use crate::error::EngineError;
 use crate::generation::feature::Geometry;
 use crate::generation::{Generation, TypeData};
+use crate::index::pieces::LinkPlacements;
 use crate::query::egenskap;
 use crate::query::objects::ObjectFilter;
-use crate::query::overlay::{links_of, row_pieces, LinkIntervals, Piece};
+use crate::query::overlay::{row_pieces, LinkIntervals, Piece};
 
 /// Largest page of pieces.
 pub const MAX_PAGE: usize = 10_000;
@@ -406,32 +409,49 @@ fn page(
     let mut wanted = RoaringBitmap::new();
     wanted.insert_range(first..);
     let candidates = rows & &wanted;
-    let links = links_of(net, &candidates);
-    let intervals: Vec<LinkIntervals> = layers
+    // per type: its placements ordered by link and the objects passing its filter
+    let selected: Vec<Option<(&TypeData, Arc<LinkPlacements>, RoaringBitmap)>> = layers
         .iter()
-        .map(|l| match l.data {
-            Some(d) => {
+        .map(|l| {
+            l.data.map(|d| {
                 let f = ObjectFilter {
                     egenskap: l.filter.clone(),
                     ..Default::default()
                 };
-                LinkIntervals::build(&d.table, &g.select_objects(d, &f), Some(&links))
-            }
-            None => LinkIntervals::default(),
+                (d, d.link_placements(), g.select_objects(d, &f))
+            })
         })
         .collect();
+    // rows in chunks, each with the intervals of its links only: without `kun_dekket` every
+    // row gives a piece, so the first chunk (one row more than the page) mostly ends the page
+    let chunk_rows = antall + 1;
     let mut out = Vec::new();
     let mut buf = Vec::new();
-    for r in candidates.iter() {
-        buf.clear();
-        row_pieces(net, r as usize, &intervals, only_covered, &mut buf);
-        for x in buf.drain(..) {
-            if after.is_some_and(|(link, pos)| x.link_id == link && x.from <= pos) {
-                continue;
-            }
-            out.push(x);
-            if out.len() == antall {
-                return out;
+    let mut rest = candidates.iter().peekable();
+    while rest.peek().is_some() {
+        let chunk: Vec<u32> = rest.by_ref().take(chunk_rows).collect();
+        let mut links: Vec<u64> = chunk.iter().map(|&r| net.link_id[r as usize]).collect();
+        links.dedup();
+        let intervals: Vec<LinkIntervals> = selected
+            .iter()
+            .map(|t| match t {
+                Some((d, index, objects)) => {
+                    LinkIntervals::build_on_links(&d.table, index, objects, links.iter().copied())
+                }
+                None => LinkIntervals::default(),
+            })
+            .collect();
+        for &r in &chunk {
+            buf.clear();
+            row_pieces(net, r as usize, &intervals, only_covered, &mut buf);
+            for x in buf.drain(..) {
+                if after.is_some_and(|(link, pos)| x.link_id == link && x.from <= pos) {
+                    continue;
+                }
+                out.push(x);
+                if out.len() == antall {
+                    return out;
+                }
             }
         }
     }
