@@ -24,7 +24,7 @@
 
 use super::rows::{ObjectRow, StoredValue};
 use super::Generation;
-use crate::catalog::{datatype, ObjectType};
+use crate::catalog::{datatype, ObjectType, PropertyType};
 use crate::error::Result;
 use crate::geo::area_polygon::AreaPolygon;
 use crate::geo::map_extent::MapExtent;
@@ -324,23 +324,11 @@ fn properties<'a>(t: &'a ObjectType, object: ObjectRow<'a>, sensitive: bool) -> 
         if p.is_geometry() || (p.sensitivity > 0 && !sensitive) {
             continue;
         }
-        let Some(stored) = object.value(p.id, p.storage()) else {
+        let Some(value) = object
+            .value(p.id, p.storage())
+            .and_then(|stored| decode(p, stored))
+        else {
             continue;
-        };
-        let value = match stored {
-            StoredValue::Enum(id) => {
-                let Some(av) = p.allowed_value(id) else {
-                    continue;
-                };
-                PropertyValue::Enum {
-                    id,
-                    name: &av.name,
-                    number: av.number.filter(|_| p.datatype == datatype::ENUM_NUMBER),
-                }
-            }
-            StoredValue::Integer(v) => PropertyValue::Integer(v),
-            StoredValue::Float(v) => PropertyValue::Float(v),
-            StoredValue::Text(v) => PropertyValue::Text(v),
         };
         out.push(Property {
             id: p.id,
@@ -350,6 +338,24 @@ fn properties<'a>(t: &'a ObjectType, object: ObjectRow<'a>, sensitive: bool) -> 
         });
     }
     out
+}
+
+/// A stored value of property `p` as features carry it (None for an enumeration id that is
+/// no allowed value of `p`).
+pub fn decode<'a>(p: &'a PropertyType, stored: StoredValue<'a>) -> Option<PropertyValue<'a>> {
+    Some(match stored {
+        StoredValue::Enum(id) => {
+            let av = p.allowed_value(id)?;
+            PropertyValue::Enum {
+                id,
+                name: &av.name,
+                number: av.number.filter(|_| p.datatype == datatype::ENUM_NUMBER),
+            }
+        }
+        StoredValue::Integer(v) => PropertyValue::Integer(v),
+        StoredValue::Float(v) => PropertyValue::Float(v),
+        StoredValue::Text(v) => PropertyValue::Text(v),
+    })
 }
 
 #[cfg(test)]

@@ -300,11 +300,7 @@ fn answer(
     let next = next_start(&p, g.id, last)?;
     let layers: Vec<PageLayer> = layers
         .into_iter()
-        .map(|l| PageLayer {
-            type_id: l.type_id,
-            data: g.objects.get(&l.type_id).cloned(),
-            values: l.values,
-        })
+        .map(|l| PageLayer::new(&g, l.type_id, l.values.as_deref()))
         .collect();
     if n.geojson || n.csv {
         let docs = pieces

@@ -11,7 +11,8 @@ use crate::api::dto::{
     date, road_ref_stretch, system_ref_stretch, RoadRefStretch, SystemRefStretch,
 };
 use crate::api::stream::PageItems;
-use crate::generation::feature::PropertyValue;
+use crate::catalog::{Catalog, PropertyType};
+use crate::generation::feature::{decode, PropertyValue};
 use crate::generation::rows::ObjectRow;
 use crate::generation::{Generation, TypeData};
 use crate::geo::srid::Srid;
@@ -23,8 +24,39 @@ use crate::query::vegref::link_range_short;
 pub struct PageLayer {
     pub type_id: u32,
     pub data: Option<Arc<TypeData>>,
-    /// The value properties carried (None: all).
-    pub values: Option<Vec<u32>>,
+    /// The values carried, ascending property id: each value property (not sensitive) chosen
+    /// by `egenskaper`, with the index of its column in the type's table (None: no column).
+    plan: Vec<(&'static PropertyType, Option<usize>)>,
+}
+
+impl PageLayer {
+    /// `values`: the value property ids carried (None: all).
+    pub fn new(g: &Generation, type_id: u32, values: Option<&[u32]>) -> PageLayer {
+        let data = g.objects.get(&type_id).cloned();
+        let catalog: &'static Catalog = g.catalog;
+        let mut plan: Vec<(&'static PropertyType, Option<usize>)> = catalog
+            .object_type(type_id)
+            .into_iter()
+            .flat_map(|t| t.property_types.iter())
+            .filter(|p| !p.is_geometry() && p.sensitivity == 0)
+            .filter(|p| values.is_none_or(|v| v.contains(&p.id)))
+            .map(|p| {
+                let column = data.as_ref().and_then(|d| {
+                    d.table
+                        .properties
+                        .iter()
+                        .position(|c| c.property_id == p.id)
+                });
+                (p, column)
+            })
+            .collect();
+        plan.sort_by_key(|(p, _)| p.id);
+        PageLayer {
+            type_id,
+            data,
+            plan,
+        }
+    }
 }
 
 /// The road reference (vegreferanse) and road system reference (vegsystemreferanse) of a
@@ -79,24 +111,24 @@ impl Serialize for PieceDoc<'_> {
             srid: self.srid.code(),
         };
         m.serialize_entry("geometri", &geometri)?;
-        m.serialize_entry("vegobjekter", &Covering(self.g, self.layers, x))?;
+        m.serialize_entry("vegobjekter", &Covering(self.layers, x))?;
         m.end()
     }
 }
 
 /// `vegobjekter`: per type null, the covering object, or a list of them.
-struct Covering<'a>(&'a Generation, &'a [PageLayer], &'a Piece);
+struct Covering<'a>(&'a [PageLayer], &'a Piece);
 
 impl Serialize for Covering<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let Covering(g, layers, x) = *self;
+        let Covering(layers, x) = *self;
         let mut m = serializer.serialize_map(Some(layers.len()))?;
         for (layer, covers) in layers.iter().zip(&x.covers) {
             let key = format!("vegobjekttype_{}", layer.type_id);
             match (&layer.data, covers.as_slice()) {
-                (Some(d), [c]) => m.serialize_entry(&key, &ObjectDoc(g, layer, d, c))?,
+                (Some(d), [c]) => m.serialize_entry(&key, &ObjectDoc(layer, d, c))?,
                 (Some(d), many) if !many.is_empty() => {
-                    m.serialize_entry(&key, &ObjectList(g, layer, d, many))?
+                    m.serialize_entry(&key, &ObjectList(layer, d, many))?
                 }
                 _ => m.serialize_entry(&key, &())?,
             }
@@ -105,51 +137,50 @@ impl Serialize for Covering<'_> {
     }
 }
 
-struct ObjectList<'a>(&'a Generation, &'a PageLayer, &'a TypeData, &'a [Cover]);
+struct ObjectList<'a>(&'a PageLayer, &'a TypeData, &'a [Cover]);
 
 impl Serialize for ObjectList<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let ObjectList(g, layer, d, covers) = *self;
+        let ObjectList(layer, d, covers) = *self;
         let mut seq = serializer.serialize_seq(Some(covers.len()))?;
         for c in covers {
-            seq.serialize_element(&ObjectDoc(g, layer, d, c))?;
+            seq.serialize_element(&ObjectDoc(layer, d, c))?;
         }
         seq.end()
     }
 }
 
 /// A covering object: id, version, start date, whether it is lane specific, its chosen values.
-struct ObjectDoc<'a>(&'a Generation, &'a PageLayer, &'a TypeData, &'a Cover);
+struct ObjectDoc<'a>(&'a PageLayer, &'a TypeData, &'a Cover);
 
 impl Serialize for ObjectDoc<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let ObjectDoc(g, layer, d, c) = *self;
+        let ObjectDoc(layer, d, c) = *self;
         let object = ObjectRow::new(&d.table, c.row as usize);
-        let mut values: Vec<(u32, PropertyValue<'_>)> = g
-            .object_properties(object, false)
-            .into_iter()
-            .filter(|p| layer.values.as_ref().is_none_or(|v| v.contains(&p.id)))
-            .map(|p| (p.id, p.value))
-            .collect();
-        values.sort_by_key(|(id, _)| *id);
         let mut m = serializer.serialize_map(None)?;
         m.serialize_entry("id", &object.id())?;
         m.serialize_entry("versjon", &object.version())?;
         m.serialize_entry("startdato", &date(object.start_date()))?;
         m.serialize_entry("feltspesifikk", &c.lane_specific)?;
-        m.serialize_entry("egenskaper", &Values(&values))?;
+        m.serialize_entry("egenskaper", &Values(layer, d, object))?;
         m.end()
     }
 }
 
-/// `egenskaper`: `egenskap_<property type id>` per value, ascending id.
-struct Values<'a>(&'a [(u32, PropertyValue<'a>)]);
+/// `egenskaper`: `egenskap_<property type id>` per value the object has, ascending id.
+struct Values<'a>(&'a PageLayer, &'a TypeData, ObjectRow<'a>);
 
 impl Serialize for Values<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut m = serializer.serialize_map(Some(self.0.len()))?;
-        for (id, v) in self.0 {
-            m.serialize_entry(&format!("egenskap_{id}"), &Cell(v))?;
+        let Values(layer, d, object) = *self;
+        let mut m = serializer.serialize_map(None)?;
+        for &(p, column) in &layer.plan {
+            let value = column
+                .and_then(|i| object.value_in(&d.table.properties[i], p.storage()))
+                .and_then(|stored| decode(p, stored));
+            if let Some(v) = value {
+                m.serialize_entry(&format!("egenskap_{}", p.id), &Cell(&v))?;
+            }
         }
         m.end()
     }
