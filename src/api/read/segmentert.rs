@@ -20,7 +20,8 @@
 //! `egenskap_<property type id>` per chosen value the object has (an enumerated value's name,
 //! or its number for numeric enumerations). Sensitive values are never carried. JSON, XML,
 //! GeoJSON (as `/vegnett/lenker`'s: the piece without `geometri` as properties) and CSV
-//! (`Accept: text/csv` or `.csv`; one line per piece, nested members as `a.b` columns).
+//! (`Accept: text/csv` or `.csv`; one line per piece, nested members as `a.b` columns). JSON
+//! and XML pages are streamed piece by piece (`doc`, `api::stream`).
 
 mod doc;
 
