@@ -125,9 +125,14 @@ pub enum Command {
         type_id: Option<u32>,
         /// Instead of one type: the network cut wherever an object of any of these types
         /// (comma-separated ids, at most 10) begins or ends, a row per piece with the covering
-        /// objects' ids per type (as GET /vegnett/segmentert); --format geoparquet only.
+        /// objects' ids, versions and values per type (as GET /vegnett/segmentert); --format
+        /// geoparquet only.
         #[arg(long, value_delimiter = ',')]
         segmentert: Vec<u32>,
+        /// With --segmentert: the values each type carries, as /vegnett/segmentert's
+        /// egenskaper, e.g. '105(2021),540()' (a type not named carries all its values).
+        #[arg(long, requires = "segmentert")]
+        egenskaper: Option<String>,
         /// Output format: fgb (FlatGeobuf), geojson or geoparquet.
         #[arg(long, value_enum)]
         format: crate::export::Format,

@@ -44,6 +44,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Export {
             type_id,
             segmentert,
+            egenskaper,
             format,
             srid,
             kommune,
@@ -53,6 +54,7 @@ fn main() -> anyhow::Result<()> {
             Some(type_id) => cli::run_export(type_id, format, srid.as_deref(), kommune, out, &data),
             None => cli::run_export_segmented(
                 &segmentert,
+                egenskaper.as_deref(),
                 format,
                 srid.as_deref(),
                 &kommune,

@@ -1,8 +1,9 @@
 //! Dynamic segmentation (`query::overlay`) against a brute-force overlay written here: per
 //! network row, every end of every selected stretch placement on its link cuts the row, and each
 //! elementary interval lists, per type, the objects with a placement spanning it. Random network
-//! selections, type sets and object subsets over the tiny data and the demo snapshot; the pieces
-//! of a row tile it exactly.
+//! selections, type sets and object subsets over the tiny data and the demo snapshot, the types'
+//! intervals gathered both ways (every object's placements, or link by link from the placements
+//! ordered by link); the pieces of a row tile it exactly.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::BTreeMap;
@@ -153,6 +154,20 @@ fn check(
         .map(|(id, o)| LinkIntervals::build(&g.objects[id].table, o, Some(&links)))
         .collect();
     let got = overlay(&g.network, rows.iter(), &layers, only_covered);
+    // the same gathered link by link from the type's placements ordered by link (the API's way)
+    let mut sorted: Vec<u64> = links.iter().copied().collect();
+    sorted.sort_unstable();
+    let on_links: Vec<LinkIntervals> = types
+        .iter()
+        .map(|(id, o)| {
+            let d = &g.objects[id];
+            LinkIntervals::build_on_links(&d.table, &d.link_placements(), o, sorted.iter().copied())
+        })
+        .collect();
+    prop_assert_eq!(
+        &overlay(&g.network, rows.iter(), &on_links, only_covered),
+        &got
+    );
     let want = brute_force(g, &rows, &types, only_covered);
     let got: Vec<Expected> = got
         .iter()
@@ -266,14 +281,18 @@ fn speed_limit_and_traffic_volume_cut_the_demo_network() {
 fn geoparquet_export_holds_the_overlay() {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Float64Type, Int64Type};
-    use arrow_array::Array;
+    use arrow_array::{Array, RecordBatch};
+    use vegdb::catalog::ValueKind;
+    use vegdb::generation::rows::{ObjectRow, StoredValue};
     let g = tiny();
     let types = [105u32, 540];
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("s.parquet");
+    // 105 carries Fartsgrense (2021) only, 540 no values
     let r = vegdb::export::segmented::export_segmented(
         g,
         &types,
+        &[Some(vec![2021]), Some(vec![])],
         &[],
         vegdb::geo::srid::Srid::Utm33Wgs84,
         &out,
@@ -297,32 +316,71 @@ fn geoparquet_export_holds_the_overlay() {
         .unwrap()
         .iter()
         .any(|kv| kv.key == "geo"));
+    let batches: Vec<RecordBatch> = reader.build().unwrap().map(Result::unwrap).collect();
+    let names: Vec<String> = batches[0]
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    // the chosen values only: Fartsgrense (a numeric enumeration: its number and value id)
+    let per_type: Vec<&String> = names.iter().filter(|n| n.starts_with("540_")).collect();
+    assert_eq!(per_type, ["540_id", "540_versjon", "540_feltspesifikk"]);
+    assert!(names.iter().any(|n| n == "105_Fartsgrense"), "{names:?}");
+    assert!(names.iter().any(|n| n == "105_Fartsgrense_id"), "{names:?}");
+    let limits = g.catalog.object_type(105).unwrap().property(2021).unwrap();
     let mut i = 0;
-    for batch in reader.build().unwrap() {
-        let b = batch.unwrap();
-        let link = b.column(0).as_primitive::<Int64Type>();
-        let from = b.column(1).as_primitive::<Float64Type>();
-        let to = b.column(2).as_primitive::<Float64Type>();
-        let cols: Vec<_> = (0..types.len())
-            .map(|t| b.column(5 + t).as_list::<i32>())
-            .collect();
+    for b in &batches {
+        let col = |n: &str| b.column_by_name(n).unwrap();
+        let link = col("veglenkesekvensid").as_primitive::<Int64Type>();
+        let from = col("fra_posisjon").as_primitive::<Float64Type>();
+        let to = col("til_posisjon").as_primitive::<Float64Type>();
         for k in 0..b.num_rows() {
             let (wl, wf, wt, covers) = &want[i];
             assert_eq!(
                 (link.value(k) as u64, from.value(k), to.value(k)),
                 (*wl, *wf, *wt)
             );
-            for (t, c) in cols.iter().enumerate() {
-                let table = &g.objects[&types[t]].table;
-                let ids: Vec<i64> = covers[t]
+            for (t, type_id) in types.iter().enumerate() {
+                let table = &g.objects[type_id].table;
+                let list = |c: &str| col(&format!("{type_id}_{c}")).as_list::<i32>().clone();
+                let (ids, versions) = (list("id"), list("versjon"));
+                if covers[t].is_empty() {
+                    assert!(ids.is_null(k) && versions.is_null(k));
+                    continue;
+                }
+                let rows: Vec<usize> = covers[t].iter().map(|&(o, _)| o as usize).collect();
+                let want_ids: Vec<i64> = rows.iter().map(|&o| table.id[o] as i64).collect();
+                let want_versions: Vec<i64> =
+                    rows.iter().map(|&o| i64::from(table.version[o])).collect();
+                let got = |l: &arrow_array::ListArray| {
+                    l.value(k).as_primitive::<Int64Type>().values().to_vec()
+                };
+                assert_eq!(got(&ids), want_ids);
+                assert_eq!(got(&versions), want_versions);
+                if *type_id != 105 {
+                    continue;
+                }
+                // the stored enumeration id, and its number from the catalogue
+                let stored: Vec<Option<u32>> = rows
                     .iter()
-                    .map(|&(o, _)| table.id[o as usize] as i64)
+                    .map(
+                        |&o| match ObjectRow::new(table, o).value(2021, ValueKind::Enum) {
+                            Some(StoredValue::Enum(id)) => Some(id),
+                            _ => None,
+                        },
+                    )
                     .collect();
-                if ids.is_empty() {
-                    assert!(c.is_null(k));
-                } else {
-                    let v = c.value(k);
-                    assert_eq!(v.as_primitive::<Int64Type>().values().to_vec(), ids);
+                let value_ids = list("Fartsgrense_id");
+                let value_ids = value_ids.value(k);
+                let value_ids = value_ids.as_primitive::<Int64Type>();
+                let numbers = list("Fartsgrense");
+                let numbers = numbers.value(k);
+                let numbers = numbers.as_primitive::<Float64Type>();
+                for (j, s) in stored.iter().enumerate() {
+                    let number = s.and_then(|id| limits.allowed_value(id)?.number);
+                    assert_eq!(value_ids.is_valid(j).then(|| value_ids.value(j) as u32), *s);
+                    assert_eq!(numbers.is_valid(j).then(|| numbers.value(j)), number);
                 }
             }
             i += 1;

@@ -117,7 +117,7 @@ PEERDATA="$ROUTE_PG" PGPORT=54361 STOP=1 NO_BUILD=1 AGREE_ONLY=1 CHECK=40 \
   tools/bench_route_pg.sh snapshots/demo 40 1
 rm -rf "$ROUTE_PG"
 
-echo "== files: GIS exports in GDAL, engines (DuckDB, Dask) over a generation on S3 (moto)"
+echo "== files: GIS exports in GDAL, the segmented export in pyarrow and GeoPandas against /vegnett/segmentert, engines (DuckDB, Dask) over a generation on S3 (moto)"
 # gdal-bin for ogrinfo (only when missing; another block may install it too)
 apt_install ogrinfo gdal-bin
 # its own venv: the duckdb-ext wheels need duckdb 1.4.4 exactly (the shared venv has the newest)

@@ -57,6 +57,7 @@ pub fn run_export(
 /// `--kommune`'s rows) as GeoParquet.
 pub fn run_export_segmented(
     types: &[u32],
+    egenskaper: Option<&str>,
     format: crate::export::Format,
     srid: Option<&str>,
     kommune: &[u16],
@@ -82,7 +83,10 @@ pub fn run_export_segmented(
     let started = std::time::Instant::now();
     let (g, _) = Generation::load(&pinned.dir, &|_| {})?;
     let loaded = started.elapsed();
-    let r = crate::export::segmented::export_segmented(&g, types, kommune, srid, &out)?;
+    let values =
+        crate::api::read::segmentert::chosen_values(g.catalog, types, egenskaper.unwrap_or(""))
+            .map_err(|e| anyhow::anyhow!("--egenskaper: {}", e.message))?;
+    let r = crate::export::segmented::export_segmented(&g, types, &values, kommune, srid, &out)?;
     println!(
         "exported {} pieces of the network cut by types {} (generation {}) to {} ({} bytes, srid {}) in {:.2} s (+ {:.2} s loading)",
         r.features,

@@ -1,30 +1,50 @@
 //! `vegdb export --segmentert 105,540,...`: the dynamic segmentation of `/vegnett/segmentert`
 //! (`query::overlay`, its rules) over the whole current network, or the rows of `--kommune`, as
-//! one GeoParquet file: a row per piece with `veglenkesekvensid`, `fra_posisjon`,
-//! `til_posisjon`, `lengde` (meters), `kommune`, per type `vegobjekttype_<id>` (the covering
-//! objects' ids, a list; null where none covers the piece) and the piece's geometry (WKB).
-//! Every object of each type takes part (no `egenskap` filter); values are not carried (join on
-//! the ids with the type's own export).
+//! one GeoParquet file, a row per piece (columns: README, "GIS exports"):
+//!
+//! - `veglenkesekvensid`, `fra_posisjon`, `til_posisjon`, `kortform`, `lengde` (meters),
+//!   `kommune`, `vegreferanse` and `vegsystemreferanse` (the API's `kortform` of each for the
+//!   piece's positions; null where the row has none);
+//! - per type `<type>_id`, `<type>_versjon`, `<type>_feltspesifikk` and per chosen value
+//!   property `<type>_<property name>` (an enumeration's name, or its number for numeric
+//!   enumerations, plus `<type>_<property name>_id`, the allowed value's id): lists, one
+//!   element per covering object ascending by id (the API's rule for overlapping objects), null
+//!   where no object of the type covers the piece; a value element is null where that object
+//!   has no value. `egenskaper` chooses the properties as `/vegnett/segmentert`'s `egenskaper`
+//!   (all value properties when a type is not named); sensitive values are never written;
+//! - `geometry`: the piece's stretch of its row (WKB LineString Z).
+//!
+//! Every object of each type takes part (no `egenskap` filter).
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use arrow_array::builder::{BinaryBuilder, Float64Builder, Int64Builder, ListBuilder};
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
+};
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, Field, Schema};
 use roaring::RoaringBitmap;
 
 use super::{wkb, write_parquet, ExportReport, CRS_25833};
+use crate::api::read::segmentert::piece_refs;
+use crate::catalog::{datatype, PropertyType, ValueKind};
 use crate::error::{EngineError, Result};
-use crate::generation::feature::Geometry;
+use crate::generation::feature::{Geometry, PropertyValue};
+use crate::generation::rows::ObjectRow;
 use crate::generation::Generation;
 use crate::geo::srid::Srid;
-use crate::query::overlay::{links_of, overlay, LinkIntervals};
+use crate::query::overlay::{links_of, overlay, Cover, LinkIntervals, Piece};
+use crate::query::vegref::link_range_short;
+use crate::snapshot::columns::ObjectTable;
 
 /// The overlay of `types` over the rows of `municipalities` (every row when empty), written to
-/// `out` in `srid` (32633, 25833 or 4326).
+/// `out` in `srid` (32633, 25833 or 4326); `values[i]`: the value property ids type `i` carries
+/// (None: all).
 pub fn export_segmented(
     g: &Generation,
     types: &[u32],
+    values: &[Option<Vec<u32>>],
     municipalities: &[u16],
     srid: Srid,
     out: &std::path::Path,
@@ -53,83 +73,296 @@ pub fn export_segmented(
         })
         .collect();
     let pieces = overlay(n, rows.iter(), &layers, false);
-    let (mut link, mut from, mut to, mut length, mut kommune) = (
-        Int64Builder::new(),
-        Float64Builder::new(),
-        Float64Builder::new(),
-        Float64Builder::new(),
-        Int64Builder::new(),
-    );
-    let mut ids: Vec<ListBuilder<Int64Builder>> = types
+    let mut piece_columns = PieceColumns::default();
+    let mut type_columns: Vec<TypeColumns> = types
         .iter()
-        .map(|_| ListBuilder::new(Int64Builder::new()))
+        .enumerate()
+        .map(|(i, &t)| TypeColumns::new(g, t, values.get(i).cloned().flatten()))
         .collect();
-    let mut geom = BinaryBuilder::new();
-    let mut bbox = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
     for p in &pieces {
-        let r = p.net_row as usize;
-        link.append_value(p.link_id as i64);
-        from.append_value(p.from);
-        to.append_value(p.to);
-        length.append_value(p.length_m);
-        kommune.append_value(i64::from(n.municipality[r]));
-        for ((b, covers), t) in ids.iter_mut().zip(&p.covers).zip(types) {
-            let table = g.objects.get(t).map(|d| &d.table);
-            match table {
-                Some(table) if !covers.is_empty() => {
-                    for c in covers {
-                        b.values().append_value(table.id[c.row as usize] as i64);
-                    }
-                    b.append(true);
-                }
-                _ => b.append(false),
-            }
+        piece_columns.push(g, p, srid)?;
+        for (c, covers) in type_columns.iter_mut().zip(&p.covers) {
+            c.push(g, covers);
         }
-        let line = g.segment(r).sub_line(p.from, p.to);
-        let geometry = Geometry::LineString(line).to_srid(srid)?;
-        if let Geometry::LineString(l) = &geometry {
-            for c in l {
-                bbox = [
-                    bbox[0].min(c[0]),
-                    bbox[1].min(c[1]),
-                    bbox[2].max(c[0]),
-                    bbox[3].max(c[1]),
-                ];
-            }
-        }
-        geom.append_value(wkb(&geometry));
     }
-    let mut fields = vec![
-        Field::new("veglenkesekvensid", DataType::Int64, false),
-        Field::new("fra_posisjon", DataType::Float64, false),
-        Field::new("til_posisjon", DataType::Float64, false),
-        Field::new("lengde", DataType::Float64, false),
-        Field::new("kommune", DataType::Int64, false),
-    ];
-    let mut arrays: Vec<ArrayRef> = vec![
-        Arc::new(link.finish()),
-        Arc::new(from.finish()),
-        Arc::new(to.finish()),
-        Arc::new(length.finish()),
-        Arc::new(kommune.finish()),
-    ];
-    for (t, mut b) in types.iter().zip(ids) {
-        let array = b.finish();
-        fields.push(Field::new(
-            format!("vegobjekttype_{t}"),
-            array.data_type().clone(),
-            true,
-        ));
-        arrays.push(Arc::new(array));
+    let (mut fields, mut arrays) = piece_columns.finish_fixed();
+    for c in type_columns {
+        for (name, array) in c.finish() {
+            fields.push(Field::new(name, array.data_type().clone(), true));
+            arrays.push(array);
+        }
     }
     fields.push(Field::new("geometry", DataType::Binary, false));
-    arrays.push(Arc::new(geom.finish()));
-    let bbox = (!pieces.is_empty()).then_some(bbox);
+    arrays.push(Arc::new(piece_columns.geometry.finish()));
+    let bbox = (!pieces.is_empty()).then_some(piece_columns.bbox);
     let bytes = write_geoparquet(fields, arrays, crs, bbox, out)?;
     Ok(ExportReport {
         features: pieces.len(),
         bytes,
     })
+}
+
+/// The columns every piece has.
+struct PieceColumns {
+    link: Int64Builder,
+    from: Float64Builder,
+    to: Float64Builder,
+    short: StringBuilder,
+    length: Float64Builder,
+    municipality: Int64Builder,
+    road_ref: StringBuilder,
+    system_ref: StringBuilder,
+    geometry: BinaryBuilder,
+    bbox: [f64; 4],
+}
+
+impl Default for PieceColumns {
+    fn default() -> Self {
+        PieceColumns {
+            link: Int64Builder::new(),
+            from: Float64Builder::new(),
+            to: Float64Builder::new(),
+            short: StringBuilder::new(),
+            length: Float64Builder::new(),
+            municipality: Int64Builder::new(),
+            road_ref: StringBuilder::new(),
+            system_ref: StringBuilder::new(),
+            geometry: BinaryBuilder::new(),
+            bbox: [f64::MAX, f64::MAX, f64::MIN, f64::MIN],
+        }
+    }
+}
+
+impl PieceColumns {
+    fn push(&mut self, g: &Generation, p: &Piece, srid: Srid) -> Result<()> {
+        let r = p.net_row as usize;
+        self.link.append_value(p.link_id as i64);
+        self.from.append_value(p.from);
+        self.to.append_value(p.to);
+        self.short
+            .append_value(link_range_short(p.from, p.to, p.link_id));
+        self.length.append_value(p.length_m);
+        self.municipality
+            .append_value(i64::from(g.network.municipality[r]));
+        let (road_ref, system_ref) = piece_refs(g, p);
+        self.road_ref.append_option(road_ref.map(|v| v.kortform));
+        self.system_ref
+            .append_option(system_ref.map(|v| v.kortform));
+        let line = g.segment(r).sub_line(p.from, p.to);
+        let geometry = Geometry::LineString(line).to_srid(srid)?;
+        if let Geometry::LineString(l) = &geometry {
+            for c in l {
+                let b = &mut self.bbox;
+                *b = [
+                    b[0].min(c[0]),
+                    b[1].min(c[1]),
+                    b[2].max(c[0]),
+                    b[3].max(c[1]),
+                ];
+            }
+        }
+        self.geometry.append_value(wkb(&geometry));
+        Ok(())
+    }
+
+    /// The fields and arrays before the types' columns (the geometry comes last).
+    fn finish_fixed(&mut self) -> (Vec<Field>, Vec<ArrayRef>) {
+        let fields = vec![
+            Field::new("veglenkesekvensid", DataType::Int64, false),
+            Field::new("fra_posisjon", DataType::Float64, false),
+            Field::new("til_posisjon", DataType::Float64, false),
+            Field::new("kortform", DataType::Utf8, false),
+            Field::new("lengde", DataType::Float64, false),
+            Field::new("kommune", DataType::Int64, false),
+            Field::new("vegreferanse", DataType::Utf8, true),
+            Field::new("vegsystemreferanse", DataType::Utf8, true),
+        ];
+        let arrays: Vec<ArrayRef> = vec![
+            Arc::new(self.link.finish()),
+            Arc::new(self.from.finish()),
+            Arc::new(self.to.finish()),
+            Arc::new(self.short.finish()),
+            Arc::new(self.length.finish()),
+            Arc::new(self.municipality.finish()),
+            Arc::new(self.road_ref.finish()),
+            Arc::new(self.system_ref.finish()),
+        ];
+        (fields, arrays)
+    }
+}
+
+/// A list column of one value property: one element per covering object.
+enum ValueList {
+    Text(ListBuilder<StringBuilder>),
+    Integer(ListBuilder<Int64Builder>),
+    Float(ListBuilder<Float64Builder>),
+}
+
+impl ValueList {
+    fn of(p: &PropertyType) -> ValueList {
+        match p.storage() {
+            ValueKind::Enum if p.datatype == datatype::ENUM_NUMBER => {
+                ValueList::Float(ListBuilder::new(Float64Builder::new()))
+            }
+            ValueKind::Integer => ValueList::Integer(ListBuilder::new(Int64Builder::new())),
+            ValueKind::Float => ValueList::Float(ListBuilder::new(Float64Builder::new())),
+            _ => ValueList::Text(ListBuilder::new(StringBuilder::new())),
+        }
+    }
+
+    fn push(&mut self, v: Option<&PropertyValue<'_>>) {
+        match self {
+            ValueList::Text(b) => b.values().append_option(match v {
+                Some(PropertyValue::Enum { name, .. }) => Some(*name),
+                Some(PropertyValue::Text(t)) => Some(*t),
+                _ => None,
+            }),
+            ValueList::Integer(b) => b.values().append_option(match v {
+                Some(PropertyValue::Integer(i)) => Some(*i),
+                _ => None,
+            }),
+            ValueList::Float(b) => b.values().append_option(match v {
+                Some(PropertyValue::Enum { number, .. }) => *number,
+                Some(PropertyValue::Float(f)) => Some(*f),
+                Some(PropertyValue::Integer(i)) => Some(*i as f64),
+                _ => None,
+            }),
+        }
+    }
+
+    fn end_row(&mut self, covered: bool) {
+        match self {
+            ValueList::Text(b) => b.append(covered),
+            ValueList::Integer(b) => b.append(covered),
+            ValueList::Float(b) => b.append(covered),
+        }
+    }
+
+    fn finish(self) -> ArrayRef {
+        match self {
+            ValueList::Text(mut b) => Arc::new(b.finish()),
+            ValueList::Integer(mut b) => Arc::new(b.finish()),
+            ValueList::Float(mut b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// A chosen value property's columns: its value, and for enumerations the allowed value's id.
+struct ValueColumns {
+    property: u32,
+    name: String,
+    values: ValueList,
+    enum_ids: Option<ListBuilder<Int64Builder>>,
+}
+
+/// One type's columns.
+struct TypeColumns<'g> {
+    type_id: u32,
+    table: Option<&'g ObjectTable>,
+    ids: ListBuilder<Int64Builder>,
+    versions: ListBuilder<Int64Builder>,
+    lane_specific: ListBuilder<BooleanBuilder>,
+    values: Vec<ValueColumns>,
+}
+
+impl<'g> TypeColumns<'g> {
+    /// `chosen`: the value property ids carried (None: all), in catalogue order.
+    fn new(g: &'g Generation, type_id: u32, chosen: Option<Vec<u32>>) -> TypeColumns<'g> {
+        let mut taken: HashSet<String> = ["id", "versjon", "feltspesifikk"]
+            .iter()
+            .map(|c| format!("{type_id}_{c}"))
+            .collect();
+        let mut values = Vec::new();
+        let properties = g
+            .catalog
+            .object_type(type_id)
+            .into_iter()
+            .flat_map(|t| t.value_properties());
+        for p in properties {
+            if p.sensitivity > 0 || chosen.as_ref().is_some_and(|c| !c.contains(&p.id)) {
+                continue;
+            }
+            let mut name = format!("{type_id}_{}", p.name);
+            if taken.contains(&name) || taken.contains(&format!("{name}_id")) {
+                name = format!("{type_id}_egenskap_{}", p.id);
+            }
+            taken.insert(name.clone());
+            taken.insert(format!("{name}_id"));
+            values.push(ValueColumns {
+                property: p.id,
+                name,
+                values: ValueList::of(p),
+                enum_ids: p.is_enum().then(|| ListBuilder::new(Int64Builder::new())),
+            });
+        }
+        TypeColumns {
+            type_id,
+            table: g.objects.get(&type_id).map(|d| &*d.table),
+            ids: ListBuilder::new(Int64Builder::new()),
+            versions: ListBuilder::new(Int64Builder::new()),
+            lane_specific: ListBuilder::new(BooleanBuilder::new()),
+            values,
+        }
+    }
+
+    /// The covering objects of one piece (null lists when none).
+    fn push(&mut self, g: &'g Generation, covers: &[Cover]) {
+        let covered = !covers.is_empty() && self.table.is_some();
+        if let Some(table) = self.table.filter(|_| covered) {
+            for c in covers {
+                let object = ObjectRow::new(table, c.row as usize);
+                self.ids.values().append_value(object.id() as i64);
+                self.versions
+                    .values()
+                    .append_value(i64::from(object.version()));
+                self.lane_specific.values().append_value(c.lane_specific);
+                let by_id: HashMap<u32, PropertyValue<'_>> = g
+                    .object_properties(object, false)
+                    .into_iter()
+                    .map(|p| (p.id, p.value))
+                    .collect();
+                for v in &mut self.values {
+                    let value = by_id.get(&v.property);
+                    v.values.push(value);
+                    if let Some(b) = &mut v.enum_ids {
+                        b.values().append_option(match value {
+                            Some(PropertyValue::Enum { id, .. }) => Some(i64::from(*id)),
+                            _ => None,
+                        });
+                    }
+                }
+            }
+        }
+        self.ids.append(covered);
+        self.versions.append(covered);
+        self.lane_specific.append(covered);
+        for v in &mut self.values {
+            v.values.end_row(covered);
+            if let Some(b) = &mut v.enum_ids {
+                b.append(covered);
+            }
+        }
+    }
+
+    /// (column name, array), in column order.
+    fn finish(mut self) -> Vec<(String, ArrayRef)> {
+        let t = self.type_id;
+        let mut out: Vec<(String, ArrayRef)> = vec![
+            (format!("{t}_id"), Arc::new(self.ids.finish())),
+            (format!("{t}_versjon"), Arc::new(self.versions.finish())),
+            (
+                format!("{t}_feltspesifikk"),
+                Arc::new(self.lane_specific.finish()),
+            ),
+        ];
+        for v in self.values {
+            out.push((v.name.clone(), v.values.finish()));
+            if let Some(mut b) = v.enum_ids {
+                out.push((format!("{}_id", v.name), Arc::new(b.finish())));
+            }
+        }
+        out
+    }
 }
 
 /// The PROJJSON of `srid` for the GeoParquet metadata (None for 4326, GeoParquet's default).

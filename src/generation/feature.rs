@@ -24,7 +24,7 @@
 
 use super::rows::{ObjectRow, StoredValue};
 use super::Generation;
-use crate::catalog::{datatype, ObjectType};
+use crate::catalog::{datatype, ObjectType, PropertyType};
 use crate::error::Result;
 use crate::geo::area_polygon::AreaPolygon;
 use crate::geo::map_extent::MapExtent;
@@ -232,6 +232,19 @@ impl Generation {
         })
     }
 
+    /// The property values of `object` as its feature carries them (without building its
+    /// geometry): catalogue order, sensitive values only when `sensitive`.
+    pub fn object_properties<'a>(
+        &'a self,
+        object: ObjectRow<'a>,
+        sensitive: bool,
+    ) -> Vec<Property<'a>> {
+        match self.catalog.object_type(object.type_id()) {
+            Some(t) => properties(t, object, sensitive),
+            None => Vec::new(),
+        }
+    }
+
     /// The pieces of object `row`'s placements on the network rows they overlap, in placement
     /// order, keeping only rows for which `keep(net_row)` is true. A point placement on the
     /// border of two rows belongs to the first.
@@ -311,23 +324,11 @@ fn properties<'a>(t: &'a ObjectType, object: ObjectRow<'a>, sensitive: bool) -> 
         if p.is_geometry() || (p.sensitivity > 0 && !sensitive) {
             continue;
         }
-        let Some(stored) = object.value(p.id, p.storage()) else {
+        let Some(value) = object
+            .value(p.id, p.storage())
+            .and_then(|stored| decode(p, stored))
+        else {
             continue;
-        };
-        let value = match stored {
-            StoredValue::Enum(id) => {
-                let Some(av) = p.allowed_value(id) else {
-                    continue;
-                };
-                PropertyValue::Enum {
-                    id,
-                    name: &av.name,
-                    number: av.number.filter(|_| p.datatype == datatype::ENUM_NUMBER),
-                }
-            }
-            StoredValue::Integer(v) => PropertyValue::Integer(v),
-            StoredValue::Float(v) => PropertyValue::Float(v),
-            StoredValue::Text(v) => PropertyValue::Text(v),
         };
         out.push(Property {
             id: p.id,
@@ -337,6 +338,24 @@ fn properties<'a>(t: &'a ObjectType, object: ObjectRow<'a>, sensitive: bool) -> 
         });
     }
     out
+}
+
+/// A stored value of property `p` as features carry it (None for an enumeration id that is
+/// no allowed value of `p`).
+pub fn decode<'a>(p: &'a PropertyType, stored: StoredValue<'a>) -> Option<PropertyValue<'a>> {
+    Some(match stored {
+        StoredValue::Enum(id) => {
+            let av = p.allowed_value(id)?;
+            PropertyValue::Enum {
+                id,
+                name: &av.name,
+                number: av.number.filter(|_| p.datatype == datatype::ENUM_NUMBER),
+            }
+        }
+        StoredValue::Integer(v) => PropertyValue::Integer(v),
+        StoredValue::Float(v) => PropertyValue::Float(v),
+        StoredValue::Text(v) => PropertyValue::Text(v),
+    })
 }
 
 #[cfg(test)]

@@ -46,6 +46,7 @@ pub struct TypeData {
     index: IndexCell,
     spatial: std::sync::OnceLock<Arc<spatial::ObjectIndex>>,
     pieces: std::sync::OnceLock<Arc<crate::index::pieces::ObjectPieces>>,
+    link_placements: std::sync::OnceLock<Arc<crate::index::pieces::LinkPlacements>>,
     /// Per area kind of [`RUN_KINDS`], the objects' runs (`index::pieces::AreaRuns`).
     area_runs: [std::sync::OnceLock<Arc<crate::index::pieces::AreaRuns>>; RUN_KINDS.len()],
     /// Per enumerated property asked for, each object's value as its rank ([`enum_ranks`]).
@@ -94,6 +95,7 @@ impl TypeData {
             index: IndexCell::Ready(index),
             spatial: std::sync::OnceLock::new(),
             pieces: std::sync::OnceLock::new(),
+            link_placements: std::sync::OnceLock::new(),
             area_runs: Default::default(),
             enum_ranks: Default::default(),
         }
@@ -107,6 +109,7 @@ impl TypeData {
             index: IndexCell::Later(std::sync::OnceLock::new(), index_from),
             spatial: std::sync::OnceLock::new(),
             pieces: std::sync::OnceLock::new(),
+            link_placements: std::sync::OnceLock::new(),
             area_runs: Default::default(),
             enum_ranks: Default::default(),
         }
@@ -154,6 +157,14 @@ impl TypeData {
                     &g.network,
                 ))
             })
+            .clone()
+    }
+
+    /// The type's stretch placements ordered by link (`index::pieces::LinkPlacements`), built
+    /// on the first call (the overlay of `/vegnett/segmentert` reads them link by link).
+    pub fn link_placements(&self) -> Arc<crate::index::pieces::LinkPlacements> {
+        self.link_placements
+            .get_or_init(|| Arc::new(crate::index::pieces::LinkPlacements::build(&self.table)))
             .clone()
     }
 

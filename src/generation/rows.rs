@@ -10,7 +10,7 @@ use crate::catalog::ValueKind;
 use crate::geo::linref::{point_at, sub_line};
 use crate::geo::Coord3;
 use crate::index::network::{row_key, RoadKey};
-use crate::snapshot::columns::{Days, ObjectTable, RoadNetwork, Seconds, OPEN_END};
+use crate::snapshot::columns::{Days, ObjectTable, PropertyColumn, RoadNetwork, Seconds, OPEN_END};
 
 /// One road link segment row (a link, or the part of a link with one road reference).
 #[derive(Clone, Copy)]
@@ -197,7 +197,11 @@ impl<'a> ObjectRow<'a> {
     }
     /// The value of `property` stored as `kind` (None when the object has none).
     pub fn value(&self, property: u32, kind: ValueKind) -> Option<StoredValue<'a>> {
-        let a = &self.table.property(property)?.values;
+        self.value_in(self.table.property(property)?, kind)
+    }
+    /// The value in `column` (one of this object's table's property columns) stored as `kind`.
+    pub fn value_in(&self, column: &'a PropertyColumn, kind: ValueKind) -> Option<StoredValue<'a>> {
+        let a = &column.values;
         let r = self.row;
         if a.is_null(r) {
             return None;

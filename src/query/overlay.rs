@@ -24,6 +24,7 @@ use std::collections::{HashMap, HashSet};
 use roaring::RoaringBitmap;
 
 use crate::index::bitmaps::part_length;
+use crate::index::pieces::LinkPlacements;
 use crate::snapshot::columns::{ObjectTable, RoadNetwork};
 
 /// One stretch placement of a selected object on a link.
@@ -73,6 +74,44 @@ impl LinkIntervals {
                     .then(a.to.total_cmp(&b.to))
                     .then(a.row.cmp(&b.row))
             });
+        }
+        LinkIntervals { by_link }
+    }
+
+    /// As [`Self::build`], for the `links` given (ascending), read from the type's placements
+    /// ordered by link (`index`, built from `table`): a link's placements are found by binary
+    /// search, so the cost follows the links, not the type's size.
+    pub fn build_on_links(
+        table: &ObjectTable,
+        index: &LinkPlacements,
+        rows: &RoaringBitmap,
+        links: impl IntoIterator<Item = u64>,
+    ) -> LinkIntervals {
+        let mut by_link: HashMap<u64, Vec<Interval>> = HashMap::new();
+        for link in links {
+            let mut v: Vec<Interval> = index
+                .on(link)
+                .filter(|&i| rows.contains(index.rows[i]))
+                .map(|i| {
+                    let p = index.placements[i] as usize;
+                    Interval {
+                        from: table.loc_from[p],
+                        to: table.loc_to[p],
+                        row: index.rows[i],
+                        lane_specific: !table.loc_lanes[p].is_empty(),
+                    }
+                })
+                .collect();
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by(|a, b| {
+                a.from
+                    .total_cmp(&b.from)
+                    .then(a.to.total_cmp(&b.to))
+                    .then(a.row.cmp(&b.row))
+            });
+            by_link.insert(link, v);
         }
         LinkIntervals { by_link }
     }

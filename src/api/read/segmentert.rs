@@ -20,35 +20,39 @@
 //! `egenskap_<property type id>` per chosen value the object has (an enumerated value's name,
 //! or its number for numeric enumerations). Sensitive values are never carried. JSON, XML,
 //! GeoJSON (as `/vegnett/lenker`'s: the piece without `geometri` as properties) and CSV
-//! (`Accept: text/csv` or `.csv`; one line per piece, nested members as `a.b` columns).
+//! (`Accept: text/csv` or `.csv`; one line per piece, nested members as `a.b` columns). JSON
+//! and XML pages are streamed piece by piece (`doc`, `api::stream`).
 
-use std::collections::HashMap;
+mod doc;
+
+use std::sync::Arc;
 
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use roaring::RoaringBitmap;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::api::dto::{date, road_ref_stretch, system_ref_stretch};
+pub use doc::piece_refs;
+use doc::{PageLayer, PieceDoc, PiecePage};
+
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::geojson;
 use crate::api::handler::begin_geo_csv;
-use crate::api::media::json as respond;
-use crate::api::paging::{envelope, next_href, next_start, page_size, start};
+use crate::api::paging::{next_href, next_start, page_size, start, streamed_envelope};
 use crate::api::read::network_attributes::NETWORK_ATTRIBUTE_PARAMS;
 use crate::api::read::vegnett::{selected_rows, LIST_PARAMS};
 use crate::api::state::AppState;
-use crate::generation::feature::{FeatureOptions, Geometry, PropertyValue};
-use crate::generation::rows::ObjectRow;
+use crate::api::stream::respond_page;
+use crate::catalog::Catalog;
+use crate::error::EngineError;
+use crate::generation::feature::Geometry;
 use crate::generation::{Generation, TypeData};
-use crate::geo::srid::Srid;
-use crate::geo::wkt;
+use crate::index::pieces::LinkPlacements;
 use crate::query::egenskap;
 use crate::query::objects::ObjectFilter;
-use crate::query::overlay::{links_of, row_pieces, LinkIntervals, Piece};
-use crate::query::vegref::link_range_short;
+use crate::query::overlay::{row_pieces, LinkIntervals, Piece};
 
 /// Largest page of pieces.
 pub const MAX_PAGE: usize = 10_000;
@@ -137,12 +141,32 @@ fn parse_layers<'g>(
         }
         layer.filter = Some(e);
     }
-    for raw in split_top(&p.raw("egenskaper").join(",")) {
-        let (layer, inner) = term(&mut layers, &raw, "egenskaper")?;
-        let t = g
-            .catalog
-            .object_type(layer.type_id)
-            .ok_or_else(|| bad("ukjent type".into()))?;
+    let ids: Vec<u32> = layers.iter().map(|l| l.type_id).collect();
+    let chosen = chosen_values(g.catalog, &ids, &p.raw("egenskaper").join(","))?;
+    for (layer, values) in layers.iter_mut().zip(chosen) {
+        layer.values = values;
+    }
+    Ok(layers)
+}
+
+/// `egenskaper` (`105(2021),540()`, terms joined by commas) for the types `types`: per type
+/// (in that order) the value property ids it carries, None where no term names it (all).
+pub fn chosen_values(
+    catalog: &Catalog,
+    types: &[u32],
+    egenskaper: &str,
+) -> ApiResult<Vec<Option<Vec<u32>>>> {
+    let mut out: Vec<Option<Vec<u32>>> = vec![None; types.len()];
+    for raw in split_top(egenskaper) {
+        let (type_id, inner) = type_term(&raw, "egenskaper")?;
+        let at = types.iter().position(|&t| t == type_id).ok_or_else(|| {
+            bad(format!(
+                "Ugyldig egenskaper '{raw}': vegobjekttype {type_id} er ikke i typer"
+            ))
+        })?;
+        let t = catalog
+            .object_type(type_id)
+            .ok_or_else(|| bad(format!("Ukjent vegobjekttype {type_id}")))?;
         let mut chosen = Vec::new();
         for s in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let id: u32 = s.parse().map_err(|_| {
@@ -152,23 +176,18 @@ fn parse_layers<'g>(
             })?;
             if !t.value_properties().any(|vp| vp.id == id) {
                 return Err(bad(format!(
-                    "Ugyldig egenskaper '{raw}': vegobjekttype {} har ingen verdiegenskap {id}",
-                    layer.type_id
+                    "Ugyldig egenskaper '{raw}': vegobjekttype {type_id} har ingen verdiegenskap {id}"
                 )));
             }
             chosen.push(id);
         }
-        layer.values = Some(chosen);
+        out[at] = Some(chosen);
     }
-    Ok(layers)
+    Ok(out)
 }
 
-/// `<type>(<inner>)` naming one of the layers.
-fn term<'l, 'g, 'r>(
-    layers: &'l mut [Layer<'g>],
-    raw: &'r str,
-    name: &str,
-) -> ApiResult<(&'l mut Layer<'g>, &'r str)> {
+/// `<type>(<inner>)`: the type id and the text between the parentheses.
+fn type_term<'r>(raw: &'r str, name: &str) -> ApiResult<(u32, &'r str)> {
     let s = raw.trim();
     let (id, rest) = s.split_once('(').ok_or_else(|| {
         bad(format!(
@@ -183,6 +202,16 @@ fn term<'l, 'g, 'r>(
             "Ugyldig {name} '{raw}': forventet vegobjekttype-id"
         ))
     })?;
+    Ok((id, inner))
+}
+
+/// `<type>(<inner>)` naming one of the layers.
+fn term<'l, 'g, 'r>(
+    layers: &'l mut [Layer<'g>],
+    raw: &'r str,
+    name: &str,
+) -> ApiResult<(&'l mut Layer<'g>, &'r str)> {
+    let (id, inner) = type_term(raw, name)?;
     let layer = layers.iter_mut().find(|l| l.type_id == id).ok_or_else(|| {
         bad(format!(
             "Ugyldig {name} '{raw}': vegobjekttype {id} er ikke i typer"
@@ -270,34 +299,57 @@ fn answer(
     );
     let last = pieces.last().map(|x| (x.link_id, x.from));
     let next = next_start(&p, g.id, last)?;
-    let docs = pieces
-        .iter()
-        .map(|x| piece_json(&g, &layers, x, srid, n.wkt_z_tag() || n.geojson))
-        .collect::<ApiResult<Vec<Value>>>()?;
-    if n.geojson {
-        let crs = geojson::Crs::new(srid);
-        let more = pieces.len() == antall;
-        let next = more.then(|| next_href(s, "/vegnett/segmentert.geojson", q, antall, &next));
-        let features = piece_features(&g, &pieces, docs, crs)?;
-        return Ok(geojson::v2_collection(features, srid, next, None));
-    }
-    if n.csv {
+    let layers: Vec<PageLayer> = layers
+        .into_iter()
+        .map(|l| PageLayer::new(&g, l.type_id, l.values.as_deref()))
+        .collect();
+    if n.geojson || n.csv {
+        let docs = pieces
+            .iter()
+            .map(|x| {
+                let doc = PieceDoc {
+                    g: &g,
+                    layers: &layers,
+                    piece: x,
+                    srid,
+                    z_tag: n.wkt_z_tag() || n.geojson,
+                };
+                serde_json::to_value(&doc)
+                    .map_err(|e| ApiError::from(EngineError::Internal(e.to_string())))
+            })
+            .collect::<ApiResult<Vec<Value>>>()?;
+        if n.geojson {
+            let crs = geojson::Crs::new(srid);
+            let more = pieces.len() == antall;
+            let next = more.then(|| next_href(s, "/vegnett/segmentert.geojson", q, antall, &next));
+            let features = piece_features(&g, &pieces, docs, crs)?;
+            return Ok(geojson::v2_collection(features, srid, next, None));
+        }
         let mut r = crate::api::csv::table(&docs, &[]).into_response();
         r.headers_mut()
             .insert(axum::http::header::CONTENT_TYPE, n.content_type());
         return Ok(r);
     }
-    let env = envelope(
+    let metadata = streamed_envelope(
         s,
         "/vegnett/segmentert",
         q,
-        docs,
+        (),
+        pieces.len(),
         antall,
         next,
         None,
         n.revision,
-    );
-    Ok(respond(n, &env))
+    )
+    .metadata;
+    let items = PiecePage {
+        g: g.clone(),
+        layers,
+        pieces,
+        srid,
+        z_tag: n.wkt_z_tag(),
+    };
+    Ok(respond_page(n, items, metadata, s.config.stream_pages))
 }
 
 /// The pieces as GeoJSON features: the piece documents (without `geometri`) as properties,
@@ -354,161 +406,51 @@ fn page(
     let mut wanted = RoaringBitmap::new();
     wanted.insert_range(first..);
     let candidates = rows & &wanted;
-    let links = links_of(net, &candidates);
-    let intervals: Vec<LinkIntervals> = layers
+    // per type: its placements ordered by link and the objects passing its filter
+    let selected: Vec<Option<(&TypeData, Arc<LinkPlacements>, RoaringBitmap)>> = layers
         .iter()
-        .map(|l| match l.data {
-            Some(d) => {
+        .map(|l| {
+            l.data.map(|d| {
                 let f = ObjectFilter {
                     egenskap: l.filter.clone(),
                     ..Default::default()
                 };
-                LinkIntervals::build(&d.table, &g.select_objects(d, &f), Some(&links))
-            }
-            None => LinkIntervals::default(),
+                (d, d.link_placements(), g.select_objects(d, &f))
+            })
         })
         .collect();
+    // rows in chunks, each with the intervals of its links only: without `kun_dekket` every
+    // row gives a piece, so the first chunk (one row more than the page) mostly ends the page
+    let chunk_rows = antall + 1;
     let mut out = Vec::new();
     let mut buf = Vec::new();
-    for r in candidates.iter() {
-        buf.clear();
-        row_pieces(net, r as usize, &intervals, only_covered, &mut buf);
-        for x in buf.drain(..) {
-            if after.is_some_and(|(link, pos)| x.link_id == link && x.from <= pos) {
-                continue;
-            }
-            out.push(x);
-            if out.len() == antall {
-                return out;
+    let mut rest = candidates.iter().peekable();
+    while rest.peek().is_some() {
+        let chunk: Vec<u32> = rest.by_ref().take(chunk_rows).collect();
+        let mut links: Vec<u64> = chunk.iter().map(|&r| net.link_id[r as usize]).collect();
+        links.dedup();
+        let intervals: Vec<LinkIntervals> = selected
+            .iter()
+            .map(|t| match t {
+                Some((d, index, objects)) => {
+                    LinkIntervals::build_on_links(&d.table, index, objects, links.iter().copied())
+                }
+                None => LinkIntervals::default(),
+            })
+            .collect();
+        for &r in &chunk {
+            buf.clear();
+            row_pieces(net, r as usize, &intervals, only_covered, &mut buf);
+            for x in buf.drain(..) {
+                if after.is_some_and(|(link, pos)| x.link_id == link && x.from <= pos) {
+                    continue;
+                }
+                out.push(x);
+                if out.len() == antall {
+                    return out;
+                }
             }
         }
     }
     out
-}
-
-/// One piece as the API shows it.
-fn piece_json(
-    g: &Generation,
-    layers: &[Layer<'_>],
-    x: &Piece,
-    srid: Srid,
-    z_tag: bool,
-) -> ApiResult<Value> {
-    let r = x.net_row as usize;
-    let seg = g.segment(r);
-    let mut m = Map::new();
-    m.insert("veglenkesekvensid".into(), Value::from(x.link_id));
-    m.insert("fra_posisjon".into(), Value::from(x.from + 0.0));
-    m.insert("til_posisjon".into(), Value::from(x.to + 0.0));
-    m.insert(
-        "kortform".into(),
-        Value::from(link_range_short(x.from, x.to, x.link_id)),
-    );
-    m.insert(
-        "lengde".into(),
-        Value::from((x.length_m * 1000.0).round() / 1000.0),
-    );
-    let key = seg.road_key();
-    if key.has_road_ref() {
-        let (a, b) = (
-            g.meter_at(r, x.from).round() as u32,
-            g.meter_at(r, x.to).round() as u32,
-        );
-        let v = road_ref_stretch(&key, a.min(b), a.max(b));
-        m.insert("vegreferanse".into(), to_value(&v)?);
-    }
-    if let Some((k, _, _)) = g.segment_system_ref(r) {
-        let (a, b) = g.system_metres(r, x.from, x.to);
-        m.insert(
-            "vegsystemreferanse".into(),
-            to_value(&system_ref_stretch(&k, a, b))?,
-        );
-    }
-    let mut geometri = Map::new();
-    geometri.insert(
-        "wkt".into(),
-        Value::from(wkt::linestring_z(srid, &seg.sub_line(x.from, x.to), z_tag)?),
-    );
-    geometri.insert("srid".into(), Value::from(srid.code()));
-    m.insert("geometri".into(), Value::Object(geometri));
-    let mut objects = Map::new();
-    for (layer, covers) in layers.iter().zip(&x.covers) {
-        let docs: Vec<Value> = match layer.data {
-            Some(d) => covers
-                .iter()
-                .map(|c| object_json(g, layer, d, c.row as usize, c.lane_specific))
-                .collect(),
-            None => Vec::new(),
-        };
-        let v = match docs.len() {
-            0 => Value::Null,
-            1 => docs.into_iter().next().unwrap_or(Value::Null),
-            _ => Value::Array(docs),
-        };
-        objects.insert(format!("vegobjekttype_{}", layer.type_id), v);
-    }
-    m.insert("vegobjekter".into(), Value::Object(objects));
-    Ok(Value::Object(m))
-}
-
-fn to_value<T: serde::Serialize>(v: &T) -> ApiResult<Value> {
-    serde_json::to_value(v)
-        .map_err(|e| ApiError::from(crate::error::EngineError::Internal(e.to_string())))
-}
-
-/// A covering object: id, version, whether it is lane specific, its chosen values.
-fn object_json(
-    g: &Generation,
-    layer: &Layer<'_>,
-    d: &TypeData,
-    row: usize,
-    lane_specific: bool,
-) -> Value {
-    let object = ObjectRow::new(&d.table, row);
-    let mut m = Map::new();
-    m.insert("id".into(), Value::from(object.id()));
-    m.insert("versjon".into(), Value::from(object.version()));
-    m.insert("startdato".into(), Value::from(date(object.start_date())));
-    m.insert("feltspesifikk".into(), Value::from(lane_specific));
-    let opts = FeatureOptions {
-        sensitive: false,
-        geometry_only: false,
-        ..FeatureOptions::default()
-    };
-    let mut values: HashMap<u32, Value> = HashMap::new();
-    if let Ok(f) = g.feature(object, &opts) {
-        for p in &f.properties {
-            if layer.values.as_ref().is_none_or(|v| v.contains(&p.id)) {
-                values.insert(p.id, cell(&p.value));
-            }
-        }
-    }
-    let mut ids: Vec<u32> = values.keys().copied().collect();
-    ids.sort_unstable();
-    let egenskaper: Map<String, Value> = ids
-        .into_iter()
-        .filter_map(|id| values.remove(&id).map(|v| (format!("egenskap_{id}"), v)))
-        .collect();
-    m.insert("egenskaper".into(), Value::Object(egenskaper));
-    Value::Object(m)
-}
-
-fn cell(v: &PropertyValue<'_>) -> Value {
-    match *v {
-        PropertyValue::Enum {
-            number: Some(n), ..
-        } => number(n),
-        PropertyValue::Enum { name, .. } => Value::from(name),
-        PropertyValue::Integer(i) => Value::from(i),
-        PropertyValue::Float(f) => number(f),
-        PropertyValue::Text(t) => Value::from(t),
-    }
-}
-
-fn number(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        Value::from(n as i64)
-    } else {
-        Value::from(n)
-    }
 }
