@@ -98,7 +98,7 @@ apt_install chromium chromium
 "$VENV/bin/pip" install --quiet --disable-pip-version-check mapbox-vector-tile websockets shapely requests pytest
 suite "$VENV/bin/python" tests/tiles
 
-echo "== GIS clients: bbox answers of the OGC API (OWSLib) and v2 kartutsnitt against shapely, CQL2 filters through pygeofilter, on the demo"
+echo "== GIS clients: bbox answers of the OGC API (OWSLib) and v2 kartutsnitt against shapely, CQL2 filters through pygeofilter, properties (OWSLib), on the demo"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check OWSLib==0.35.0 pygeofilter==0.4.0 shapely requests pytest
 suite "$VENV/bin/python" tests/gis
 

@@ -20,6 +20,7 @@
 //! - Paging: `links` holds `{"rel": "next", "href": …}` (the `.geojson` URL of the next page)
 //!   while more remain; `numberReturned`, and `numberMatched` where the total is known.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -167,8 +168,45 @@ fn push_json<T: Serialize + ?Sized>(out: &mut String, v: &T) {
     out.push_str(&serde_json::to_string(v).unwrap_or_else(|_| "null".into()));
 }
 
+/// Which properties a feature carries (OGC API Features Part 6 `properties`): `None`, all of
+/// them; else only the members named in the set (their names as written, `<name>_id` apart).
+pub type Selection = Option<Arc<BTreeSet<String>>>;
+
+/// Writes `"name":` (after a comma unless it is the first member) when `keep` keeps `name`.
+struct Members<'a> {
+    keep: &'a Selection,
+    first: bool,
+}
+
+impl Members<'_> {
+    fn key(&mut self, out: &mut String, name: &str) -> bool {
+        if let Some(k) = self.keep {
+            if !k.contains(name) {
+                return false;
+            }
+        }
+        if !std::mem::take(&mut self.first) {
+            out.push(',');
+        }
+        push_json(out, name);
+        out.push(':');
+        true
+    }
+}
+
 /// A road object's feature: see the module documentation for its members.
 pub fn push_object_feature(out: &mut String, g: &Generation, f: &Feature, crs: Crs) {
+    push_object_feature_selected(out, g, f, crs, &None);
+}
+
+/// A road object's feature with only the properties `keep` keeps.
+pub fn push_object_feature_selected(
+    out: &mut String,
+    g: &Generation,
+    f: &Feature,
+    crs: Crs,
+    keep: &Selection,
+) {
     out.push_str(r#"{"type":"Feature","id":"#);
     let _ = write!(out, "{}", f.id);
     out.push_str(r#","geometry":"#);
@@ -176,42 +214,47 @@ pub fn push_object_feature(out: &mut String, g: &Generation, f: &Feature, crs: C
         Some(geom) => push_geometry(out, geom, crs),
         None => out.push_str("null"),
     }
-    let _ = write!(
-        out,
-        r#","properties":{{"nvdbId":{},"vegobjekttype":{},"vegobjekttypenavn":"#,
-        f.id, f.type_id
-    );
-    push_json(
-        out,
-        g.catalog
-            .object_type(f.type_id)
-            .map(|t| t.name.as_str())
-            .unwrap_or(""),
-    );
-    let _ = write!(
-        out,
-        r#","versjon":{},"egengeometri":{}"#,
-        f.version, f.own_geometry
-    );
+    out.push_str(r#","properties":{"#);
+    let mut m = Members { keep, first: true };
+    if m.key(out, "nvdbId") {
+        let _ = write!(out, "{}", f.id);
+    }
+    if m.key(out, "vegobjekttype") {
+        let _ = write!(out, "{}", f.type_id);
+    }
+    if m.key(out, "vegobjekttypenavn") {
+        let name = g.catalog.object_type(f.type_id).map(|t| t.name.as_str());
+        push_json(out, name.unwrap_or(""));
+    }
+    if m.key(out, "versjon") {
+        let _ = write!(out, "{}", f.version);
+    }
+    if m.key(out, "egengeometri") {
+        let _ = write!(out, "{}", f.own_geometry);
+    }
     for p in &f.properties {
-        out.push(',');
-        push_json(out, p.name);
-        out.push(':');
-        match p.value {
-            PropertyValue::Enum { id, name, number } => {
+        if let PropertyValue::Enum { id, name, number } = p.value {
+            if m.key(out, p.name) {
                 match number {
                     Some(n) => push_value_num(out, n),
                     None => push_json(out, name),
                 }
-                out.push(',');
-                push_json(out, &format!("{}_id", p.name));
-                let _ = write!(out, ":{id}");
             }
+            if m.key(out, &format!("{}_id", p.name)) {
+                let _ = write!(out, "{id}");
+            }
+            continue;
+        }
+        if !m.key(out, p.name) {
+            continue;
+        }
+        match p.value {
             PropertyValue::Integer(v) => {
                 let _ = write!(out, "{v}");
             }
             PropertyValue::Float(v) => push_value_num(out, v),
             PropertyValue::Text(t) => push_json(out, t),
+            PropertyValue::Enum { .. } => {}
         }
     }
     out.push_str("}}");
@@ -226,13 +269,25 @@ pub fn push_object(
     crs: Crs,
     sensitive: bool,
 ) -> ApiResult<()> {
+    push_object_selected(out, g, data, row, (crs, sensitive), &None)
+}
+
+/// The feature of object `row` of `data` with the properties `keep` keeps, written to `out`.
+pub fn push_object_selected(
+    out: &mut String,
+    g: &Generation,
+    data: &TypeData,
+    row: usize,
+    (crs, sensitive): (Crs, bool),
+    keep: &Selection,
+) -> ApiResult<()> {
     let opts = FeatureOptions {
         srid: crs.srid,
         sensitive,
         geometry_only: false,
     };
     let f = g.feature(ObjectRow::new(&data.table, row), &opts)?;
-    push_object_feature(out, g, &f, crs);
+    push_object_feature_selected(out, g, &f, crs, keep);
     Ok(())
 }
 
@@ -300,9 +355,20 @@ impl Features {
         crs: Crs,
         sensitive: bool,
     ) -> Features {
+        Features::objects_selected(g, data, rows, (crs, sensitive), None)
+    }
+
+    /// Rows `rows` of type `data` with the properties `keep` keeps.
+    pub fn objects_selected(
+        g: Arc<Generation>,
+        data: Option<Arc<TypeData>>,
+        rows: Vec<u32>,
+        how: (Crs, bool),
+        keep: Selection,
+    ) -> Features {
         let count = if data.is_some() { rows.len() } else { 0 };
         Features::new(count, move |i, out| match &data {
-            Some(d) => push_object(out, &g, d, rows[i] as usize, crs, sensitive),
+            Some(d) => push_object_selected(out, &g, d, rows[i] as usize, how, &keep),
             None => Ok(()),
         })
     }

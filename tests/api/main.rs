@@ -14,6 +14,7 @@ mod health;
 mod ogc;
 mod ogc_cql2;
 mod ogc_history;
+mod ogc_properties;
 mod ops;
 mod read_catalog;
 mod read_history;

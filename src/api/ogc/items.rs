@@ -1,6 +1,7 @@
 //! Features: `/ogc/collections/{id}/items` (a page: `limit`, `offset`, `bbox`, `crs`, property
-//! filters, `datetime`: `datetime.rs`) and `/ogc/collections/{id}/items/{featureId}` (one
-//! feature, today's), as GeoJSON or HTML.
+//! filters, `datetime`: `datetime.rs`, `properties`: `properties.rs`) and
+//! `/ogc/collections/{id}/items/{featureId}` (one feature, today's; `crs`, `properties`), as
+//! GeoJSON or HTML.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue};
@@ -12,11 +13,12 @@ use super::cql2;
 use super::crs::{crs_param, crs_uri, parse_bbox};
 use super::datetime::{self, When, DATETIME};
 use super::error::{OgcError, OgcResult};
+use super::properties;
 use super::{
     encoding, html, html_response, json_response, link, ogc_url, respond, Encoding, Query,
     CONTENT_CRS, DEFAULT_LIMIT, MAX_LIMIT, NETWORK,
 };
-use crate::api::geojson::{self, Crs, Features};
+use crate::api::geojson::{self, Crs, Features, Selection};
 use crate::api::media::GEOJSON;
 use crate::api::read::vegnett::link_features;
 use crate::api::state::AppState;
@@ -144,6 +146,7 @@ const ITEM_PARAMS: &[&str] = &[
     "filter-lang",
     "filter-crs",
     "sortby",
+    properties::PROPERTIES,
 ];
 
 pub(super) async fn items(
@@ -188,7 +191,9 @@ fn items_inner(
     let enc = encoding(&q, headers)?;
     // the collections are today's (a type without objects on a past day answers none)
     let (id, title, _) = find_collection(&s.store.current(), cid)?;
-    let r = ItemsRequest::parse(&q)?;
+    let mut r = ItemsRequest::parse(&q)?;
+    let returnables = properties::returnables(&g, &id).unwrap_or_default();
+    r.keep = properties::selection(&q, &returnables)?;
     let (matched, page_of) = select_items(s, &g, &id, &r)?;
     let end = (r.offset.saturating_add(r.limit as u64)).min(matched);
     let features = page_of(r.offset.min(end)..end);
@@ -247,6 +252,8 @@ struct ItemsRequest {
     cql2: Option<(String, cql2::Lang, Crs)>,
     /// `sortby` (parsed against the collection's queryables).
     sortby: Option<String>,
+    /// `properties` (checked against the collection's returnables, `properties.rs`).
+    keep: Selection,
 }
 
 impl ItemsRequest {
@@ -289,6 +296,7 @@ impl ItemsRequest {
             filters,
             cql2,
             sortby: q.get("sortby").map(str::to_string),
+            keep: None,
         })
     }
 }
@@ -323,10 +331,13 @@ fn select_items(
             attributes: Default::default(),
             polygon: None,
         });
-        let (s2, g2) = (s.clone(), g.clone());
+        let (s2, g2, keep) = (s.clone(), g.clone(), r.keep.clone());
         return Ok((
             rows.len(),
-            Box::new(move |at| link_features(s2.clone(), g2.clone(), page(&rows, None, at), crs)),
+            Box::new(move |at| {
+                let page = page(&rows, None, at);
+                link_features(s2.clone(), g2.clone(), page, crs, keep.clone())
+            }),
         ));
     }
     let tid: u32 = id
@@ -351,12 +362,18 @@ fn select_items(
         rows = cql2::select(g, &data, t, e, &rows);
     }
     let order = sorted(g, &data, t, r, &rows)?;
-    let g2 = g.clone();
+    let (g2, keep) = (g.clone(), r.keep.clone());
     Ok((
         rows.len(),
         Box::new(move |at| {
             let page = page(&rows, order.as_deref(), at);
-            Features::objects(g2.clone(), Some(data.clone()), page, crs, false)
+            Features::objects_selected(
+                g2.clone(),
+                Some(data.clone()),
+                page,
+                (crs, false),
+                keep.clone(),
+            )
         }),
     ))
 }
@@ -459,12 +476,18 @@ fn select_versions_filtered(
         rows = cql2::select(&every, &data, t, e, &rows);
     }
     let order = sorted(&every, &data, t, r, &rows)?;
-    let crs = r.crs;
+    let (crs, keep) = (r.crs, r.keep.clone());
     Ok((
         rows.len(),
         Box::new(move |at| {
             let page = page(&rows, order.as_deref(), at);
-            Features::objects(every.clone(), Some(data.clone()), page, crs, false)
+            Features::objects_selected(
+                every.clone(),
+                Some(data.clone()),
+                page,
+                (crs, false),
+                keep.clone(),
+            )
         }),
     ))
 }
@@ -538,11 +561,13 @@ fn item_inner(
     q: Option<&str>,
 ) -> OgcResult<Response> {
     let q = Query::parse(q);
-    q.only(&["f", "crs"])?;
+    q.only(&["f", "crs", properties::PROPERTIES])?;
     let enc = encoding(&q, headers)?;
     let crs = crs_param(&q, "crs")?;
     let g = s.store.current();
     let (id, title, _) = find_collection(&g, cid)?;
+    let returnables = properties::returnables(&g, &id).unwrap_or_default();
+    let keep = properties::selection(&q, &returnables)?;
     let missing = || OgcError::not_found(format!("no feature '{fid}' in collection '{id}'"));
     let mut out = String::new();
     if id == NETWORK {
@@ -555,22 +580,22 @@ fn item_inner(
             .find(|l| link_range_short(l.from_pos(), l.to_pos(), link_id) == fid)
             .ok_or_else(missing)?
             .row();
-        link_features(s.clone(), g.clone(), vec![row as u32], crs).write(0, &mut out)?;
+        link_features(s.clone(), g.clone(), vec![row as u32], crs, keep).write(0, &mut out)?;
     } else {
         let tid: u32 = id.parse().map_err(|_| missing())?;
         let oid: u64 = fid.parse().map_err(|_| missing())?;
         let (data, row) = g
             .object_row(crate::ids::TypeId(tid), crate::ids::ObjectId(oid))
             .ok_or_else(missing)?;
-        geojson::push_object(&mut out, &g, data, row, crs, false)?;
+        geojson::push_object_selected(&mut out, &g, data, row, (crs, false), &keep)?;
     }
     let self_path = format!("/collections/{id}/items/{fid}");
     let links = own_links(
         s,
         enc,
         [
-            ogc_url(s, &format!("{self_path}?f=json")),
-            ogc_url(s, &format!("{self_path}?f=html")),
+            ogc_url(s, &format!("{self_path}?{}", q.with("f", Some("json")))),
+            ogc_url(s, &format!("{self_path}?{}", q.with("f", Some("html")))),
         ],
         "feature",
         &id,

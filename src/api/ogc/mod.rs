@@ -27,6 +27,8 @@
 //!   `cql2-json`; geometries in `filter-crs`, default CRS84) on the object collections, AND-ed
 //!   with the other parameters (`cql2/`), and `/ogc/collections/{id}/queryables`
 //!   (`queryables.rs`).
+//! - Part 6 (Property Selection, draft): `properties` on `items` and one feature, the property
+//!   names each feature carries (`properties.rs`).
 //! - Errors: `{"code": "...", "description": "..."}` with 400 (bad parameter) or 404.
 //!
 //! This file: routes, the query and encoding shared by every path, the landing page,
@@ -40,6 +42,7 @@ mod datetime;
 mod error;
 mod html;
 mod items;
+mod properties;
 mod queryables;
 
 use axum::extract::{RawQuery, State};
@@ -80,6 +83,8 @@ pub const CONFORMANCE: &[&str] = &[
     "http://www.opengis.net/spec/cql2/1.0/conf/spatial-functions",
     "http://www.opengis.net/spec/cql2/1.0/conf/temporal-functions",
     "http://www.opengis.net/spec/ogcapi-features-8/1.0/conf/sorting",
+    "http://www.opengis.net/spec/ogcapi-features-6/1.0/conf/properties",
+    "http://www.opengis.net/spec/ogcapi-features-6/1.0/conf/properties-features",
 ];
 
 pub fn routes() -> Router<AppState> {
@@ -283,6 +288,14 @@ DATE, TIMESTAMP, INTERVAL and startdato/sluttdato. Three-valued logic: compariso
 missing value are unknown and not answered. Object collections only; at most 8,192 \
 characters, 32 levels, 256 predicates, 10,000 coordinates.";
 
+/// What `/ogc/api` says of `properties` (`properties.rs`).
+const PROPERTIES_DOC: &str = "Property selection (OGC API Features Part 6): the properties each \
+feature carries, comma-separated; the others are left out (geometry and id stay). Object \
+collections: nvdbId, vegobjekttype, vegobjekttypenavn, versjon, egengeometri and the property \
+types by name (an enumeration's <name>_id beside it); vegnett: the members of the v2 link \
+document but geometri. Matched as written, else ignoring case; an unknown name is 400; an \
+empty value leaves the properties empty.";
+
 /// `/ogc/api`: the OpenAPI 3.0 description of the OGC paths.
 async fn api(State(s): State<AppState>) -> Response {
     let param = |name: &str, schema: Value, description: &str| json!({"name": name, "in": "query", "required": false, "schema": schema, "description": description});
@@ -292,6 +305,7 @@ async fn api(State(s): State<AppState>) -> Response {
         "encoding",
     );
     let cid = json!({"name": "collectionId", "in": "path", "required": true, "schema": {"type": "string"}});
+    let properties = json!({"name": "properties", "in": "query", "required": false, "style": "form", "explode": false, "schema": {"type": "array", "items": {"type": "string"}}, "description": PROPERTIES_DOC});
     let ok = |d: &str| json!({"200": {"description": d}, "400": {"description": "bad parameter"}, "404": {"description": "not found"}});
     let doc = json!({
         "openapi": "3.0.3",
@@ -314,11 +328,13 @@ async fn api(State(s): State<AppState>) -> Response {
                 param("filter-lang", json!({"type": "string", "enum": ["cql2-text", "cql2-json", "cql-text"], "default": "cql2-text"}), "language of filter (cql-text: the draft's name of cql2-text, as GDAL before 3.7 sends it)"),
                 param("filter-crs", json!({"type": "string", "format": "uri"}), "CRS of the filter's geometries (default CRS84)"),
                 param("sortby", json!({"type": "array", "items": {"type": "string"}}), "queryables to sort by, comma-separated, each +name (ascending, the default) or -name (descending); missing values last (first when descending), then the collection's order. Object collections only."),
+                properties.clone(),
             ], "responses": ok("features")}},
             "/collections/{collectionId}/queryables": {"get": {"operationId": "getQueryables", "parameters": [cid.clone()], "responses": ok("the collection's queryables as a JSON Schema (application/schema+json)")}},
             "/collections/{collectionId}/items/{featureId}": {"get": {"operationId": "getFeature", "parameters": [
                 cid, f, json!({"name": "featureId", "in": "path", "required": true, "schema": {"type": "string"}}),
                 param("crs", json!({"type": "string", "format": "uri"}), "CRS of the answer"),
+                properties,
             ], "responses": ok("a feature")}},
         }
     });

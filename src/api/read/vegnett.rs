@@ -384,7 +384,7 @@ pub async fn list_links(
             page.len() == antall && rows.max().is_some_and(|m| Some(m) > page.last().copied());
         let next =
             more.then(|| next_href(&s, "/vegnett/lenker.geojson", q.as_deref(), antall, &next));
-        let features = link_features(s.clone(), g.clone(), page, out);
+        let features = link_features(s.clone(), g.clone(), page, out, None);
         return Ok(geojson::v2_collection(features, out.srid, next, total));
     }
     let metadata = streamed_envelope(
@@ -410,19 +410,23 @@ pub async fn list_links(
 }
 
 /// Network rows as GeoJSON features: the link document's members (without `geometri`) as
-/// properties, `kortform` (unique per row) as id.
+/// properties, those `keep` keeps, `kortform` (unique per row) as id.
 pub fn link_features(
     s: AppState,
     g: std::sync::Arc<Generation>,
     rows: Vec<u32>,
     crs: geojson::Crs,
+    keep: geojson::Selection,
 ) -> geojson::Features {
     geojson::Features::new(rows.len(), move |i, out| {
         let row = rows[i] as usize;
         let doc = link_json(&s, &g, row, crs.srid, true)?;
         let id = Value::String(doc.kortform.clone());
-        let doc = serde_json::to_value(&doc)
+        let mut doc = serde_json::to_value(&doc)
             .map_err(|e| crate::error::EngineError::Internal(e.to_string()))?;
+        if let (Some(keep), Some(m)) = (&keep, doc.as_object_mut()) {
+            m.retain(|name, _| name == "geometri" || keep.contains(name));
+        }
         let geometry =
             Geometry::LineString(g.segment(row).geometry().to_vec()).to_srid(crs.srid)?;
         geojson::push_doc_feature(out, Some(&id), Some(&geometry), doc, "geometri", crs);
