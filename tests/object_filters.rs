@@ -445,6 +445,31 @@ async fn the_api_answers_what_brute_force_selects() {
     }
     let (status, body) = get(&format!("{base}/vegnett/lenker?polygon=POLYGON((0%200))")).await;
     assert_eq!(status, 422, "{body}");
+    // a ring crossing itself (a bow tie in the demo's area), in both spellings: refused where
+    // every polygon is taken, naming where it crosses
+    let bowtie = "270000 7030000, 271000 7031000, 271000 7030000, 270000 7031000";
+    for q in [
+        format!(
+            "polygon={}&srid=25833",
+            enc(&format!("POLYGON(({bowtie}))"))
+        ),
+        format!("polygon={}&srid=25833", enc(bowtie)),
+    ] {
+        for path in [
+            "/vegobjekter/105",
+            "/vegobjekter/105/statistikk",
+            "/vegnett/lenker",
+        ] {
+            let (status, body) = get(&format!("{base}{path}?{q}")).await;
+            assert_eq!(status, 422, "{path}?{q}: {body}");
+            assert_eq!(body[0]["code"], 4011, "{path}?{q}: {body}");
+            let m = body[0]["message"].as_str().unwrap();
+            assert!(
+                m.contains("krysser eller berører seg selv ved (270500 7030500)"),
+                "{m}"
+            );
+        }
+    }
     // endret_etter in the endringer forms
     let (status, body) = get(&format!(
         "{base}/vegobjekter/105/statistikk?endret_etter=2015-05-27"

@@ -17,7 +17,9 @@ use super::Coord3;
 use crate::error::Result;
 
 mod grid;
+mod simple;
 use grid::{Cell, CellGrid};
+pub use simple::{self_touch, SelfTouch};
 
 /// A polygon filter in `srid` with its storage envelope (None when nothing in storage can lie in
 /// it).

@@ -615,6 +615,24 @@ async fn queryables_name_what_the_features_carry_and_errors_are_400() {
         .await
         .expect_err("vegnett");
     assert_eq!(e["code"], "InvalidParameterValue");
+    // a polygon crossing itself (a bow tie in lon/lat) is refused, not answered
+    for (filter, lang) in [
+        (
+            "S_INTERSECTS(geometry, POLYGON((10.5 63.3, 10.6 63.4, 10.6 63.3, 10.5 63.4, 10.5 63.3)))",
+            "cql2-text",
+        ),
+        (
+            r#"{"op":"s_intersects","args":[{"property":"geometry"},{"type":"Polygon","coordinates":[[[10.5,63.3],[10.6,63.4],[10.6,63.3],[10.5,63.4],[10.5,63.3]]]}]}"#,
+            "cql2-json",
+        ),
+    ] {
+        let e = features(&s, "105", &[("filter", filter), ("filter-lang", lang)])
+            .await
+            .expect_err(filter);
+        assert_eq!(e["code"], "InvalidParameterValue", "{filter}: {e}");
+        let d = e["description"].as_str().expect("description");
+        assert!(d.contains("crosses or touches itself"), "{filter}: {d}");
+    }
 }
 
 #[tokio::test]

@@ -2,13 +2,15 @@
 //! `POLYGON` or `MULTIPOLYGON`, or a plain coordinate list `x1 y1, x2 y2, …` (one ring, as LES
 //! v3 accepts it), in the request's `srid`; rings are closed when they are not. Limits: at most
 //! [`MAX_POLYGON_VERTICES`] vertices and an envelope of at most [`MAX_POLYGON_SPAN_M`] in each
-//! direction in storage coordinates; every ring has three distinct vertices and the polygon an
-//! area. All refusals are 422/4011.
+//! direction in storage coordinates; every ring has three distinct vertices, crosses and
+//! touches itself nowhere (`geo::area_polygon::self_touch`, checked in the request's srid;
+//! rings are not checked against each other), and the polygon has an area. All refusals are
+//! 422/4011.
 
 use geo::{Area, LineString, MultiPolygon, Polygon};
 
 use crate::api::error::{echoed, ApiError, ApiResult};
-use crate::geo::area_polygon::AreaPolygon;
+use crate::geo::area_polygon::{self_touch, AreaPolygon};
 use crate::geo::srid::Srid;
 use crate::query::limits::{MAX_POLYGON_SPAN_M, MAX_POLYGON_VERTICES};
 
@@ -43,9 +45,9 @@ pub fn parse_polygon(text: &str, srid: Srid) -> ApiResult<AreaPolygon> {
         ));
     }
     let mut shape = Vec::with_capacity(polygons.len());
-    for rings in polygons {
+    for (p, rings) in polygons.into_iter().enumerate() {
         let mut lines = Vec::with_capacity(rings.len());
-        for ring in rings {
+        for (r, ring) in rings.into_iter().enumerate() {
             let mut distinct = ring.clone();
             distinct.dedup();
             if distinct.first() == distinct.last() {
@@ -54,7 +56,21 @@ pub fn parse_polygon(text: &str, srid: Srid) -> ApiResult<AreaPolygon> {
             if distinct.len() < 3 {
                 return Err(bad(text, "en ring må ha minst tre ulike hjørner"));
             }
-            lines.push(LineString::from(ring));
+            let line = LineString::from(ring);
+            if let Some(t) = self_touch(&line.0) {
+                return Err(bad(
+                    text,
+                    format!(
+                        "ring {} i polygon {} krysser eller berører seg selv ved ({} {}); \
+                         et polygon må være enkelt",
+                        r + 1,
+                        p + 1,
+                        t.at.x,
+                        t.at.y
+                    ),
+                ));
+            }
+            lines.push(line);
         }
         let exterior = lines.remove(0);
         shape.push(Polygon::new(exterior, lines));
@@ -185,6 +201,9 @@ mod tests {
             "POLYGON EMPTY",
             "0 0, 1 1, 2 2",
             "POLYGON((0 0, 4000000 0, 0 10, 0 0))",
+            "POLYGON((0 0, 10 10, 10 0, 0 10, 0 0))",
+            "0 0, 10 10, 10 0, 0 10",
+            "MULTIPOLYGON(((0 0,9 0,9 9,0 9,0 0),(1 1,2 1,1 2,2 2,1 1)))",
         ] {
             let e = parse_polygon(bad, s).expect_err(bad);
             assert_eq!(e.code, 4011, "{bad}");

@@ -197,15 +197,14 @@ impl Parser<'_> {
         }
     }
     fn polygon(&mut self, v: &Value) -> OgcResult<geo::Polygon<f64>> {
-        let mut rings = match v.as_array() {
+        let rings = match v.as_array() {
             Some(a) if !a.is_empty() => a
                 .iter()
                 .map(|r| self.coords(r).map(geo::LineString))
                 .collect::<OgcResult<Vec<_>>>()?,
             _ => return bad("a polygon is a list of rings"),
         };
-        let exterior = rings.remove(0);
-        Ok(geo::Polygon::new(exterior, rings))
+        super::simple_polygon(rings)
     }
     fn list<T>(
         &mut self,

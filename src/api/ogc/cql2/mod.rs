@@ -250,6 +250,25 @@ impl Binder<'_> {
     }
 }
 
+/// A filter's polygon from its rings (storage coordinates, the exterior first, at least one),
+/// refused when a ring crosses or touches itself (`geo::area_polygon::self_touch`; the
+/// coordinates' limit bounds the check).
+pub(super) fn simple_polygon(mut rings: Vec<geo::LineString<f64>>) -> OgcResult<geo::Polygon<f64>> {
+    for (i, ring) in rings.iter().enumerate() {
+        if let Some(t) = crate::geo::area_polygon::self_touch(&ring.0) {
+            return Err(OgcError::bad(format!(
+                "filter: ring {} of a polygon crosses or touches itself at EPSG:25833 ({:.3} {:.3}); \
+                 a polygon must be simple",
+                i + 1,
+                t.at.x,
+                t.at.y
+            )));
+        }
+    }
+    let exterior = rings.remove(0);
+    Ok(geo::Polygon::new(exterior, rings))
+}
+
 /// Parse `filter` in `lang` against the queryables of `b`.
 pub(super) fn parse(text: &str, lang: Lang, b: &Binder) -> OgcResult<Expr> {
     if text.chars().count() > MAX_CHARS {
@@ -397,5 +416,35 @@ mod tests {
             assert_eq!(e.status.as_u16(), 400, "{bad}");
         }
         assert!(Lang::parse(Some("sql")).is_err());
+    }
+
+    #[test]
+    fn a_polygon_that_crosses_itself_is_400() {
+        let b = binder();
+        for (text, lang) in [
+            (
+                "S_INTERSECTS(geometry, POLYGON((0 0, 10 10, 10 0, 0 10, 0 0)))",
+                Lang::Text,
+            ),
+            (
+                r#"{"op":"s_intersects","args":[{"property":"geometry"},{"type":"Polygon","coordinates":[[[0,0],[10,10],[10,0],[0,10],[0,0]]]}]}"#,
+                Lang::Json,
+            ),
+            (
+                "S_WITHIN(geometry, MULTIPOLYGON(((20 0, 30 0, 30 9, 20 9)), ((0 0, 10 10, 10 0, 0 10))))",
+                Lang::Text,
+            ),
+        ] {
+            let e = parse(text, lang, &b).expect_err(text);
+            assert_eq!(e.status.as_u16(), 400, "{text}");
+            assert!(
+                e.description.contains("crosses or touches itself at EPSG:25833 (5.000 5.000)"),
+                "{text}: {}",
+                e.description
+            );
+        }
+        // the same ring in order is a polygon
+        let ok = "S_INTERSECTS(geometry, POLYGON((0 0, 10 0, 10 10, 0 10, 0 0)))";
+        assert!(parse(ok, Lang::Text, &b).is_ok());
     }
 }

@@ -439,9 +439,8 @@ impl Parser<'_> {
         Ok(geo::LineString(self.list(|p| p.coord())?))
     }
     fn polygon(&mut self) -> OgcResult<geo::Polygon<f64>> {
-        let mut rings = self.list(|p| p.line())?;
-        let exterior = rings.remove(0);
-        Ok(geo::Polygon::new(exterior, rings))
+        let rings = self.list(|p| p.line())?;
+        super::simple_polygon(rings)
     }
 }
 
