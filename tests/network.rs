@@ -238,3 +238,94 @@ fn a_point_reference_is_the_first_row_by_meter_that_holds_it() {
     }
     assert!(found > 100, "{found} references found");
 }
+
+/// (row to start from, metre offset from its from-metre, phase given, municipality: 0 none,
+/// 1 the row's, 2 another, strekning/delstrekning nudge)
+type SystemCase = (usize, i64, bool, u8, (i32, i32));
+
+fn system_case() -> impl Strategy<Value = SystemCase> {
+    (
+        any::<usize>(),
+        -3i64..400,
+        any::<bool>(),
+        0u8..3,
+        prop_oneof![
+            6 => Just((0, 0)),
+            1 => (-1i32..=1, -1i32..=1),
+        ],
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The indexed lookup of a point road system reference (`system_ref::locate`, what `/veg`
+    /// answers) finds the row and position a scan of every row finds (`locate_scan`), for
+    /// references near real rows: inside, at and past their metres, with and without phase
+    /// and municipality, and at neighbouring strekninger and delstrekninger.
+    #[test]
+    fn the_system_ref_index_finds_what_a_scan_finds(c in system_case()) {
+        use vegdb::query::system_ref::{locate, locate_scan, SystemRefFilter};
+        let g = tiny();
+        let n = &g.network;
+        let with_ref: Vec<usize> =
+            (0..n.len()).filter(|&r| n.system_category[r] != vegdb::snapshot::columns::NO_ROAD_REF).collect();
+        prop_assume!(!with_ref.is_empty());
+        let (pick, dm, phase, kommune, (ds, dd)) = c;
+        let r = with_ref[pick % with_ref.len()];
+        let m = (i64::from(n.section_from_m[r]) + dm).max(0) as u32;
+        let f = SystemRefFilter {
+            municipality: match kommune {
+                0 => None,
+                1 => Some(n.municipality[r]),
+                _ => Some(n.municipality[r] ^ 1),
+            },
+            category: n.system_category[r],
+            phase: phase.then_some(n.system_phase[r]),
+            number: Some(n.system_number[r]),
+            sections: {
+                let s = (i64::from(n.section[r]) + i64::from(ds)).max(0) as u32;
+                Some((s, s))
+            },
+            subsection: Some((i64::from(n.subsection[r]) + i64::from(dd)).max(0) as u32),
+            metres: Some((m, m)),
+        };
+        let idx = g.network_indexes.system_refs(n);
+        let got = locate(n, idx, &f);
+        let want = locate_scan(n, &f);
+        prop_assert_eq!(got.map(|(r, p)| (r, p.to_bits())), want.map(|(r, p)| (r, p.to_bits())), "{}", f.short());
+        // through the generation too
+        let p = g.locate_system_ref(&f).map(|p| p.row as usize);
+        prop_assert_eq!(p, want.map(|(r, _)| r));
+    }
+}
+
+#[test]
+fn the_system_ref_index_is_exercised_on_tiny() {
+    use vegdb::query::system_ref::{locate_scan, SystemRefFilter};
+    // the tiny network has several phases and topology levels to choose among
+    let g = tiny();
+    let n = &g.network;
+    let idx = g.network_indexes.system_refs(n);
+    assert!(!idx.phases().is_empty());
+    let found = (0..n.len())
+        .step_by(11)
+        .filter(|&r| n.system_category[r] != vegdb::snapshot::columns::NO_ROAD_REF)
+        .filter(|&r| {
+            let f = SystemRefFilter::parse_point(&format!(
+                "{}{}{}S{}D{}m{}",
+                n.system_category[r] as char,
+                n.system_phase[r] as char,
+                n.system_number[r],
+                n.section[r],
+                n.subsection[r],
+                n.section_from_m[r]
+            ))
+            .unwrap();
+            locate_scan(n, &f).is_some()
+                && g.locate_system_ref(&f).map(|p| p.row)
+                    == locate_scan(n, &f).map(|(r, _)| r as u32)
+        })
+        .count();
+    assert!(found > 100, "{found}");
+}

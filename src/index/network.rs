@@ -1,5 +1,7 @@
 //! Indexes over the road network built at load: road part -> rows sorted by meter, area
-//! bitmaps over rows, the nearest-position grid, and a row-major copy of the hot fields.
+//! bitmaps over rows, the nearest-position grid, and a row-major copy of the hot fields; and,
+//! on the first road system reference lookup, the rows sorted by that reference
+//! ([`SystemRefIndex`]).
 
 use roaring::RoaringBitmap;
 
@@ -116,6 +118,88 @@ pub struct NetworkIndexes {
     /// (area kind, number) -> rows.
     pub areas: FastMap<(AreaKind, u32), RoaringBitmap>,
     pub grid: SegmentGrid,
+    /// The rows by road system reference, built on the first lookup ([`Self::system_refs`]).
+    system_refs: std::sync::OnceLock<SystemRefIndex>,
+}
+
+/// A road system reference's part: category, phase, number, strekning, delstrekning.
+pub type SystemPart = (u8, u8, u32, u16, u16);
+
+fn system_part(n: &RoadNetwork, r: usize) -> SystemPart {
+    (
+        n.system_category[r],
+        n.system_phase[r],
+        n.system_number[r],
+        n.section[r],
+        n.subsection[r],
+    )
+}
+
+/// The rows with a road system reference sorted by (part, from-metre, row), each with its
+/// reach: the largest to-metre of the rows of its part up to it. The rows of a part holding a
+/// metre are found by a binary search and a walk back that stops where the reach no longer
+/// holds it, so a lookup reads a few rows rather than the whole network.
+#[derive(Debug, Default)]
+pub struct SystemRefIndex {
+    rows: Vec<u32>,
+    reach: Vec<u32>,
+    /// The phases the rows have (a reference without a phase looks in each).
+    phases: Vec<u8>,
+}
+
+impl SystemRefIndex {
+    pub fn build(n: &RoadNetwork) -> SystemRefIndex {
+        let mut rows: Vec<u32> = (0..n.len())
+            .filter(|&r| n.system_category[r] != NO_ROAD_REF)
+            .map(|r| r as u32)
+            .collect();
+        rows.sort_unstable_by_key(|&r| {
+            (system_part(n, r as usize), n.section_from_m[r as usize], r)
+        });
+        let mut reach = Vec::with_capacity(rows.len());
+        let mut run: Option<(SystemPart, u32)> = None;
+        for &r in &rows {
+            let (part, to) = (system_part(n, r as usize), n.section_to_m[r as usize]);
+            let m = match run {
+                Some((p, m)) if p == part => m.max(to),
+                _ => to,
+            };
+            reach.push(m);
+            run = Some((part, m));
+        }
+        let mut phases: Vec<u8> = rows.iter().map(|&r| n.system_phase[r as usize]).collect();
+        phases.sort_unstable();
+        phases.dedup();
+        SystemRefIndex {
+            rows,
+            reach,
+            phases,
+        }
+    }
+
+    /// The phases the indexed rows have, ascending.
+    pub fn phases(&self) -> &[u8] {
+        &self.phases
+    }
+
+    /// The rows of part `p` whose metres hold `m` (from <= m <= to), by descending from-metre.
+    pub fn holding<'a>(
+        &'a self,
+        n: &'a RoadNetwork,
+        p: SystemPart,
+        m: u32,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let key = |r: u32| (system_part(n, r as usize), n.section_from_m[r as usize]);
+        let start = self
+            .rows
+            .partition_point(|&r| system_part(n, r as usize) < p);
+        let end = self.rows.partition_point(|&r| key(r) <= (p, m));
+        (start..end.max(start))
+            .rev()
+            .take_while(move |&i| self.reach[i] >= m)
+            .map(move |i| self.rows[i] as usize)
+            .filter(move |&r| n.section_to_m[r] >= m)
+    }
 }
 
 pub fn row_key(n: &RoadNetwork, row: usize) -> RoadKey {
@@ -169,6 +253,13 @@ impl NetworkIndexes {
             roads,
             areas,
             grid: SegmentGrid::build(n),
+            system_refs: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The rows by road system reference of `n` (the network these indexes were built on),
+    /// built on the first call.
+    pub fn system_refs(&self, n: &RoadNetwork) -> &SystemRefIndex {
+        self.system_refs.get_or_init(|| SystemRefIndex::build(n))
     }
 }

@@ -475,7 +475,8 @@ impl Generation {
         &self,
         f: &super::system_ref::SystemRefFilter,
     ) -> Option<NetworkPosition> {
-        let (row, position) = super::system_ref::locate(&self.network, f)?;
+        let idx = self.network_indexes.system_refs(&self.network);
+        let (row, position) = super::system_ref::locate(&self.network, idx, f)?;
         let mut p = position_in_row(&self.network, row, position, 0.0);
         if let (Some(s), Some((m, _))) = (p.system.as_mut(), f.metres) {
             s.meter = m;

@@ -10,6 +10,7 @@
 //! (`KD1`, `SD1`) are not stored and refused.
 
 use crate::error::{EngineError, Invalid, Result, SystemRefProblem};
+use crate::index::network::SystemRefIndex;
 use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF, SEPARATE_CARRIAGEWAYS};
 
 /// vegkategori letters.
@@ -343,13 +344,42 @@ impl Cursor<'_> {
 /// The row and link position of a point reference (`SystemRefFilter::parse_point`): of the
 /// rows whose reference matches and whose metre range holds the metre, the one of the lowest
 /// topology level, then the lowest start metre, then the lowest link id (v2's `vegreferanse`
-/// rule on level-0 links).
-pub fn locate(n: &RoadNetwork, f: &SystemRefFilter) -> Option<(usize, f64)> {
+/// rule on level-0 links). The rows come from `idx` (built on `n`): those of the reference's
+/// part holding its metre, for each phase when it names none; a filter that is no point
+/// reference goes to [`locate_scan`].
+pub fn locate(n: &RoadNetwork, idx: &SystemRefIndex, f: &SystemRefFilter) -> Option<(usize, f64)> {
+    let (Some((m, m_to)), Some(number), Some((s, s_to)), Some(d)) =
+        (f.metres, f.number, f.sections, f.subsection)
+    else {
+        return locate_scan(n, f);
+    };
+    if m != m_to || s != s_to {
+        return locate_scan(n, f);
+    }
+    // a strekning or delstrekning beyond the stored range names no row
+    let (s, d) = (u16::try_from(s).ok()?, u16::try_from(d).ok()?);
+    let phases = match &f.phase {
+        Some(p) => std::slice::from_ref(p),
+        None => idx.phases(),
+    };
+    let r = phases
+        .iter()
+        .flat_map(|&p| idx.holding(n, (f.category, p, number, s, d), m))
+        .filter(|&r| f.matches(n, r))
+        .min_by_key(|&r| locate_order(n, r))?;
+    Some((r, position_of_meter(n, r, f64::from(m))))
+}
+
+fn locate_order(n: &RoadNetwork, r: usize) -> (u8, u32, u64, usize) {
+    (n.topology_level[r], n.section_from_m[r], n.link_id[r], r)
+}
+
+/// [`locate`] by a scan of every row: its brute-force twin, the test oracle.
+pub fn locate_scan(n: &RoadNetwork, f: &SystemRefFilter) -> Option<(usize, f64)> {
     let (m, _) = f.metres?;
-    let order = |r: usize| (n.topology_level[r], n.section_from_m[r], n.link_id[r], r);
     let r = (0..n.len())
         .filter(|&r| f.matches(n, r))
-        .min_by_key(|&r| order(r))?;
+        .min_by_key(|&r| locate_order(n, r))?;
     Some((r, position_of_meter(n, r, f64::from(m))))
 }
 
