@@ -188,7 +188,14 @@ impl Members<'_> {
         if !std::mem::take(&mut self.first) {
             out.push(',');
         }
-        push_json(out, name);
+        // what JSON escapes (serde_json: '"', '\\' and control characters) is rare in names
+        if name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+            push_json(out, name);
+        } else {
+            out.push('"');
+            out.push_str(name);
+            out.push('"');
+        }
         out.push(':');
         true
     }
@@ -683,6 +690,50 @@ mod tests {
         let mut s = String::new();
         push_geometry(&mut s, g, crs);
         serde_json::from_str(&s).expect("valid JSON")
+    }
+
+    #[test]
+    fn member_names_are_written_as_serde_json_writes_them_and_selected() {
+        let names = [
+            "nvdbId",
+            "Høyde/bredde",
+            "a\"b",
+            "back\\slash",
+            "tab\there",
+            "\u{7f}x",
+        ];
+        let mut out = String::from("{");
+        let mut m = Members {
+            keep: &None,
+            first: true,
+        };
+        for (i, n) in names.iter().enumerate() {
+            assert!(m.key(&mut out, n));
+            out.push_str(&i.to_string());
+        }
+        out.push('}');
+        let want: serde_json::Map<String, Value> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.to_string(), i.into()))
+            .collect();
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).expect("JSON"),
+            Value::Object(want)
+        );
+        let keep: Selection = Some(Arc::new(["a\"b".to_string()].into_iter().collect()));
+        let mut out = String::from("{");
+        let mut m = Members {
+            keep: &keep,
+            first: true,
+        };
+        for n in names {
+            if m.key(&mut out, n) {
+                out.push('1');
+            }
+        }
+        out.push('}');
+        assert_eq!(out, r#"{"a\"b":1}"#);
     }
 
     #[test]
