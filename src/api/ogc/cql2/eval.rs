@@ -145,29 +145,30 @@ impl Ctx<'_> {
             }
             Expr::Bool(true) => (within.clone(), Some(RoaringBitmap::new())),
             Expr::Bool(false) => (RoaringBitmap::new(), Some(within.clone())),
+            // a leaf's false rows are made only when asked for
             leaf => {
-                if let Some(r) = self.by_enum(leaf, within) {
+                if let Some(r) = self.by_enum(leaf, within, need_false) {
                     return r;
                 }
-                if let Some(r) = self.by_rtree(leaf, within) {
+                if let Some(r) = self.by_rtree(leaf, within, need_false) {
                     return r;
                 }
                 let (mut t, mut f) = (RoaringBitmap::new(), RoaringBitmap::new());
                 for row in within {
                     match self.row(leaf, row) {
                         Some(true) => t.insert(row),
-                        Some(false) => f.insert(row),
-                        None => false,
+                        Some(false) if need_false => f.insert(row),
+                        _ => false,
                     };
                 }
-                (t, Some(f))
+                (t, need_false.then_some(f))
             }
         }
     }
 
     /// A comparison, `IN` or `BETWEEN` of an enumerated property with literals: the allowed
     /// values it holds for, through the value bitmaps.
-    fn by_enum(&self, e: &Expr, within: &RoaringBitmap) -> Option<Tri> {
+    fn by_enum(&self, e: &Expr, within: &RoaringBitmap, need_false: bool) -> Option<Tri> {
         let prop = match e {
             Expr::Cmp(_, Operand::Prop(Prop::Value(p)), b) if is_literal(b) => *p,
             Expr::Cmp(_, a, Operand::Prop(Prop::Value(p))) if is_literal(a) => *p,
@@ -195,16 +196,16 @@ impl Ctx<'_> {
                 other => literal(other),
             }) {
                 Some(true) => t |= rows,
-                Some(false) => f |= rows,
-                None => {}
+                Some(false) if need_false => f |= rows,
+                _ => {}
             }
         }
-        Some((t & within, Some(f & within)))
+        Some((t & within, need_false.then(|| f & within)))
     }
 
     /// `S_INTERSECTS` of the geometry with a literal: the rows the R-tree finds near it,
     /// then the exact test.
-    fn by_rtree(&self, e: &Expr, within: &RoaringBitmap) -> Option<Tri> {
+    fn by_rtree(&self, e: &Expr, within: &RoaringBitmap, need_false: bool) -> Option<Tri> {
         let lit = match e {
             Expr::Spatial(
                 SpatialOp::Intersects,
@@ -219,7 +220,7 @@ impl Ctx<'_> {
             _ => return None,
         };
         let Some(r) = lit.bounding_rect() else {
-            return Some((RoaringBitmap::new(), Some(within.clone())));
+            return Some((RoaringBitmap::new(), need_false.then(|| within.clone())));
         };
         let near: RoaringBitmap = self
             .data
@@ -231,8 +232,8 @@ impl Ctx<'_> {
             .iter()
             .filter(|&row| self.geometry(row).is_some_and(|g| g.intersects(lit)))
             .collect();
-        let f = within - &t;
-        Some((t, Some(f)))
+        let f = need_false.then(|| within - &t);
+        Some((t, f))
     }
 
     /// A leaf on one row.
