@@ -166,6 +166,11 @@ fn filter_parameter(name: &str) -> Option<ParameterDoc> {
             "Road link positions: id, pos@id or from-to@id (comma list); not together with the area filters",
             false,
         ),
+        "rute" => (
+            json!({"type": "string"}),
+            "The objects along a route: its segments' link intervals (from-to@id, comma list, e.g. the kortform of each segment of /vegnett/rute), at most 5,000; combines with every other filter, and with segmentering stretch objects are measured on their part inside the intervals (a link passed twice counts once)",
+            false,
+        ),
         "kartutsnitt" => (
             json!({"type": "string",
                 "pattern": "^-?[0-9]{1,6}(\\.[0-9]{1,3})?(,-?[0-9]{1,6}(\\.[0-9]{1,3})?){3}$"}),

@@ -456,8 +456,8 @@ pub fn group_objects(
     acc.finish(dims.len())
 }
 
-/// With a polygon, an object's length per network row inside it (and on rows passing the other
-/// segmenting filters): the parts `statistikk` measures (`objects::parts`), so the groups add
+/// With a polygon or a route, an object's length per network row inside it (and on rows
+/// passing the other segmenting filters): the parts `statistikk` measures (`objects::parts`), so the groups add
 /// up to its length.
 #[derive(Default)]
 struct PolygonCut {
@@ -469,7 +469,7 @@ struct PolygonCut {
 impl PolygonCut {
     fn of(&mut self, g: &Generation, data: &TypeData, row: usize, f: &ObjectFilter) {
         self.by_row.clear();
-        self.active = f.polygon.is_some();
+        self.active = f.polygon.is_some() || f.route.is_some();
         if !self.active {
             return;
         }

@@ -15,6 +15,9 @@ pub const MAX_OVERLAPS: usize = 32;
 /// Items of each list filter (region, fylke, vegavdeling, kommune, kontraktsomrade,
 /// riksvegrute, vegreferanse, veglenke).
 pub const MAX_LIST_ITEMS: usize = 1000;
+/// Link intervals in one `rute` filter (a route's segments; a route of 5,000 segments is
+/// longer than any drive across the country, and its text near the 64,000-byte address limit).
+pub const MAX_ROUTE_ITEMS: usize = 5000;
 /// Default wall-clock budget of a road-object query's selection (`--query-budget`).
 pub const DEFAULT_QUERY_BUDGET: Duration = Duration::from_secs(10);
 /// Ids in one `ider` filter.

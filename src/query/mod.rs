@@ -8,6 +8,7 @@ pub mod grouped;
 pub mod limits;
 pub mod network;
 pub mod objects;
+pub mod on_route;
 pub mod overlay;
 pub mod polygon;
 pub mod route;

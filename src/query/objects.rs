@@ -13,6 +13,7 @@ use roaring::RoaringBitmap;
 use super::attributes::NetworkAttributeFilter;
 use super::egenskap::{self, Cell, Expr, Rows};
 use super::network::{select_rows, NetworkAreaFilter};
+use super::on_route::RouteIntervals;
 use super::vegref::{LinkRef, RoadRefFilter};
 use crate::area::AreaKind;
 use crate::catalog::ValueKind;
@@ -53,6 +54,9 @@ pub struct ObjectFilter {
     pub ids: Option<Vec<u64>>,
     /// endret_etter: objects last modified after this time (seconds).
     pub modified_after: Option<i64>,
+    /// rute: the objects on these link intervals (a route's segments); stretch objects are
+    /// cut to them when segmenting (`on_route`).
+    pub route: Option<RouteIntervals>,
 }
 
 impl ObjectFilter {
@@ -66,6 +70,7 @@ impl ObjectFilter {
             || !self.roads.is_empty()
             || !self.network.is_empty()
             || self.polygon.is_some()
+            || self.route.is_some()
     }
 
     /// Does the filter narrow what `veglenke` selects beyond the link positions (ids, time,
@@ -360,6 +365,21 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
             rows = Cow::Owned(super::polygon::in_polygon(g, data, &rows, a));
         }
     }
+    if let Some(route) = &f.route {
+        if !rows.is_empty() {
+            rows = Cow::Owned(route.select(table, &rows));
+        }
+    }
+    with_overlaps(g, table, rows, f)
+}
+
+/// The objects of `rows` that overlap objects of each `overlapp` type (passing its filter).
+fn with_overlaps<'a>(
+    g: &Generation,
+    table: &ObjectTable,
+    mut rows: Cow<'a, RoaringBitmap>,
+    f: &ObjectFilter,
+) -> Cow<'a, RoaringBitmap> {
     for (other_type, filter) in &f.overlaps {
         if rows.is_empty() || super::budget::exhausted() {
             break;
@@ -469,7 +489,7 @@ pub fn parts(
             placement: p.placement as u32,
             length_m: part_length(n, p.net_row, p.from, p.to),
         });
-    match f.and_then(|f| f.polygon.as_ref()) {
+    let parts: Vec<Part> = match f.and_then(|f| f.polygon.as_ref()) {
         Some(a) => parts
             .flat_map(|p| {
                 super::polygon::cut(g, p.net_row as usize, p.from, p.to, a)
@@ -483,6 +503,23 @@ pub fn parts(
             })
             .collect(),
         None => parts.collect(),
+    };
+    match f.and_then(|f| f.route.as_ref()) {
+        Some(route) => parts
+            .into_iter()
+            .flat_map(|p| {
+                route
+                    .clip(p.link_id, p.from, p.to)
+                    .into_iter()
+                    .map(move |(from, to)| Part {
+                        from,
+                        to,
+                        length_m: part_length(n, p.net_row as usize, from, to),
+                        ..p
+                    })
+            })
+            .collect(),
+        None => parts,
     }
 }
 
@@ -511,7 +548,8 @@ pub fn total_length(
             && f.contracts.is_empty()
             && f.routes.is_empty()
             && f.roads.is_empty()
-            && f.network.is_empty();
+            && f.network.is_empty()
+            && f.route.is_none();
         if only_area
             && f.egenskap.is_none()
             && f.overlaps.is_empty()

@@ -374,3 +374,125 @@ async fn objects_along_a_route_by_its_link_intervals() {
         .await;
     assert_eq!(stats["antall"], union.len());
 }
+
+/// `rute`: the objects along a route by its segments' intervals, combinable with other filters
+/// and measured on their part inside the intervals. The oracle: each object's placements
+/// (`inkluder=lokasjon`) overlapped with each segment's interval, at the segment's metres per
+/// unit of link position (generated links have their positions proportional to length).
+#[tokio::test]
+async fn the_objects_along_a_route_are_cut_to_it() {
+    let s = TestServer::start().await;
+    let route = s
+        .get_json(
+            "/vegnett/rute?start=0.5@1000001&slutt=0.5@1000040&kortform=true",
+            200,
+        )
+        .await;
+    let segments: Vec<(u64, f64, f64, f64, String)> = route["vegnettsrutesegmenter"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["veglenkeid"].as_u64().unwrap(),
+                s["fra_posisjon"].as_f64().unwrap(),
+                s["til_posisjon"].as_f64().unwrap(),
+                s["lengde"].as_f64().unwrap(),
+                s["kortform"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let links: std::collections::BTreeSet<u64> = segments.iter().map(|s| s.0).collect();
+    assert_eq!(links.len(), segments.len(), "a link twice in {segments:?}");
+    let rute: Vec<&str> = segments.iter().map(|s| s.4.as_str()).collect();
+    let rute = rute.join(",");
+    let listed = s
+        .get_json(
+            &format!("/vegobjekter/105?rute={rute}&inkluder=lokasjon&antall=10000"),
+            200,
+        )
+        .await;
+    let objects = listed["objekter"].as_array().unwrap();
+    assert!(!objects.is_empty(), "no speed limit along {rute}");
+    let mut want_length = 0.0;
+    for o in objects {
+        let mut on = false;
+        for p in o["lokasjon"]["stedfestinger"].as_array().unwrap() {
+            let link = p["veglenkeid"].as_u64().unwrap();
+            let (f, t) = (
+                p["fra_posisjon"].as_f64().unwrap(),
+                p["til_posisjon"].as_f64().unwrap(),
+            );
+            for &(l, a, b, metres, _) in &segments {
+                if l == link && f <= b && t >= a {
+                    on = true;
+                    if b > a {
+                        want_length += (t.min(b) - f.max(a)).max(0.0) / (b - a) * metres;
+                    }
+                }
+            }
+        }
+        assert!(on, "{} is not on the route", o["id"]);
+    }
+    // the same objects as the route's intervals as a veglenke filter
+    let by_links = s
+        .get_json(
+            &format!("/vegobjekter/105?veglenke={rute}&antall=10000"),
+            200,
+        )
+        .await;
+    assert_eq!(
+        by_links["objekter"].as_array().unwrap().len(),
+        objects.len()
+    );
+    let stats = s
+        .get_json(&format!("/vegobjekter/105/statistikk?rute={rute}"), 200)
+        .await;
+    assert_eq!(stats["antall"], objects.len());
+    let got = stats["strekningslengde"].as_f64().unwrap();
+    assert!(
+        (got - want_length).abs() <= 1.0 + 0.001 * want_length,
+        "strekningslengde {got}, oracle {want_length}"
+    );
+    // uncut, the whole objects are longer
+    let whole = s
+        .get_json(
+            &format!("/vegobjekter/105/statistikk?rute={rute}&segmentering=false"),
+            200,
+        )
+        .await;
+    assert!(whole["strekningslengde"].as_f64().unwrap() >= got);
+    // grouped by kommune: the groups add up to the route's length
+    let grouped = s
+        .get_json(
+            &format!("/vegobjekter/105/statistikk/gruppert?gruppering=kommune&rute={rute}"),
+            200,
+        )
+        .await;
+    let sum: f64 = grouped
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["strekningslengde"].as_f64().unwrap())
+        .sum();
+    assert!((sum - got).abs() <= 1.0 * grouped.as_array().unwrap().len() as f64);
+    // combined with an area filter (veglenke cannot be): the objects of both
+    let kommune = objects[0]["lokasjon"]["kommuner"][0].as_u64().unwrap();
+    let both = s
+        .get_json(
+            &format!("/vegobjekter/105?rute={rute}&kommune={kommune}&antall=10000"),
+            200,
+        )
+        .await;
+    let n = both["objekter"].as_array().unwrap().len();
+    assert!(n >= 1 && n <= objects.len());
+    s.get_json(
+        &format!("/vegobjekter/105?rute={rute}&veglenke={rute}"),
+        422,
+    )
+    .await;
+    for bad in ["x", "0.5-0.2@1000001", "rute=", "1.5@1"] {
+        s.get_json(&format!("/vegobjekter/105/statistikk?rute={bad}"), 422)
+            .await;
+    }
+}

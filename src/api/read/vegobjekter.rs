@@ -67,6 +67,8 @@ pub(crate) const FILTERS: &[&str] = &[
     "ider",
     "endret_etter",
     "polygon",
+    // the objects along a route (`query::on_route`)
+    "rute",
 ];
 const LIST_ONLY: &[&str] = &[
     "inkluder",

@@ -14,8 +14,9 @@ use crate::area::AreaKind;
 use crate::generation::Generation;
 use crate::geo::srid::Srid;
 use crate::query::egenskap;
-use crate::query::limits::{MAX_IDS, MAX_LIST_ITEMS, MAX_OVERLAPS};
+use crate::query::limits::{MAX_IDS, MAX_LIST_ITEMS, MAX_OVERLAPS, MAX_ROUTE_ITEMS};
 use crate::query::objects::ObjectFilter;
+use crate::query::on_route::RouteIntervals;
 use crate::query::vegref::{LinkRef, RoadRefFilter};
 
 fn unquote(s: &str) -> &str {
@@ -146,7 +147,8 @@ fn parse_areas(g: &Generation, p: &Params, f: &mut ObjectFilter) -> ApiResult<()
     Ok(())
 }
 
-/// The place filters: road references, map extent, link positions (not with the others).
+/// The place filters: road references, map extent, link positions (not with the others), a
+/// route's link intervals.
 fn parse_places(p: &Params, srid: Srid, f: &mut ObjectFilter) -> ApiResult<()> {
     // (the lists are walked in place: a copy of each would cost every request)
     f.roads = p
@@ -161,6 +163,16 @@ fn parse_places(p: &Params, srid: Srid, f: &mut ObjectFilter) -> ApiResult<()> {
         .items("veglenke")
         .map(LinkRef::parse)
         .collect::<Result<_, _>>()?;
+    if p.has("rute") {
+        let intervals: Vec<LinkRef> = p
+            .items("rute")
+            .map(LinkRef::parse)
+            .collect::<Result<_, _>>()?;
+        if intervals.is_empty() {
+            return Err(ApiError::bad(4006, "rute er gitt uten verdier"));
+        }
+        f.route = Some(RouteIntervals::new(&intervals));
+    }
     if !f.links.is_empty() && (f.segments() || f.bbox.is_some()) {
         return Err(ApiError::bad(
             4009,
@@ -249,15 +261,16 @@ fn check_list_lengths(p: &Params) -> ApiResult<()> {
         ("vegreferanse", 4006),
         ("veglenke", 4006),
         ("ider", 4003),
+        ("rute", 4006),
     ] {
         if !p.has(name) {
             continue;
         }
         let n = p.items(name).count();
-        let max = if name == "ider" {
-            MAX_IDS
-        } else {
-            MAX_LIST_ITEMS
+        let max = match name {
+            "ider" => MAX_IDS,
+            "rute" => MAX_ROUTE_ITEMS,
+            _ => MAX_LIST_ITEMS,
         };
         if n > max {
             return Err(ApiError::bad(
