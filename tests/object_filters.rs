@@ -86,7 +86,12 @@ fn polygon(g: &Generation, s: &Shape) -> MultiPolygon<f64> {
     };
     let mut polys = vec![make(centre(s.0))];
     if let Some(other) = s.3 {
-        polys.push(make(centre(other)));
+        // a second part only where it is apart from the first: parts that overlap or share
+        // boundary are no valid MULTIPOLYGON (422/4011, tests/polygon_validity.rs)
+        let second = make(centre(other));
+        if !geo::Intersects::intersects(&second, &polys[0]) {
+            polys.push(second);
+        }
     }
     MultiPolygon(polys)
 }

@@ -139,3 +139,100 @@ fn a_star_at_the_vertex_limit_is_checked_quickly() {
     eprintln!("star of {n} vertices checked in {took:?}");
     assert!(took < std::time::Duration::from_secs(20), "{took:?}");
 }
+
+/// Two rectangles (x0, y0, x1, y1) on the grid, x0 < x1 and y0 < y1.
+type Rect = (i64, i64, i64, i64);
+
+fn rect() -> impl Strategy<Value = Rect> {
+    (0i64..8, 1i64..5, 0i64..8, 1i64..5).prop_map(|(x, w, y, h)| (x, y, x + w, y + h))
+}
+
+fn rect_ring(r: Rect) -> String {
+    let (x0, y0, x1, y1) = r;
+    let p = |x: i64, y: i64| format!("{} {}", 270_000 + 10 * x, 7_030_000 + 10 * y);
+    format!(
+        "({}, {}, {}, {}, {})",
+        p(x0, y0),
+        p(x1, y0),
+        p(x1, y1),
+        p(x0, y1),
+        p(x0, y0)
+    )
+}
+
+/// min(ends) − max(starts) of two ranges: > 0 they overlap, 0 they touch, < 0 they are apart.
+fn overlap(a0: i64, a1: i64, b0: i64, b1: i64) -> i64 {
+    a1.min(b1) - a0.max(b0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Two rectangles as a MULTIPOLYGON are valid exactly when their interiors are apart and
+    /// they share no stretch of boundary: apart along an axis, or touching at a corner only.
+    #[test]
+    fn two_parts_are_refused_exactly_when_they_overlap_or_share_an_edge(a in rect(), b in rect()) {
+        let (ox, oy) = (overlap(a.0, a.2, b.0, b.2), overlap(a.1, a.3, b.1, b.3));
+        let valid = ox < 0 || oy < 0 || (ox == 0 && oy == 0);
+        let t = format!("MULTIPOLYGON(({}), ({}))", rect_ring(a), rect_ring(b));
+        match parse_polygon(&t, Srid::Utm33Etrs89) {
+            Ok(_) => prop_assert!(valid, "{t}: accepted, but the parts overlap or share an edge"),
+            Err(e) => {
+                prop_assert_eq!(e.code, 4011);
+                prop_assert!(!valid, "{}: refused ({})", t, e.message);
+            }
+        }
+    }
+
+    /// A rectangle hole in a rectangle is valid exactly when it lies strictly inside (a hole
+    /// touching the exterior along a side, or outside it, is refused).
+    #[test]
+    fn a_hole_is_refused_exactly_when_not_strictly_inside(e in rect(), h in rect()) {
+        let valid = e.0 < h.0 && h.2 < e.2 && e.1 < h.1 && h.3 < e.3;
+        let t = format!("POLYGON({}, {})", rect_ring(e), rect_ring(h));
+        match parse_polygon(&t, Srid::Utm33Etrs89) {
+            Ok(_) => prop_assert!(valid, "{t}: accepted, but the hole is not inside"),
+            Err(e) => {
+                prop_assert_eq!(e.code, 4011);
+                prop_assert!(!valid, "{}: refused ({})", t, e.message);
+            }
+        }
+    }
+}
+
+/// A hole touching its exterior at one point, and a part inside another part's hole, are valid.
+#[test]
+fn touching_at_a_point_and_a_part_in_a_hole_are_accepted() {
+    let p = |x: i64, y: i64| format!("{} {}", 270_000 + 10 * x, 7_030_000 + 10 * y);
+    // a triangle hole with one vertex on the exterior's side
+    let touching = format!(
+        "POLYGON(({}, {}, {}, {}, {}), ({}, {}, {}, {}))",
+        p(0, 0),
+        p(10, 0),
+        p(10, 10),
+        p(0, 10),
+        p(0, 0),
+        p(5, 0),
+        p(7, 4),
+        p(3, 4),
+        p(5, 0)
+    );
+    parse_polygon(&touching, Srid::Utm33Etrs89).expect("a hole may touch at a point");
+    let island = format!(
+        "MULTIPOLYGON((({}), ({})), (({})))",
+        &rect_ring((0, 0, 10, 10))[1..rect_ring((0, 0, 10, 10)).len() - 1],
+        &rect_ring((2, 2, 8, 8))[1..rect_ring((2, 2, 8, 8)).len() - 1],
+        &rect_ring((4, 4, 6, 6))[1..rect_ring((4, 4, 6, 6)).len() - 1]
+    );
+    parse_polygon(&island, Srid::Utm33Etrs89).expect("a part in another part's hole");
+    let nested = format!(
+        "POLYGON({}, {}, {})",
+        rect_ring((0, 0, 10, 10)),
+        rect_ring((2, 2, 8, 8)),
+        rect_ring((4, 4, 6, 6))
+    );
+    assert!(
+        parse_polygon(&nested, Srid::Utm33Etrs89).is_err(),
+        "a hole in a hole"
+    );
+}

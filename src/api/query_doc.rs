@@ -179,7 +179,7 @@ fn filter_parameter(name: &str) -> Option<ParameterDoc> {
         ),
         "polygon" => (
             json!({"type": "string"}),
-            "Polygon in the request's srid: WKT POLYGON or MULTIPOLYGON, or a plain coordinate list x1 y1, x2 y2, ... (one ring, closed if not); an object is in when its geometry (own, else located) intersects it, and stretch objects are cut to it with segmentering; at most 2,000 vertices and 3,000 km across; every ring simple (crossing or touching itself nowhere), with three distinct vertices, and an area (else 422/4011); the whole address is limited to 64,000 bytes (414)",
+            "Polygon in the request's srid: WKT POLYGON or MULTIPOLYGON, or a plain coordinate list x1 y1, x2 y2, ... (one ring, closed if not); an object is in when its geometry (own, else located) intersects it, and stretch objects are cut to it with segmentering; at most 2,000 vertices and 3,000 km across; every ring simple (crossing or touching itself nowhere) with three distinct vertices, rings meeting each other at points at most, holes inside their exterior and apart, parts not overlapping, and an area (else 422/4011); the whole address is limited to 64,000 bytes (414)",
             false,
         ),
         "ider" => (

@@ -19,7 +19,7 @@ use crate::error::Result;
 mod grid;
 mod simple;
 use grid::{Cell, CellGrid};
-pub use simple::{self_touch, SelfTouch};
+pub use simple::{polygon_fault, rings_meet, self_touch, Fault, RingsMeet, SelfTouch};
 
 /// A polygon filter in `srid` with its storage envelope (None when nothing in storage can lie in
 /// it).

@@ -633,6 +633,18 @@ async fn queryables_name_what_the_features_carry_and_errors_are_400() {
         let d = e["description"].as_str().expect("description");
         assert!(d.contains("crosses or touches itself"), "{filter}: {d}");
     }
+    // a hole outside its exterior, and a hole crossing it: simple rings, not valid together
+    for filter in [
+        "S_INTERSECTS(geometry, POLYGON((10.5 63.3, 10.6 63.3, 10.6 63.4, 10.5 63.4, 10.5 63.3), (10.7 63.3, 10.8 63.3, 10.8 63.4, 10.7 63.3)))",
+        "S_INTERSECTS(geometry, POLYGON((10.5 63.3, 10.6 63.3, 10.6 63.4, 10.5 63.4, 10.5 63.3), (10.55 63.35, 10.7 63.35, 10.7 63.37, 10.55 63.35)))",
+    ] {
+        let e = features(&s, "105", &[("filter", filter), ("filter-lang", "cql2-text")])
+            .await
+            .expect_err(filter);
+        assert_eq!(e["code"], "InvalidParameterValue", "{filter}: {e}");
+        let d = e["description"].as_str().expect("description");
+        assert!(d.contains("not valid together"), "{filter}: {d}");
+    }
 }
 
 #[tokio::test]

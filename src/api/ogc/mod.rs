@@ -285,8 +285,8 @@ the value the features show, and geometry, nvdbId, versjon, startdato, sluttdato
 AND, OR, NOT, LIKE, IN, BETWEEN, IS NULL, S_INTERSECTS, S_WITHIN and the other S_ functions \
 with WKT (cql2-text) or GeoJSON (cql2-json) geometries or BBOX, and the T_ functions over \
 DATE, TIMESTAMP, INTERVAL and startdato/sluttdato. Three-valued logic: comparisons with a \
-missing value are unknown and not answered. A polygon ring that crosses or touches itself is \
-400. Object collections only; at most 8,192 characters, 32 levels, 256 predicates, 10,000 \
+missing value are unknown and not answered. A polygon ring that crosses or touches itself, \
+rings that cross each other or a hole outside its exterior is 400. Object collections only; at most 8,192 characters, 32 levels, 256 predicates, 10,000 \
 coordinates.";
 
 /// What `/ogc/api` says of `properties` (`properties.rs`).

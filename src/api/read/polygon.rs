@@ -3,14 +3,15 @@
 //! v3 accepts it), in the request's `srid`; rings are closed when they are not. Limits: at most
 //! [`MAX_POLYGON_VERTICES`] vertices and an envelope of at most [`MAX_POLYGON_SPAN_M`] in each
 //! direction in storage coordinates; every ring has three distinct vertices, crosses and
-//! touches itself nowhere (`geo::area_polygon::self_touch`, checked in the request's srid;
-//! rings are not checked against each other), and the polygon has an area. All refusals are
-//! 422/4011.
+//! touches itself nowhere (`geo::area_polygon::self_touch`, checked in the request's srid),
+//! rings meet each other at points at most, holes lie inside their exterior and outside each
+//! other, and parts of a multipolygon do not overlap (`geo::area_polygon::polygon_fault`), and
+//! the polygon has an area. All refusals are 422/4011.
 
 use geo::{Area, LineString, MultiPolygon, Polygon};
 
 use crate::api::error::{echoed, ApiError, ApiResult};
-use crate::geo::area_polygon::{self_touch, AreaPolygon};
+use crate::geo::area_polygon::{polygon_fault, self_touch, AreaPolygon, Fault};
 use crate::geo::srid::Srid;
 use crate::query::limits::{MAX_POLYGON_SPAN_M, MAX_POLYGON_VERTICES};
 
@@ -76,6 +77,9 @@ pub fn parse_polygon(text: &str, srid: Srid) -> ApiResult<AreaPolygon> {
         shape.push(Polygon::new(exterior, lines));
     }
     let shape = MultiPolygon(shape);
+    if let Some(f) = polygon_fault(&shape) {
+        return Err(bad(text, fault_text(f)));
+    }
     if shape.unsigned_area().is_nan() || shape.unsigned_area() <= 0.0 {
         return Err(bad(text, "polygonet har ikke noe areal"));
     }
@@ -92,6 +96,36 @@ pub fn parse_polygon(text: &str, srid: Srid) -> ApiResult<AreaPolygon> {
         }
     }
     Ok(a)
+}
+
+/// A polygon fault in the API's words (polygons and rings counted from 1; ring 1 the
+/// exterior).
+fn fault_text(f: Fault) -> String {
+    match f {
+        Fault::RingsMeet { a, b, at } => format!(
+            "ring {} i polygon {} og ring {} i polygon {} krysser hverandre eller har en felles \
+             strekning ved ({} {}); ringer kan bare berøre hverandre i punkter",
+            a.1 + 1,
+            a.0 + 1,
+            b.1 + 1,
+            b.0 + 1,
+            at.x,
+            at.y
+        ),
+        Fault::HoleOutside { part, hole } => format!(
+            "ring {} (et hull) i polygon {} ligger utenfor ytterringen",
+            hole + 1,
+            part + 1
+        ),
+        Fault::HolesNested { part } => {
+            format!("polygon {} har et hull inne i et annet hull", part + 1)
+        }
+        Fault::PartsOverlap { parts } => format!(
+            "polygon {} og polygon {} overlapper (det ene ligger inne i det andre)",
+            parts.0 + 1,
+            parts.1 + 1
+        ),
+    }
 }
 
 /// The polygons of a WKT body (after the keyword) whose rings lie at parenthesis depth

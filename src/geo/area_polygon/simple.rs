@@ -9,8 +9,9 @@
 //! pairs whose boxes meet: about n log n for ordinary rings, n² / 2 at worst (every edge's box
 //! meeting every other's, as in a star of long spikes), which the callers' vertex limits bound.
 
+use geo::coordinate_position::{CoordPos, CoordinatePosition};
 use geo::line_intersection::{line_intersection, LineIntersection};
-use geo::{Coord, Line};
+use geo::{Coord, Line, LineString, MultiPolygon, Polygon};
 
 /// Where a ring is not simple: the edges that meet (indices along the ring without repeated
 /// vertices, the lower first) and a point they share.
@@ -66,6 +67,139 @@ pub fn self_touch(ring: &[Coord<f64>]) -> Option<SelfTouch> {
                 edges: (lo, hi),
                 at,
             });
+        }
+    }
+    None
+}
+
+/// Where two rings of a polygon (or of a multipolygon's parts) meet in more than single points:
+/// the rings (indices into the list given, the lower first) and a point they share.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RingsMeet {
+    pub rings: (usize, usize),
+    pub at: Coord<f64>,
+}
+
+/// The first place where two of `rings` cross (their edges cross properly) or share a stretch
+/// of boundary (collinear edges overlapping), None when any two meet at single points at most
+/// (OGC Simple Features: a hole may touch its exterior, and two parts of a multipolygon each
+/// other, at points only). The same sweep as [`self_touch`] over the edges of every ring,
+/// comparing only edges of different rings.
+pub fn rings_meet(rings: &[&[Coord<f64>]]) -> Option<RingsMeet> {
+    let mut edges: Vec<(usize, Line<f64>, [f64; 4])> = Vec::new();
+    for (r, ring) in rings.iter().enumerate() {
+        for w in ring.windows(2).filter(|w| w[0] != w[1]) {
+            let l = Line::new(w[0], w[1]);
+            let b = [
+                l.start.x.min(l.end.x),
+                l.start.x.max(l.end.x),
+                l.start.y.min(l.end.y),
+                l.start.y.max(l.end.y),
+            ];
+            edges.push((r, l, b));
+        }
+    }
+    edges.sort_by(|a, b| a.2[0].total_cmp(&b.2[0]));
+    for (k, &(ri, li, bi)) in edges.iter().enumerate() {
+        for &(rj, lj, bj) in &edges[k + 1..] {
+            if bj[0] > bi[1] {
+                break;
+            }
+            if ri == rj || bj[2] > bi[3] || bj[3] < bi[2] {
+                continue;
+            }
+            let at = match line_intersection(li, lj) {
+                Some(LineIntersection::SinglePoint {
+                    intersection,
+                    is_proper: true,
+                }) => intersection,
+                Some(LineIntersection::Collinear { intersection })
+                    if intersection.start != intersection.end =>
+                {
+                    intersection.start
+                }
+                _ => continue,
+            };
+            return Some(RingsMeet {
+                rings: (ri.min(rj), ri.max(rj)),
+                at,
+            });
+        }
+    }
+    None
+}
+
+/// Why a polygon whose every ring is simple is still not valid (OGC Simple Features).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fault {
+    /// Two rings cross or share a stretch: (part, ring) of each (ring 0 the exterior).
+    RingsMeet {
+        a: (usize, usize),
+        b: (usize, usize),
+        at: Coord<f64>,
+    },
+    /// A hole (ring ≥ 1) lies outside its part's exterior.
+    HoleOutside { part: usize, hole: usize },
+    /// A hole lies inside another hole of the same part.
+    HolesNested { part: usize },
+    /// One part's interior overlaps another's (one lies inside the other).
+    PartsOverlap { parts: (usize, usize) },
+}
+
+/// A vertex of `ring` not on `of`'s boundary, and where it lies against `of` (None: every
+/// vertex is on the boundary).
+fn position_off_boundary(ring: &LineString<f64>, of: &Polygon<f64>) -> Option<CoordPos> {
+    ring.0
+        .iter()
+        .map(|c| of.coordinate_position(c))
+        .find(|&p| p != CoordPos::OnBoundary)
+}
+
+/// The first fault of `shape` whose rings are each simple ([`self_touch`]): rings crossing or
+/// sharing a stretch ([`rings_meet`]); then, since no two rings cross, a ring lies wholly on
+/// one side of another, so one vertex off the other's boundary tells a hole outside its
+/// exterior, a hole inside another, or a part inside another part (not in its hole).
+pub fn polygon_fault(shape: &MultiPolygon<f64>) -> Option<Fault> {
+    let mut ids = Vec::new();
+    let mut rings: Vec<&[Coord<f64>]> = Vec::new();
+    for (p, poly) in shape.0.iter().enumerate() {
+        for (r, ring) in std::iter::once(poly.exterior())
+            .chain(poly.interiors())
+            .enumerate()
+        {
+            ids.push((p, r));
+            rings.push(&ring.0);
+        }
+    }
+    if let Some(m) = rings_meet(&rings) {
+        return Some(Fault::RingsMeet {
+            a: ids[m.rings.0],
+            b: ids[m.rings.1],
+            at: m.at,
+        });
+    }
+    for (p, poly) in shape.0.iter().enumerate() {
+        let outer = Polygon::new(poly.exterior().clone(), vec![]);
+        for (h, hole) in poly.interiors().iter().enumerate() {
+            if position_off_boundary(hole, &outer) == Some(CoordPos::Outside) {
+                return Some(Fault::HoleOutside {
+                    part: p,
+                    hole: h + 1,
+                });
+            }
+            for (k, other) in poly.interiors().iter().enumerate() {
+                let inside = Polygon::new(other.clone(), vec![]);
+                if k != h && position_off_boundary(hole, &inside) == Some(CoordPos::Inside) {
+                    return Some(Fault::HolesNested { part: p });
+                }
+            }
+        }
+        for (q, other) in shape.0.iter().enumerate() {
+            if q != p && position_off_boundary(poly.exterior(), other) == Some(CoordPos::Inside) {
+                return Some(Fault::PartsOverlap {
+                    parts: (p.min(q), p.max(q)),
+                });
+            }
         }
     }
     None

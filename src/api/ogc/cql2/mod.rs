@@ -266,7 +266,33 @@ pub(super) fn simple_polygon(mut rings: Vec<geo::LineString<f64>>) -> OgcResult<
         }
     }
     let exterior = rings.remove(0);
-    Ok(geo::Polygon::new(exterior, rings))
+    let polygon = geo::Polygon::new(exterior, rings);
+    if let Some(f) =
+        crate::geo::area_polygon::polygon_fault(&geo::MultiPolygon(vec![polygon.clone()]))
+    {
+        return Err(OgcError::bad(format!(
+            "filter: a polygon's rings are not valid together: {}; holes must lie inside the exterior and outside each other, and rings may meet at points only",
+            match f {
+                crate::geo::area_polygon::Fault::RingsMeet { a, b, at } => format!(
+                    "rings {} and {} cross or share a stretch at EPSG:25833 ({:.3} {:.3})",
+                    a.1 + 1,
+                    b.1 + 1,
+                    at.x,
+                    at.y
+                ),
+                crate::geo::area_polygon::Fault::HoleOutside { hole, .. } => {
+                    format!("ring {} (a hole) lies outside the exterior", hole + 1)
+                }
+                crate::geo::area_polygon::Fault::HolesNested { .. } => {
+                    "a hole lies inside another hole".to_string()
+                }
+                crate::geo::area_polygon::Fault::PartsOverlap { .. } => {
+                    "parts overlap".to_string()
+                }
+            }
+        )));
+    }
+    Ok(polygon)
 }
 
 /// Parse `filter` in `lang` against the queryables of `b`.
