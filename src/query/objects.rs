@@ -490,37 +490,36 @@ pub fn parts(
             length_m: part_length(n, p.net_row, p.from, p.to),
         });
     let parts: Vec<Part> = match f.and_then(|f| f.polygon.as_ref()) {
-        Some(a) => parts
-            .flat_map(|p| {
-                super::polygon::cut(g, p.net_row as usize, p.from, p.to, a)
-                    .into_iter()
-                    .map(move |(from, to)| Part {
-                        from,
-                        to,
-                        length_m: part_length(n, p.net_row as usize, from, to),
-                        ..p
-                    })
-            })
-            .collect(),
+        Some(a) => cut_parts(g, parts, |p| {
+            super::polygon::cut(g, p.net_row as usize, p.from, p.to, a)
+        }),
         None => parts.collect(),
     };
     match f.and_then(|f| f.route.as_ref()) {
-        Some(route) => parts
-            .into_iter()
-            .flat_map(|p| {
-                route
-                    .clip(p.link_id, p.from, p.to)
-                    .into_iter()
-                    .map(move |(from, to)| Part {
-                        from,
-                        to,
-                        length_m: part_length(n, p.net_row as usize, from, to),
-                        ..p
-                    })
-            })
-            .collect(),
+        Some(route) => cut_parts(g, parts, |p| route.clip(p.link_id, p.from, p.to)),
         None => parts,
     }
+}
+
+/// Each of `parts` cut to the position ranges `keep` gives for it (none: the part is dropped),
+/// each piece measured on its network row.
+fn cut_parts<I: IntoIterator<Item = (f64, f64)>>(
+    g: &Generation,
+    parts: impl IntoIterator<Item = Part>,
+    keep: impl Fn(&Part) -> I,
+) -> Vec<Part> {
+    let n = &g.network;
+    parts
+        .into_iter()
+        .flat_map(|p| {
+            keep(&p).into_iter().map(move |(from, to)| Part {
+                from,
+                to,
+                length_m: part_length(n, p.net_row as usize, from, to),
+                ..p
+            })
+        })
+        .collect()
 }
 
 /// Located length of the selected objects (statistikk.strekningslengde).
