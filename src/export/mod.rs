@@ -398,16 +398,12 @@ fn write_fgb(
 /// PROJJSON of EPSG:25833 (from the EPSG dataset as PROJ renders it).
 const CRS_25833: &str = r#"{"$schema":"https://proj.org/schemas/v0.7/projjson.schema.json","type":"ProjectedCRS","name":"ETRS89 / UTM zone 33N","base_crs":{"name":"ETRS89","datum_ensemble":{"name":"European Terrestrial Reference System 1989 ensemble","members":[{"name":"European Terrestrial Reference Frame 1989","id":{"authority":"EPSG","code":1178}},{"name":"European Terrestrial Reference Frame 1990","id":{"authority":"EPSG","code":1179}},{"name":"European Terrestrial Reference Frame 1991","id":{"authority":"EPSG","code":1180}},{"name":"European Terrestrial Reference Frame 1992","id":{"authority":"EPSG","code":1181}},{"name":"European Terrestrial Reference Frame 1993","id":{"authority":"EPSG","code":1182}},{"name":"European Terrestrial Reference Frame 1994","id":{"authority":"EPSG","code":1183}},{"name":"European Terrestrial Reference Frame 1996","id":{"authority":"EPSG","code":1184}},{"name":"European Terrestrial Reference Frame 1997","id":{"authority":"EPSG","code":1185}},{"name":"European Terrestrial Reference Frame 2000","id":{"authority":"EPSG","code":1186}},{"name":"European Terrestrial Reference Frame 2005","id":{"authority":"EPSG","code":1204}},{"name":"European Terrestrial Reference Frame 2014","id":{"authority":"EPSG","code":1206}},{"name":"European Terrestrial Reference Frame 2020","id":{"authority":"EPSG","code":1382}}],"ellipsoid":{"name":"GRS 1980","semi_major_axis":6378137,"inverse_flattening":298.257222101},"accuracy":"0.1","id":{"authority":"EPSG","code":6258}},"coordinate_system":{"subtype":"ellipsoidal","axis":[{"name":"Geodetic latitude","abbreviation":"Lat","direction":"north","unit":"degree"},{"name":"Geodetic longitude","abbreviation":"Lon","direction":"east","unit":"degree"}]},"id":{"authority":"EPSG","code":4258}},"conversion":{"name":"UTM zone 33N","method":{"name":"Transverse Mercator","id":{"authority":"EPSG","code":9807}},"parameters":[{"name":"Latitude of natural origin","value":0,"unit":"degree","id":{"authority":"EPSG","code":8801}},{"name":"Longitude of natural origin","value":15,"unit":"degree","id":{"authority":"EPSG","code":8802}},{"name":"Scale factor at natural origin","value":0.9996,"unit":"unity","id":{"authority":"EPSG","code":8805}},{"name":"False easting","value":500000,"unit":"metre","id":{"authority":"EPSG","code":8806}},{"name":"False northing","value":0,"unit":"metre","id":{"authority":"EPSG","code":8807}}]},"coordinate_system":{"subtype":"Cartesian","axis":[{"name":"Easting","abbreviation":"E","direction":"east","unit":"metre"},{"name":"Northing","abbreviation":"N","direction":"north","unit":"metre"}]},"usages":[{"scope":"Engineering survey, topographic mapping.","area":"Europe between 12\u00b0E and 18\u00b0E: Austria; Croatia; Denmark - offshore and offshore; Germany - onshore and offshore; Italy - onshore and offshore; Norway including Svalbard - onshore and offshore.","bbox":{"south_latitude":34.79,"west_longitude":12,"north_latitude":84.01,"east_longitude":18.01}},{"scope":"Pan-European conformal mapping at scales larger than 1:500,000.","area":"Europe between 12\u00b0E and 18\u00b0E and approximately 34\u00b030'N to 84\u00b0N.","bbox":{"south_latitude":34.49,"west_longitude":12,"north_latitude":84.01,"east_longitude":18.01}}],"id":{"authority":"EPSG","code":25833}}"#;
 
-fn write_geoparquet(
-    t: Option<&ObjectType>,
-    opts: &ExportOptions,
-    features: &[Feature],
-    w: &mut (impl Write + Send),
-) -> Result<()> {
-    let crs = match opts.srid {
+/// The PROJJSON of `srid` for the GeoParquet metadata (None for 4326: GeoParquet's default,
+/// OGC:CRS84, longitude/latitude).
+pub(super) fn crs_of(srid: Srid) -> Result<Option<&'static str>> {
+    Ok(match srid {
         Srid::Utm33Wgs84 => Some(crate::snapshot::parquet_write::CRS_PROJJSON),
         Srid::Utm33Etrs89 => Some(CRS_25833),
-        // GeoParquet's default (no "crs"): OGC:CRS84, longitude/latitude
         Srid::Wgs84 => None,
         other => {
             return Err(EngineError::Internal(format!(
@@ -415,7 +411,16 @@ fn write_geoparquet(
                 other.code()
             )))
         }
-    };
+    })
+}
+
+fn write_geoparquet(
+    t: Option<&ObjectType>,
+    opts: &ExportOptions,
+    features: &[Feature],
+    w: &mut (impl Write + Send),
+) -> Result<()> {
+    let crs = crs_of(opts.srid)?;
     let columns = property_columns(t);
     let mut fields = vec![
         Field::new("nvdbId", DataType::Int64, false),

@@ -26,7 +26,7 @@ use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, Field, Schema};
 use roaring::RoaringBitmap;
 
-use super::{wkb, write_parquet, ExportReport, CRS_25833};
+use super::{wkb, write_parquet, ExportReport};
 use crate::api::read::segmentert::piece_refs;
 use crate::catalog::{datatype, PropertyType, ValueKind};
 use crate::error::{EngineError, Result};
@@ -49,7 +49,7 @@ pub fn export_segmented(
     srid: Srid,
     out: &std::path::Path,
 ) -> Result<ExportReport> {
-    let crs = crs_of(srid)?;
+    let crs = super::crs_of(srid)?;
     for t in types {
         if g.catalog.object_type(*t).is_none() {
             return Err(EngineError::Internal(format!("unknown object type {t}")));
@@ -363,21 +363,6 @@ impl<'g> TypeColumns<'g> {
         }
         out
     }
-}
-
-/// The PROJJSON of `srid` for the GeoParquet metadata (None for 4326, GeoParquet's default).
-fn crs_of(srid: Srid) -> Result<Option<&'static str>> {
-    Ok(match srid {
-        Srid::Utm33Wgs84 => Some(crate::snapshot::parquet_write::CRS_PROJJSON),
-        Srid::Utm33Etrs89 => Some(CRS_25833),
-        Srid::Wgs84 => None,
-        other => {
-            return Err(EngineError::Internal(format!(
-                "GeoParquet export supports --srid 32633, 25833 or 4326, not {}",
-                other.code()
-            )))
-        }
-    })
 }
 
 /// Writes the columns as one GeoParquet file at `out` (through a partial file, fsynced, then
