@@ -25,6 +25,40 @@ struct Part {
     misses: Vec<(u128, f64)>,
 }
 
+/// A dense slot part that is off the dense domain.
+const OFF: u32 = u32::MAX;
+
+/// One enumerated dimension of the pass: each object's rank, and per rank its part of the dense
+/// slot (`OFF`: a value off the property's list).
+struct EnumSlots {
+    ranks: Option<Arc<Vec<u16>>>,
+    /// Per rank, then [`RANK_OFF`] and [`RANK_NONE`] at the end.
+    slots: Vec<u32>,
+}
+
+impl EnumSlots {
+    fn new(ranks: Option<Arc<Vec<u16>>>, dense: &Dense, i: usize) -> EnumSlots {
+        let d = &dense.dims[i];
+        let stride = dense.strides[i] as u32;
+        let of = |index: Option<u32>| index.map_or(OFF, |x| x * stride);
+        let values = d.codes.len() - usize::from(d.none.is_some());
+        let mut slots: Vec<u32> = (0..values as u32).map(|r| of(Some(r))).collect();
+        slots.push(OFF);
+        slots.push(of(d.index(NONE)));
+        EnumSlots { ranks, slots }
+    }
+
+    fn slot(&self, row: usize) -> Option<u32> {
+        let rank = self.ranks.as_ref().map_or(RANK_NONE, |r| r[row]);
+        let at = match rank {
+            RANK_NONE => self.slots.len() - 1,
+            RANK_OFF => self.slots.len() - 2,
+            r => r as usize,
+        };
+        self.slots.get(at).copied().filter(|&s| s != OFF)
+    }
+}
+
 /// The groups, or None when the dimensions are not one run kind plus enumerated properties, or
 /// their slots are not dense.
 pub(super) fn group(
@@ -63,6 +97,21 @@ pub(super) fn group(
     // every object selected: the rows are a plain range (no bitmap to walk)
     let every = rows.len() == n as u64;
     let chunks: Vec<u32> = (0..n.div_ceil(chunk)).collect();
+    // per enumerated dimension: its ranks and what each rank adds to the dense slot (None: a
+    // value off the property's list, whose code is then read from its column)
+    let enums: Vec<EnumSlots> = dims
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != at)
+        .map(|(i, _)| EnumSlots::new(ranks[i].clone(), &dense, i))
+        .collect();
+    let area_slot: Vec<u32> = (0..dense.dims[at].dense.len() as u32)
+        .map(|code| {
+            dense.dims[at]
+                .index(code)
+                .map_or(OFF, |d| d * dense.strides[at] as u32)
+        })
+        .collect();
     let parts: Vec<Part> = chunks
         .par_iter()
         .map(|&c| {
@@ -72,38 +121,26 @@ pub(super) fn group(
             };
             let mut codes = [NONE; MAX_DIMENSIONS];
             let mut visit = |row: usize| {
-                // the dense slot of the object's enumerated values (None: a value off the
-                // property's list, whose code is then read from its column)
-                let mut base = Some(0usize);
-                for (i, ranks) in ranks.iter().enumerate() {
-                    if i == at {
-                        continue;
-                    }
-                    let rank = ranks.as_ref().map_or(RANK_NONE, |r| r[row]);
-                    let index = match rank {
-                        RANK_NONE => dense.dims[i].index(NONE),
-                        RANK_OFF => None,
-                        r => Some(r as u32),
-                    };
-                    base = base
-                        .zip(index)
-                        .map(|(b, d)| b + d as usize * dense.strides[i]);
-                }
+                let base = enums
+                    .iter()
+                    .try_fold(0u32, |b, e| e.slot(row).map(|s| b + s));
                 for k in runs.of(row) {
                     let length = if segment {
                         runs.length_m[k]
                     } else {
                         whole[row]
                     };
-                    codes[at] = runs.codes[k];
-                    match base.zip(dense.dims[at].index(codes[at])) {
-                        Some((b, d)) => {
-                            let cell = &mut part.cells[b + d as usize * dense.strides[at]];
+                    let code = runs.codes[k];
+                    let area = area_slot.get(code as usize).copied().unwrap_or(OFF);
+                    match base {
+                        Some(b) if area != OFF => {
+                            let cell = &mut part.cells[(b + area) as usize];
                             cell.0 += 1;
                             cell.1 += length;
                         }
-                        None => {
+                        _ => {
                             // a key off the dense domain: its codes, read from the columns
+                            codes[at] = code;
                             for (i, col) in columns.iter().enumerate() {
                                 if i != at {
                                     codes[i] = match col {
