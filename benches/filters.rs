@@ -175,9 +175,13 @@ fn system_ref_filters(
         ("metres", format!("{}m{m0}-{m1}", part(r))),
         (
             "three",
-            [with_ref.len() / 4, with_ref.len() / 2, 3 * with_ref.len() / 4]
-                .map(|i| format!("{}m0-1000", part(with_ref[i])))
-                .join(","),
+            [
+                with_ref.len() / 4,
+                with_ref.len() / 2,
+                3 * with_ref.len() / 4,
+            ]
+            .map(|i| format!("{}m0-1000", part(with_ref[i])))
+            .join(","),
         ),
     ];
     let mut group = c.benchmark_group(format!("vegsystemreferanse_filter_{name}"));
@@ -195,9 +199,7 @@ fn system_ref_filters(
         group.bench_function(format!("index_{which}"), |b| {
             b.iter(|| f.rows(n, &g.network_indexes).len())
         });
-        group.bench_function(format!("scan_{which}"), |b| {
-            b.iter(|| f.rows_scan(n).len())
-        });
+        group.bench_function(format!("scan_{which}"), |b| b.iter(|| f.rows_scan(n).len()));
     }
     group.finish();
 }

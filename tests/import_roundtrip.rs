@@ -155,8 +155,9 @@ fn metres_of(s: &str) -> Option<(String, Vec<i64>)> {
 /// expected exactly, below).
 const DOCUMENTED: &[(&str, &str)] = &[];
 
-/// The ids of `export`'s 915 Vegsystem objects on links in `links`, removed from the files:
-/// those pieces come back without a road reference.
+/// The placements of `export`'s 915 Vegsystem objects on links in `links`, removed from the
+/// files (a 915 left without one removed whole): those pieces come back without a road
+/// reference. Returns how many placements were removed.
 fn remove_road_systems(export: &std::path::Path, links: &BTreeSet<u64>) -> usize {
     let dir = export.join("vegobjekter/915");
     let mut removed = 0;
@@ -165,16 +166,13 @@ fn remove_road_systems(export: &std::path::Path, links: &BTreeSet<u64>) -> usize
         let text = std::fs::read_to_string(&p).unwrap();
         let mut kept = String::new();
         for line in text.lines() {
-            let o: Value = serde_json::from_str(line).unwrap();
-            let on = o["stedfesting"]["linjer"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|l| links.contains(&l["id"].as_u64().unwrap()));
-            if on {
-                removed += 1;
-            } else {
-                kept.push_str(line);
+            let mut o: Value = serde_json::from_str(line).unwrap();
+            let linjer = o["stedfesting"]["linjer"].as_array_mut().unwrap();
+            let before = linjer.len();
+            linjer.retain(|l| !links.contains(&l["id"].as_u64().unwrap()));
+            removed += before - linjer.len();
+            if !linjer.is_empty() {
+                kept.push_str(&o.to_string());
                 kept.push('\n');
             }
         }

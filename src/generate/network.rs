@@ -325,6 +325,7 @@ fn finish(
             n.push_system_ref_from_v2();
         }
     }
+    assign_system_objects(&mut n);
     n.build_link_index();
     GeneratedNetwork {
         network: n,
@@ -389,6 +390,63 @@ impl NetworkAttributes {
             separate,
             side_facility,
         }
+    }
+}
+
+/// The first id of the generated 915 Vegsystem and 916 Strekning objects: ten digits, as the
+/// real ones (`1002128812`), far above the generated road objects' ids.
+const FIRST_SYSTEM_ID: u64 = 1_002_000_001;
+const FIRST_SECTION_ID: u64 = 1_003_000_001;
+
+/// The 915 Vegsystem and 916 Strekning each row's vegsystemreferanse comes from, as ids and
+/// versions: one 915 per road (vegkategori, fase, nummer; per kommune for K and P roads, which
+/// are numbered per kommune), one 916 per road part (the road, hp, fylke) and the attributes a
+/// 916 carries (trafikantgruppe, adskilte løp, arm), so each stretch of a carriageway is one
+/// object, as `import::export` writes them back. Ids count up in the order of those keys from
+/// [`FIRST_SYSTEM_ID`] and [`FIRST_SECTION_ID`]; versions 1 to 3 by the id's hash (no draw from
+/// the random streams). A row without a road reference has none.
+fn assign_system_objects(n: &mut RoadNetwork) {
+    use crate::snapshot::columns::NO_ROAD_REF;
+    use std::collections::BTreeMap;
+    type SystemKey = (u8, u8, u32, u16);
+    type SectionKey = (SystemKey, u16, u8, (u8, u8, bool));
+    let system = |n: &RoadNetwork, r: usize| -> SystemKey {
+        let c = n.system_category[r];
+        let kommune = if matches!(c, b'K' | b'P') {
+            n.municipality[r]
+        } else {
+            0
+        };
+        (c, n.system_phase[r], n.system_number[r], kommune)
+    };
+    let section = |n: &RoadNetwork, r: usize| -> SectionKey {
+        (
+            system(n, r),
+            n.hp[r],
+            n.county[r],
+            (n.traffic_group[r], n.separate_carriageways[r], n.arm[r]),
+        )
+    };
+    let with_ref: Vec<usize> = (0..n.len())
+        .filter(|&r| n.system_category[r] != NO_ROAD_REF)
+        .collect();
+    let mut systems: BTreeMap<SystemKey, u64> =
+        with_ref.iter().map(|&r| (system(n, r), 0)).collect();
+    let mut sections: BTreeMap<SectionKey, u64> =
+        with_ref.iter().map(|&r| (section(n, r), 0)).collect();
+    for (id, v) in (FIRST_SYSTEM_ID..).zip(systems.values_mut()) {
+        *v = id;
+    }
+    for (id, v) in (FIRST_SECTION_ID..).zip(sections.values_mut()) {
+        *v = id;
+    }
+    let version = |id: u64| 1 + (mix(id) % 3) as u32;
+    for r in with_ref {
+        let (a, b) = (systems[&system(n, r)], sections[&section(n, r)]);
+        n.system_id[r] = a;
+        n.system_version[r] = version(a);
+        n.section_id[r] = b;
+        n.section_version[r] = version(b);
     }
 }
 

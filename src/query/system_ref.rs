@@ -33,6 +33,10 @@ pub struct SystemKey {
     pub traffic_group: u8,
     /// The link runs against the metering (retning MOT).
     pub against: bool,
+    /// The 915 Vegsystem and 916 Strekning the reference comes from: (id, version), (0, 0) =
+    /// not stored.
+    pub system_object: (u64, u32),
+    pub section_object: (u64, u32),
 }
 
 impl SystemKey {
@@ -48,6 +52,8 @@ impl SystemKey {
             separate: n.separate_carriageways[r],
             traffic_group: n.traffic_group[r],
             against: n.section_against[r],
+            system_object: (n.system_id[r], n.system_version[r]),
+            section_object: (n.section_id[r], n.section_version[r]),
         })
     }
 
