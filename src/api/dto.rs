@@ -77,8 +77,10 @@ pub fn road_ref_stretch(k: &RoadKey, from_m: u32, to_m: u32) -> RoadRefStretch {
 /// lack), vegkategori, fase, nummer.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct RoadSystemDoc {
+    /// The 915 Vegsystem's id (left out where the data has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
+    /// The 915 Vegsystem's version (with `id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub versjon: Option<u32>,
     pub vegkategori: char,
@@ -91,8 +93,10 @@ pub struct RoadSystemDoc {
 /// the link's direction against them.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SectionStretchDoc {
+    /// The 916 Strekning's id (left out where no 916 covers the row or the data has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
+    /// The 916 Strekning's version (with `id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub versjon: Option<u32>,
     pub strekning: u16,
@@ -112,8 +116,10 @@ pub struct SectionStretchDoc {
 /// [`SectionStretchDoc`]).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SectionPointDoc {
+    /// The 916 Strekning's id (left out where no 916 covers the row or the data has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
+    /// The 916 Strekning's version (with `id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub versjon: Option<u32>,
     pub strekning: u16,

@@ -353,10 +353,10 @@ mod tests {
     #[test]
     fn unknown_versions_are_refused_before_the_rest_is_read() {
         // a future manifest may not even have today's fields
-        let future = r#"{"format_version": 7, "tables": {}}"#;
+        let future = r#"{"format_version": 8, "tables": {}}"#;
         let e = parse(future).unwrap_err().to_string();
         assert!(
-            e.contains("format version 7 is newer than this build reads (1 to 6)"),
+            e.contains("format version 8 is newer than this build reads (1 to 7)"),
             "{e}"
         );
         let e = parse(&manifest(0, serde_json::json!([])))
