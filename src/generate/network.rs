@@ -9,6 +9,12 @@
 //! Every new road starts at an existing node, so the graph is connected. Paths are cut into
 //! links of 40–160 m; hp parts restart at county borders and every ~10 km, and a hp border inside
 //! a link splits it into two segment rows with their own road reference.
+//!
+//! The vegsystemreferanse of a row is its v2 reference read as the successors write it: the
+//! same category, number and metres, fase V (A, P, F as the status), strekning and
+//! delstrekning from the hp ([`section_of_hp`]: three hp parts a strekning, S1D1 S1D2 S1D3
+//! S2D1 …, both from 1), retning MED, no arms; its 915 Vegsystem and 916 Strekning ids and
+//! versions come from [`assign_system_objects`].
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -320,9 +326,12 @@ fn finish(
                 .push(default_traffic_group(s.status, d.road_type));
             n.side_facility.push(attributes.side_facility[i]);
             n.separate_carriageways.push(attributes.separate[i]);
-            // the vegsystemreferanse the v2 reference gives (strekning hp / 100, delstrekning
-            // hp % 100, the same metres; retning MED, no arms): what an older file derives
+            // the vegsystemreferanse the v2 reference gives (the same category, number and
+            // metres; retning MED, no arms), with strekning and delstrekning from the hp
             n.push_system_ref_from_v2();
+            let (section, subsection) = section_of_hp(s.hp);
+            *n.section.last_mut().expect("pushed") = section;
+            *n.subsection.last_mut().expect("pushed") = subsection;
         }
     }
     assign_system_objects(&mut n);
@@ -391,6 +400,20 @@ impl NetworkAttributes {
             side_facility,
         }
     }
+}
+
+/// How many hp parts (of ~10 km) make one generated strekning.
+const HP_PER_SECTION: u16 = 3;
+
+/// The strekning and delstrekning of generated hp `hp` (counted from 1 per road and county, K
+/// and P roads always 1): every three hp parts make one strekning, each a delstrekning of it,
+/// both counted from 1 as NVDB's are (hp 1, 2, 3 = S1D1, S1D2, S1D3; hp 4 = S2D1). The metres
+/// are the hp's (both restart at each part), so the reference names the same stretch as the
+/// v2 one. `import` folds a real 916's numbers into hp = strekning × 100 + delstrekning, so a
+/// generated hp comes back from `export`/`import` as that fold (hp 4 → 201).
+pub fn section_of_hp(hp: u16) -> (u16, u16) {
+    let i = hp.max(1) - 1;
+    (i / HP_PER_SECTION + 1, i % HP_PER_SECTION + 1)
 }
 
 /// The first id of the generated 915 Vegsystem and 916 Strekning objects: ten digits, as the

@@ -14,7 +14,8 @@
 //!   without one gets none), and one 916 Strekning per (kategori, fase, nummer, hp, fylke; kommune for K and
 //!   P roads) chain of rows (each starting where the previous one ends, in metre order; a hp
 //!   part with parallel carriageways gives several chains) with those rows' placements (the
-//!   rows' stored strekning and delstrekning, which fold into the hp: hp 1–99 is S0D<hp>; a
+//!   rows' stored strekning and delstrekning, which the import folds into hp = strekning × 100 +
+//!   delstrekning, so a generated hp comes back as that fold, hp 4 = S2D1 as hp 201; a
 //!   chain's rows share their trafikantgruppe, adskilte løp and arm, which the 916 carries;
 //!   placements are written MED, so a row's retning MOT does not travel), with the rows' stored
 //!   916 id and version (`section_id`; a chain of rows without one, or a further chain of the

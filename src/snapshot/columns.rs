@@ -323,7 +323,8 @@ impl RoadNetwork {
     }
 
     /// Push row `r`'s vegsystemreferanse as the v2 reference gives it (what
-    /// [`derive_absent`](Self::derive_absent) makes): the generator's rule.
+    /// [`derive_absent`](Self::derive_absent) makes; the generator then numbers strekning and
+    /// delstrekning its own way), without 915/916 ids.
     pub fn push_system_ref_from_v2(&mut self) {
         let r = self.system_category.len();
         self.system_category.push(SYSTEM_ABSENT);
