@@ -8,7 +8,10 @@
 //! Also the point road system reference lookup of `/veg?vegsystemreferanse=`: 100 references
 //! (a metre inside every n-th row with one) through the index (`system_ref::locate`) against
 //! the scan of every row (`locate_scan`), and the index's build (once per network, on the
-//! first lookup). Data: the demo preset (seed 42), or with VEGDB_BENCH_DATA a national data
+//! first lookup). And the `vegsystemreferanse=` filter of object lists, statistikk and
+//! `/vegnett/lenker` (`NetworkAttributeFilter::rows`): a whole road, one delstrekning, a metre
+//! range of it and three references at once, through the same index against the check of every
+//! row (`rows_scan`, what the filter did before). Data: the demo preset (seed 42), or with VEGDB_BENCH_DATA a national data
 //! dir.
 #![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
@@ -142,6 +145,62 @@ fn system_refs(c: &mut Criterion, name: &str, g: &vegdb::generation::Generation)
     group.bench_function("index_build", |b| {
         b.iter(|| SystemRefIndex::build(n).phases().len())
     });
+    group.finish();
+    system_ref_filters(c, name, g, &with_ref);
+}
+
+/// The `vegsystemreferanse=` filter through the index against the scan, for references at
+/// the row in the middle of those with one.
+fn system_ref_filters(
+    c: &mut Criterion,
+    name: &str,
+    g: &vegdb::generation::Generation,
+    with_ref: &[usize],
+) {
+    use vegdb::query::attributes::NetworkAttributeFilter;
+    use vegdb::query::system_ref::SystemRefFilter;
+    let n = &g.network;
+    let at = |r: usize| {
+        format!(
+            "{}{}{}",
+            n.system_category[r] as char, n.system_phase[r] as char, n.system_number[r]
+        )
+    };
+    let part = |r: usize| format!("{}S{}D{}", at(r), n.section[r], n.subsection[r]);
+    let r = with_ref[with_ref.len() / 2];
+    let (m0, m1) = (n.section_from_m[r], n.section_to_m[r] + 500);
+    let cases = [
+        ("road", at(r)),
+        ("delstrekning", part(r)),
+        ("metres", format!("{}m{m0}-{m1}", part(r))),
+        (
+            "three",
+            [
+                with_ref.len() / 4,
+                with_ref.len() / 2,
+                3 * with_ref.len() / 4,
+            ]
+            .map(|i| format!("{}m0-1000", part(with_ref[i])))
+            .join(","),
+        ),
+    ];
+    let mut group = c.benchmark_group(format!("vegsystemreferanse_filter_{name}"));
+    for (which, text) in cases {
+        let f = NetworkAttributeFilter {
+            system_refs: text
+                .split(',')
+                .map(|t| SystemRefFilter::parse(t).unwrap())
+                .collect(),
+            ..Default::default()
+        };
+        let rows = f.rows(n, &g.network_indexes);
+        assert_eq!(rows, f.rows_scan(n), "{text}");
+        eprintln!("vegsystemreferanse={text}: {} rows", rows.len());
+        group.bench_function(format!("index_{which}"), |b| {
+            b.iter(|| f.rows(n, &g.network_indexes).len())
+        });
+        group.bench_function(format!("scan_{which}"), |b| b.iter(|| f.rows_scan(n).len()));
+    }
     group.finish();
 }
 

@@ -324,7 +324,7 @@ async fn strekning_gives_hp_and_metres_along_its_placements() {
     let tmp = tempfile::tempdir().unwrap();
     let (src, _) = covered_source(tmp.path());
     let strekning = serde_json::json!({
-        "id": 2, "versjon": 1, "typeId": 916, "gyldighetsperiode": {"startdato": "2020-01-01"},
+        "id": 1003449570, "versjon": 3, "typeId": 916, "gyldighetsperiode": {"startdato": "2020-01-01"},
         "egenskaper": {
             "11281": {"type": "HeltallEgenskap", "verdi": 3},
             "11284": {"type": "HeltallEgenskap", "verdi": 4},
@@ -369,6 +369,16 @@ async fn strekning_gives_hp_and_metres_along_its_placements() {
         assert_eq!((&s["arm"], &s["retning"]), (&true.into(), &"MED".into()));
         assert_eq!(s["fra_meter"], v["fra_meter"]);
         assert_eq!(s["til_meter"], v["til_meter"]);
+        // the successors' object references: the 916's and the covering 915's id and versjon
+        assert_eq!((&s["id"], &s["versjon"]), (&1003449570.into(), &3.into()));
+        let system = &r["vegsystemreferanse"]["vegsystem"];
+        let id_version = |o: &Value| (o["id"].as_u64(), o["versjon"].as_u64());
+        assert!(
+            objects_by_type(&src)[&915]
+                .iter()
+                .any(|o| id_version(o) == id_version(system)),
+            "{system}"
+        );
     }
     let (_, rows_b) = get(base.clone(), "/vegnett/lenker/605545".into()).await;
     let mut inside = 0;
@@ -401,6 +411,7 @@ async fn strekning_gives_hp_and_metres_along_its_placements() {
                 (&s["strekning"], &s["delstrekning"]),
                 (&0.into(), &1.into())
             );
+            assert!(s.get("id").is_none() && s.get("versjon").is_none(), "{r}");
         }
     }
     // split at the 915 end at 0.476: two pieces, so with and against give different metres
@@ -1405,7 +1416,8 @@ fn road_system_of(o: &Value) -> (char, char, u64) {
 
 /// After the import of the real samples, every network row's vegsystemreferanse is what the
 /// samples' 915 placements give, computed here from the fixture JSON: the 915 whose placement
-/// holds the row gives category, phase and number (the samples have no 916: strekning 0,
+/// holds the row gives category, phase and number, and its id and version (the successors'
+/// `vegsystem.id` and `versjon`) (the samples have no 916: strekning 0,
 /// delstrekning 1 as the fallback hp 1 unfolds; metres along the sequence from the
 /// placement's start; retning MED, no arm); a row no 915 covers has none. The API's links
 /// carry the same reference.
@@ -1422,16 +1434,25 @@ async fn road_system_references_are_what_the_samples_915_placements_give() {
             .find(|s| s["id"].as_u64() == Some(id))
             .and_then(|s| s["lengde"].as_f64())
     };
-    // (sequence, from, to, category, phase, number) of every 915 placement
+    // (sequence, from, to, category, phase, number, (915 id, version)) of every 915 placement
     let mut placements = Vec::new();
     for o in &objects_by_type(&fixtures())[&915] {
         let (c, p, num) = road_system_of(o);
+        let object = (o["id"].as_u64().unwrap(), o["versjon"].as_u64().unwrap());
         for l in o["stedfesting"]["linjer"].as_array().unwrap() {
             let (a, b) = (
                 l["startposisjon"].as_f64().unwrap(),
                 l["sluttposisjon"].as_f64().unwrap(),
             );
-            placements.push((l["id"].as_u64().unwrap(), a.min(b), a.max(b), c, p, num));
+            placements.push((
+                l["id"].as_u64().unwrap(),
+                a.min(b),
+                a.max(b),
+                c,
+                p,
+                num,
+                object,
+            ));
         }
     }
     let (g, _) = Generation::load(&data.generation_dir(summary.generation), &|_| {}).unwrap();
@@ -1443,11 +1464,19 @@ async fn road_system_references_are_what_the_samples_915_placements_give() {
         let covering = placements
             .iter()
             .find(|p| p.0 == n.link_id[r] && p.1 <= mid && mid <= p.2);
-        let Some(&(_, start, _, c, p, num)) = covering else {
+        let Some(&(_, start, _, c, p, num, object)) = covering else {
             assert_eq!(n.system_category[r], NO_ROAD_REF, "row {r}");
+            assert_eq!((n.system_id[r], n.section_id[r]), (0, 0), "row {r}");
             without += 1;
             continue;
         };
+        // the 915's id and version; no 916 in the samples: none
+        assert_eq!(
+            (n.system_id[r], u64::from(n.system_version[r])),
+            object,
+            "row {r}"
+        );
+        assert_eq!((n.section_id[r], n.section_version[r]), (0, 0), "row {r}");
         with_ref += 1;
         assert_eq!(
             (
@@ -1482,7 +1511,10 @@ async fn road_system_references_are_what_the_samples_915_placements_give() {
                 format!("{}-{}", n.section_from_m[r], n.section_to_m[r])
             }
         );
-        expected.insert((n.link_id[r], format!("{:.9}", n.from_pos[r])), kortform);
+        expected.insert(
+            (n.link_id[r], format!("{:.9}", n.from_pos[r])),
+            (kortform, object),
+        );
     }
     assert!(with_ref >= 10 && without >= 1, "{with_ref} {without}");
     let phases: HashSet<u8> = n.system_phase.iter().copied().collect();
@@ -1501,8 +1533,14 @@ async fn road_system_references_are_what_the_samples_915_placements_give() {
             format!("{:.9}", l["startposisjon"].as_f64().unwrap()),
         );
         match expected.get(&key) {
-            Some(k) => {
-                assert_eq!(l["vegsystemreferanse"]["kortform"], k.as_str());
+            Some((k, (id, version))) => {
+                let v = &l["vegsystemreferanse"];
+                assert_eq!(v["kortform"], k.as_str());
+                // the successors' vegsystem.id and versjon; strekning without them (no 916)
+                assert_eq!(v["vegsystem"]["id"].as_u64(), Some(*id), "{l}");
+                assert_eq!(v["vegsystem"]["versjon"].as_u64(), Some(*version), "{l}");
+                assert!(v["strekning"].get("id").is_none(), "{l}");
+                assert!(v["strekning"].get("versjon").is_none(), "{l}");
                 seen += 1;
             }
             None => assert!(l.get("vegsystemreferanse").is_none(), "{l}"),

@@ -415,12 +415,14 @@ async fn check_refreshed(data: &DataDir, summary: &RefreshSummary) {
         assert_eq!(status, 200, "created sequence {s}");
         for r in rows.as_array().unwrap() {
             assert_eq!(r["vegreferanse"]["nummer"], 9999, "{r}");
-            // the vegsystemreferanse the refresh mapped from the cover (no 916: S0D1)
+            // the vegsystemreferanse the refresh mapped from the cover (no 916: S0D1), with
+            // the cover's id and its new version
             let v = &r["vegsystemreferanse"];
             assert_eq!(
                 v["vegsystem"],
-                json!({"vegkategori": "K", "fase": "V", "nummer": 9999})
+                json!({"id": 1, "versjon": 2, "vegkategori": "K", "fase": "V", "nummer": 9999})
             );
+            assert!(v["strekning"].get("id").is_none(), "{r}");
             assert_eq!(
                 (
                     &v["strekning"]["strekning"],

@@ -150,13 +150,46 @@ fn metres_of(s: &str) -> Option<(String, Vec<i64>)> {
     Some((s[..i].to_string(), nums?))
 }
 
+/// The v2 hp the import makes of generated hp `hp`: the export writes the generator's
+/// strekning and delstrekning (`section_of_hp`) on the 916, and the import folds a 916's
+/// numbers into hp = strekning × 100 + delstrekning (hp 4 = S2D1 comes back as hp 201).
+fn folded(hp: u64) -> u64 {
+    let (s, d) = vegdb::generate::network::section_of_hp(u16::try_from(hp).unwrap());
+    100 * u64::from(s) + u64::from(d)
+}
+
+/// The original's answer as the import's v2 references read: every v2 road reference (an
+/// object with `hp` and `kortform`) with its hp folded ([`folded`]), in the number and the
+/// kortform.
+fn with_folded_hp(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let hp = m.get("hp").and_then(Value::as_u64);
+            let kortform = m
+                .get("kortform")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if let (Some(hp), Some(k)) = (hp, kortform) {
+                let f = folded(hp);
+                m.insert("hp".into(), f.into());
+                let k = k.replace(&format!(" hp{hp} "), &format!(" hp{f} "));
+                m.insert("kortform".into(), k.into());
+            }
+            m.values_mut().for_each(with_folded_hp);
+        }
+        Value::Array(a) => a.iter_mut().for_each(with_folded_hp),
+        _ => {}
+    }
+}
+
 /// Differences the mapping cannot avoid, by path prefix (documented in ARCHITECTURE.md):
 /// none left (medium and own geometry travel; the road references the test removes are
 /// expected exactly, below).
 const DOCUMENTED: &[(&str, &str)] = &[];
 
-/// The ids of `export`'s 915 Vegsystem objects on links in `links`, removed from the files:
-/// those pieces come back without a road reference.
+/// The placements of `export`'s 915 Vegsystem objects on links in `links`, removed from the
+/// files (a 915 left without one removed whole): those pieces come back without a road
+/// reference. Returns how many placements were removed.
 fn remove_road_systems(export: &std::path::Path, links: &BTreeSet<u64>) -> usize {
     let dir = export.join("vegobjekter/915");
     let mut removed = 0;
@@ -165,16 +198,13 @@ fn remove_road_systems(export: &std::path::Path, links: &BTreeSet<u64>) -> usize
         let text = std::fs::read_to_string(&p).unwrap();
         let mut kept = String::new();
         for line in text.lines() {
-            let o: Value = serde_json::from_str(line).unwrap();
-            let on = o["stedfesting"]["linjer"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|l| links.contains(&l["id"].as_u64().unwrap()));
-            if on {
-                removed += 1;
-            } else {
-                kept.push_str(line);
+            let mut o: Value = serde_json::from_str(line).unwrap();
+            let linjer = o["stedfesting"]["linjer"].as_array_mut().unwrap();
+            let before = linjer.len();
+            linjer.retain(|l| !links.contains(&l["id"].as_u64().unwrap()));
+            removed += before - linjer.len();
+            if !linjer.is_empty() {
+                kept.push_str(&o.to_string());
                 kept.push('\n');
             }
         }
@@ -403,6 +433,7 @@ async fn export_import_round_trip_serves_the_same() {
         let (sb, mut rb) = get(&b, &format!("/vegnett/lenker/{l}")).await;
         assert_eq!((sa, sb), (200, 200), "link {l}");
         let mut ra = ra;
+        with_folded_hp(&mut ra);
         if stripped.contains(l) {
             // no road reference: the field is left out, the rest is the same
             for row in ra.as_array_mut().unwrap() {
@@ -447,6 +478,7 @@ async fn export_import_round_trip_serves_the_same() {
         }
         object_types += 1;
         let mut oa = oa;
+        with_folded_hp(&mut oa);
         on_stripped += without_road_references_on(&mut oa, &stripped);
         relax_metres(&mut ob, &oa);
         f.compare("vegobjekter", &oa, &ob);
@@ -476,16 +508,23 @@ async fn export_import_round_trip_serves_the_same() {
         {
             continue;
         }
-        relax_metres(&mut pb, &pa);
+        let mut folded_pa = pa.clone();
+        with_folded_hp(&mut folded_pa);
+        relax_metres(&mut pb, &folded_pa);
         f.compare(
             "posisjon",
-            &Value::Array(vec![pa.clone()]),
+            &Value::Array(vec![folded_pa.clone()]),
             &Value::Array(vec![pb]),
         );
-        if let Some(k) = pa[0]["vegreferanse"]["kortform"].as_str() {
-            let q = format!("/veg?vegreferanse={}", k.replace(' ', ""));
-            let (_, va) = get(&a, &q).await;
-            let (_, mut vb) = get(&b, &q).await;
+        // the same point by its v2 reference: the original's hp there, the fold in the import
+        if let (Some(k), Some(kb)) = (
+            pa[0]["vegreferanse"]["kortform"].as_str(),
+            folded_pa[0]["vegreferanse"]["kortform"].as_str(),
+        ) {
+            let q = |k: &str| format!("/veg?vegreferanse={}", k.replace(' ', ""));
+            let (_, mut va) = get(&a, &q(k)).await;
+            let (_, mut vb) = get(&b, &q(kb)).await;
+            with_folded_hp(&mut va);
             relax_metres(&mut vb, &va);
             f.compare("veg", &va, &vb);
         }

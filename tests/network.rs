@@ -300,6 +300,90 @@ proptest! {
     }
 }
 
+/// A `vegsystemreferanse` filter near network row `pick`: how far it goes (0 category only,
+/// 1 number, 2 strekning range, 3 delstrekning, 4 metre range), phase given, municipality (0
+/// none, 1 the row's, 2 another), strekning nudge and range width, metre range offsets.
+type SystemFilterCase = (usize, u8, bool, u8, (i32, u32), (i64, i64));
+
+fn system_filter_case() -> impl Strategy<Value = SystemFilterCase> {
+    (
+        any::<usize>(),
+        0u8..5,
+        any::<bool>(),
+        0u8..3,
+        (-1i32..=1, 0u32..3),
+        (-300i64..300, 0i64..600),
+    )
+}
+
+fn system_filter(
+    n: &vegdb::snapshot::columns::RoadNetwork,
+    r: usize,
+    c: SystemFilterCase,
+) -> vegdb::query::system_ref::SystemRefFilter {
+    let (_, depth, phase, kommune, (ds, width), (dm, len)) = c;
+    let s = (i64::from(n.section[r]) + i64::from(ds)).max(0) as u32;
+    let sections = if depth == 2 { (s, s + width) } else { (s, s) };
+    let m = (i64::from(n.section_from_m[r]) + dm).max(0) as u32;
+    vegdb::query::system_ref::SystemRefFilter {
+        municipality: match kommune {
+            0 => None,
+            1 => Some(n.municipality[r]),
+            _ => Some(n.municipality[r] ^ 1),
+        },
+        category: n.system_category[r],
+        phase: phase.then_some(n.system_phase[r]),
+        number: (depth >= 1).then_some(n.system_number[r]),
+        sections: (depth >= 2).then_some(sections),
+        subsection: (depth >= 3).then_some(n.subsection[r]).map(u32::from),
+        metres: (depth >= 4).then_some((m, m + len as u32)),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// The `vegsystemreferanse` filter of object lists, statistikk and `/vegnett/lenker`
+    /// selects through the rows sorted by road system reference (`system_ref::select`,
+    /// `NetworkAttributeFilter::rows` and `retain`) exactly the rows a check of every row
+    /// selects (`select_scan`, `rows_scan`), for one to three references near real rows (any
+    /// depth from the category to a metre range, with and without phase and municipality),
+    /// alone and with another network attribute, and within a given set of rows.
+    #[test]
+    fn the_system_ref_filter_selects_what_a_scan_selects(
+        cases in prop::collection::vec(system_filter_case(), 1..4),
+        group in prop::option::of(prop::sample::select(vec![b'K', b'G'])),
+        every in 1usize..4,
+    ) {
+        use vegdb::query::attributes::NetworkAttributeFilter;
+        use vegdb::query::system_ref::{select, select_scan};
+        let g = tiny();
+        let n = &g.network;
+        let with_ref: Vec<usize> =
+            (0..n.len()).filter(|&r| n.system_category[r] != vegdb::snapshot::columns::NO_ROAD_REF).collect();
+        prop_assume!(!with_ref.is_empty());
+        let idx = g.network_indexes.system_refs(n);
+        let refs: Vec<_> = cases
+            .iter()
+            .map(|c| system_filter(n, with_ref[c.0 % with_ref.len()], *c))
+            .collect();
+        for f in &refs {
+            let mut got = select(n, idx, f);
+            got.sort_unstable();
+            prop_assert_eq!(got, select_scan(n, f), "{}", f.short());
+        }
+        let f = NetworkAttributeFilter {
+            traffic_groups: group.into_iter().collect(),
+            system_refs: refs,
+            ..Default::default()
+        };
+        let want = f.rows_scan(n);
+        prop_assert_eq!(&f.rows(n, &g.network_indexes), &want);
+        let some: roaring::RoaringBitmap = (0..n.len() as u32).step_by(every).collect();
+        prop_assert_eq!(f.retain(n, &g.network_indexes, &some), &want & &some);
+    }
+}
+
 #[test]
 fn the_system_ref_index_is_exercised_on_tiny() {
     use vegdb::query::system_ref::{locate_scan, SystemRefFilter};

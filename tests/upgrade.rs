@@ -1,19 +1,20 @@
 //! `vegdb snapshot upgrade` (the real binary) on the frozen format fixtures
-//! (`tests/fixtures/formats`: the same `tiny` dataset in format 1, 2, 3, 4, 5 and 6):
+//! (`tests/fixtures/formats`: the same `tiny` dataset in format 1, 2, 3, 4, 5, 6 and 7):
 //! - upgrading format 1 and 2, format 3 (`v3-open`, written before placements had `lanes`,
 //!   and `v3-lanes`, before history was kept) and format 4 (`v4-history`, before the network
-//!   attributes were stored) gives a generation `snapshot verify` accepts, in format 6, whose
-//!   files are byte for byte those today's `generate` wrote for the same data
-//!   (`v6-road-system-references`) but its history (those before format 4 have none) and its
+//!   attributes were stored) gives a generation `snapshot verify` accepts, in format 7, whose
+//!   files are byte for byte those today's writer wrote for the same data
+//!   (`v7-road-system-objects`) but its history (those before format 4 have none) and its
 //!   network files, whose attribute columns hold what the loader derives for an older
 //!   generation (every other column as today's); format 5 (`v5-network-attributes`, before
-//!   the road system references were stored) upgrades into exactly today's files, network
-//!   included (the generator's references are the ones the loader derives);
+//!   the road system references were stored) and format 6 (`v6-road-system-references`,
+//!   before their objects' ids were stored) upgrade into exactly today's files, network
+//!   included (the fixture's references are the ones the loader derives, its ids none);
 //! - an upgrade of a generation with history keeps it (its files byte for byte);
 //! - an upgraded copy serves the same answers as the original (an oracle over every type's
 //!   `/vegobjekter` pages and `/statistikk`, the road network's pages, `/posisjon` and `/status`);
 //! - the command is refused while another process owns the directory, for a generation that is
-//!   not CURRENT, and into a non-empty `--out`; a format 6 generation is left alone;
+//!   not CURRENT, and into a non-empty `--out`; a format 7 generation is left alone;
 //! - applied changesets' results are carried, and a rollback does not call them lost.
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
@@ -93,7 +94,7 @@ fn file_hashes(m: &Manifest) -> BTreeMap<String, String> {
 }
 
 /// Today's format's fixture (`generate` as it is, with its history).
-const TODAY: &str = "v6-road-system-references";
+const TODAY: &str = "v7-road-system-objects";
 
 /// The files today's generator wrote for the fixtures' data, without its history and the
 /// network file (whose attributes an older generation lacks): what an upgrade of a generation
@@ -178,10 +179,10 @@ fn format_1_and_2_upgrade_to_what_todays_generator_writes() {
         assert_network_derived(&data, false);
         let out = run(&["snapshot", "verify"], &data, &[]);
         assert!(out.status.success(), "{name}: {}", text(&out));
-        // once is enough: a format 6 generation is left as it is
+        // once is enough: a format 7 generation is left as it is
         let out = run(&["snapshot", "upgrade"], &data, &[]);
         assert!(out.status.success(), "{}", text(&out));
-        assert!(text(&out).contains("format 6 already"), "{}", text(&out));
+        assert!(text(&out).contains("format 7 already"), "{}", text(&out));
         assert_eq!(dir.generations().unwrap(), vec![1, 2]);
     }
 }
@@ -213,11 +214,11 @@ fn format_3_without_lanes_upgrades_to_what_todays_generator_writes() {
     let out = run(&["snapshot", "verify"], &data, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let out = run(&["snapshot", "upgrade"], &data, &[]);
-    assert!(text(&out).contains("format 6 already"), "{}", text(&out));
+    assert!(text(&out).contains("format 7 already"), "{}", text(&out));
     // today's generator's files need nothing
     let (_tmp2, today) = copy_of(TODAY);
     let out = run(&["snapshot", "upgrade"], &today, &[]);
-    assert!(text(&out).contains("format 6 already"), "{}", text(&out));
+    assert!(text(&out).contains("format 7 already"), "{}", text(&out));
     assert_eq!(DataDir::read_only(&today).generations().unwrap(), vec![1]);
 }
 
@@ -264,17 +265,28 @@ fn format_4_upgrades_with_the_network_attributes_derived() {
     let out = run(&["snapshot", "verify"], &data, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let out = run(&["snapshot", "upgrade"], &data, &[]);
-    assert!(text(&out).contains("format 6 already"), "{}", text(&out));
+    assert!(text(&out).contains("format 7 already"), "{}", text(&out));
 }
 
 /// A format 5 generation (`v5-network-attributes`: no road system references) loads with
 /// them derived from the v2 references and upgrades into exactly today's files, the network
-/// files included: the generator makes its references by the rule the loader derives by.
+/// files included: the fixture's references are made by the rule the loader derives by; a
+/// format 6 one (`v6-road-system-references`: no road system objects' ids) so too, its ids
+/// none.
 #[test]
-fn format_5_upgrades_with_the_road_system_references_derived() {
-    let (_tmp, data) = copy_of("v5-network-attributes");
+fn format_5_and_6_upgrade_with_what_they_lack_derived() {
+    for (name, version) in [
+        ("v5-network-attributes", 5),
+        ("v6-road-system-references", 6),
+    ] {
+        format_upgrades_into_todays_files(name, version);
+    }
+}
+
+fn format_upgrades_into_todays_files(name: &str, version: u32) {
+    let (_tmp, data) = copy_of(name);
     let old = current_manifest(&data);
-    assert_eq!(old.format_version, 5);
+    assert_eq!(old.format_version, version);
     let out = run(&["snapshot", "upgrade"], &data, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let new = current_manifest(&data);

@@ -72,17 +72,33 @@ pub fn road_ref_stretch(k: &RoadKey, from_m: u32, to_m: u32) -> RoadRefStretch {
     }
 }
 
-/// `vegsystem` of a road system reference (vegsystemreferanse): vegkategori, fase, nummer.
+/// `vegsystem` of a road system reference (vegsystemreferanse): the 915 Vegsystem's id and
+/// versjon where the data has them (left out where not, as the successors leave out what they
+/// lack), vegkategori, fase, nummer.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct RoadSystemDoc {
+    /// The 915 Vegsystem's id (left out where the data has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    /// The 915 Vegsystem's version (with `id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub versjon: Option<u32>,
     pub vegkategori: char,
     pub fase: char,
     pub nummer: u32,
 }
 
-/// `strekning` of a road system reference over a stretch (LES v3's shape).
+/// `strekning` of a road system reference over a stretch (LES v3's shape): the 916
+/// Strekning's id and versjon where the data has them (else left out), its numbers, metres and
+/// the link's direction against them.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SectionStretchDoc {
+    /// The 916 Strekning's id (left out where no 916 covers the row or the data has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    /// The 916 Strekning's version (with `id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub versjon: Option<u32>,
     pub strekning: u16,
     pub delstrekning: u16,
     pub arm: bool,
@@ -96,9 +112,16 @@ pub struct SectionStretchDoc {
     pub retning: &'static str,
 }
 
-/// `strekning` of a road system reference at one metre.
+/// `strekning` of a road system reference at one metre (the 916's id and versjon as in
+/// [`SectionStretchDoc`]).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SectionPointDoc {
+    /// The 916 Strekning's id (left out where no 916 covers the row or the data has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    /// The 916 Strekning's version (with `id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub versjon: Option<u32>,
     pub strekning: u16,
     pub delstrekning: u16,
     pub arm: bool,
@@ -134,8 +157,20 @@ pub enum SystemRefAny {
     Stretch(SystemRefStretch),
 }
 
+/// An object's (id, version) as `id` and `versjon`, both None when not stored (id 0).
+fn object_ref((id, version): (u64, u32)) -> (Option<u64>, Option<u32>) {
+    if id == 0 {
+        (None, None)
+    } else {
+        (Some(id), Some(version))
+    }
+}
+
 fn road_system(k: &SystemKey) -> RoadSystemDoc {
+    let (id, versjon) = object_ref(k.system_object);
     RoadSystemDoc {
+        id,
+        versjon,
         vegkategori: k.category as char,
         fase: k.phase as char,
         nummer: k.number,
@@ -143,9 +178,12 @@ fn road_system(k: &SystemKey) -> RoadSystemDoc {
 }
 
 pub fn system_ref_stretch(k: &SystemKey, from_m: u32, to_m: u32) -> SystemRefStretch {
+    let (id, versjon) = object_ref(k.section_object);
     SystemRefStretch {
         vegsystem: road_system(k),
         strekning: SectionStretchDoc {
+            id,
+            versjon,
             strekning: k.section,
             delstrekning: k.subsection,
             arm: k.arm,
@@ -161,9 +199,12 @@ pub fn system_ref_stretch(k: &SystemKey, from_m: u32, to_m: u32) -> SystemRefStr
 
 pub fn system_ref_point(p: &SystemPoint) -> SystemRefPoint {
     let k = &p.key;
+    let (id, versjon) = object_ref(k.section_object);
     SystemRefPoint {
         vegsystem: road_system(k),
         strekning: SectionPointDoc {
+            id,
+            versjon,
             strekning: k.section,
             delstrekning: k.subsection,
             arm: k.arm,
@@ -389,13 +430,27 @@ fn push_system_ref_point(out: &mut String, sp: &SystemPoint) -> ApiResult<()> {
         out.push_str(&text);
         return Ok(());
     }
-    out.push_str("{\"vegsystem\":{\"vegkategori\":\"");
+    // `"id":<id>,"versjon":<version>,` where the object is stored
+    let push_object = |out: &mut String, (id, version): (u64, u32)| {
+        if id != 0 {
+            out.push_str("\"id\":");
+            push_int(out, id);
+            out.push_str(",\"versjon\":");
+            push_int(out, version.into());
+            out.push(',');
+        }
+    };
+    out.push_str("{\"vegsystem\":{");
+    push_object(out, k.system_object);
+    out.push_str("\"vegkategori\":\"");
     out.push(k.category as char);
     out.push_str("\",\"fase\":\"");
     out.push(k.phase as char);
     out.push_str("\",\"nummer\":");
     push_int(out, k.number.into());
-    out.push_str("},\"strekning\":{\"strekning\":");
+    out.push_str("},\"strekning\":{");
+    push_object(out, k.section_object);
+    out.push_str("\"strekning\":");
     push_int(out, k.section.into());
     out.push_str(",\"delstrekning\":");
     push_int(out, k.subsection.into());
@@ -558,6 +613,16 @@ mod position_json_tests {
                                 separate: (link % 4) as u8,
                                 traffic_group: m,
                                 against: link % 2 == 0,
+                                system_object: if link % 7 == 0 {
+                                    (0, 0)
+                                } else {
+                                    (link / 3, (link % 4) as u32)
+                                },
+                                section_object: if link % 11 == 0 {
+                                    (0, 0)
+                                } else {
+                                    (link / 5 + 1, (link % 3) as u32 + 1)
+                                },
                             },
                             meter,
                         }),

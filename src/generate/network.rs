@@ -9,6 +9,12 @@
 //! Every new road starts at an existing node, so the graph is connected. Paths are cut into
 //! links of 40–160 m; hp parts restart at county borders and every ~10 km, and a hp border inside
 //! a link splits it into two segment rows with their own road reference.
+//!
+//! The vegsystemreferanse of a row is its v2 reference read as the successors write it: the
+//! same category, number and metres, fase V (A, P, F as the status), strekning and
+//! delstrekning from the hp ([`section_of_hp`]: three hp parts a strekning, S1D1 S1D2 S1D3
+//! S2D1 …, both from 1), retning MED, no arms; its 915 Vegsystem and 916 Strekning ids and
+//! versions come from [`assign_system_objects`].
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -320,11 +326,15 @@ fn finish(
                 .push(default_traffic_group(s.status, d.road_type));
             n.side_facility.push(attributes.side_facility[i]);
             n.separate_carriageways.push(attributes.separate[i]);
-            // the vegsystemreferanse the v2 reference gives (strekning hp / 100, delstrekning
-            // hp % 100, the same metres; retning MED, no arms): what an older file derives
+            // the vegsystemreferanse the v2 reference gives (the same category, number and
+            // metres; retning MED, no arms), with strekning and delstrekning from the hp
             n.push_system_ref_from_v2();
+            let (section, subsection) = section_of_hp(s.hp);
+            *n.section.last_mut().expect("pushed") = section;
+            *n.subsection.last_mut().expect("pushed") = subsection;
         }
     }
+    assign_system_objects(&mut n);
     n.build_link_index();
     GeneratedNetwork {
         network: n,
@@ -389,6 +399,77 @@ impl NetworkAttributes {
             separate,
             side_facility,
         }
+    }
+}
+
+/// How many hp parts (of ~10 km) make one generated strekning.
+const HP_PER_SECTION: u16 = 3;
+
+/// The strekning and delstrekning of generated hp `hp` (counted from 1 per road and county, K
+/// and P roads always 1): every three hp parts make one strekning, each a delstrekning of it,
+/// both counted from 1 as NVDB's are (hp 1, 2, 3 = S1D1, S1D2, S1D3; hp 4 = S2D1). The metres
+/// are the hp's (both restart at each part), so the reference names the same stretch as the
+/// v2 one. `import` folds a real 916's numbers into hp = strekning × 100 + delstrekning, so a
+/// generated hp comes back from `export`/`import` as that fold (hp 4 → 201).
+pub fn section_of_hp(hp: u16) -> (u16, u16) {
+    let i = hp.max(1) - 1;
+    (i / HP_PER_SECTION + 1, i % HP_PER_SECTION + 1)
+}
+
+/// The first id of the generated 915 Vegsystem and 916 Strekning objects: ten digits, as the
+/// real ones (`1002128812`), far above the generated road objects' ids.
+const FIRST_SYSTEM_ID: u64 = 1_002_000_001;
+const FIRST_SECTION_ID: u64 = 1_003_000_001;
+
+/// The 915 Vegsystem and 916 Strekning each row's vegsystemreferanse comes from, as ids and
+/// versions: one 915 per road (vegkategori, fase, nummer; per kommune for K and P roads, which
+/// are numbered per kommune), one 916 per road part (the road, hp, fylke) and the attributes a
+/// 916 carries (trafikantgruppe, adskilte løp, arm), so each stretch of a carriageway is one
+/// object, as `import::export` writes them back. Ids count up in the order of those keys from
+/// [`FIRST_SYSTEM_ID`] and [`FIRST_SECTION_ID`]; versions 1 to 3 by the id's hash (no draw from
+/// the random streams). A row without a road reference has none.
+fn assign_system_objects(n: &mut RoadNetwork) {
+    use crate::snapshot::columns::NO_ROAD_REF;
+    use std::collections::BTreeMap;
+    type SystemKey = (u8, u8, u32, u16);
+    type SectionKey = (SystemKey, u16, u8, (u8, u8, bool));
+    let system = |n: &RoadNetwork, r: usize| -> SystemKey {
+        let c = n.system_category[r];
+        let kommune = if matches!(c, b'K' | b'P') {
+            n.municipality[r]
+        } else {
+            0
+        };
+        (c, n.system_phase[r], n.system_number[r], kommune)
+    };
+    let section = |n: &RoadNetwork, r: usize| -> SectionKey {
+        (
+            system(n, r),
+            n.hp[r],
+            n.county[r],
+            (n.traffic_group[r], n.separate_carriageways[r], n.arm[r]),
+        )
+    };
+    let with_ref: Vec<usize> = (0..n.len())
+        .filter(|&r| n.system_category[r] != NO_ROAD_REF)
+        .collect();
+    let mut systems: BTreeMap<SystemKey, u64> =
+        with_ref.iter().map(|&r| (system(n, r), 0)).collect();
+    let mut sections: BTreeMap<SectionKey, u64> =
+        with_ref.iter().map(|&r| (section(n, r), 0)).collect();
+    for (id, v) in (FIRST_SYSTEM_ID..).zip(systems.values_mut()) {
+        *v = id;
+    }
+    for (id, v) in (FIRST_SECTION_ID..).zip(sections.values_mut()) {
+        *v = id;
+    }
+    let version = |id: u64| 1 + (mix(id) % 3) as u32;
+    for r in with_ref {
+        let (a, b) = (systems[&system(n, r)], sections[&section(n, r)]);
+        n.system_id[r] = a;
+        n.system_version[r] = version(a);
+        n.section_id[r] = b;
+        n.section_version[r] = version(b);
     }
 }
 

@@ -9,14 +9,18 @@
 //!   = the link's length (rows' length over their position span).
 //! - Medium: `geometri.medium` as its number in the SOSI order the import reads (T, the
 //!   default, is left out).
-//! - Road references: one 915 Vegsystem per row with a road reference (kategori, fase, nummer)
-//!   over the row's positions (a row without one gets none), and one 916 Strekning per (kategori, fase, nummer, hp, fylke; kommune for K and
+//! - Road references: one 915 Vegsystem per stored 915 (`system_id`, its id and version) over
+//!   the positions of its rows, and one per row with a road reference but no stored 915 (a row
+//!   without one gets none), and one 916 Strekning per (kategori, fase, nummer, hp, fylke; kommune for K and
 //!   P roads) chain of rows (each starting where the previous one ends, in metre order; a hp
 //!   part with parallel carriageways gives several chains) with those rows' placements (the
-//!   rows' stored strekning and delstrekning, which fold into the hp: hp 1–99 is S0D<hp>; a
+//!   rows' stored strekning and delstrekning, which the import folds into hp = strekning × 100 +
+//!   delstrekning, so a generated hp comes back as that fold, hp 4 = S2D1 as hp 201; a
 //!   chain's rows share their trafikantgruppe, adskilte løp and arm, which the 916 carries;
-//!   placements are written MED, so a row's retning MOT does not travel). Their ids follow the
-//!   generation's largest object id. `detaljniva` of each veglenke is the row's detail level;
+//!   placements are written MED, so a row's retning MOT does not travel), with the rows' stored
+//!   916 id and version (`section_id`; a chain of rows without one, or a further chain of the
+//!   same one, gets a fresh id). Fresh ids follow the generation's largest object id and every
+//!   stored 915/916 id. `detaljniva` of each veglenke is the row's detail level;
 //!   one 920 Sideanleggsdel per row of a side facility (with its trafikantgruppe).
 //! - Objects: id, versjon, gyldighetsperiode, sistEndret, egenskaper by the catalogue's storage
 //!   (enum → EnumEgenskap, integer → HeltallEgenskap, float → FlyttallEgenskap, text →
@@ -317,36 +321,41 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
     seqs.finish()?;
     summary.sequences = seqs.records;
 
-    // road system: a 915 per row, a 916 per hp part
-    let mut next_id = g.next_object_id;
+    // road system: a 915 per stored 915 (else per row), a 916 per hp part; fresh ids above
+    // every stored one
+    let stored_max = net.system_id.iter().chain(&net.section_id).max().copied();
+    let mut next_id = g.next_object_id.max(stored_max.map_or(0, |m| m + 1));
     let category = catalog.property(11276).map(|_| 11276);
     let mut systems = Parts::new(&dest.join(OBJECTS_DIR).join(VEGSYSTEM.to_string()))?;
     let mut parts: BTreeMap<HpKey, Vec<usize>> = BTreeMap::new();
+    // (id, version, first row) -> rows, in the order of their first row
+    let mut objects: Vec<((u64, u32), Vec<usize>)> = Vec::new();
+    let mut by_id: std::collections::HashMap<u64, usize> = Default::default();
     for r in 0..net.len() {
         let (c, s) = (net.road_category[r], net.road_status[r]);
         // status G (gang-/sykkelveg) is fase V on a veglenke of typeVeg GANG_OG_SYKKELVEG
         let s = if s == b'G' { b'V' } else { s };
-        let (Some(cv), Some(sv), Some(_)) = (
-            enum_value(catalog, 11276, c),
-            enum_value(catalog, 11278, s),
-            category,
-        ) else {
+        if enum_value(catalog, 11276, c).is_none()
+            || enum_value(catalog, 11278, s).is_none()
+            || category.is_none()
+        {
             continue;
-        };
-        systems.write(&json!({
-            "id": next_id, "versjon": 1, "typeId": VEGSYSTEM,
-            "gyldighetsperiode": {"startdato": date(net.start_date[r])},
-            "egenskaper": {
-                "11276": {"type": "EnumEgenskap", "verdi": cv},
-                "11277": {"type": "HeltallEgenskap", "verdi": net.road_number[r]},
-                "11278": {"type": "EnumEgenskap", "verdi": sv}
-            },
-            "barn": {},
-            "stedfesting": {"type": "StedfestingLinjer", "linjer": [
-                {"id": net.link_id[r], "startposisjon": net.from_pos[r], "sluttposisjon": net.to_pos[r], "retning": "MED"}]},
-            "sistEndret": "2020-01-01T00:00:00Z"
-        }))?;
-        next_id += 1;
+        }
+        let id = net.system_id[r];
+        match by_id.get(&id).filter(|_| id != 0) {
+            Some(&i) => objects[i].1.push(r),
+            None => {
+                let version = net.system_version[r].max(1);
+                let object = if id == 0 {
+                    next_id += 1;
+                    (next_id - 1, 1)
+                } else {
+                    (id, version)
+                };
+                by_id.insert(id, objects.len());
+                objects.push((object, vec![r]));
+            }
+        }
         let per_municipality = matches!(c, b'K' | b'P');
         let key = (
             c,
@@ -361,6 +370,9 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
             },
         );
         parts.entry(key).or_default().push(r);
+    }
+    for ((id, version), rows) in &objects {
+        systems.write(&vegsystem(catalog, net, *id, *version, rows))?;
     }
     systems.finish()?;
     summary.objects.insert(VEGSYSTEM, systems.records);
@@ -383,6 +395,37 @@ pub fn export_generation(g: &Generation, dest: &Path) -> Result<ExportSummary> {
         summary.objects.insert(t, out.records);
     }
     Ok(summary)
+}
+
+/// One 915 Vegsystem over `rows` (which share its kategori, fase and nummer), valid from
+/// the earliest of their start dates.
+fn vegsystem(catalog: &Catalog, net: &RoadNetwork, id: u64, version: u32, rows: &[usize]) -> Value {
+    let r = rows[0];
+    let s = match net.road_status[r] {
+        b'G' => b'V',
+        s => s,
+    };
+    let linjer: Vec<Value> = rows
+        .iter()
+        .map(|&r| json!({"id": net.link_id[r], "startposisjon": net.from_pos[r], "sluttposisjon": net.to_pos[r], "retning": "MED"}))
+        .collect();
+    let start = rows
+        .iter()
+        .map(|&r| net.start_date[r])
+        .min()
+        .unwrap_or(net.start_date[r]);
+    json!({
+        "id": id, "versjon": version, "typeId": VEGSYSTEM,
+        "gyldighetsperiode": {"startdato": date(start)},
+        "egenskaper": {
+            "11276": {"type": "EnumEgenskap", "verdi": enum_value(catalog, 11276, net.road_category[r])},
+            "11277": {"type": "HeltallEgenskap", "verdi": net.road_number[r]},
+            "11278": {"type": "EnumEgenskap", "verdi": enum_value(catalog, 11278, s)}
+        },
+        "barn": {},
+        "stedfesting": {"type": "StedfestingLinjer", "linjer": linjer},
+        "sistEndret": "2020-01-01T00:00:00Z"
+    })
 }
 
 /// Key of an hp part: (category, status, number, hp, county, municipality for K and P roads).
@@ -409,6 +452,7 @@ fn write_sections(
                 (
                     (net.traffic_group[r], net.separate_carriageways[r]),
                     (net.section[r], net.subsection[r], net.arm[r]),
+                    (net.section_id[r], net.section_version[r]),
                 )
             };
             let open = chains[first..].iter_mut().find(|(_, c)| {
@@ -422,6 +466,7 @@ fn write_sections(
             }
         }
     }
+    let mut used = std::collections::HashSet::new();
     for (_, rows) in chains {
         // the catalogue's value ids: 11289 Trafikantgruppe G 19037, K 19039; 11283 Adskilte
         // løp med 19035, nei 19036, mot 19091
@@ -449,15 +494,22 @@ fn write_sections(
         if net.arm[rows[0]] {
             egenskaper["11292"] = json!({"type": "EnumEgenskap", "verdi": 19046});
         }
+        // the stored 916 (its first chain; a further one, or a row without one: a fresh id)
+        let stored = (net.section_id[rows[0]], net.section_version[rows[0]].max(1));
+        let (id, version) = if stored.0 != 0 && used.insert(stored.0) {
+            stored
+        } else {
+            next_id += 1;
+            (next_id - 1, 1)
+        };
         sections.write(&json!({
-            "id": next_id, "versjon": 1, "typeId": STREKNING,
+            "id": id, "versjon": version, "typeId": STREKNING,
             "gyldighetsperiode": {"startdato": "2020-01-01"},
             "egenskaper": egenskaper,
             "barn": {},
             "stedfesting": {"type": "StedfestingLinjer", "linjer": linjer},
             "sistEndret": "2020-01-01T00:00:00Z"
         }))?;
-        next_id += 1;
     }
     sections.finish()?;
     Ok((sections.records, next_id))

@@ -77,6 +77,8 @@ struct Row {
     section_numbers: (u16, u16),
     against: bool,
     arm: bool,
+    /// The 915 Vegsystem's and the 916 Strekning's (id, version); (0, 0) = none.
+    objects: ((u64, u32), (u64, u32)),
     /// The 916 placement and the piece's positions, metres resolved in `finish`.
     section: Option<(Section, f64, f64)>,
     lanes: String,
@@ -470,6 +472,10 @@ impl NetworkBuilder {
                 section_numbers,
                 against: section.is_some_and(|(s, _, _)| s.against),
                 arm: section.is_some_and(|(s, _, _)| s.arm),
+                objects: (
+                    system.map_or((0, 0), |s| s.object),
+                    section.map_or((0, 0), |(s, _, _)| s.id),
+                ),
                 section,
                 lanes: link.feltoversikt.join("#"),
                 medium,
@@ -609,6 +615,7 @@ fn network_of(mut rows: Vec<Row>) -> RoadNetwork {
         n.section_to_m.push(r.to_m.max(r.from_m));
         n.section_against.push(r.against);
         n.arm.push(r.arm);
+        n.push_system_objects(r.objects.0, r.objects.1);
     }
     n.build_link_index();
     n

@@ -39,6 +39,8 @@ pub const FALLBACK_HP: u16 = 1;
 pub struct RoadSystem {
     pub from: f64,
     pub to: f64,
+    /// The 915 object's id and version.
+    pub object: (u64, u32),
     pub category: u8,
     pub status: u8,
     pub number: u32,
@@ -56,6 +58,8 @@ pub struct Section {
     /// Arm: ja.
     pub arm: bool,
     pub against: bool,
+    /// The 916 object's id and version.
+    pub id: (u64, u32),
     /// Index of the 916 object in `RoadRefs::sections`, and of this placement in its list.
     pub object: usize,
     pub placement: usize,
@@ -149,6 +153,7 @@ impl RoadRefs {
             self.by_sequence.entry(l.id).or_default().push(RoadSystem {
                 from: l.startposisjon.min(l.sluttposisjon),
                 to: l.startposisjon.max(l.sluttposisjon),
+                object: (o.id, o.versjon),
                 category,
                 status,
                 number,
@@ -236,6 +241,7 @@ impl RoadRefs {
                     subsection,
                     arm,
                     against: l.retning.as_deref() == Some("MOT"),
+                    id: (o.id, o.versjon),
                     object,
                     placement: i,
                     traffic_group: group,
@@ -306,6 +312,7 @@ mod tests {
         RoadSystem {
             from,
             to,
+            object: (0, 0),
             category: b'K',
             status: b'V',
             number,

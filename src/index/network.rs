@@ -3,6 +3,8 @@
 //! on the first road system reference lookup, the rows sorted by that reference
 //! ([`SystemRefIndex`]).
 
+use std::ops::Range;
+
 use roaring::RoaringBitmap;
 
 use super::grid::SegmentGrid;
@@ -182,6 +184,42 @@ impl SystemRefIndex {
         &self.phases
     }
 
+    /// The positions in the sorted rows of the parts from `lo` to `hi` (both included): one
+    /// contiguous run, since the rows are sorted by part first.
+    pub fn parts(&self, n: &RoadNetwork, lo: SystemPart, hi: SystemPart) -> Range<usize> {
+        let start = self
+            .rows
+            .partition_point(|&r| system_part(n, r as usize) < lo);
+        let end = self
+            .rows
+            .partition_point(|&r| system_part(n, r as usize) <= hi);
+        start..end.max(start)
+    }
+
+    /// The rows at positions `at` (from [`parts`](Self::parts)).
+    pub fn rows_at(&self, at: Range<usize>) -> &[u32] {
+        &self.rows[at]
+    }
+
+    /// The rows of part `p` whose metres overlap `from..=to` (a row's from-metre <= `to` and
+    /// its to-metre >= `from`), by descending from-metre.
+    pub fn overlapping<'a>(
+        &'a self,
+        n: &'a RoadNetwork,
+        p: SystemPart,
+        from: u32,
+        to: u32,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let key = |r: u32| (system_part(n, r as usize), n.section_from_m[r as usize]);
+        let start = self.parts(n, p, p).start;
+        let end = self.rows.partition_point(|&r| key(r) <= (p, to));
+        (start..end.max(start))
+            .rev()
+            .take_while(move |&i| self.reach[i] >= from)
+            .map(move |i| self.rows[i] as usize)
+            .filter(move |&r| n.section_to_m[r] >= from)
+    }
+
     /// The rows of part `p` whose metres hold `m` (from <= m <= to), by descending from-metre.
     pub fn holding<'a>(
         &'a self,
@@ -189,16 +227,7 @@ impl SystemRefIndex {
         p: SystemPart,
         m: u32,
     ) -> impl Iterator<Item = usize> + 'a {
-        let key = |r: u32| (system_part(n, r as usize), n.section_from_m[r as usize]);
-        let start = self
-            .rows
-            .partition_point(|&r| system_part(n, r as usize) < p);
-        let end = self.rows.partition_point(|&r| key(r) <= (p, m));
-        (start..end.max(start))
-            .rev()
-            .take_while(move |&i| self.reach[i] >= m)
-            .map(move |i| self.rows[i] as usize)
-            .filter(move |&r| n.section_to_m[r] >= m)
+        self.overlapping(n, p, m, m)
     }
 }
 

@@ -6,7 +6,8 @@
 
 use roaring::RoaringBitmap;
 
-use super::system_ref::SystemRefFilter;
+use super::system_ref::{self, SystemRefFilter};
+use crate::index::network::NetworkIndexes;
 use crate::snapshot::columns::RoadNetwork;
 
 /// Network attribute filters, each AND-ed onto the others; a list passes a row holding any of
@@ -73,6 +74,13 @@ impl NetworkAttributeFilter {
     /// Does network row `r` pass?
     #[inline]
     pub fn passes(&self, n: &RoadNetwork, r: usize) -> bool {
+        self.passes_but_system_refs(n, r)
+            && (self.system_refs.is_empty() || self.system_refs.iter().any(|f| f.matches(n, r)))
+    }
+
+    /// Does network row `r` pass every filter but `vegsystemreferanse`?
+    #[inline]
+    fn passes_but_system_refs(&self, n: &RoadNetwork, r: usize) -> bool {
         let any = |list: &[u8], v: u8| list.is_empty() || list.contains(&v);
         any(&self.road_types, n.road_type[r])
             && any(&self.detail_levels, n.detail_level[r])
@@ -80,25 +88,65 @@ impl NetworkAttributeFilter {
             && any(&self.separate_carriageways, n.separate_carriageways[r])
             && self.side_facility.is_none_or(|s| n.side_facility[r] == s)
             && !(self.without_connection_links && n.is_connection[r])
-            && (self.system_refs.is_empty() || self.system_refs.iter().any(|f| f.matches(n, r)))
     }
 
-    /// The rows of `n` that pass.
-    pub fn rows(&self, n: &RoadNetwork) -> RoaringBitmap {
+    /// The rows matching any `vegsystemreferanse` filter, through the rows sorted by road
+    /// system reference (`idx`'s, built on the first call); None without such a filter.
+    fn system_ref_rows(&self, n: &RoadNetwork, idx: &NetworkIndexes) -> Option<RoaringBitmap> {
+        if self.system_refs.is_empty() {
+            return None;
+        }
+        let sorted = idx.system_refs(n);
+        let mut rows: Vec<u32> = self
+            .system_refs
+            .iter()
+            .flat_map(|f| system_ref::select(n, sorted, f))
+            .collect();
+        rows.sort_unstable();
+        rows.dedup();
+        Some(RoaringBitmap::from_sorted_iter(rows).unwrap_or_default())
+    }
+
+    /// The rows of `n` that pass (`idx`: the indexes built on `n`).
+    pub fn rows(&self, n: &RoadNetwork, idx: &NetworkIndexes) -> RoaringBitmap {
+        match self.system_ref_rows(n, idx) {
+            Some(found) => found
+                .iter()
+                .filter(|&r| self.passes_but_system_refs(n, r as usize))
+                .collect(),
+            None => self.rows_scan(n),
+        }
+    }
+
+    /// The rows of `n` that pass, by a check of every row: [`rows`](Self::rows)' brute-force
+    /// twin, the test oracle.
+    pub fn rows_scan(&self, n: &RoadNetwork) -> RoaringBitmap {
         (0..n.len())
             .filter(|&r| self.passes(n, r))
             .map(|r| r as u32)
             .collect()
     }
 
-    /// The rows of `rows` that pass.
-    pub fn retain(&self, n: &RoadNetwork, rows: &RoaringBitmap) -> RoaringBitmap {
+    /// The rows of `rows` that pass (`idx`: the indexes built on `n`).
+    pub fn retain(
+        &self,
+        n: &RoadNetwork,
+        idx: &NetworkIndexes,
+        rows: &RoaringBitmap,
+    ) -> RoaringBitmap {
         if self.is_empty() {
             return rows.clone();
         }
-        rows.iter()
-            .filter(|&r| self.passes(n, r as usize))
-            .collect()
+        match self.system_ref_rows(n, idx) {
+            Some(found) => (rows & found)
+                .iter()
+                .filter(|&r| self.passes_but_system_refs(n, r as usize))
+                .collect(),
+            None => rows
+                .iter()
+                .filter(|&r| self.passes(n, r as usize))
+                .collect(),
+        }
     }
 }
 
@@ -130,7 +178,7 @@ mod tests {
     }
 
     fn passing(f: &NetworkAttributeFilter) -> Vec<u32> {
-        f.rows(&network()).iter().collect()
+        f.rows_scan(&network()).iter().collect()
     }
 
     #[test]

@@ -400,7 +400,7 @@ pub fn select_rows(
     if let Some(a) = &f.polygon {
         rows = in_polygon_rows(n, rtree, &rows, a);
     }
-    f.attributes.retain(n, &rows)
+    f.attributes.retain(n, idx, &rows)
 }
 
 /// The rows of `rows` whose geometry intersects polygon `a` (R-tree candidates, then exact).

@@ -446,7 +446,12 @@ fn on_passing_rows(
     if f.network.is_empty() || rows.is_empty() {
         return rows;
     }
-    overlapping_rows(g, table, &rows, &f.network.rows(&g.network))
+    overlapping_rows(
+        g,
+        table,
+        &rows,
+        &f.network.rows(&g.network, &g.network_indexes),
+    )
 }
 
 fn with_properties(g: &Generation, data: &TypeData, f: &ObjectFilter) -> RoaringBitmap {

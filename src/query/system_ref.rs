@@ -10,7 +10,7 @@
 //! (`KD1`, `SD1`) are not stored and refused.
 
 use crate::error::{EngineError, Invalid, Result, SystemRefProblem};
-use crate::index::network::SystemRefIndex;
+use crate::index::network::{SystemPart, SystemRefIndex};
 use crate::snapshot::columns::{RoadNetwork, NO_ROAD_REF, SEPARATE_CARRIAGEWAYS};
 
 /// vegkategori letters.
@@ -33,6 +33,10 @@ pub struct SystemKey {
     pub traffic_group: u8,
     /// The link runs against the metering (retning MOT).
     pub against: bool,
+    /// The 915 Vegsystem and 916 Strekning the reference comes from: (id, version), (0, 0) =
+    /// not stored.
+    pub system_object: (u64, u32),
+    pub section_object: (u64, u32),
 }
 
 impl SystemKey {
@@ -48,6 +52,8 @@ impl SystemKey {
             separate: n.separate_carriageways[r],
             traffic_group: n.traffic_group[r],
             against: n.section_against[r],
+            system_object: (n.system_id[r], n.system_version[r]),
+            section_object: (n.section_id[r], n.section_version[r]),
         })
     }
 
@@ -368,6 +374,67 @@ pub fn locate(n: &RoadNetwork, idx: &SystemRefIndex, f: &SystemRefFilter) -> Opt
         .filter(|&r| f.matches(n, r))
         .min_by_key(|&r| locate_order(n, r))?;
     Some((r, position_of_meter(n, r, f64::from(m))))
+}
+
+/// The rows matching `f` ([`SystemRefFilter::matches`]), found through `idx` (built on `n`):
+/// for each phase the filter allows, the run of parts its number, strekning range and
+/// delstrekning name (all of the category's when it stops early), and within one delstrekning
+/// only the rows overlapping its metres; each candidate is then checked whole (the
+/// municipality too). In no particular order.
+pub fn select(n: &RoadNetwork, idx: &SystemRefIndex, f: &SystemRefFilter) -> Vec<u32> {
+    let phases = match &f.phase {
+        Some(p) => std::slice::from_ref(p),
+        None => idx.phases(),
+    };
+    let mut out = Vec::new();
+    let mut keep = |r: usize| {
+        if f.matches(n, r) {
+            out.push(r as u32);
+        }
+    };
+    for &p in phases {
+        let Some((lo, hi)) = part_bounds(f, p) else {
+            continue;
+        };
+        match (f.metres, lo == hi) {
+            (Some((a, b)), true) => idx.overlapping(n, lo, a, b).for_each(&mut keep),
+            _ => idx
+                .rows_at(idx.parts(n, lo, hi))
+                .iter()
+                .for_each(|&r| keep(r as usize)),
+        }
+    }
+    out
+}
+
+/// The first and last road system part (category, phase, number, strekning, delstrekning)
+/// filter `f` can match in phase `p`; None when its strekning or delstrekning is beyond the
+/// stored range (no row has it).
+fn part_bounds(f: &SystemRefFilter, p: u8) -> Option<(SystemPart, SystemPart)> {
+    let c = f.category;
+    let Some(v) = f.number else {
+        return Some(((c, p, 0, 0, 0), (c, p, u32::MAX, u16::MAX, u16::MAX)));
+    };
+    let Some((s, s_to)) = f.sections else {
+        return Some(((c, p, v, 0, 0), (c, p, v, u16::MAX, u16::MAX)));
+    };
+    let s = u16::try_from(s).ok()?;
+    let s_to = u16::try_from(s_to).unwrap_or(u16::MAX);
+    match f.subsection {
+        Some(d) if s == s_to => {
+            let d = u16::try_from(d).ok()?;
+            Some(((c, p, v, s, d), (c, p, v, s, d)))
+        }
+        _ => Some(((c, p, v, s, 0), (c, p, v, s_to, u16::MAX))),
+    }
+}
+
+/// [`select`] by a scan of every row: its brute-force twin, the test oracle.
+pub fn select_scan(n: &RoadNetwork, f: &SystemRefFilter) -> Vec<u32> {
+    (0..n.len())
+        .filter(|&r| f.matches(n, r))
+        .map(|r| r as u32)
+        .collect()
 }
 
 fn locate_order(n: &RoadNetwork, r: usize) -> (u8, u32, u64, usize) {

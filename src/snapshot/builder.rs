@@ -464,8 +464,7 @@ mod tests {
     }
 
     fn fixture() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/formats/v6-road-system-references")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/v7-road-system-objects")
     }
 
     /// The three kinds of generation over the committed fixture of today's format (6, with

@@ -11,9 +11,9 @@ use std::ops::Range;
 use arrow_array::ArrayRef;
 
 use super::schema::{
-    columns, AddedCode, AddedFlag, AddedInt32, AddedLetter, AddedOpenDate, AddedText, Byte, Date,
-    Flag, Float, Id, Int32, Letter, LineGeometry, ObjectGeometry, OpenDate, OptionalId, Text,
-    Timestamp,
+    columns, AddedCode, AddedFlag, AddedInt32, AddedLetter, AddedOpenDate, AddedOptionalId,
+    AddedOptionalInt32, AddedText, Byte, Date, Flag, Float, Id, Int32, Letter, LineGeometry,
+    ObjectGeometry, OpenDate, OptionalId, Text, Timestamp,
 };
 use crate::geo::Coord3;
 
@@ -228,6 +228,14 @@ columns! {
             pub section_to_m: u32 = "section_to_m" AddedInt32<u32>,
             pub section_against: bool = "section_against" AddedFlag,
             pub arm: bool = "arm" AddedFlag,
+            /// The road system objects the vegsystemreferanse comes from (format 7): the 915
+            /// Vegsystem's id and version and the 916 Strekning's (what the successors give as
+            /// `vegsystem.id`/`versjon` and `strekning.id`/`versjon`); 0 = none (no such
+            /// object: no 916 covers the piece, or the file was written before format 7).
+            pub system_id: u64 = "system_id" AddedOptionalId,
+            pub system_version: u32 = "system_version" AddedOptionalInt32<u32>,
+            pub section_id: u64 = "section_id" AddedOptionalId,
+            pub section_version: u32 = "section_version" AddedOptionalInt32<u32>,
         }
         lists {}
         geometry {
@@ -315,7 +323,8 @@ impl RoadNetwork {
     }
 
     /// Push row `r`'s vegsystemreferanse as the v2 reference gives it (what
-    /// [`derive_absent`](Self::derive_absent) makes): the generator's rule.
+    /// [`derive_absent`](Self::derive_absent) makes; the generator then numbers strekning and
+    /// delstrekning its own way), without 915/916 ids.
     pub fn push_system_ref_from_v2(&mut self) {
         let r = self.system_category.len();
         self.system_category.push(SYSTEM_ABSENT);
@@ -327,7 +336,16 @@ impl RoadNetwork {
         self.section_to_m.push(METRE_ABSENT);
         self.section_against.push(false);
         self.arm.push(false);
+        self.push_system_objects((0, 0), (0, 0));
         self.derive_absent_system_ref(r);
+    }
+
+    /// Push a row's 915 Vegsystem and 916 Strekning (id, version); (0, 0) = none.
+    pub fn push_system_objects(&mut self, system: (u64, u32), section: (u64, u32)) {
+        self.system_id.push(system.0);
+        self.system_version.push(system.1);
+        self.section_id.push(section.0);
+        self.section_version.push(section.1);
     }
 
     pub fn len(&self) -> usize {

@@ -174,6 +174,26 @@ const NETWORK_COLUMNS: &[(&str, &str, &str)] = &[
         "vegsystemreferanse: the row is an arm of its strekning; absent before format 6: false",
     ),
     (
+        "system_id",
+        "int64, null = none",
+        "vegsystemreferanse: id of the 915 Vegsystem it comes from (vegsystem.id); absent before format 7: none",
+    ),
+    (
+        "system_version",
+        "int32, null = none",
+        "vegsystemreferanse: version of that 915 Vegsystem (vegsystem.versjon); absent before format 7: none",
+    ),
+    (
+        "section_id",
+        "int64, null = none",
+        "vegsystemreferanse: id of the 916 Strekning it comes from (strekning.id), none where no 916 covers the row; absent before format 7: none",
+    ),
+    (
+        "section_version",
+        "int32, null = none",
+        "vegsystemreferanse: version of that 916 Strekning (strekning.versjon); absent before format 7: none",
+    ),
+    (
         "geometry",
         "WKB LineString Z (EPSG:32633)",
         "segment geometry",

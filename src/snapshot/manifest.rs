@@ -43,9 +43,16 @@ pub const FORMAT_NETWORK_ATTRIBUTES: u32 = 5;
 /// hp / 100, delstrekning hp % 100, the rest the same or defaulted); `vegdb snapshot upgrade`
 /// rewrites it with them stored.
 pub const FORMAT_ROAD_SYSTEM_REFS: u32 = 6;
+/// Layout 7, road system objects: layout 6 plus the 915 Vegsystem's and the 916 Strekning's
+/// id and version each row's vegsystemreferanse comes from (`system_id`, `system_version`,
+/// `section_id`, `section_version`; null = none) in both network files. A version 3 to 6
+/// generation reads with none (the API then leaves `id` and `versjon` out, as for a row no 916
+/// covers); `vegdb snapshot upgrade` rewrites it with the columns (still none: the ids are not
+/// in the older files).
+pub const FORMAT_SYSTEM_OBJECTS: u32 = 7;
 /// The layout this build writes (`generate`, `import`; the writer once every object file is
-/// a chunk of layout 3 to 6, see `Manifest::version_for`).
-pub const FORMAT_VERSION: u32 = FORMAT_ROAD_SYSTEM_REFS;
+/// a chunk of layout 3 to 7, see `Manifest::version_for`).
+pub const FORMAT_VERSION: u32 = FORMAT_SYSTEM_OBJECTS;
 pub const MANIFEST_FILE: &str = "MANIFEST.json";
 
 /// Whether a file path is a format-version-3 chunk (`objects/type=<id>/part-<first>.parquet`).
@@ -346,10 +353,10 @@ mod tests {
     #[test]
     fn unknown_versions_are_refused_before_the_rest_is_read() {
         // a future manifest may not even have today's fields
-        let future = r#"{"format_version": 7, "tables": {}}"#;
+        let future = r#"{"format_version": 8, "tables": {}}"#;
         let e = parse(future).unwrap_err().to_string();
         assert!(
-            e.contains("format version 7 is newer than this build reads (1 to 6)"),
+            e.contains("format version 8 is newer than this build reads (1 to 7)"),
             "{e}"
         );
         let e = parse(&manifest(0, serde_json::json!([])))

@@ -430,11 +430,11 @@ async fn veg_answers_the_successors_spellings_where_vegreferanse_points() {
     assert_eq!(r.status().as_u16(), 204);
     // /veg/batch: null where there is none
     let b = s
-        .get_json("/veg/batch?vegsystemreferanser=EV6S0D1m10,EV6S99D99m1", 200)
+        .get_json("/veg/batch?vegsystemreferanser=EV6S1D1m10,EV6S99D99m1", 200)
         .await;
     assert_eq!(
-        b["EV6S0D1m10"]["vegsystemreferanse"]["kortform"],
-        "EV6 S0D1 m10"
+        b["EV6S1D1m10"]["vegsystemreferanse"]["kortform"],
+        "EV6 S1D1 m10"
     );
     assert!(b["EV6S99D99m1"].is_null());
 }

@@ -315,7 +315,7 @@ pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult
             };
             rows &= g.select_segments(&only);
         }
-        return Ok(attributes.retain(&g.network, &rows));
+        return Ok(attributes.retain(&g.network, &g.network_indexes, &rows));
     }
     let mut any_of = area_numbers(p, "region", AreaKind::Region)?;
     any_of.extend(area_numbers(p, "fylke", AreaKind::County)?);

@@ -79,6 +79,8 @@ fn kortform_is_the_successors() {
         separate: 0,
         traffic_group: b'K',
         against: false,
+        system_object: (0, 0),
+        section_object: (0, 0),
     };
     assert_eq!(k.stretch(200, 500), "EV6 S1D1 m200-500");
     assert_eq!(k.stretch(200, 200), "EV6 S1D1 m200");
@@ -140,7 +142,8 @@ proptest! {
         a: u32, b: u32,
     ) {
         let k = SystemKey { category, phase, number, section, subsection, arm: false,
-            separate: 0, traffic_group: b'K', against: false };
+            separate: 0, traffic_group: b'K', against: false, system_object: (0, 0),
+            section_object: (0, 0) };
         let (from, to) = (a.min(b), a.max(b));
         let f = SystemRefFilter::parse(&k.stretch(from, to)).unwrap();
         prop_assert_eq!(f, SystemRefFilter {

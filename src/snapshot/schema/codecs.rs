@@ -336,6 +336,57 @@ impl<T: AsInt32> Codec for AddedInt32<T> {
     }
 }
 
+/// An optional id (0 = none) added to a table after the first generations (a road link row's
+/// 915 Vegsystem and 916 Strekning object ids): stored as [`OptionalId`] (nullable Int64);
+/// the column missing from an older file reads as none.
+pub struct AddedOptionalId;
+impl Codec for AddedOptionalId {
+    type Native = u64;
+    const NULLABLE: bool = true;
+    fn data_type() -> DataType {
+        OptionalId::data_type()
+    }
+    fn encode(values: &[u64]) -> ArrayRef {
+        OptionalId::encode(values)
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<u64>) -> Option<()> {
+        OptionalId::decode(array, out)
+    }
+    fn decode_absent(items: usize, out: &mut Vec<u64>) -> Option<()> {
+        out.extend(std::iter::repeat_n(0, items));
+        Some(())
+    }
+}
+
+/// An optional unsigned integer (0 = none) added to a table after the first generations (a
+/// road link row's 915 and 916 object versions): stored as nullable Int32 (null = 0); the
+/// column missing from an older file reads as none.
+pub struct AddedOptionalInt32<T>(PhantomData<T>);
+impl<T: AsInt32> Codec for AddedOptionalInt32<T> {
+    type Native = T;
+    const NULLABLE: bool = true;
+    fn data_type() -> DataType {
+        DataType::Int32
+    }
+    fn encode(values: &[T]) -> ArrayRef {
+        Arc::new(
+            values
+                .iter()
+                .map(|v| Some(v.to_i32()).filter(|&v| v != 0))
+                .collect::<Int32Array>(),
+        )
+    }
+    fn decode(array: &dyn Array, out: &mut Vec<T>) -> Option<()> {
+        let a = array.as_primitive_opt::<Int32Type>()?;
+        out.extend(a.iter().map(|v| T::from_i32(v.unwrap_or(0))));
+        Some(())
+    }
+    fn decode_absent(items: usize, out: &mut Vec<T>) -> Option<()> {
+        out.extend(std::iter::repeat_n(T::from_i32(0), items));
+        Some(())
+    }
+}
+
 /// A letter added to a table after the first generations (a road link row's
 /// `traffic_group`): stored as [`Letter`]; the column missing from an older file reads as
 /// `ABSENT`.
