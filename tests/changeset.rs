@@ -122,6 +122,8 @@ fn merged_tables_and_incremental_indexes_equal_a_rebuild() {
                 }
                 assert_eq!(norm(&inc.areas), norm(&full.areas), "areas, type {t}");
                 assert_eq!(norm(&inc.enums), norm(&full.enums), "enums, type {t}");
+                assert_eq!(inc.all, full.all, "every row, type {t}");
+                assert_eq!(full.all.len(), merged.table.len() as u64);
                 assert_eq!(inc.length_m.len(), full.length_m.len());
                 for (a, b) in inc.length_m.iter().zip(&full.length_m) {
                     assert!((a - b).abs() < 1e-6);

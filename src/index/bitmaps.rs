@@ -28,6 +28,8 @@ pub fn part_length(network: &RoadNetwork, seg: usize, from: f64, to: f64) -> f64
 
 #[derive(Debug, Default, Clone)]
 pub struct TypeIndex {
+    /// Every row (`0..len`): what an unfiltered selection lends instead of making it.
+    pub all: RoaringBitmap,
     /// (area kind, area number or index) -> rows. Contract areas and routes are keyed by their
     /// index in `Areas::contracts` / `Areas::routes`.
     pub areas: FastMap<(AreaKind, u32), RoaringBitmap>,
@@ -151,6 +153,7 @@ impl TypeIndex {
             index.length_m.push(length);
             index.total_length_m += length;
         }
+        index.all.insert_range(0..table.len() as u32);
         for (pid, column) in enum_columns(table, object_type) {
             let values = table.properties[column].values.as_primitive::<Int64Type>();
             let mut by_value: HashMap<u32, RoaringBitmap> = HashMap::new();
@@ -229,6 +232,8 @@ impl TypeIndex {
         }
         index.areas.retain(|_, bm| !bm.is_empty());
         index.enums.retain(|_, bm| !bm.is_empty());
+        index.all = RoaringBitmap::new();
+        index.all.insert_range(0..new.len() as u32);
         index
     }
 

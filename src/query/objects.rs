@@ -73,6 +73,29 @@ impl ObjectFilter {
             || self.route.is_some()
     }
 
+    /// The one area the filter selects by, when nothing else narrows or cuts (what statistics
+    /// answer from the index: that area's rows and summed length).
+    pub fn only_area(&self) -> Option<(AreaKind, u32)> {
+        match self.any_of.as_slice() {
+            [k] if self.nothing_but_areas() => Some(*k),
+            _ => None,
+        }
+    }
+
+    /// Nothing but `any_of` (municipality, county, region, road department) in the filter.
+    fn nothing_but_areas(&self) -> bool {
+        self.contracts.is_empty()
+            && self.routes.is_empty()
+            && self.roads.is_empty()
+            && self.links.is_empty()
+            && self.egenskap.is_none()
+            && self.overlaps.is_empty()
+            && self.bbox.is_none()
+            && self.route.is_none()
+            && !self.narrows_by_object()
+            && self.network.is_empty()
+    }
+
     /// Does the filter narrow what `veglenke` selects beyond the link positions (ids, time,
     /// polygon, properties)? These are applied on that path too.
     fn narrows_by_object(&self) -> bool {
@@ -280,6 +303,16 @@ pub fn all_rows(data: &TypeData) -> RoaringBitmap {
 pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'a, RoaringBitmap> {
     let table = &data.table;
     let idx = data.index();
+    // the hot cases, lent from the index: every row, or one area's
+    if f.any_of.len() <= 1 && f.nothing_but_areas() {
+        return match f.any_of.first() {
+            None => Cow::Borrowed(&idx.all),
+            Some(k) => idx
+                .areas
+                .get(k)
+                .map_or_else(|| Cow::Owned(RoaringBitmap::new()), Cow::Borrowed),
+        };
+    }
     if !f.links.is_empty() {
         let mut ticker = super::budget::Ticker::new();
         let rows = all_rows(data)
@@ -548,19 +581,8 @@ pub fn total_length(
     }
     if segmenting {
         // one area and nothing else narrowing: precomputed
-        let only_area = f.any_of.len() == 1
-            && f.contracts.is_empty()
-            && f.routes.is_empty()
-            && f.roads.is_empty()
-            && f.network.is_empty()
-            && f.route.is_none();
-        if only_area
-            && f.egenskap.is_none()
-            && f.overlaps.is_empty()
-            && f.bbox.is_none()
-            && !f.narrows_by_object()
-        {
-            return idx.area_length_m.get(&f.any_of[0]).copied().unwrap_or(0.0);
+        if let Some(k) = f.only_area() {
+            return idx.area_length_m.get(&k).copied().unwrap_or(0.0);
         }
         rows.iter()
             .map(|o| {
