@@ -81,10 +81,7 @@ fn bench(c: &mut Criterion) {
     });
     let none = ObjectFilter::default();
     group.bench_function("statistikk_whole_type", |b| {
-        b.iter(|| {
-            let rows = select(&g, d, &none);
-            (rows.len(), total_length(&g, d, &rows, &none, true))
-        })
+        b.iter(|| g.object_statistics(d, &none, true))
     });
     let stretch = &g.objects[&105];
     let fk = ObjectFilter {
@@ -92,10 +89,7 @@ fn bench(c: &mut Criterion) {
         ..Default::default()
     };
     group.bench_function("statistikk_105_kommune_segmented", |b| {
-        b.iter(|| {
-            let rows = select(&g, stretch, &fk);
-            (rows.len(), total_length(&g, stretch, &rows, &fk, true))
-        })
+        b.iter(|| g.object_statistics(stretch, &fk, true))
     });
     // the same municipality as a polygon (its own shape, in storage coordinates): the objects
     // whose geometry meets it, stretches cut to it

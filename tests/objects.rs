@@ -339,6 +339,15 @@ fn statistics_lengths_equal_summed_parts() {
             (unseg - whole).abs() < 1e-6 * whole.max(1.0),
             "{m}: {unseg} vs {whole}"
         );
+        // statistikk's own path (the index's figures for one area) says the same
+        for (segment, length) in [(true, want), (false, whole)] {
+            let (count, got) = g.object_statistics(d, &f, segment);
+            assert_eq!(count, rows.len(), "{m}");
+            assert!(
+                (got - length).abs() < 1e-6 * length.max(1.0),
+                "{m}: {got} vs {length}"
+            );
+        }
         // with an egenskap filter the precomputed path is not used: same definition
         let f2 = ObjectFilter {
             egenskap: Some(egenskap::parse("2021!=null").unwrap()),
@@ -362,4 +371,7 @@ fn statistics_lengths_equal_summed_parts() {
         true,
     );
     assert!((all - net).abs() / net < 0.01, "{all} vs {net}");
+    let (count, every) = g.object_statistics(d, &ObjectFilter::default(), true);
+    assert_eq!(count, d.table.len() as u64);
+    assert!((every - all).abs() < 1e-6 * all, "{every} vs {all}");
 }

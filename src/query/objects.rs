@@ -560,6 +560,24 @@ fn cut_parts<I: IntoIterator<Item = (f64, f64)>>(
         .collect()
 }
 
+/// `statistikk` of a type: how many objects the filter selects, and their length (cut by the
+/// segmenting filters when `segment`). Every row or one area alone is read off the type index.
+pub fn statistics(g: &Generation, data: &TypeData, f: &ObjectFilter, segment: bool) -> (u64, f64) {
+    if f.any_of.len() <= 1 && f.nothing_but_areas() {
+        let idx = data.index();
+        match f.any_of.first() {
+            None => return (data.table.len() as u64, idx.total_length_m),
+            Some(k) if segment => {
+                let count = idx.areas.get(k).map_or(0, |b| b.len());
+                return (count, idx.area_length_m.get(k).copied().unwrap_or(0.0));
+            }
+            Some(_) => {}
+        }
+    }
+    let rows = select(g, data, f);
+    (rows.len(), total_length(g, data, &rows, f, segment))
+}
+
 /// Located length of the selected objects (statistikk.strekningslengde).
 pub fn total_length(
     g: &Generation,
@@ -621,6 +639,16 @@ impl Generation {
         f: Option<&ObjectFilter>,
     ) -> Vec<Part> {
         parts(self, table, row, f)
+    }
+
+    /// `statistikk` of a type: count and length of what `f` selects.
+    pub fn object_statistics(
+        &self,
+        data: &TypeData,
+        f: &ObjectFilter,
+        segment: bool,
+    ) -> (u64, f64) {
+        statistics(self, data, f, segment)
     }
 
     /// Located length of the selected objects (statistikk.strekningslengde).

@@ -168,9 +168,8 @@ pub async fn list_type_statistics(
                 .iter()
                 .filter(|(_, d)| !d.table.is_empty())
                 .map(|(&tid, data)| {
-                    let rows = g.selected_rows(data, &filter);
-                    let length = g.objects_length(data, &rows, &filter, segment);
-                    (tid, rows.len(), length)
+                    let (count, length) = g.object_statistics(data, &filter, segment);
+                    (tid, count, length)
                 })
                 .collect::<Vec<_>>()
         })
