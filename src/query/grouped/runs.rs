@@ -13,7 +13,7 @@ use super::{enum_columns, pack, Accumulator, Dense, Dimension, Group, MAX_DIMENS
 use crate::generation::{Generation, TypeData, RANK_NONE, RANK_OFF};
 
 /// Most parallel tasks, and least object rows per task.
-const MAX_TASKS: u32 = 16;
+const MAX_TASKS: u32 = 8;
 const MIN_ROWS_PER_TASK: u32 = 256;
 /// Beyond this many dense slots (each task sums into a table of its own), at most two tasks.
 const LARGE_TABLE: usize = 1 << 16;
@@ -120,39 +120,36 @@ pub(super) fn group(
                 misses: Vec::new(),
             };
             let mut codes = [NONE; MAX_DIMENSIONS];
+            let cells = &mut part.cells;
+            let misses = &mut part.misses;
             let mut visit = |row: usize| {
                 let base = enums
                     .iter()
-                    .try_fold(0u32, |b, e| e.slot(row).map(|s| b + s));
-                for k in runs.of(row) {
-                    let length = if segment {
-                        runs.length_m[k]
-                    } else {
-                        whole[row]
-                    };
-                    let code = runs.codes[k];
+                    .try_fold(0u32, |b, e| e.slot(row).map(|s| b + s))
+                    .unwrap_or(OFF);
+                let entries = runs.of(row);
+                let area_codes = &runs.codes[entries.clone()];
+                let lengths = &runs.length_m[entries];
+                for (&code, &inside) in area_codes.iter().zip(lengths) {
+                    let length = if segment { inside } else { whole[row] };
                     let area = area_slot.get(code as usize).copied().unwrap_or(OFF);
-                    match base {
-                        Some(b) if area != OFF => {
-                            let cell = &mut part.cells[(b + area) as usize];
-                            cell.0 += 1;
-                            cell.1 += length;
-                        }
-                        _ => {
-                            // a key off the dense domain: its codes, read from the columns
-                            codes[at] = code;
-                            for (i, col) in columns.iter().enumerate() {
-                                if i != at {
-                                    codes[i] = match col {
-                                        Some(col) if !col.is_null(row) => col.value(row) as u32,
-                                        _ => NONE,
-                                    };
-                                }
-                            }
-                            part.misses
-                                .push((pack(codes[..dims.len()].iter().copied()), length))
+                    if base != OFF && area != OFF {
+                        let cell = &mut cells[(base + area) as usize];
+                        cell.0 += 1;
+                        cell.1 += length;
+                        continue;
+                    }
+                    // a key off the dense domain: its codes, read from the columns
+                    codes[at] = code;
+                    for (i, col) in columns.iter().enumerate() {
+                        if i != at {
+                            codes[i] = match col {
+                                Some(col) if !col.is_null(row) => col.value(row) as u32,
+                                _ => NONE,
+                            };
                         }
                     }
+                    misses.push((pack(codes[..dims.len()].iter().copied()), length))
                 }
             };
             let range = c * chunk..(c * chunk + chunk).min(n);
