@@ -1,6 +1,10 @@
 //! The piece document of `/vegnett/segmentert` (the parent module describes it), serialized
 //! straight from the generation without an intermediate tree: JSON and XML pages are streamed
 //! with it piece by piece (`api::stream`), CSV and GeoJSON make a `serde_json::Value` of it.
+//! Compact JSON pages are written by hand (`json`), byte for byte what serde writes for the
+//! documents here (the pages rendered whole go through serde: the tests compare the two).
+
+mod json;
 
 use std::sync::Arc;
 
@@ -27,6 +31,9 @@ pub struct PageLayer {
     /// The values carried, ascending property id: each value property (not sensitive) chosen
     /// by `egenskaper`, with the index of its column in the type's table (None: no column).
     plan: Vec<(&'static PropertyType, Option<usize>)>,
+    /// `"vegobjekttype_<id>":` as JSON, and per entry of `plan` `"egenskap_<id>":`.
+    key_json: Vec<u8>,
+    value_keys_json: Vec<Vec<u8>>,
 }
 
 impl PageLayer {
@@ -51,10 +58,16 @@ impl PageLayer {
             })
             .collect();
         plan.sort_by_key(|(p, _)| p.id);
+        let value_keys_json = plan
+            .iter()
+            .map(|(p, _)| json::key(&format!("egenskap_{}", p.id)))
+            .collect();
         PageLayer {
             type_id,
             data,
             plan,
+            key_json: json::key(&format!("vegobjekttype_{type_id}")),
+            value_keys_json,
         }
     }
 }
@@ -223,6 +236,10 @@ pub struct PiecePage {
 impl PageItems for PiecePage {
     fn count(&self) -> usize {
         self.pieces.len()
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>, range: std::ops::Range<usize>) -> bool {
+        json::write_pieces(self, out, range)
     }
 
     fn write<S: SerializeSeq>(
