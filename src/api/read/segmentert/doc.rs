@@ -224,6 +224,9 @@ impl Serialize for Cell<'_> {
     }
 }
 
+/// Pieces in a streamed chunk from which its JSON is written in two halves at once.
+const SPLIT_PIECES: usize = 16;
+
 /// A page of pieces, rendered piece by piece as the page is written (streamed).
 pub struct PiecePage {
     pub g: Arc<Generation>,
@@ -231,6 +234,28 @@ pub struct PiecePage {
     pub pieces: Vec<Piece>,
     pub srid: Srid,
     pub z_tag: bool,
+    /// The covering objects written last, kept from chunk to chunk (`json`).
+    written: std::sync::Mutex<json::Recent>,
+}
+
+impl PiecePage {
+    pub fn new(
+        g: Arc<Generation>,
+        layers: Vec<PageLayer>,
+        pieces: Vec<Piece>,
+        srid: Srid,
+        z_tag: bool,
+    ) -> PiecePage {
+        let written = std::sync::Mutex::new(json::Recent::new(layers.len()));
+        PiecePage {
+            g,
+            layers,
+            pieces,
+            srid,
+            z_tag,
+            written,
+        }
+    }
 }
 
 impl PageItems for PiecePage {
@@ -238,8 +263,32 @@ impl PageItems for PiecePage {
         self.pieces.len()
     }
 
+    /// A chunk of at least [`SPLIT_PIECES`] pieces is written in two halves at once on rayon's
+    /// pool (the second into a buffer of its own, appended).
     fn write_json(&self, out: &mut Vec<u8>, range: std::ops::Range<usize>) -> bool {
-        json::write_pieces(self, out, range)
+        let mut recent = match self.written.lock() {
+            Ok(r) => r,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if range.len() < SPLIT_PIECES || rayon::current_num_threads() < 2 {
+            return json::write_pieces(self, &mut recent, out, range);
+        }
+        let (start, mid) = (out.len(), range.start + range.len() / 2);
+        let mut second = Vec::with_capacity(out.capacity().saturating_sub(start) / 2);
+        let mut fresh = json::Recent::new(self.layers.len());
+        let first: &mut json::Recent = &mut recent;
+        let (a, b) = rayon::join(
+            || json::write_pieces(self, first, out, range.start..mid),
+            || json::write_pieces(self, &mut fresh, &mut second, mid..range.end),
+        );
+        if !(a && b) {
+            out.truncate(start);
+            return false;
+        }
+        out.push(b',');
+        out.extend_from_slice(&second);
+        *recent = fresh;
+        true
     }
 
     fn write<S: SerializeSeq>(

@@ -2,7 +2,7 @@
 //! for their [`PieceDoc`](super::PieceDoc)s, straight into the chunk's buffer: numbers by
 //! `itoa` and `zmij` (serde_json's own formatters), the keys of the page's types and values
 //! made once per page, and a covering object's document (all but `feltspesifikk`, which is the
-//! piece's) made once for the consecutive pieces of a chunk it covers.
+//! piece's) made once for the consecutive pieces it covers.
 
 use std::ops::Range;
 
@@ -15,7 +15,7 @@ use crate::geo::wkt;
 use crate::query::overlay::{Cover, Piece};
 use crate::query::vegref::link_range_short;
 
-/// Objects kept rendered per type while a chunk is written (the most recent ones).
+/// Objects kept rendered per type while a page is written (the most recent ones).
 const CACHED: usize = 8;
 
 /// `"name":` as serde_json writes a map key.
@@ -26,13 +26,28 @@ pub(super) fn key(name: &str) -> Vec<u8> {
     out
 }
 
+/// Per layer, the covering objects rendered last (oldest first, at most [`CACHED`]).
+pub(super) struct Recent(Vec<Vec<Rendered>>);
+
+impl Recent {
+    pub(super) fn new(layers: usize) -> Recent {
+        Recent((0..layers).map(|_| Vec::new()).collect())
+    }
+}
+
 /// Write the pieces in `range` separated by commas; false, with nothing written, when one
 /// cannot be (a geometry that does not transform): serde then writes the page and reports it.
-pub(super) fn write_pieces(page: &PiecePage, out: &mut Vec<u8>, range: Range<usize>) -> bool {
+/// `recent`: the objects rendered for the page's earlier chunks.
+pub(super) fn write_pieces(
+    page: &PiecePage,
+    recent: &mut Recent,
+    out: &mut Vec<u8>,
+    range: Range<usize>,
+) -> bool {
     let start = out.len();
     let mut w = Writer {
         page,
-        cache: page.layers.iter().map(|_| Vec::new()).collect(),
+        cache: &mut recent.0,
         text: String::new(),
     };
     for (i, x) in page.pieces[range].iter().enumerate() {
@@ -49,7 +64,7 @@ pub(super) fn write_pieces(page: &PiecePage, out: &mut Vec<u8>, range: Range<usi
 
 /// A rendered covering object: `{"id":…,"feltspesifikk":` before `split`, `,"egenskaper":…}`
 /// after.
-struct Rendered {
+pub(super) struct Rendered {
     row: u32,
     bytes: Vec<u8>,
     split: usize,
@@ -58,7 +73,7 @@ struct Rendered {
 struct Writer<'a> {
     page: &'a PiecePage,
     /// Per layer, the objects rendered last (oldest first).
-    cache: Vec<Vec<Rendered>>,
+    cache: &'a mut Vec<Vec<Rendered>>,
     /// Scratch for the WKT.
     text: String,
 }
