@@ -263,8 +263,8 @@ impl PageItems for PiecePage {
         self.pieces.len()
     }
 
-    /// A chunk of at least [`SPLIT_PIECES`] pieces is written in two halves at once on rayon's
-    /// pool (the second into a buffer of its own, appended).
+    /// A chunk of at least [`SPLIT_PIECES`] pieces is written in two halves at once, the second
+    /// on rayon's pool into a buffer of its own, appended.
     fn write_json(&self, out: &mut Vec<u8>, range: std::ops::Range<usize>) -> bool {
         let mut recent = match self.written.lock() {
             Ok(r) => r,
@@ -277,10 +277,12 @@ impl PageItems for PiecePage {
         let mut second = Vec::with_capacity(out.capacity().saturating_sub(start) / 2);
         let mut fresh = json::Recent::new(self.layers.len());
         let first: &mut json::Recent = &mut recent;
-        let (a, b) = rayon::join(
-            || json::write_pieces(self, first, out, range.start..mid),
-            || json::write_pieces(self, &mut fresh, &mut second, mid..range.end),
-        );
+        // the first half on this thread (the chunk's), the second on one of rayon's
+        let mut b = false;
+        let a = rayon::in_place_scope(|scope| {
+            scope.spawn(|_| b = json::write_pieces(self, &mut fresh, &mut second, mid..range.end));
+            json::write_pieces(self, first, out, range.start..mid)
+        });
         if !(a && b) {
             out.truncate(start);
             return false;
