@@ -104,8 +104,15 @@ impl Writer<'_> {
         let line = g.segment(x.net_row as usize).sub_line(x.from, x.to);
         self.text.clear();
         wkt::push_linestring_z(&mut self.text, page.srid, &line, page.z_tag).ok()?;
-        out.extend_from_slice(b",\"geometri\":{\"wkt\":");
-        push_str(out, &self.text);
+        // WKT is digits, signs, points, letters, spaces, commas and parentheses: nothing a
+        // JSON string escapes
+        debug_assert!(self
+            .text
+            .bytes()
+            .all(|b| b >= 0x20 && b != b'"' && b != b'\\'));
+        out.extend_from_slice(b",\"geometri\":{\"wkt\":\"");
+        out.extend_from_slice(self.text.as_bytes());
+        out.push(b'"');
         out.extend_from_slice(b",\"srid\":");
         push_int(out, page.srid.code());
         out.extend_from_slice(b"},\"vegobjekter\":{");
