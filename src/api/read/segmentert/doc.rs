@@ -224,8 +224,9 @@ impl Serialize for Cell<'_> {
     }
 }
 
-/// Pieces in a streamed chunk from which its JSON is written in two halves at once.
-const SPLIT_PIECES: usize = 16;
+/// A streamed page's chunks: ~1.2 KB pieces, 200 or so to a chunk (fewer hand-offs to the
+/// heavy-work thread and writes than the default's 50).
+const CHUNK_BYTES: usize = 256 * 1024;
 
 /// A page of pieces, rendered piece by piece as the page is written (streamed).
 pub struct PiecePage {
@@ -263,34 +264,16 @@ impl PageItems for PiecePage {
         self.pieces.len()
     }
 
-    /// A chunk of at least [`SPLIT_PIECES`] pieces is written in two halves at once, the second
-    /// on rayon's pool into a buffer of its own, appended.
     fn write_json(&self, out: &mut Vec<u8>, range: std::ops::Range<usize>) -> bool {
         let mut recent = match self.written.lock() {
             Ok(r) => r,
             Err(poisoned) => poisoned.into_inner(),
         };
-        if range.len() < SPLIT_PIECES || rayon::current_num_threads() < 2 {
-            return json::write_pieces(self, &mut recent, out, range);
-        }
-        let (start, mid) = (out.len(), range.start + range.len() / 2);
-        let mut second = Vec::with_capacity(out.capacity().saturating_sub(start) / 2);
-        let mut fresh = json::Recent::new(self.layers.len());
-        let first: &mut json::Recent = &mut recent;
-        // the first half on this thread (the chunk's), the second on one of rayon's
-        let mut b = false;
-        let a = rayon::in_place_scope(|scope| {
-            scope.spawn(|_| b = json::write_pieces(self, &mut fresh, &mut second, mid..range.end));
-            json::write_pieces(self, first, out, range.start..mid)
-        });
-        if !(a && b) {
-            out.truncate(start);
-            return false;
-        }
-        out.push(b',');
-        out.extend_from_slice(&second);
-        *recent = fresh;
-        true
+        json::write_pieces(self, &mut recent, out, range)
+    }
+
+    fn chunk_bytes(&self) -> usize {
+        CHUNK_BYTES
     }
 
     fn write<S: SerializeSeq>(
