@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use super::{piece_refs, PageLayer, PiecePage};
-use crate::api::dto::{date, RoadRefStretch, SystemRefStretch};
+use crate::api::dto::{date, RoadRefStretch, RoadSystemDoc, SectionStretchDoc, SystemRefStretch};
 use crate::generation::feature::{decode, PropertyValue};
 use crate::generation::rows::ObjectRow;
 use crate::generation::TypeData;
@@ -223,57 +223,112 @@ fn push_number(out: &mut Vec<u8>, n: f64) {
     }
 }
 
+// The references are destructured whole: a field added to their types stops the build here
+// until the writer writes it too.
+
 fn push_road_ref(out: &mut Vec<u8>, v: &RoadRefStretch) {
+    let RoadRefStretch {
+        fylke,
+        kommune,
+        kategori,
+        status,
+        nummer,
+        hp,
+        fra_meter,
+        til_meter,
+        kortform,
+    } = v;
     out.extend_from_slice(b"{\"fylke\":");
-    push_int(out, v.fylke);
+    push_int(out, *fylke);
     out.extend_from_slice(b",\"kommune\":");
-    push_int(out, v.kommune);
+    push_int(out, *kommune);
     out.extend_from_slice(b",\"kategori\":");
-    push_char(out, v.kategori);
+    push_char(out, *kategori);
     out.extend_from_slice(b",\"status\":");
-    push_char(out, v.status);
+    push_char(out, *status);
     out.extend_from_slice(b",\"nummer\":");
-    push_int(out, v.nummer);
+    push_int(out, *nummer);
     out.extend_from_slice(b",\"hp\":");
-    push_int(out, v.hp);
+    push_int(out, *hp);
     out.extend_from_slice(b",\"fra_meter\":");
-    push_int(out, v.fra_meter);
+    push_int(out, *fra_meter);
     out.extend_from_slice(b",\"til_meter\":");
-    push_int(out, v.til_meter);
+    push_int(out, *til_meter);
     out.extend_from_slice(b",\"kortform\":");
-    push_str(out, &v.kortform);
+    push_str(out, kortform);
     out.push(b'}');
 }
 
+/// `"id":…,"versjon":…,` where they are (serde leaves each out when None).
+fn push_object_ref(out: &mut Vec<u8>, id: Option<u64>, versjon: Option<u32>) {
+    if let Some(id) = id {
+        out.extend_from_slice(b"\"id\":");
+        push_int(out, id);
+        out.push(b',');
+    }
+    if let Some(v) = versjon {
+        out.extend_from_slice(b"\"versjon\":");
+        push_int(out, v);
+        out.push(b',');
+    }
+}
+
 fn push_system_ref(out: &mut Vec<u8>, v: &SystemRefStretch) {
-    let (s, k) = (&v.vegsystem, &v.strekning);
-    out.extend_from_slice(b"{\"vegsystem\":{\"vegkategori\":");
-    push_char(out, s.vegkategori);
+    let SystemRefStretch {
+        vegsystem,
+        strekning,
+        kortform,
+    } = v;
+    let RoadSystemDoc {
+        id,
+        versjon,
+        vegkategori,
+        fase,
+        nummer,
+    } = vegsystem;
+    out.extend_from_slice(b"{\"vegsystem\":{");
+    push_object_ref(out, *id, *versjon);
+    out.extend_from_slice(b"\"vegkategori\":");
+    push_char(out, *vegkategori);
     out.extend_from_slice(b",\"fase\":");
-    push_char(out, s.fase);
+    push_char(out, *fase);
     out.extend_from_slice(b",\"nummer\":");
-    push_int(out, s.nummer);
-    out.extend_from_slice(b"},\"strekning\":{\"strekning\":");
-    push_int(out, k.strekning);
+    push_int(out, *nummer);
+    let SectionStretchDoc {
+        id,
+        versjon,
+        strekning,
+        delstrekning,
+        arm,
+        adskilte_lop,
+        trafikantgruppe,
+        fra_meter,
+        til_meter,
+        retning,
+    } = strekning;
+    out.extend_from_slice(b"},\"strekning\":{");
+    push_object_ref(out, *id, *versjon);
+    out.extend_from_slice(b"\"strekning\":");
+    push_int(out, *strekning);
     out.extend_from_slice(b",\"delstrekning\":");
-    push_int(out, k.delstrekning);
-    out.extend_from_slice(if k.arm {
+    push_int(out, *delstrekning);
+    out.extend_from_slice(if *arm {
         b",\"arm\":true"
     } else {
         b",\"arm\":false"
     });
     out.extend_from_slice(",\"adskilte_løp\":".as_bytes());
-    push_str(out, k.adskilte_lop);
+    push_str(out, adskilte_lop);
     out.extend_from_slice(b",\"trafikantgruppe\":");
-    push_char(out, k.trafikantgruppe);
+    push_char(out, *trafikantgruppe);
     out.extend_from_slice(b",\"fra_meter\":");
-    push_int(out, k.fra_meter);
+    push_int(out, *fra_meter);
     out.extend_from_slice(b",\"til_meter\":");
-    push_int(out, k.til_meter);
+    push_int(out, *til_meter);
     out.extend_from_slice(b",\"retning\":");
-    push_str(out, k.retning);
+    push_str(out, retning);
     out.extend_from_slice(b"},\"kortform\":");
-    push_str(out, &v.kortform);
+    push_str(out, kortform);
     out.push(b'}');
 }
 
