@@ -279,6 +279,39 @@ fn speed_limit_and_traffic_volume_cut_the_demo_network() {
 
 #[test]
 fn geoparquet_export_holds_the_overlay() {
+    let (batches, meta) = export_and_check(None);
+    assert_eq!(meta.num_row_groups(), 1);
+    // written in row groups of 1,000 pieces as they are made: the same columns, rows and
+    // footer metadata (`geo` with the bbox of every piece, the Arrow schema)
+    let (grouped, grouped_meta) = export_and_check(Some(1000));
+    assert!(
+        grouped_meta.num_row_groups() > 3,
+        "{}",
+        grouped_meta.num_row_groups()
+    );
+    assert!(grouped_meta
+        .row_groups()
+        .iter()
+        .all(|rg| rg.num_rows() <= 1000));
+    let one = |b: &[arrow_array::RecordBatch]| {
+        arrow_select::concat::concat_batches(&b[0].schema(), b).unwrap()
+    };
+    assert_eq!(one(&grouped), one(&batches));
+    assert_eq!(
+        grouped_meta.file_metadata().key_value_metadata(),
+        meta.file_metadata().key_value_metadata()
+    );
+}
+
+/// The export of the tiny data's overlay of 105 and 540 (in row groups of `row_group` pieces,
+/// or the default), read back and checked against the brute-force overlay: its batches and
+/// metadata.
+fn export_and_check(
+    row_group: Option<usize>,
+) -> (
+    Vec<arrow_array::RecordBatch>,
+    parquet::file::metadata::ParquetMetaData,
+) {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Float64Type, Int64Type};
     use arrow_array::{Array, RecordBatch};
@@ -289,13 +322,14 @@ fn geoparquet_export_holds_the_overlay() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("s.parquet");
     // 105 carries Fartsgrense (2021) only, 540 no values
-    let r = vegdb::export::segmented::export_segmented(
+    let r = vegdb::export::segmented::export_segmented_in_groups(
         g,
         &types,
         &[Some(vec![2021]), Some(vec![])],
         &[],
         vegdb::geo::srid::Srid::Utm33Wgs84,
         &out,
+        row_group.unwrap_or(vegdb::export::segmented::ROW_GROUP_PIECES),
     )
     .unwrap();
     // the expectation: the brute-force overlay of every row with every object
@@ -309,6 +343,7 @@ fn geoparquet_export_holds_the_overlay() {
     let file = std::fs::File::open(&out).unwrap();
     let reader =
         parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let reader_meta = reader.metadata().clone();
     assert!(reader
         .metadata()
         .file_metadata()
@@ -387,4 +422,6 @@ fn geoparquet_export_holds_the_overlay() {
         }
     }
     assert_eq!(i, want.len());
+    let meta = (*reader_meta).clone();
+    (batches, meta)
 }

@@ -2,7 +2,7 @@
 //! bounded amount of the server's memory.
 //!
 //! A page is a [`PageBody`]: an HTTP body that renders the next ~[`CHUNK_BYTES`] of the page
-//! only when hyper asks for the next frame, which it does after it has written the previous
+//! (or the items' own [`PageItems::chunk_bytes`]) only when hyper asks for the next frame, which it does after it has written the previous
 //! one to the socket. A client that does not read therefore holds one rendered chunk (plus
 //! what the body owns to render the rest: the generation `Arc`, the row list, the filter), not
 //! the page.
@@ -66,6 +66,10 @@ pub trait PageItems: Send + 'static {
     /// such writer (then they are serialized).
     fn write_json(&self, _out: &mut Vec<u8>, _range: Range<usize>) -> bool {
         false
+    }
+    /// Target size of one rendered chunk of these items ([`CHUNK_BYTES`] unless said).
+    fn chunk_bytes(&self) -> usize {
+        CHUNK_BYTES
     }
     /// Serialize the items in `range` as elements of `seq`.
     fn write<S: SerializeSeq>(&self, seq: &mut S, range: Range<usize>) -> Result<(), S::Error>;
@@ -254,7 +258,7 @@ impl<P: PageItems> PageBody<P> {
     /// from the bytes per item, and whether the page is done.
     fn advance(&mut self, range: Range<usize>, written: usize, chunk: Bytes) -> Bytes {
         let per_item = (written / range.len().max(1)).max(1);
-        self.per_chunk = (CHUNK_BYTES / per_item).clamp(1, MAX_ITEMS_PER_CHUNK);
+        self.per_chunk = (self.items.chunk_bytes() / per_item).clamp(1, MAX_ITEMS_PER_CHUNK);
         self.next = range.end;
         self.done = range.end == self.items.count();
         chunk

@@ -22,11 +22,12 @@ use std::sync::Arc;
 use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
 };
-use arrow_array::{Array, ArrayRef};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
+use parquet::file::metadata::KeyValue;
 use roaring::RoaringBitmap;
 
-use super::{wkb, write_parquet, ExportReport};
+use super::{wkb, ExportReport};
 use crate::api::read::segmentert::piece_refs;
 use crate::catalog::{datatype, PropertyType, ValueKind};
 use crate::error::{EngineError, Result};
@@ -34,13 +35,20 @@ use crate::generation::feature::{Geometry, PropertyValue};
 use crate::generation::rows::ObjectRow;
 use crate::generation::Generation;
 use crate::geo::srid::Srid;
-use crate::query::overlay::{links_of, overlay, Cover, LinkIntervals, Piece};
+use crate::index::pieces::LinkPlacements;
+use crate::query::overlay::{row_pieces, Cover, LinkIntervals, Piece};
 use crate::query::vegref::link_range_short;
 use crate::snapshot::columns::ObjectTable;
 
+/// Pieces per row group of the file by default: the export holds one row group's columns at a
+/// time (a few hundred bytes per piece with three types' values, tens of MB).
+pub const ROW_GROUP_PIECES: usize = 65_536;
+/// Network rows overlaid together (the placements on their links gathered at once).
+const CHUNK_ROWS: usize = 4096;
+
 /// The overlay of `types` over the rows of `municipalities` (every row when empty), written to
 /// `out` in `srid` (32633, 25833 or 4326); `values[i]`: the value property ids type `i` carries
-/// (None: all).
+/// (None: all). Row groups of [`ROW_GROUP_PIECES`] pieces.
 pub fn export_segmented(
     g: &Generation,
     types: &[u32],
@@ -49,6 +57,32 @@ pub fn export_segmented(
     srid: Srid,
     out: &std::path::Path,
 ) -> Result<ExportReport> {
+    export_segmented_in_groups(
+        g,
+        types,
+        values,
+        municipalities,
+        srid,
+        out,
+        ROW_GROUP_PIECES,
+    )
+}
+
+/// [`export_segmented`] with row groups of `row_group` pieces (at least 1), streamed: the rows
+/// are overlaid [`CHUNK_ROWS`] at a time (the types' placements on their links gathered from
+/// the placements ordered by link), and each row group is written as soon as it is full. What
+/// the export holds at a time: one chunk's placements and pieces, one row group's columns and
+/// the Parquet writer's buffer of it; the `geo` metadata (its bbox: every piece's) is written
+/// in the footer at the end.
+pub fn export_segmented_in_groups(
+    g: &Generation,
+    types: &[u32],
+    values: &[Option<Vec<u32>>],
+    municipalities: &[u16],
+    srid: Srid,
+    out: &std::path::Path,
+    row_group: usize,
+) -> Result<ExportReport> {
     let crs = super::crs_of(srid)?;
     for t in types {
         if g.catalog.object_type(*t).is_none() {
@@ -56,50 +90,104 @@ pub fn export_segmented(
         }
     }
     let n = &g.network;
-    let rows: RoaringBitmap = (0..n.len() as u32)
+    let rows: Vec<u32> = (0..n.len() as u32)
         .filter(|&r| {
             municipalities.is_empty() || municipalities.contains(&n.municipality[r as usize])
         })
         .collect();
-    let links = links_of(n, &rows);
-    let layers: Vec<LinkIntervals> = types
+    // per type: its table, its placements ordered by link, and every object
+    let sources: Vec<Option<(&ObjectTable, Arc<LinkPlacements>, RoaringBitmap)>> = types
         .iter()
-        .map(|t| match g.objects.get(t) {
-            Some(d) => {
+        .map(|t| {
+            g.objects.get(t).map(|d| {
                 let all: RoaringBitmap = (0..d.table.len() as u32).collect();
-                LinkIntervals::build(&d.table, &all, Some(&links))
-            }
-            None => LinkIntervals::default(),
+                (&*d.table, d.link_placements(), all)
+            })
         })
         .collect();
-    let pieces = overlay(n, rows.iter(), &layers, false);
-    let mut piece_columns = PieceColumns::default();
-    let mut type_columns: Vec<TypeColumns> = types
-        .iter()
-        .enumerate()
-        .map(|(i, &t)| TypeColumns::new(g, t, values.get(i).cloned().flatten()))
-        .collect();
-    for p in &pieces {
-        piece_columns.push(g, p, srid)?;
-        for (c, covers) in type_columns.iter_mut().zip(&p.covers) {
+    let mut columns = Columns {
+        piece: PieceColumns::default(),
+        types: types
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| TypeColumns::new(g, t, values.get(i).cloned().flatten()))
+            .collect(),
+        rows: 0,
+    };
+    let mut file: Option<GeoParquetOut> = None;
+    let (mut features, mut pieces) = (0, Vec::new());
+    for chunk in rows.chunks(CHUNK_ROWS) {
+        let mut links: Vec<u64> = chunk.iter().map(|&r| n.link_id[r as usize]).collect();
+        links.dedup();
+        let layers: Vec<LinkIntervals> = sources
+            .iter()
+            .map(|s| match s {
+                Some((table, index, all)) => {
+                    LinkIntervals::build_on_links(table, index, all, links.iter().copied())
+                }
+                None => LinkIntervals::default(),
+            })
+            .collect();
+        for &r in chunk {
+            pieces.clear();
+            row_pieces(n, r as usize, &layers, false, &mut pieces);
+            for p in &pieces {
+                columns.push(g, p, srid)?;
+                features += 1;
+                if columns.rows >= row_group.max(1) {
+                    columns.write_to(&mut file, out)?;
+                }
+            }
+        }
+    }
+    // the last row group (an empty one when there are no pieces: the file still has the columns)
+    if columns.rows > 0 || file.is_none() {
+        columns.write_to(&mut file, out)?;
+    }
+    let bbox = (features > 0).then_some(columns.piece.bbox);
+    let bytes = file
+        .ok_or_else(|| EngineError::Internal("segmented export: no file".into()))?
+        .finish(crs, bbox, out)?;
+    Ok(ExportReport { features, bytes })
+}
+
+/// The columns of the row group being filled.
+struct Columns<'g> {
+    piece: PieceColumns,
+    types: Vec<TypeColumns<'g>>,
+    /// Pieces in the columns.
+    rows: usize,
+}
+
+impl<'g> Columns<'g> {
+    fn push(&mut self, g: &'g Generation, p: &Piece, srid: Srid) -> Result<()> {
+        self.piece.push(g, p, srid)?;
+        for (c, covers) in self.types.iter_mut().zip(&p.covers) {
             c.push(g, covers);
         }
+        self.rows += 1;
+        Ok(())
     }
-    let (mut fields, mut arrays) = piece_columns.finish_fixed();
-    for c in type_columns {
-        for (name, array) in c.finish() {
-            fields.push(Field::new(name, array.data_type().clone(), true));
-            arrays.push(array);
+
+    /// Write the pieces in the columns as a row group (the file created at the first) and empty
+    /// the columns.
+    fn write_to(&mut self, file: &mut Option<GeoParquetOut>, out: &std::path::Path) -> Result<()> {
+        let (mut fields, mut arrays) = self.piece.finish_fixed();
+        for c in &mut self.types {
+            for (name, array) in c.finish() {
+                fields.push(Field::new(name, array.data_type().clone(), true));
+                arrays.push(array);
+            }
         }
+        fields.push(Field::new("geometry", DataType::Binary, false));
+        arrays.push(Arc::new(self.piece.geometry.finish()));
+        self.rows = 0;
+        let w = match file {
+            Some(w) => w,
+            None => file.insert(GeoParquetOut::create(out, Arc::new(Schema::new(fields)))?),
+        };
+        w.write(arrays)
     }
-    fields.push(Field::new("geometry", DataType::Binary, false));
-    arrays.push(Arc::new(piece_columns.geometry.finish()));
-    let bbox = (!pieces.is_empty()).then_some(piece_columns.bbox);
-    let bytes = write_geoparquet(fields, arrays, crs, bbox, out)?;
-    Ok(ExportReport {
-        features: pieces.len(),
-        bytes,
-    })
 }
 
 /// The columns every piece has.
@@ -238,11 +326,11 @@ impl ValueList {
         }
     }
 
-    fn finish(self) -> ArrayRef {
+    fn finish(&mut self) -> ArrayRef {
         match self {
-            ValueList::Text(mut b) => Arc::new(b.finish()),
-            ValueList::Integer(mut b) => Arc::new(b.finish()),
-            ValueList::Float(mut b) => Arc::new(b.finish()),
+            ValueList::Text(b) => Arc::new(b.finish()),
+            ValueList::Integer(b) => Arc::new(b.finish()),
+            ValueList::Float(b) => Arc::new(b.finish()),
         }
     }
 }
@@ -345,7 +433,7 @@ impl<'g> TypeColumns<'g> {
     }
 
     /// (column name, array), in column order.
-    fn finish(mut self) -> Vec<(String, ArrayRef)> {
+    fn finish(&mut self) -> Vec<(String, ArrayRef)> {
         let t = self.type_id;
         let mut out: Vec<(String, ArrayRef)> = vec![
             (format!("{t}_id"), Arc::new(self.ids.finish())),
@@ -355,9 +443,9 @@ impl<'g> TypeColumns<'g> {
                 Arc::new(self.lane_specific.finish()),
             ),
         ];
-        for v in self.values {
+        for v in &mut self.values {
             out.push((v.name.clone(), v.values.finish()));
-            if let Some(mut b) = v.enum_ids {
+            if let Some(b) = &mut v.enum_ids {
                 out.push((format!("{}_id", v.name), Arc::new(b.finish())));
             }
         }
@@ -365,37 +453,83 @@ impl<'g> TypeColumns<'g> {
     }
 }
 
-/// Writes the columns as one GeoParquet file at `out` (through a partial file, fsynced, then
-/// renamed); its size.
-fn write_geoparquet(
-    fields: Vec<Field>,
-    arrays: Vec<ArrayRef>,
-    crs: Option<&str>,
-    bbox: Option<[f64; 4]>,
-    out: &std::path::Path,
-) -> Result<u64> {
-    let crs_json = crs.map(|c| format!(",\"crs\":{c}")).unwrap_or_default();
-    let bbox_json = bbox
-        .map(|b| format!(",\"bbox\":[{},{},{},{}]", b[0], b[1], b[2], b[3]))
-        .unwrap_or_default();
-    let geo = format!(
-        "{{\"version\":\"1.1.0\",\"primary_column\":\"geometry\",\"columns\":{{\"geometry\":{{\"encoding\":\"WKB\",\"geometry_types\":[\"LineString Z\"]{crs_json}{bbox_json}}}}}}}"
-    );
-    let schema = Arc::new(
-        Schema::new(fields).with_metadata(std::collections::HashMap::from([(
-            "geo".to_string(),
-            geo.clone(),
-        )])),
-    );
-    let tmp = out.with_extension("partial");
-    let file = std::fs::File::create(&tmp).map_err(|e| EngineError::io(&tmp, e))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-    write_parquet(&mut w, schema, arrays, geo)?;
-    let file = w
-        .into_inner()
-        .map_err(|e| EngineError::io(&tmp, e.into_error()))?;
-    file.sync_all().map_err(|e| EngineError::io(&tmp, e))?;
-    let bytes = file.metadata().map_err(|e| EngineError::io(&tmp, e))?.len();
-    std::fs::rename(&tmp, out).map_err(|e| EngineError::io(out, e))?;
-    Ok(bytes)
+/// The GeoParquet file being written: row groups as they come, through a partial file that is
+/// fsynced and renamed at the end. The `geo` metadata (and the Arrow schema that carries it)
+/// go into the footer at the end, when the bbox is known: the same key-value metadata, in the
+/// same order, as a file written from one batch.
+struct GeoParquetOut {
+    tmp: std::path::PathBuf,
+    schema: Arc<Schema>,
+    writer: parquet::arrow::ArrowWriter<std::io::BufWriter<std::fs::File>>,
+}
+
+fn parquet_error(e: parquet::errors::ParquetError) -> EngineError {
+    EngineError::Internal(format!("GeoParquet: {e}"))
+}
+
+impl GeoParquetOut {
+    fn create(out: &std::path::Path, schema: Arc<Schema>) -> Result<GeoParquetOut> {
+        let tmp = out.with_extension("partial");
+        let file = std::fs::File::create(&tmp).map_err(|e| EngineError::io(&tmp, e))?;
+        let w = std::io::BufWriter::with_capacity(1 << 20, file);
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_compression(parquet::basic::Compression::ZSTD(
+                parquet::basic::ZstdLevel::try_new(1).map_err(parquet_error)?,
+            ))
+            .build();
+        let options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
+            .with_properties(props)
+            .with_skip_arrow_metadata(true);
+        let writer = parquet::arrow::ArrowWriter::try_new_with_options(w, schema.clone(), options)
+            .map_err(parquet_error)?;
+        Ok(GeoParquetOut {
+            tmp,
+            schema,
+            writer,
+        })
+    }
+
+    /// One row group of `arrays` (the columns of the schema).
+    fn write(&mut self, arrays: Vec<ArrayRef>) -> Result<()> {
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| EngineError::Internal(format!("export batch: {e}")))?;
+        self.writer.write(&batch).map_err(parquet_error)?;
+        self.writer.flush().map_err(parquet_error)
+    }
+
+    /// The footer with the `geo` metadata, then the file in place at `out`; its size.
+    fn finish(
+        mut self,
+        crs: Option<&str>,
+        bbox: Option<[f64; 4]>,
+        out: &std::path::Path,
+    ) -> Result<u64> {
+        let crs_json = crs.map(|c| format!(",\"crs\":{c}")).unwrap_or_default();
+        let bbox_json = bbox
+            .map(|b| format!(",\"bbox\":[{},{},{},{}]", b[0], b[1], b[2], b[3]))
+            .unwrap_or_default();
+        let geo = format!(
+            "{{\"version\":\"1.1.0\",\"primary_column\":\"geometry\",\"columns\":{{\"geometry\":{{\"encoding\":\"WKB\",\"geometry_types\":[\"LineString Z\"]{crs_json}{bbox_json}}}}}}}"
+        );
+        // `geo`, then the Arrow schema with `geo` as its metadata (as ArrowWriter adds it)
+        let schema = Schema::new(self.schema.fields().clone()).with_metadata(
+            std::collections::HashMap::from([("geo".to_string(), geo.clone())]),
+        );
+        let mut props = parquet::file::properties::WriterProperties::builder()
+            .set_key_value_metadata(Some(vec![KeyValue::new("geo".to_string(), geo)]))
+            .build();
+        parquet::arrow::add_encoded_arrow_schema_to_metadata(&schema, &mut props);
+        for kv in props.key_value_metadata().into_iter().flatten() {
+            self.writer.append_key_value_metadata(kv.clone());
+        }
+        let tmp = self.tmp;
+        let w = self.writer.into_inner().map_err(parquet_error)?;
+        let file = w
+            .into_inner()
+            .map_err(|e| EngineError::io(&tmp, e.into_error()))?;
+        file.sync_all().map_err(|e| EngineError::io(&tmp, e))?;
+        let bytes = file.metadata().map_err(|e| EngineError::io(&tmp, e))?.len();
+        std::fs::rename(&tmp, out).map_err(|e| EngineError::io(out, e))?;
+        Ok(bytes)
+    }
 }

@@ -61,16 +61,27 @@ pub fn point_2d(srid: Srid, x: f64, y: f64) -> Result<String> {
 /// `LINESTRING Z (x y z, ...)` (no `Z` without `z_tag`).
 pub fn linestring_z(srid: Srid, coords: &[Coord3], z_tag: bool) -> Result<String> {
     let mut s = String::with_capacity(16 + coords.len() * 36);
-    s.push_str("LINESTRING");
-    s.push_str(tag(z_tag));
+    push_linestring_z(&mut s, srid, coords, z_tag)?;
+    Ok(s)
+}
+
+/// Append [`linestring_z`]'s text (on an error, `out` may hold part of it).
+pub fn push_linestring_z(
+    out: &mut String,
+    srid: Srid,
+    coords: &[Coord3],
+    z_tag: bool,
+) -> Result<()> {
+    out.push_str("LINESTRING");
+    out.push_str(tag(z_tag));
     for (i, c) in coords.iter().enumerate() {
         if i > 0 {
-            s.push_str(", ");
+            out.push_str(", ");
         }
-        push_coord(&mut s, srid, c, true)?;
+        push_coord(out, srid, c, true)?;
     }
-    s.push(')');
-    Ok(s)
+    out.push(')');
+    Ok(())
 }
 
 /// `MULTILINESTRING Z ((...), (...))`, or a plain LINESTRING Z when there is one part (no `Z`

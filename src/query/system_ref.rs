@@ -76,12 +76,14 @@ impl SystemKey {
 
     /// `EV6 S1D1`
     fn push_short(&self, s: &mut String) {
-        use std::fmt::Write;
-        let _ = write!(
-            s,
-            "{}{}{} S{}D{}",
-            self.category as char, self.phase as char, self.number, self.section, self.subsection
-        );
+        use crate::util::push_int;
+        s.push(self.category as char);
+        s.push(self.phase as char);
+        push_int(s, self.number.into());
+        s.push_str(" S");
+        push_int(s, self.section.into());
+        s.push('D');
+        push_int(s, self.subsection.into());
     }
 
     /// `EV6 S1D1 m200`

@@ -27,6 +27,7 @@ mod read_statistics;
 mod read_system_refs;
 mod read_xml;
 mod readme;
+mod segmented_json;
 mod server;
 mod stack;
 mod stream_pages;

@@ -30,6 +30,7 @@ use std::sync::Arc;
 use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use rayon::prelude::*;
 use roaring::RoaringBitmap;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
@@ -342,13 +343,7 @@ fn answer(
         n.revision,
     )
     .metadata;
-    let items = PiecePage {
-        g: g.clone(),
-        layers,
-        pieces,
-        srid,
-        z_tag: n.wkt_z_tag(),
-    };
+    let items = PiecePage::new(g.clone(), layers, pieces, srid, n.wkt_z_tag());
     Ok(respond_page(n, items, metadata, s.config.stream_pages))
 }
 
@@ -403,11 +398,12 @@ fn page(
         }
         None => 0,
     } as u32;
+    // (bounded by the network: a range to u32::MAX made 65,536 containers per page)
     let mut wanted = RoaringBitmap::new();
-    wanted.insert_range(first..);
+    wanted.insert_range(first..net.len() as u32);
     let candidates = rows & &wanted;
     // per type: its placements ordered by link and the objects passing its filter
-    let selected: Vec<Option<(&TypeData, Arc<LinkPlacements>, RoaringBitmap)>> = layers
+    let selected: Vec<Selected<'_>> = layers
         .iter()
         .map(|l| {
             l.data.map(|d| {
@@ -420,35 +416,68 @@ fn page(
         })
         .collect();
     // rows in chunks, each with the intervals of its links only: without `kun_dekket` every
-    // row gives a piece, so the first chunk (one row more than the page) mostly ends the page
+    // row gives a piece, so the first chunk (one row more than the page) mostly ends the page.
+    // A chunk's rows are overlaid in parts on the threads of rayon's pool, each part gathering
+    // its own links' intervals (the parts' pieces taken in order; the last part's may be left)
     let chunk_rows = antall + 1;
+    let parts = rayon::current_num_threads().max(1) * 2;
     let mut out = Vec::new();
-    let mut buf = Vec::new();
     let mut rest = candidates.iter().peekable();
     while rest.peek().is_some() {
         let chunk: Vec<u32> = rest.by_ref().take(chunk_rows).collect();
-        let mut links: Vec<u64> = chunk.iter().map(|&r| net.link_id[r as usize]).collect();
-        links.dedup();
-        let intervals: Vec<LinkIntervals> = selected
-            .iter()
-            .map(|t| match t {
-                Some((d, index, objects)) => {
-                    LinkIntervals::build_on_links(&d.table, index, objects, links.iter().copied())
-                }
-                None => LinkIntervals::default(),
-            })
+        let size = chunk.len().div_ceil(parts).max(MIN_PART_ROWS);
+        let made: Vec<Vec<Piece>> = chunk
+            .par_chunks(size)
+            .map(|rows| part_pieces(net, &selected, rows, after, antall, only_covered))
             .collect();
-        for &r in &chunk {
-            buf.clear();
-            row_pieces(net, r as usize, &intervals, only_covered, &mut buf);
-            for x in buf.drain(..) {
-                if after.is_some_and(|(link, pos)| x.link_id == link && x.from <= pos) {
-                    continue;
-                }
-                out.push(x);
-                if out.len() == antall {
-                    return out;
-                }
+        for x in made.into_iter().flatten() {
+            out.push(x);
+            if out.len() == antall {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// Fewest network rows overlaid as one part of a page's chunk.
+const MIN_PART_ROWS: usize = 512;
+
+/// A type's data, its placements ordered by link and its selected objects (None: no data).
+type Selected<'a> = Option<(&'a TypeData, Arc<LinkPlacements>, RoaringBitmap)>;
+
+/// The pieces of `rows` (in order) after `after`, at most `antall`, from the intervals of the
+/// rows' links.
+fn part_pieces(
+    net: &crate::snapshot::columns::RoadNetwork,
+    selected: &[Selected<'_>],
+    rows: &[u32],
+    after: Option<(u64, f64)>,
+    antall: usize,
+    only_covered: bool,
+) -> Vec<Piece> {
+    let mut links: Vec<u64> = rows.iter().map(|&r| net.link_id[r as usize]).collect();
+    links.dedup();
+    let intervals: Vec<LinkIntervals> = selected
+        .iter()
+        .map(|t| match t {
+            Some((d, index, objects)) => {
+                LinkIntervals::build_on_links(&d.table, index, objects, links.iter().copied())
+            }
+            None => LinkIntervals::default(),
+        })
+        .collect();
+    let (mut out, mut buf) = (Vec::new(), Vec::new());
+    for &r in rows {
+        buf.clear();
+        row_pieces(net, r as usize, &intervals, only_covered, &mut buf);
+        for x in buf.drain(..) {
+            if after.is_some_and(|(link, pos)| x.link_id == link && x.from <= pos) {
+                continue;
+            }
+            out.push(x);
+            if out.len() == antall {
+                return out;
             }
         }
     }

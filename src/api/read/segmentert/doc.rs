@@ -1,6 +1,10 @@
 //! The piece document of `/vegnett/segmentert` (the parent module describes it), serialized
 //! straight from the generation without an intermediate tree: JSON and XML pages are streamed
 //! with it piece by piece (`api::stream`), CSV and GeoJSON make a `serde_json::Value` of it.
+//! Compact JSON pages are written by hand (`json`), byte for byte what serde writes for the
+//! documents here (the pages rendered whole go through serde: the tests compare the two).
+
+mod json;
 
 use std::sync::Arc;
 
@@ -27,6 +31,9 @@ pub struct PageLayer {
     /// The values carried, ascending property id: each value property (not sensitive) chosen
     /// by `egenskaper`, with the index of its column in the type's table (None: no column).
     plan: Vec<(&'static PropertyType, Option<usize>)>,
+    /// `"vegobjekttype_<id>":` as JSON, and per entry of `plan` `"egenskap_<id>":`.
+    key_json: Vec<u8>,
+    value_keys_json: Vec<Vec<u8>>,
 }
 
 impl PageLayer {
@@ -51,10 +58,16 @@ impl PageLayer {
             })
             .collect();
         plan.sort_by_key(|(p, _)| p.id);
+        let value_keys_json = plan
+            .iter()
+            .map(|(p, _)| json::key(&format!("egenskap_{}", p.id)))
+            .collect();
         PageLayer {
             type_id,
             data,
             plan,
+            key_json: json::key(&format!("vegobjekttype_{type_id}")),
+            value_keys_json,
         }
     }
 }
@@ -211,6 +224,10 @@ impl Serialize for Cell<'_> {
     }
 }
 
+/// A streamed page's chunks: ~1.2 KB pieces, 200 or so to a chunk (fewer hand-offs to the
+/// heavy-work thread and writes than the default's 50).
+const CHUNK_BYTES: usize = 256 * 1024;
+
 /// A page of pieces, rendered piece by piece as the page is written (streamed).
 pub struct PiecePage {
     pub g: Arc<Generation>,
@@ -218,11 +235,45 @@ pub struct PiecePage {
     pub pieces: Vec<Piece>,
     pub srid: Srid,
     pub z_tag: bool,
+    /// The covering objects written last, kept from chunk to chunk (`json`).
+    written: std::sync::Mutex<json::Recent>,
+}
+
+impl PiecePage {
+    pub fn new(
+        g: Arc<Generation>,
+        layers: Vec<PageLayer>,
+        pieces: Vec<Piece>,
+        srid: Srid,
+        z_tag: bool,
+    ) -> PiecePage {
+        let written = std::sync::Mutex::new(json::Recent::new(layers.len()));
+        PiecePage {
+            g,
+            layers,
+            pieces,
+            srid,
+            z_tag,
+            written,
+        }
+    }
 }
 
 impl PageItems for PiecePage {
     fn count(&self) -> usize {
         self.pieces.len()
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>, range: std::ops::Range<usize>) -> bool {
+        let mut recent = match self.written.lock() {
+            Ok(r) => r,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        json::write_pieces(self, &mut recent, out, range)
+    }
+
+    fn chunk_bytes(&self) -> usize {
+        CHUNK_BYTES
     }
 
     fn write<S: SerializeSeq>(
