@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use arrow_array::Array;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, PrimitiveArray};
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
@@ -56,6 +57,64 @@ impl EnumSlots {
             r => r as usize,
         };
         self.slots.get(at).copied().filter(|&s| s != OFF)
+    }
+}
+
+/// What the pass reads: per object its slot part of each enumerated dimension, its runs (area
+/// codes and lengths inside each area), and the area's slot part per code.
+struct Pass<'a> {
+    enums: &'a [EnumSlots],
+    area_slot: &'a [u32],
+    offsets: &'a [u32],
+    codes: &'a [u32],
+    length_m: &'a [f64],
+    /// The objects' whole lengths, when not segmenting.
+    whole: Option<&'a [f64]>,
+    columns: &'a [Option<&'a PrimitiveArray<Int64Type>>],
+    at: usize,
+    dimensions: usize,
+}
+
+impl Pass<'_> {
+    /// Sums the objects `rows` into `part` (one loop, monomorphized per kind of row iterator).
+    fn sum(&self, rows: impl Iterator<Item = u32>, part: &mut Part) {
+        let cells = &mut part.cells[..];
+        for row in rows {
+            let row = row as usize;
+            let base = self
+                .enums
+                .iter()
+                .try_fold(0u32, |b, e| e.slot(row).map(|s| b + s))
+                .unwrap_or(OFF);
+            let (from, to) = (self.offsets[row] as usize, self.offsets[row + 1] as usize);
+            for (&code, &inside) in self.codes[from..to].iter().zip(&self.length_m[from..to]) {
+                let length = self.whole.map_or(inside, |w| w[row]);
+                let area = self.area_slot.get(code as usize).copied().unwrap_or(OFF);
+                if base != OFF && area != OFF {
+                    if let Some(cell) = cells.get_mut((base + area) as usize) {
+                        cell.0 += 1;
+                        cell.1 += length;
+                        continue;
+                    }
+                }
+                part.misses.push((self.key(row, code), length));
+            }
+        }
+    }
+
+    /// The key of an entry off the dense domain: its codes, read from the columns.
+    fn key(&self, row: usize, code: u32) -> u128 {
+        let mut codes = [NONE; MAX_DIMENSIONS];
+        codes[self.at] = code;
+        for (i, col) in self.columns.iter().enumerate() {
+            if i != self.at {
+                codes[i] = match col {
+                    Some(col) if !col.is_null(row) => col.value(row) as u32,
+                    _ => NONE,
+                };
+            }
+        }
+        pack(codes[..self.dimensions].iter().copied())
     }
 }
 
@@ -112,6 +171,17 @@ pub(super) fn group(
                 .map_or(OFF, |d| d * dense.strides[at] as u32)
         })
         .collect();
+    let pass = Pass {
+        enums: &enums,
+        area_slot: &area_slot,
+        offsets: runs.offsets(),
+        codes: &runs.codes,
+        length_m: &runs.length_m,
+        whole: (!segment).then_some(&whole[..]),
+        columns: &columns,
+        at,
+        dimensions: dims.len(),
+    };
     let parts: Vec<Part> = chunks
         .par_iter()
         .map(|&c| {
@@ -119,44 +189,11 @@ pub(super) fn group(
                 cells: vec![(0, 0.0); dense.size],
                 misses: Vec::new(),
             };
-            let mut codes = [NONE; MAX_DIMENSIONS];
-            let cells = &mut part.cells;
-            let misses = &mut part.misses;
-            let mut visit = |row: usize| {
-                let base = enums
-                    .iter()
-                    .try_fold(0u32, |b, e| e.slot(row).map(|s| b + s))
-                    .unwrap_or(OFF);
-                let entries = runs.of(row);
-                let area_codes = &runs.codes[entries.clone()];
-                let lengths = &runs.length_m[entries];
-                for (&code, &inside) in area_codes.iter().zip(lengths) {
-                    let length = if segment { inside } else { whole[row] };
-                    let area = area_slot.get(code as usize).copied().unwrap_or(OFF);
-                    if base != OFF && area != OFF {
-                        let cell = &mut cells[(base + area) as usize];
-                        cell.0 += 1;
-                        cell.1 += length;
-                        continue;
-                    }
-                    // a key off the dense domain: its codes, read from the columns
-                    codes[at] = code;
-                    for (i, col) in columns.iter().enumerate() {
-                        if i != at {
-                            codes[i] = match col {
-                                Some(col) if !col.is_null(row) => col.value(row) as u32,
-                                _ => NONE,
-                            };
-                        }
-                    }
-                    misses.push((pack(codes[..dims.len()].iter().copied()), length))
-                }
-            };
             let range = c * chunk..(c * chunk + chunk).min(n);
             if every {
-                range.for_each(|o| visit(o as usize));
+                pass.sum(range, &mut part);
             } else {
-                rows.range(range).for_each(|o| visit(o as usize));
+                pass.sum(rows.range(range), &mut part);
             }
             part
         })
