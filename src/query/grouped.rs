@@ -181,6 +181,9 @@ impl DenseDim {
 
 /// Dense slots for the keys whose every code is in its dimension's domain: slot = the sum of
 /// each dense index times its dimension's stride.
+/// The dense slots of a grouping, the first dimension the most significant: slots in order are
+/// keys in order (each dimension's codes ascending, [`NONE`] last), so the dense groups come
+/// out sorted.
 struct Dense {
     dims: Vec<DenseDim>,
     strides: Vec<usize>,
@@ -190,10 +193,10 @@ struct Dense {
 impl Dense {
     fn new(g: &Generation, type_id: Option<u32>, dims: &[Dimension]) -> Option<Dense> {
         let dims: Vec<DenseDim> = dims.iter().map(|&d| DenseDim::new(g, type_id, d)).collect();
-        let mut strides = Vec::with_capacity(dims.len());
+        let mut strides = vec![0; dims.len()];
         let mut size = 1usize;
-        for d in &dims {
-            strides.push(size);
+        for (i, d) in dims.iter().enumerate().rev() {
+            strides[i] = size;
             size = size.checked_mul(d.codes.len().max(1))?;
         }
         (size <= MAX_DENSE).then_some(Dense {
@@ -314,8 +317,11 @@ impl Accumulator {
                     .map(|(s, &c)| group(d.key(s), c)),
             );
         }
-        out.extend(self.keys.iter().zip(self.others).map(|(&k, c)| group(k, c)));
-        out.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        if !self.keys.is_empty() || self.dense.is_none() {
+            out.extend(self.keys.iter().zip(self.others).map(|(&k, c)| group(k, c)));
+            out.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        }
+        debug_assert!(out.windows(2).all(|w| w[0].key < w[1].key));
         out
     }
 }
@@ -705,10 +711,10 @@ mod tests {
         };
         let dense = Dense {
             dims: vec![dim(&[5, 7], false), dim(&[1, 2], true)],
-            strides: vec![1, 2],
+            strides: vec![3, 1],
             size: 6,
         };
-        for (k, s) in [((5, 1), 0), ((7, 1), 1), ((7, 2), 3), ((5, NONE), 4)] {
+        for (k, s) in [((5, 1), 0), ((7, 1), 3), ((7, 2), 4), ((5, NONE), 2)] {
             let key = pack([k.0, k.1].into_iter());
             assert_eq!(dense.slot(key), Some(s));
             assert_eq!(dense.key(s), key);

@@ -7,6 +7,8 @@ use axum::response::{IntoResponse, Response};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
+use smallvec::SmallVec;
+use std::sync::Arc;
 
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::media::Negotiated;
@@ -169,7 +171,9 @@ impl Serialize for Cell {
 /// One row of a grouped answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    keys: Vec<(String, Cell)>,
+    /// The key columns' names (one list shared by every row of a table).
+    names: Arc<[String]>,
+    keys: SmallVec<[Cell; MAX_DIMENSIONS]>,
     antall: u64,
     strekningslengde: u64,
 }
@@ -177,7 +181,7 @@ pub struct Row {
 impl Serialize for Row {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.keys.len() + 2))?;
-        for (name, cell) in &self.keys {
+        for (name, cell) in self.names.iter().zip(&self.keys) {
             m.serialize_entry(name, cell)?;
         }
         m.serialize_entry("antall", &self.antall)?;
@@ -247,16 +251,16 @@ pub fn rows(
     let lengths: Vec<f64> = groups.iter().map(|gr| gr.length_m).collect();
     let total = splits.then(|| lengths.iter().sum::<f64>());
     let meters = whole_meters(&lengths, total);
-    let names: Vec<String> = dims.iter().map(|&d| column(d)).collect();
+    let names: Arc<[String]> = dims.iter().map(|&d| column(d)).collect();
     groups
         .iter()
         .zip(meters)
         .map(|(gr, m)| Row {
+            names: names.clone(),
             keys: dims
                 .iter()
                 .zip(&gr.key)
-                .zip(&names)
-                .map(|((&d, &code), name)| (name.clone(), cell(g, object_type, d, code)))
+                .map(|(&d, &code)| cell(g, object_type, d, code))
                 .collect(),
             antall: gr.count,
             strekningslengde: m,
