@@ -601,15 +601,20 @@ pub fn whole_meters(lengths: &[f64], total: Option<f64>) -> Vec<u64> {
     if up == 0 {
         return out;
     }
+    // the `up` largest remainders (ties: the earlier group), found without sorting them all
+    let fracs: Vec<f64> = lengths
+        .iter()
+        .zip(&out)
+        .map(|(l, &m)| l.max(0.0) - m as f64)
+        .collect();
     let mut order: Vec<usize> = (0..lengths.len()).collect();
-    let frac = |i: usize| lengths[i].max(0.0) - lengths[i].max(0.0).floor();
-    order.sort_by(|&a, &b| frac(b).total_cmp(&frac(a)).then(a.cmp(&b)));
-    for &i in &order {
-        if up == 0 {
-            break;
-        }
+    let by_remainder = |a: &usize, b: &usize| fracs[*b].total_cmp(&fracs[*a]).then(a.cmp(b));
+    up = up.min(order.len());
+    if up < order.len() {
+        order.select_nth_unstable_by(up, by_remainder);
+    }
+    for &i in &order[..up] {
         out[i] += 1;
-        up -= 1;
     }
     out
 }
@@ -652,6 +657,42 @@ impl Generation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Largest remainders by a sort of every group (what `whole_meters` did before it selected
+    /// the largest only): the oracle.
+    fn whole_meters_sorted(lengths: &[f64], total: f64) -> Vec<u64> {
+        let mut out: Vec<u64> = lengths.iter().map(|l| l.max(0.0).floor() as u64).collect();
+        let target = total.max(0.0).round() as u64;
+        let mut up = target.saturating_sub(out.iter().sum()) as usize;
+        let mut order: Vec<usize> = (0..lengths.len()).collect();
+        let frac = |i: usize| lengths[i].max(0.0) - lengths[i].max(0.0).floor();
+        order.sort_by(|&a, &b| frac(b).total_cmp(&frac(a)).then(a.cmp(&b)));
+        for &i in &order {
+            if up == 0 {
+                break;
+            }
+            out[i] += 1;
+            up -= 1;
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// The selection of the largest remainders gives what a sort of them all gives, ties
+        /// (many equal fractions) included.
+        #[test]
+        fn whole_meters_equal_a_sort_of_every_remainder(
+            tenths in proptest::collection::vec(0u32..40, 0..60),
+            extra in 0.0f64..30.0,
+        ) {
+            let lengths: Vec<f64> = tenths.iter().map(|&t| t as f64 / 4.0).collect();
+            let total: f64 = lengths.iter().sum::<f64>() + extra;
+            proptest::prop_assert_eq!(
+                whole_meters(&lengths, Some(total)),
+                whole_meters_sorted(&lengths, total)
+            );
+        }
+    }
 
     #[test]
     fn whole_meters_add_up_to_the_rounded_total() {
