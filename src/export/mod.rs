@@ -13,8 +13,9 @@
 pub mod segmented;
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::Path;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -105,9 +106,7 @@ pub fn select_rows(g: &Generation, opts: &ExportOptions) -> Result<RoaringBitmap
 pub fn export(g: &Generation, opts: &ExportOptions, out: &Path) -> Result<ExportReport> {
     let rows = select_rows(g, opts)?;
     let features = features(g, opts, &rows)?;
-    let tmp = out.with_extension("partial");
-    let file = std::fs::File::create(&tmp).map_err(|e| EngineError::io(&tmp, e))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    let (tmp, mut w) = partial_file(out)?;
     let object_type = g.catalog.object_type(opts.type_id);
     let written = match opts.format {
         Format::Geojson => {
@@ -120,16 +119,29 @@ pub fn export(g: &Generation, opts: &ExportOptions, out: &Path) -> Result<Export
             features.len()
         }
     };
-    let file = w
-        .into_inner()
-        .map_err(|e| EngineError::io(&tmp, e.into_error()))?;
-    file.sync_all().map_err(|e| EngineError::io(&tmp, e))?;
-    let bytes = file.metadata().map_err(|e| EngineError::io(&tmp, e))?.len();
-    std::fs::rename(&tmp, out).map_err(|e| EngineError::io(out, e))?;
+    let bytes = commit_partial(w, &tmp, out)?;
     Ok(ExportReport {
         features: written,
         bytes,
     })
+}
+
+/// The temporary file an export of `out` is written to (beside it), and its buffered writer.
+fn partial_file(out: &Path) -> Result<(PathBuf, BufWriter<File>)> {
+    let tmp = out.with_extension("partial");
+    let file = File::create(&tmp).map_err(|e| EngineError::io(&tmp, e))?;
+    Ok((tmp, BufWriter::with_capacity(1 << 20, file)))
+}
+
+/// Flushes and syncs the temporary file `tmp` and renames it to `out`: its size in bytes.
+fn commit_partial(w: BufWriter<File>, tmp: &Path, out: &Path) -> Result<u64> {
+    let file = w
+        .into_inner()
+        .map_err(|e| EngineError::io(tmp, e.into_error()))?;
+    file.sync_all().map_err(|e| EngineError::io(tmp, e))?;
+    let bytes = file.metadata().map_err(|e| EngineError::io(tmp, e))?.len();
+    std::fs::rename(tmp, out).map_err(|e| EngineError::io(out, e))?;
+    Ok(bytes)
 }
 
 /// The features of the selected rows, in id order, in `opts.srid` (in parallel).

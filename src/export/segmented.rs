@@ -469,9 +469,7 @@ fn parquet_error(e: parquet::errors::ParquetError) -> EngineError {
 
 impl GeoParquetOut {
     fn create(out: &std::path::Path, schema: Arc<Schema>) -> Result<GeoParquetOut> {
-        let tmp = out.with_extension("partial");
-        let file = std::fs::File::create(&tmp).map_err(|e| EngineError::io(&tmp, e))?;
-        let w = std::io::BufWriter::with_capacity(1 << 20, file);
+        let (tmp, w) = super::partial_file(out)?;
         let props = parquet::file::properties::WriterProperties::builder()
             .set_compression(parquet::basic::Compression::ZSTD(
                 parquet::basic::ZstdLevel::try_new(1).map_err(parquet_error)?,
@@ -522,14 +520,7 @@ impl GeoParquetOut {
         for kv in props.key_value_metadata().into_iter().flatten() {
             self.writer.append_key_value_metadata(kv.clone());
         }
-        let tmp = self.tmp;
         let w = self.writer.into_inner().map_err(parquet_error)?;
-        let file = w
-            .into_inner()
-            .map_err(|e| EngineError::io(&tmp, e.into_error()))?;
-        file.sync_all().map_err(|e| EngineError::io(&tmp, e))?;
-        let bytes = file.metadata().map_err(|e| EngineError::io(&tmp, e))?.len();
-        std::fs::rename(&tmp, out).map_err(|e| EngineError::io(out, e))?;
-        Ok(bytes)
+        super::commit_partial(w, &self.tmp, out)
     }
 }

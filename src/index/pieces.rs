@@ -127,11 +127,6 @@ impl AreaRuns {
     }
 
     /// The entries of object row `o` (indexes into `codes` and `length_m`).
-    /// Where each object's entries start (one more than objects: the end).
-    pub fn offsets(&self) -> &[u32] {
-        &self.offsets
-    }
-
     pub fn of(&self, o: usize) -> Range<usize> {
         self.offsets[o] as usize..self.offsets[o + 1] as usize
     }

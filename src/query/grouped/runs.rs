@@ -12,6 +12,7 @@ use roaring::RoaringBitmap;
 
 use super::{enum_columns, pack, Accumulator, Dense, Dimension, Group, MAX_DIMENSIONS, NONE};
 use crate::generation::{Generation, TypeData, RANK_NONE, RANK_OFF};
+use crate::index::pieces::AreaRuns;
 
 /// Most parallel tasks, and least object rows per task.
 const MAX_TASKS: u32 = 8;
@@ -65,9 +66,7 @@ impl EnumSlots {
 struct Pass<'a> {
     enums: &'a [EnumSlots],
     area_slot: &'a [u32],
-    offsets: &'a [u32],
-    codes: &'a [u32],
-    length_m: &'a [f64],
+    runs: &'a AreaRuns,
     /// The objects' whole lengths, when not segmenting.
     whole: Option<&'a [f64]>,
     columns: &'a [Option<&'a PrimitiveArray<Int64Type>>],
@@ -86,8 +85,9 @@ impl Pass<'_> {
                 .iter()
                 .try_fold(0u32, |b, e| e.slot(row).map(|s| b + s))
                 .unwrap_or(OFF);
-            let (from, to) = (self.offsets[row] as usize, self.offsets[row + 1] as usize);
-            for (&code, &inside) in self.codes[from..to].iter().zip(&self.length_m[from..to]) {
+            let entries = self.runs.of(row);
+            let codes = &self.runs.codes[entries.clone()];
+            for (&code, &inside) in codes.iter().zip(&self.runs.length_m[entries]) {
                 let length = self.whole.map_or(inside, |w| w[row]);
                 let area = self.area_slot.get(code as usize).copied().unwrap_or(OFF);
                 if base != OFF && area != OFF {
@@ -139,13 +139,6 @@ pub(super) fn group(
     let runs = data.area_runs(g, kind)?;
     let dense = Dense::new(g, Some(data.table.type_id), dims)?;
     let columns = enum_columns(data, dims);
-    let ranks: Vec<Option<Arc<Vec<u16>>>> = dims
-        .iter()
-        .map(|d| match d {
-            Dimension::Enum(p) => data.enum_ranks(g.catalog, *p),
-            _ => None,
-        })
-        .collect();
     let whole = &data.index().length_m;
     let n = data.table.len() as u32;
     let mut tasks = (n / MIN_ROWS_PER_TASK).clamp(1, MAX_TASKS);
@@ -161,8 +154,10 @@ pub(super) fn group(
     let enums: Vec<EnumSlots> = dims
         .iter()
         .enumerate()
-        .filter(|&(i, _)| i != at)
-        .map(|(i, _)| EnumSlots::new(ranks[i].clone(), &dense, i))
+        .filter_map(|(i, d)| match d {
+            Dimension::Enum(p) => Some(EnumSlots::new(data.enum_ranks(g.catalog, *p), &dense, i)),
+            _ => None,
+        })
         .collect();
     let area_slot: Vec<u32> = (0..dense.dims[at].dense.len() as u32)
         .map(|code| {
@@ -174,9 +169,7 @@ pub(super) fn group(
     let pass = Pass {
         enums: &enums,
         area_slot: &area_slot,
-        offsets: runs.offsets(),
-        codes: &runs.codes,
-        length_m: &runs.length_m,
+        runs: &runs,
         whole: (!segment).then_some(&whole[..]),
         columns: &columns,
         at,
