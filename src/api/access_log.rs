@@ -95,16 +95,18 @@ impl AccessLog {
         }
     }
 
-    /// Write out what one buffer holds.
+    /// Write out what one buffer holds. The batch is taken while the output is held, so two
+    /// batches of one buffer (a writer's and the flusher's) reach it in the order they were
+    /// taken.
     fn write_out(&self, pending: &Mutex<Vec<u8>>) {
-        let batch = {
-            let mut pending = lock(pending);
-            if pending.is_empty() {
-                return;
-            }
-            std::mem::replace(&mut *pending, new_buffer())
-        };
+        if lock(pending).is_empty() {
+            return;
+        }
         let mut out = lock(&self.out);
+        let batch = std::mem::replace(&mut *lock(pending), new_buffer());
+        if batch.is_empty() {
+            return;
+        }
         // a log that cannot be written (a closed stderr) must not stop the server
         let _ = out.write_all(&batch);
         let _ = out.flush();
