@@ -89,6 +89,8 @@ impl LinkPlacements {
 #[derive(Debug, Default)]
 pub struct AreaRuns {
     offsets: Vec<u32>,
+    /// The object row of each entry (a pass over every object reads the entries in order).
+    pub owners: Vec<u32>,
     /// The area code of each entry.
     pub codes: Vec<u32>,
     /// The object's length inside that area, meters (0 for a point or a touching end).
@@ -105,6 +107,7 @@ impl AreaRuns {
     ) -> AreaRuns {
         let mut out = AreaRuns {
             offsets: Vec::with_capacity(objects + 1),
+            owners: Vec::with_capacity(objects),
             codes: Vec::with_capacity(objects),
             length_m: Vec::with_capacity(objects),
         };
@@ -116,6 +119,7 @@ impl AreaRuns {
                 match out.codes[start..].iter().position(|&c| c == code) {
                     Some(i) => out.length_m[start + i] += pieces.length_m[k],
                     None => {
+                        out.owners.push(o as u32);
                         out.codes.push(code);
                         out.length_m.push(pieces.length_m[k]);
                     }

@@ -3,6 +3,7 @@
 //! entry per object and area (`index::pieces::AreaRuns`) instead of one per piece, each added
 //! to a dense table of slots, in parallel over ranges of object rows.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::types::Int64Type;
@@ -52,12 +53,18 @@ impl EnumSlots {
 
     fn slot(&self, row: usize) -> Option<u32> {
         let rank = self.ranks.as_ref().map_or(RANK_NONE, |r| r[row]);
+        Some(self.of_rank(rank)).filter(|&s| s != OFF)
+    }
+
+    /// The slot part of rank `rank` (`OFF`: off the dense domain).
+    #[inline]
+    fn of_rank(&self, rank: u16) -> u32 {
         let at = match rank {
             RANK_NONE => self.slots.len() - 1,
             RANK_OFF => self.slots.len() - 2,
             r => r as usize,
         };
-        self.slots.get(at).copied().filter(|&s| s != OFF)
+        self.slots.get(at).copied().unwrap_or(OFF)
     }
 }
 
@@ -102,6 +109,49 @@ impl Pass<'_> {
         }
     }
 
+    /// Sums the entries `entries` of every object into `part`, in entry order (each entry
+    /// names its object), with `base` giving an object's slot part of the enumerated
+    /// dimensions (`OFF`: off the dense domain). Monomorphized per number of dimensions.
+    fn sum_entries(&self, entries: Range<usize>, part: &mut Part, base: impl Fn(usize) -> u32) {
+        let cells = &mut part.cells[..];
+        let owners = &self.runs.owners[entries.clone()];
+        let codes = &self.runs.codes[entries.clone()];
+        let inside = &self.runs.length_m[entries];
+        for ((&row, &code), &inside) in owners.iter().zip(codes).zip(inside) {
+            let row = row as usize;
+            let b = base(row);
+            let length = self.whole.map_or(inside, |w| w[row]);
+            let area = self.area_slot.get(code as usize).copied().unwrap_or(OFF);
+            if b != OFF && area != OFF {
+                if let Some(cell) = cells.get_mut((b + area) as usize) {
+                    cell.0 += 1;
+                    cell.1 += length;
+                    continue;
+                }
+            }
+            part.misses.push((self.key(row, code), length));
+        }
+    }
+
+    /// As [`Pass::sum_entries`], choosing the loop by the number of enumerated dimensions.
+    fn sum_every(&self, entries: Range<usize>, part: &mut Part) {
+        match self.enums {
+            [] => self.sum_entries(entries, part, |_| 0),
+            [e] => match e.ranks.as_deref() {
+                Some(ranks) => self.sum_entries(entries, part, |row| e.of_rank(ranks[row])),
+                None => {
+                    let b = e.of_rank(RANK_NONE);
+                    self.sum_entries(entries, part, |_| b)
+                }
+            },
+            many => self.sum_entries(entries, part, |row| {
+                many.iter()
+                    .try_fold(0u32, |b, e| e.slot(row).map(|s| b + s))
+                    .unwrap_or(OFF)
+            }),
+        }
+    }
+
     /// The key of an entry off the dense domain: its codes, read from the columns.
     fn key(&self, row: usize, code: u32) -> u128 {
         let mut codes = [NONE; MAX_DIMENSIONS];
@@ -140,14 +190,19 @@ pub(super) fn group(
     let dense = Dense::new(g, Some(data.table.type_id), dims)?;
     let columns = enum_columns(data, dims);
     let whole = &data.index().length_m;
-    let n = data.table.len() as u32;
+    // every object selected: the entries are read in order (no bitmap to walk), else the
+    // selected objects' entries
+    let every = rows.len() == data.table.len() as u64;
+    let n = if every {
+        runs.codes.len() as u32
+    } else {
+        data.table.len() as u32
+    };
     let mut tasks = (n / MIN_ROWS_PER_TASK).clamp(1, MAX_TASKS);
     if dense.size > LARGE_TABLE {
         tasks = tasks.min(2);
     }
     let chunk = n.div_ceil(tasks).max(1);
-    // every object selected: the rows are a plain range (no bitmap to walk)
-    let every = rows.len() == n as u64;
     let chunks: Vec<u32> = (0..n.div_ceil(chunk)).collect();
     // per enumerated dimension: its ranks and what each rank adds to the dense slot (None: a
     // value off the property's list, whose code is then read from its column)
@@ -184,7 +239,7 @@ pub(super) fn group(
             };
             let range = c * chunk..(c * chunk + chunk).min(n);
             if every {
-                pass.sum(range, &mut part);
+                pass.sum_every(range.start as usize..range.end as usize, &mut part);
             } else {
                 pass.sum(rows.range(range), &mut part);
             }
