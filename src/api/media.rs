@@ -595,6 +595,11 @@ impl From<Response> for Answer {
     }
 }
 
+/// Compact JSON the handler wrote itself, as a response (see [`Negotiated::compact_json`]).
+pub fn json_body(n: Negotiated, body: Vec<u8>) -> Response {
+    with_type(body, n.content_type())
+}
+
 /// Compact JSON the handler wrote itself (see [`Negotiated::compact_json`]).
 pub fn json_text(n: Negotiated, text: String) -> Answer {
     Answer::Json {
