@@ -219,7 +219,7 @@ fn rows_json(rows: &[Row]) -> serde_json::Result<Vec<u8>> {
         Some(r) => r
             .names
             .iter()
-            .map(|name| serde_json::to_vec(name))
+            .map(serde_json::to_vec)
             .collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
@@ -399,7 +399,7 @@ mod tests {
             "egenskap_2021".to_string(),
         ]
         .into();
-        let rows = vec![
+        let rows = [
             row(
                 &names,
                 vec![
