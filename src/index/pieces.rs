@@ -91,6 +91,9 @@ pub struct AreaRuns {
     offsets: Vec<u32>,
     /// The object row of each entry (a pass over every object reads the entries in order).
     pub owners: Vec<u32>,
+    /// The end of each run of consecutive entries with one code (objects in a row are mostly
+    /// in one area, so a pass over every object reads an area's slot once per run).
+    pub code_runs: Vec<u32>,
     /// The area code of each entry.
     pub codes: Vec<u32>,
     /// The object's length inside that area, meters (0 for a point or a touching end).
@@ -108,6 +111,7 @@ impl AreaRuns {
         let mut out = AreaRuns {
             offsets: Vec::with_capacity(objects + 1),
             owners: Vec::with_capacity(objects),
+            code_runs: Vec::new(),
             codes: Vec::with_capacity(objects),
             length_m: Vec::with_capacity(objects),
         };
@@ -126,6 +130,11 @@ impl AreaRuns {
                 }
             }
             out.offsets.push(out.codes.len() as u32);
+        }
+        for k in 1..=out.codes.len() {
+            if k == out.codes.len() || out.codes[k] != out.codes[k - 1] {
+                out.code_runs.push(k as u32);
+            }
         }
         out
     }

@@ -110,26 +110,37 @@ impl Pass<'_> {
     }
 
     /// Sums the entries `entries` of every object into `part`, in entry order (each entry
-    /// names its object), with `base` giving an object's slot part of the enumerated
-    /// dimensions (`OFF`: off the dense domain). Monomorphized per number of dimensions.
+    /// names its object) and by runs of one area code, with `base` giving an object's slot
+    /// part of the enumerated dimensions (`OFF`: off the dense domain). Monomorphized per
+    /// number of dimensions.
     fn sum_entries(&self, entries: Range<usize>, part: &mut Part, base: impl Fn(usize) -> u32) {
+        let runs = self.runs;
         let cells = &mut part.cells[..];
-        let owners = &self.runs.owners[entries.clone()];
-        let codes = &self.runs.codes[entries.clone()];
-        let inside = &self.runs.length_m[entries];
-        for ((&row, &code), &inside) in owners.iter().zip(codes).zip(inside) {
-            let row = row as usize;
-            let b = base(row);
-            let length = self.whole.map_or(inside, |w| w[row]);
+        let mut start = entries.start;
+        let mut run = runs.code_runs.partition_point(|&end| end as usize <= start);
+        while start < entries.end {
+            let end = runs
+                .code_runs
+                .get(run)
+                .map_or(entries.end, |&e| (e as usize).min(entries.end));
+            let code = runs.codes[start];
             let area = self.area_slot.get(code as usize).copied().unwrap_or(OFF);
-            if b != OFF && area != OFF {
-                if let Some(cell) = cells.get_mut((b + area) as usize) {
-                    cell.0 += 1;
-                    cell.1 += length;
-                    continue;
+            let owners = &runs.owners[start..end];
+            for (&row, &inside) in owners.iter().zip(&runs.length_m[start..end]) {
+                let row = row as usize;
+                let b = base(row);
+                let length = self.whole.map_or(inside, |w| w[row]);
+                if b != OFF && area != OFF {
+                    if let Some(cell) = cells.get_mut((b + area) as usize) {
+                        cell.0 += 1;
+                        cell.1 += length;
+                        continue;
+                    }
                 }
+                part.misses.push((self.key(row, code), length));
             }
-            part.misses.push((self.key(row, code), length));
+            start = end;
+            run += 1;
         }
     }
 
