@@ -115,7 +115,7 @@ impl Pass<'_> {
     /// number of dimensions.
     fn sum_entries(&self, entries: Range<usize>, part: &mut Part, base: impl Fn(usize) -> u32) {
         let runs = self.runs;
-        let cells = &mut part.cells[..];
+        let Part { cells, misses } = part;
         let mut start = entries.start;
         let mut run = runs.code_runs.partition_point(|&end| end as usize <= start);
         while start < entries.end {
@@ -124,20 +124,21 @@ impl Pass<'_> {
                 .get(run)
                 .map_or(entries.end, |&e| (e as usize).min(entries.end));
             let code = runs.codes[start];
+            // the run's slots from its area's part on (none: off the dense domain)
             let area = self.area_slot.get(code as usize).copied().unwrap_or(OFF);
+            let local = cells.get_mut(area as usize..).unwrap_or_default();
             let owners = &runs.owners[start..end];
             for (&row, &inside) in owners.iter().zip(&runs.length_m[start..end]) {
                 let row = row as usize;
-                let b = base(row);
                 let length = self.whole.map_or(inside, |w| w[row]);
-                if b != OFF && area != OFF {
-                    if let Some(cell) = cells.get_mut((b + area) as usize) {
+                // an enumerated part off the domain is `OFF`: past the table's end
+                match local.get_mut(base(row) as usize) {
+                    Some(cell) => {
                         cell.0 += 1;
                         cell.1 += length;
-                        continue;
                     }
+                    None => misses.push((self.key(row, code), length)),
                 }
-                part.misses.push((self.key(row, code), length));
             }
             start = end;
             run += 1;
