@@ -280,6 +280,33 @@ async fn csv_answers_are_the_json_rows() {
     );
 }
 
+/// A grouped table in compact JSON (written straight from the groups) is, byte for byte, what
+/// serde writes of the pretty answer's rows (the rows made and serialized), for every kind of
+/// key: numbers, letters, road types, contract names, allowed values.
+#[tokio::test]
+async fn compact_grouped_json_is_the_serialized_rows() {
+    let s = TestServer::start().await;
+    for path in [
+        "/vegobjekter/105/statistikk/gruppert?gruppering=kommune,egenskap(2021)",
+        "/vegobjekter/105/statistikk/gruppert?gruppering=kontraktsomrade,vegkategori,egenskap(2021)",
+        "/vegobjekter/105/statistikk/gruppert?gruppering=typeveg,vegfase&segmentering=false",
+        "/vegobjekter/105/statistikk/gruppert?gruppering=fylke,egenskap(2021)&kommune=5001",
+        "/vegnett/statistikk/gruppert?gruppering=kontraktsomrade,typeveg",
+        "/vegnett/statistikk/gruppert?gruppering=region,vegavdeling,vegkategori,vegfase",
+        "/vegnett/statistikk/gruppert?gruppering=kommune&fylke=99",
+    ] {
+        let (status, _, compact) = text(&s, path, "application/json").await;
+        assert_eq!(status, 200, "{path}: {compact}");
+        let (status, _, pretty) = text(&s, &format!("{path}&pretty=true"), "application/json").await;
+        assert_eq!(status, 200, "{path}: {pretty}");
+        if compact != "[]" {
+            assert_ne!(compact, pretty, "{path}: the pretty answer is pretty");
+        }
+        let rows: Value = serde_json::from_str(&pretty).unwrap();
+        assert_eq!(compact, serde_json::to_string(&rows).unwrap(), "{path}");
+    }
+}
+
 #[tokio::test]
 async fn object_lists_come_as_flat_csv_rows() {
     let s = TestServer::start().await;

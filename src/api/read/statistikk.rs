@@ -26,7 +26,7 @@ use crate::api::handler::begin_csv;
 use crate::api::object_docs::whole_meters;
 use crate::api::params::Params;
 use crate::api::state::AppState;
-use table::{answer, answer_rows, grouped_columns, parse_grouping, rows, splits_length, GROUPING};
+use table::{answer, grouped_answer, parse_grouping, splits_length, GROUPING};
 
 /// The filters of `/vegobjekter/statistikk`: those of one type's but `egenskap` (a type's own).
 static EVERY_TYPE_FILTERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
@@ -127,14 +127,8 @@ pub async fn get_grouped_statistics(
         })
         .await?
     };
-    let table = rows(
-        &g,
-        object_type,
-        &dims,
-        &groups,
-        splits_length(&dims, segment),
-    );
-    Ok(answer_rows(n, &table, &grouped_columns(&dims)))
+    let splits = splits_length(&dims, segment);
+    Ok(grouped_answer(n, &g, object_type, &dims, &groups, splits))
 }
 
 /// A row of `/vegobjekter/statistikk` (NVDB LES v4's `VegobjekterStatistikkMedType`).
@@ -251,6 +245,6 @@ pub async fn get_grouped_network_statistics(
         })
         .await?
     };
-    let table = rows(&g, None, &dims, &groups, splits_length(&dims, true));
-    Ok(answer_rows(n, &table, &grouped_columns(&dims)))
+    let splits = splits_length(&dims, true);
+    Ok(grouped_answer(n, &g, None, &dims, &groups, splits))
 }

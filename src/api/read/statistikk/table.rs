@@ -212,34 +212,53 @@ impl Cell {
     }
 }
 
-/// The rows as compact JSON, byte for byte as their `Serialize` writes them, with each key
-/// name escaped once for the table instead of once per row.
-fn rows_json(rows: &[Row]) -> serde_json::Result<Vec<u8>> {
-    let names: Vec<Vec<u8>> = match rows.first() {
-        Some(r) => r
-            .names
-            .iter()
-            .map(serde_json::to_vec)
-            .collect::<Result<_, _>>()?,
-        None => Vec::new(),
-    };
-    let mut out = Vec::with_capacity(2 + rows.len() * (40 + 30 * names.len()));
+/// The rows of `groups` as compact JSON, byte for byte as [`rows`] and their `Serialize`
+/// write them, without making the rows: each key name is escaped once per table, and each
+/// dimension's key text once per code (an area number is written as it comes).
+fn groups_json(
+    g: &Generation,
+    object_type: Option<&ObjectType>,
+    dims: &[Dimension],
+    groups: &[Group],
+    meters: &[u64],
+) -> serde_json::Result<Vec<u8>> {
+    let names: Vec<Vec<u8>> = dims
+        .iter()
+        .map(|&d| serde_json::to_vec(&column(d)))
+        .collect::<Result<_, _>>()?;
+    let mut texts: Vec<foldhash::HashMap<u32, Vec<u8>>> = vec![Default::default(); dims.len()];
+    let mut out = Vec::with_capacity(2 + groups.len() * (40 + 30 * dims.len()));
     out.push(b'[');
-    for (i, row) in rows.iter().enumerate() {
+    for (i, (group, &m)) in groups.iter().zip(meters).enumerate() {
         if i > 0 {
             out.push(b',');
         }
         out.push(b'{');
-        for (name, cell) in names.iter().zip(&row.keys) {
-            out.extend_from_slice(name);
+        for (k, (&d, &code)) in dims.iter().zip(&group.key).enumerate() {
+            out.extend_from_slice(&names[k]);
             out.push(b':');
-            cell.write_json(&mut out)?;
+            match d {
+                Dimension::Area(kind) if kind != AreaKind::Contract => {
+                    out.extend_from_slice(itoa::Buffer::new().format(code).as_bytes())
+                }
+                _ => {
+                    let text = match texts[k].entry(code) {
+                        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            let mut text = Vec::new();
+                            cell(g, object_type, d, code).write_json(&mut text)?;
+                            e.insert(text)
+                        }
+                    };
+                    out.extend_from_slice(text);
+                }
+            }
             out.push(b',');
         }
         out.extend_from_slice(b"\"antall\":");
-        out.extend_from_slice(itoa::Buffer::new().format(row.antall).as_bytes());
+        out.extend_from_slice(itoa::Buffer::new().format(group.count).as_bytes());
         out.extend_from_slice(b",\"strekningslengde\":");
-        out.extend_from_slice(itoa::Buffer::new().format(row.strekningslengde).as_bytes());
+        out.extend_from_slice(itoa::Buffer::new().format(m).as_bytes());
         out.push(b'}');
     }
     out.push(b']');
@@ -304,9 +323,7 @@ pub fn rows(
     groups: &[Group],
     splits: bool,
 ) -> Vec<Row> {
-    let lengths: Vec<f64> = groups.iter().map(|gr| gr.length_m).collect();
-    let total = splits.then(|| lengths.iter().sum::<f64>());
-    let meters = whole_meters(&lengths, total);
+    let meters = meters(groups, splits);
     let names: Arc<[String]> = dims.iter().map(|&d| column(d)).collect();
     groups
         .iter()
@@ -324,6 +341,36 @@ pub fn rows(
         .collect()
 }
 
+/// The groups' lengths in whole meters by [`whole_meters`] (adding up to the ungrouped length's
+/// when the groups split it).
+fn meters(groups: &[Group], splits: bool) -> Vec<u64> {
+    let lengths: Vec<f64> = groups.iter().map(|gr| gr.length_m).collect();
+    let total = splits.then(|| lengths.iter().sum::<f64>());
+    whole_meters(&lengths, total)
+}
+
+/// A grouped table's answer in the negotiated format: compact JSON straight from the groups
+/// ([`groups_json`]), else the [`rows`] by [`answer`].
+pub fn grouped_answer(
+    n: Negotiated,
+    g: &Generation,
+    object_type: Option<&ObjectType>,
+    dims: &[Dimension],
+    groups: &[Group],
+    splits: bool,
+) -> Response {
+    if !n.compact_json() {
+        let table = rows(g, object_type, dims, groups, splits);
+        return answer(n, &table, &grouped_columns(dims));
+    }
+    match groups_json(g, object_type, dims, groups, &meters(groups, splits)) {
+        Ok(body) => crate::api::media::json_body(n, body),
+        Err(e) => {
+            ApiError::from(crate::error::EngineError::Internal(e.to_string())).into_response()
+        }
+    }
+}
+
 /// A table answer in the negotiated format: JSON or XML (a list of rows), or CSV with
 /// `columns` first (`api::csv`).
 pub fn answer<T: Serialize>(n: Negotiated, rows: &[T], columns: &[String]) -> Response {
@@ -339,19 +386,6 @@ pub fn answer<T: Serialize>(n: Negotiated, rows: &[T], columns: &[String]) -> Re
                 .insert(axum::http::header::CONTENT_TYPE, n.content_type());
             r
         }
-        Err(e) => {
-            ApiError::from(crate::error::EngineError::Internal(e.to_string())).into_response()
-        }
-    }
-}
-
-/// A grouped table's answer: as [`answer`], compact JSON written by [`rows_json`].
-pub fn answer_rows(n: Negotiated, rows: &[Row], columns: &[String]) -> Response {
-    if !n.compact_json() {
-        return answer(n, rows, columns);
-    }
-    match rows_json(rows) {
-        Ok(body) => crate::api::media::json_body(n, body),
         Err(e) => {
             ApiError::from(crate::error::EngineError::Internal(e.to_string())).into_response()
         }
@@ -389,10 +423,10 @@ mod tests {
         }
     }
 
-    /// Every kind of cell, names and texts that need escaping, and the empty table: the
-    /// hand-written JSON is serde's, byte for byte.
+    /// Every kind of cell, names and texts that need escaping: each cell's hand-written JSON
+    /// is serde's, byte for byte, and so is a row made of them (the frame `groups_json` writes).
     #[test]
-    fn rows_json_is_what_serde_writes() {
+    fn cells_write_what_serde_writes() {
         let names: Arc<[String]> = vec![
             "kommune".to_string(),
             "kontrakts\"omrade\u{1}".to_string(),
@@ -453,13 +487,15 @@ mod tests {
                 3,
             ),
         ];
-        for n in 0..=rows.len() {
-            let want = serde_json::to_vec(&rows[..n]).unwrap();
-            let got = rows_json(&rows[..n]).unwrap();
-            assert_eq!(
-                String::from_utf8(got).unwrap(),
-                String::from_utf8(want).unwrap()
-            );
+        for r in &rows {
+            for cell in &r.keys {
+                let mut got = Vec::new();
+                cell.write_json(&mut got).unwrap();
+                assert_eq!(
+                    String::from_utf8(got).unwrap(),
+                    serde_json::to_string(cell).unwrap()
+                );
+            }
         }
     }
 }
