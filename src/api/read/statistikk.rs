@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 
 use super::vegnett;
-use super::vegobjekter::budgeted::{off_the_workers, on_the_pool};
+use super::vegobjekter::budgeted::off_the_workers;
 use super::vegobjekter::{
     empty_type, known_type, parse_filter, parse_filter_of_every_type, sees_sensitive, type_id,
     FILTERS,
@@ -119,7 +119,7 @@ pub async fn get_grouped_statistics(
     let segment = p.bool("segmentering")?.unwrap_or(true);
     let groups = {
         let (g, dims) = (g.clone(), dims.clone());
-        on_the_pool(&s, move || {
+        off_the_workers(&s, move || {
             let empty = empty_type(tid);
             let data = g.objects.get(&tid).map_or(&empty, |d| d.as_ref());
             let rows = g.selected_rows(data, &filter);

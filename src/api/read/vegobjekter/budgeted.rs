@@ -51,55 +51,22 @@ pub(crate) async fn off_the_workers<T: Send + 'static>(
     s: &AppState,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> ApiResult<T> {
-    let (deadline, cancel) = budgeted(s);
-    let flag = cancel.0.clone();
-    let done = tokio::task::spawn_blocking(move || budget::run(deadline, flag, work)).await;
-    drop(cancel);
-    outcome(s, done.map_err(|e| e.to_string()))
-}
-
-/// As [`off_the_workers`], on the compute pool (rayon's) instead of the blocking pool: for
-/// work that is itself parallel (a grouped pass), which then runs a share of its tasks on the
-/// pool thread it started on, where from a blocking thread it would wait asleep for the pool
-/// and be woken again. A panic in the work is caught and answered as on the blocking pool.
-pub(crate) async fn on_the_pool<T: Send + 'static>(
-    s: &AppState,
-    work: impl FnOnce() -> T + Send + 'static,
-) -> ApiResult<T> {
-    let (deadline, cancel) = budgeted(s);
-    let flag = cancel.0.clone();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    rayon::spawn(move || {
-        let run = std::panic::AssertUnwindSafe(move || budget::run(deadline, flag, work));
-        let _ = tx.send(std::panic::catch_unwind(run).map_err(|_| "panicked".to_string()));
-    });
-    let done = rx.await.unwrap_or_else(|_| Err("dropped".to_string()));
-    drop(cancel);
-    outcome(s, done)
-}
-
-/// Sets the work's flag when the request is dropped.
-struct CancelOnDrop(Arc<AtomicBool>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
+    struct CancelOnDrop(Arc<AtomicBool>);
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
     }
-}
-
-/// The request's deadline (`--query-budget` from now) and its cancel flag.
-fn budgeted(s: &AppState) -> (Instant, CancelOnDrop) {
+    let limit = s.config.query_budget;
     let now = Instant::now();
     // (a budget too large to add is as good as none)
     let deadline = now
-        .checked_add(s.config.query_budget)
+        .checked_add(limit)
         .unwrap_or(now + Duration::from_secs(365 * 86_400));
-    (deadline, CancelOnDrop(Arc::new(AtomicBool::new(false))))
-}
-
-/// The answer of budgeted work: its value, 503/5003 when it ran out of budget, 4005 when too
-/// complex, 500 when it failed (`failed`: why).
-fn outcome<T>(s: &AppState, done: Result<Result<T, Stop>, String>) -> ApiResult<T> {
+    let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+    let flag = cancel.0.clone();
+    let done = tokio::task::spawn_blocking(move || budget::run(deadline, flag, work)).await;
+    drop(cancel);
     match done {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(Stop::Deadline)) => Err(ApiError::new(
@@ -107,12 +74,12 @@ fn outcome<T>(s: &AppState, done: Result<Result<T, Stop>, String>) -> ApiResult<
             5003,
             format!(
                 "Spørringen brukte opp tidsbudsjettet sitt ({} s); avgrens filteret (område, egenskap, overlapp) eller prøv igjen",
-                s.config.query_budget.as_secs_f64()
+                limit.as_secs_f64()
             ),
         )),
         Ok(Err(Stop::TooComplex)) => Err(ApiError::bad(4005, "Filteret er for sammensatt")),
-        Err(failed) => {
-            tracing::error!(error = %failed, "road-object selection failed");
+        Err(e) => {
+            tracing::error!(error = %e, "road-object selection failed");
             Err(ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 5000,
