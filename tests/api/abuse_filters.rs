@@ -286,7 +286,7 @@ async fn an_exhausted_budget_is_a_503_in_the_api_error_shape() {
         "/vegobjekter/105/?egenskap=2021!=null",
         "/vegobjekter/105/statistikk/?egenskap=2021!=null",
         "/vegobjekter/95/?overlapp=105",
-        // run on the compute pool, not the blocking pool
+        // a grouped answer within the same budget
         "/vegobjekter/105/statistikk/gruppert?gruppering=kommune&egenskap=2021!=null",
     ] {
         let m = s.expect_error(path, 503, 5003).await;
