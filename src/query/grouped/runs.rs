@@ -15,8 +15,9 @@ use super::{enum_columns, pack, Accumulator, Dense, Dimension, Group, MAX_DIMENS
 use crate::generation::{Generation, TypeData, RANK_NONE, RANK_OFF};
 use crate::index::pieces::AreaRuns;
 
-/// Most parallel tasks, and least object rows per task.
-const MAX_TASKS: u32 = 8;
+/// Most parallel tasks per thread of the pool (each sums into a table of its own, added up
+/// after), and least object rows per task.
+const TASKS_PER_THREAD: u32 = 2;
 const MIN_ROWS_PER_TASK: u32 = 256;
 /// Beyond this many dense slots (each task sums into a table of its own), at most two tasks.
 const LARGE_TABLE: usize = 1 << 16;
@@ -210,7 +211,8 @@ pub(super) fn group(
     } else {
         data.table.len() as u32
     };
-    let mut tasks = (n / MIN_ROWS_PER_TASK).clamp(1, MAX_TASKS);
+    let most = TASKS_PER_THREAD * rayon::current_num_threads().max(1) as u32;
+    let mut tasks = (n / MIN_ROWS_PER_TASK).clamp(1, most);
     if dense.size > LARGE_TABLE {
         tasks = tasks.min(2);
     }
