@@ -27,14 +27,42 @@ pub type BoxEntry = GeomWithData<Rectangle<[f64; 2]>, u32>;
 #[derive(Debug)]
 pub struct ObjectIndex {
     pub tree: RTree<BoxEntry>,
+    /// Each row's box, rounded outwards to `f32` (a box that holds the geometry's), empty
+    /// (no point in it) for a row without geometry: a page in row order reads them in order.
+    boxes: Vec<[f32; 4]>,
+}
+
+/// A box no point lies in.
+const NO_BOX: [f32; 4] = [
+    f32::INFINITY,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NEG_INFINITY,
+];
+
+/// `v` as `f32`, rounded down (`up` false) or up.
+fn outwards(v: f64, up: bool) -> f32 {
+    let f = v as f32;
+    match (f as f64).partial_cmp(&v) {
+        Some(std::cmp::Ordering::Greater) if !up => f.next_down(),
+        Some(std::cmp::Ordering::Less) if up => f.next_up(),
+        _ => f,
+    }
 }
 
 impl ObjectIndex {
     /// The index of `data`, a type of `g` (located on `g`'s network).
     pub fn build(g: &Generation, data: &TypeData) -> ObjectIndex {
+        let mut boxes = vec![NO_BOX; data.table.len()];
         let entries = (0..data.table.len())
             .filter_map(|row| {
                 let b = geometry(g, data, row)?.bbox();
+                boxes[row] = [
+                    outwards(b[0], false),
+                    outwards(b[1], false),
+                    outwards(b[2], true),
+                    outwards(b[3], true),
+                ];
                 Some(GeomWithData::new(
                     Rectangle::from_corners([b[0], b[1]], [b[2], b[3]]),
                     row as u32,
@@ -43,7 +71,17 @@ impl ObjectIndex {
             .collect();
         ObjectIndex {
             tree: RTree::bulk_load(entries),
+            boxes,
         }
+    }
+
+    /// A box holding the geometry of object `row` (none for a row without geometry: no point
+    /// lies in it, `x0 > x1`), as `[x0, y0, x1, y1]`.
+    pub fn box_of(&self, row: u32) -> [f64; 4] {
+        self.boxes
+            .get(row as usize)
+            .unwrap_or(&NO_BOX)
+            .map(f64::from)
     }
 
     /// The rows whose box meets the rectangle `[x0, y0, x1, y1]`, each with its box, in the
@@ -100,7 +138,22 @@ mod tests {
             with_geometry += 1;
             let b = geom.bbox();
             assert!(first.rows_meeting(b).contains(&(row as u32)), "row {row}");
+            // the row's own box holds the geometry's, by less than a metre more
+            let o = first.box_of(row as u32);
+            assert!(
+                o[0] <= b[0] && o[1] <= b[1] && o[2] >= b[2] && o[3] >= b[3],
+                "row {row}"
+            );
+            assert!(
+                (0..4).all(|i| (o[i] - b[i]).abs() < 1.0),
+                "row {row}: {o:?} {b:?}"
+            );
         }
         assert_eq!(first.tree.size(), with_geometry);
+        for row in 0..data.table.len() {
+            if geometry(&g, data, row).is_none() {
+                assert!(first.box_of(row as u32)[0] > first.box_of(row as u32)[2]);
+            }
+        }
     }
 }

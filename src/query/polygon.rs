@@ -1,11 +1,15 @@
 //! The filters on road objects that are neither areas nor properties: a polygon (`polygon=`),
 //! object ids (`ider=`) and last modification (`endret_etter=`). The polygon selects the
 //! objects whose geometry (own, else located) intersects it, and cuts the parts of stretch
-//! objects to it when segmenting.
+//! objects to it when segmenting. A page of an object list with a polygon decides the polygon
+//! only for as many objects as the page takes ([`select_page`]).
 
 use roaring::RoaringBitmap;
 
+use super::objects::{select, select_by, ObjectFilter};
 use crate::generation::spatial::geometry;
+#[cfg(doc)]
+use crate::generation::spatial::ObjectIndex;
 use crate::generation::{Generation, TypeData};
 use crate::geo::area_polygon::AreaPolygon;
 
@@ -46,6 +50,132 @@ pub fn in_polygon(
     sure | met
 }
 
+/// One page of what `f` selects: at most `limit` rows from row `first` on, in row order — the
+/// rows of [`select`] there. With a polygon ([`ObjectFilter::pages_lazily`]) everything else
+/// is selected first and the polygon then decides candidates in row order only until the page
+/// is full ([`in_polygon_from`]), so a page costs what it shows, not what the whole polygon
+/// holds.
+pub fn select_page(
+    g: &Generation,
+    data: &TypeData,
+    f: &ObjectFilter,
+    first: u32,
+    limit: usize,
+) -> Vec<u32> {
+    match &f.polygon {
+        Some(a) if f.pages_lazily() => {
+            let rest = select_by(g, data, f, None);
+            in_polygon_from(g, data, &rest, a, first, limit)
+        }
+        _ => {
+            let rows = select(g, data, f);
+            let skip = if first == 0 { 0 } else { rows.rank(first - 1) };
+            let end = (skip + limit as u64).min(rows.len());
+            (skip..end)
+                .map(|k| rows.select(k as u32).expect("k < len"))
+                .collect()
+        }
+    }
+}
+
+/// Rows a page of [`in_polygon_from`] reads in order, by their boxes, before it asks the
+/// spatial index for the rest: `limit` times this, and at least [`SCAN_ROWS`].
+const SCAN_PER_OBJECT: u32 = 32;
+const SCAN_ROWS: u32 = 1 << 15;
+
+/// The objects of `candidates` from row `first` on whose geometry intersects polygon `a`, in
+/// row order, at most `limit`: the first `limit` rows from `first` on that [`in_polygon`]
+/// selects, deciding only as many objects as the page takes. The candidates are read in row
+/// order by their boxes ([`ObjectIndex::box_of`]) while that is cheap (the polygon's objects
+/// lie close in the rows: a page fills after a few rows); past [`SCAN_ROWS`] the spatial
+/// index gives the rest of the candidates, decided in row order as far as the page takes.
+/// Either way the cells decide most boxes, the exact test the boxes on an edge.
+pub fn in_polygon_from(
+    g: &Generation,
+    data: &TypeData,
+    candidates: &RoaringBitmap,
+    a: &AreaPolygon,
+    first: u32,
+    limit: usize,
+) -> Vec<u32> {
+    let span = (limit as u32)
+        .saturating_mul(SCAN_PER_OBJECT)
+        .max(SCAN_ROWS);
+    scanning(g, data, candidates, a, (first, limit), span)
+}
+
+/// [`in_polygon_from`] for the page `(first, limit)`, reading the rows `first..first + span`
+/// by their boxes before it asks the spatial index.
+fn scanning(
+    g: &Generation,
+    data: &TypeData,
+    candidates: &RoaringBitmap,
+    a: &AreaPolygon,
+    (first, limit): (u32, usize),
+    span: u32,
+) -> Vec<u32> {
+    let Some(envelope) = a.storage_envelope().filter(|_| limit > 0) else {
+        return Vec::new();
+    };
+    let index = data.object_index(g);
+    let meets = |row: u32, b: [f64; 4]| match a.storage_box(b) {
+        Some(decided) => decided,
+        None => geometry(g, data, row as usize).is_some_and(|geom| geom.meets_area(a)),
+    };
+    let mut page = Vec::new();
+    let mut ticker = super::budget::Ticker::new();
+    let scanned = first.saturating_add(span);
+    let mut take = |row: u32| {
+        let b = index.box_of(row);
+        if boxes_meet(b, envelope) && meets(row, b) {
+            page.push(row);
+        }
+        page.len() >= limit || ticker.exhausted()
+    };
+    // every row a candidate (no other filter): the rows themselves, not the bitmap's
+    let full = candidates.len() == data.table.len() as u64;
+    let done = if full {
+        (first..scanned.min(data.table.len() as u32)).any(&mut take)
+    } else {
+        candidates.range(first..scanned).any(&mut take)
+    };
+    if done {
+        return page;
+    }
+    if page.len() >= limit || scanned as usize >= data.table.len() {
+        return page;
+    }
+    // the rest of the candidates from the spatial index, in row order
+    let (mut sure, mut exact) = (RoaringBitmap::new(), RoaringBitmap::new());
+    for (row, b) in index.boxes_meeting(envelope) {
+        if row < scanned || !candidates.contains(row) {
+            continue;
+        }
+        match a.storage_box(b) {
+            Some(true) => sure.insert(row),
+            Some(false) => false,
+            None => exact.insert(row),
+        };
+    }
+    let wanted = limit - page.len();
+    page.extend(
+        (&sure | &exact)
+            .iter()
+            .take_while(|_| !ticker.exhausted())
+            .filter(|&row| {
+                !exact.contains(row)
+                    || geometry(g, data, row as usize).is_some_and(|geom| geom.meets_area(a))
+            })
+            .take(wanted),
+    );
+    page
+}
+
+/// Do rectangles `[x0, y0, x1, y1]` `a` and `b` meet?
+fn boxes_meet(a: [f64; 4], b: [f64; 4]) -> bool {
+    a[0] <= b[2] && a[2] >= b[0] && a[1] <= b[3] && a[3] >= b[1]
+}
+
 /// The stretches of a placement part `from..=to` on network row `net_row` inside polygon `a`,
 /// as link position ranges (a point part: itself when it lies in the polygon). Stretches the
 /// polygon only touches in a point are left out.
@@ -80,4 +210,96 @@ pub fn modified_after(data: &TypeData, rows: &RoaringBitmap, after: i64) -> Roar
     rows.iter()
         .filter(|&r| data.table.last_modified[r as usize] > after)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::OnceLock;
+
+    use geo::{LineString, MultiPolygon, Polygon};
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::geo::srid::Srid;
+
+    fn demo() -> &'static Generation {
+        static G: OnceLock<Generation> = OnceLock::new();
+        G.get_or_init(|| {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
+            let current = std::fs::read_to_string(root.join("CURRENT")).expect("demo CURRENT");
+            let id: u64 = current.trim().parse().expect("id");
+            let dir = root.join(format!("gen-{id:06}"));
+            Generation::load(&dir, &|_| {}).expect("the demo loads").0
+        })
+    }
+
+    /// A star-shaped polygon around the first vertex of network row `at`, in storage
+    /// coordinates, with a hole when `hole`.
+    fn star(g: &Generation, at: usize, radii: &[f64], hole: bool) -> AreaPolygon {
+        let c = g.network.geometry(at % g.network.len())[0];
+        let ring = |radii: &[f64]| {
+            let k = radii.len();
+            let mut pts: Vec<(f64, f64)> = radii
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let t = std::f64::consts::TAU * i as f64 / k as f64;
+                    (c[0] + r * t.cos(), c[1] + r * t.sin())
+                })
+                .collect();
+            pts.push(pts[0]);
+            LineString::from(pts)
+        };
+        let min = radii.iter().cloned().fold(f64::INFINITY, f64::min);
+        let holes = if hole {
+            vec![ring(&[min * 0.4; 5])]
+        } else {
+            vec![]
+        };
+        let shape = MultiPolygon(vec![Polygon::new(ring(radii), holes)]);
+        AreaPolygon::new(Srid::Utm33Etrs89, shape).expect("polygon")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Walking the pages (any page size, any span read by the boxes, from 0: the spatial
+        /// index alone, to past the table: the boxes alone) gives what the whole selection
+        /// gives, in row order, each row once; a page from any row on is that selection's
+        /// rows from there.
+        #[test]
+        fn pages_walk_the_whole_selection(
+            at in any::<usize>(),
+            radii in prop::collection::vec(200.0f64..6000.0, 3..12),
+            hole in any::<bool>(),
+            ti in 0usize..3,
+            size in 1usize..60,
+            span in prop_oneof![Just(0u32), 1u32..400, Just(u32::MAX)],
+            every_other in any::<bool>(),
+            from in any::<u32>(),
+        ) {
+            let g = demo();
+            let data = &g.objects[&[105u32, 95, 241][ti]];
+            let a = star(g, at, &radii, hole);
+            let n = data.table.len() as u32;
+            let candidates: RoaringBitmap = (0..n).filter(|r| !every_other || r % 2 == 0).collect();
+            let want = in_polygon(g, data, &candidates, &a);
+            let mut got = Vec::new();
+            let mut first = 0;
+            loop {
+                let page = scanning(g, data, &candidates, &a, (first, size), span);
+                prop_assert!(page.len() <= size);
+                let Some(&last) = page.last() else { break };
+                prop_assert!(page.len() == size || want.range(last + 1..).next().is_none());
+                got.extend(page);
+                first = last + 1;
+            }
+            prop_assert_eq!(got, want.iter().collect::<Vec<u32>>());
+            let start = if n == 0 { 0 } else { from % n };
+            let page = in_polygon_from(g, data, &candidates, &a, start, size);
+            let expected: Vec<u32> = want.range(start..).take(size).collect();
+            prop_assert_eq!(page, expected);
+        }
+    }
 }
