@@ -54,11 +54,15 @@ fn corner_sums(cells: &[Cell], is: Cell) -> Vec<u32> {
 
 impl CellGrid {
     /// The grid over `bounds` (xmin, ymin, xmax, ymax: the polygon's rectangle) for the edges
-    /// `edges`, a run of cells no edge meets decided by `holds` at the first cell's centre.
+    /// `edges`, a run of cells no edge meets decided at the first cell's centre: inside when,
+    /// for one of the polygons, the edges `crossing(y)` gives along the row's middle line
+    /// (each edge's polygon and its `x` there, as the polygon's ray test computes it) cross
+    /// its ray to +x an odd number of times. (No edge passes through the centre of a cell no
+    /// edge meets, so the boundary's own points need no test.)
     pub fn build(
         bounds: [f64; 4],
         edges: impl Iterator<Item = ([f64; 2], [f64; 2])>,
-        holds: impl Fn(Coord<f64>) -> bool,
+        crossing: impl Fn(f64) -> Vec<(usize, f64)>,
     ) -> CellGrid {
         let [x0, y0, x1, y1] = bounds;
         let step = |span: f64| {
@@ -93,6 +97,17 @@ impl CellGrid {
             }
         }
         for j in 0..CELLS {
+            let crossings = crossing(y0 + (j as f64 + 0.5) * g.h);
+            let polygons = crossings.iter().map(|c| c.0 + 1).max().unwrap_or(0);
+            let holds = |x: f64| {
+                let mut odd = vec![false; polygons];
+                for &(p, at) in &crossings {
+                    if at > x {
+                        odd[p] = !odd[p];
+                    }
+                }
+                odd.contains(&true)
+            };
             let mut state = None;
             for i in 0..CELLS {
                 let at = j * CELLS + i;
@@ -100,12 +115,7 @@ impl CellGrid {
                     state = None;
                     continue;
                 }
-                let inside = *state.get_or_insert_with(|| {
-                    holds(Coord {
-                        x: x0 + (i as f64 + 0.5) * g.w,
-                        y: y0 + (j as f64 + 0.5) * g.h,
-                    })
-                });
+                let inside = *state.get_or_insert_with(|| holds(x0 + (i as f64 + 0.5) * g.w));
                 g.cells[at] = if inside { Cell::Inside } else { Cell::Outside };
             }
         }
@@ -212,7 +222,10 @@ mod tests {
             let g = CellGrid::build(
                 [0.0, 0.0, 1000.0, 1000.0],
                 ring.windows(2).map(|w| (w[0], w[1])),
-                |c| (c.x - 500.0).hypot(c.y - 500.0) <= r,
+                |y| {
+                    let d = (r * r - (y - 500.0) * (y - 500.0)).max(0.0).sqrt();
+                    if d > 0.0 { vec![(0, 500.0 - d), (0, 500.0 + d)] } else { vec![] }
+                },
             );
             proptest::prop_assert!(g.cells.contains(&Cell::Edge));
             for (x, y, w, h) in boxes {
