@@ -4,7 +4,8 @@
 //! list of type 105 in that kommune through the routes in process, by `kommune=` and by its
 //! shape as `polygon=` (`list_105_kommune`, `list_105_polygon_kommune`: the selection and one
 //! page of 1000 objects, `inkluder=minimum`, as JSON bytes), and the page after a cursor in the
-//! middle of the polygon's objects (`list_105_polygon_kommune_after`). Data: the demo preset,
+//! middle of the polygon's objects (`list_105_polygon_kommune_after`); the same three for the
+//! kommune whose objects lie in the middle of the rows (`…_mid`). Data: the demo preset,
 //! or with VEGDB_BENCH_DATA a national data dir (type 95, 1.35 M objects).
 #![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
@@ -118,14 +119,17 @@ fn bench(c: &mut Criterion) {
             (rows.len(), total_length(&g, stretch, &rows, &fp, true))
         })
     });
-    let in_polygon = select(&g, stretch, &fp).into_owned();
-    list_pages(
-        &mut group,
-        &s,
-        muni,
-        fp.polygon.as_ref().unwrap(),
-        &in_polygon,
-    );
+    list_pages(&mut group, &s, muni, "");
+    // a kommune whose objects lie in the middle of the rows: the first page reads the rows'
+    // boxes in vain, then asks the spatial index
+    let middle = stretch.table.len() as u32 / 2;
+    let (&(_, late), _) = stretch
+        .index()
+        .areas
+        .iter()
+        .find(|((k, _), b)| *k == AreaKind::Municipality && b.contains(middle))
+        .unwrap();
+    list_pages(&mut group, &s, late, "_mid");
     // grouped statistics over every object of type 105: by kommune and Fartsgrense (one entry
     // per object and kommune), and by road category (one per piece)
     let every = all_rows(stretch);
@@ -241,17 +245,30 @@ fn page_ids(body: &[u8]) -> Vec<u64> {
 
 /// One list page of type 105 (1000 objects, `inkluder=minimum`) by `kommune=` and by the
 /// kommune's shape as `polygon=` (first page, and the page after a cursor in the middle of
-/// the polygon's objects), through the routes; the pages are checked against `in_polygon`
-/// (the full selection) first.
+/// the polygon's objects), through the routes, each label ending in `suffix`; the pages are
+/// checked against the full selection first.
 fn list_pages(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     s: &AppState,
     muni: u32,
-    a: &AreaPolygon,
-    in_polygon: &roaring::RoaringBitmap,
+    suffix: &str,
 ) {
     let g = s.store.current();
-    let ids = &g.objects[&105].table.id;
+    let stretch = &g.objects[&105];
+    let ids = &stretch.table.id;
+    let shape = g.areas.municipality(muni as u16).unwrap().shape.clone();
+    let a = AreaPolygon::new(Srid::Utm33Etrs89, shape).unwrap();
+    let fp = ObjectFilter {
+        polygon: Some(a.clone()),
+        ..Default::default()
+    };
+    let in_polygon = select(&g, stretch, &fp).into_owned();
+    eprintln!(
+        "kommune {muni}: type 105 rows {:?}..={:?}, {} in its shape",
+        in_polygon.min(),
+        in_polygon.max(),
+        in_polygon.len()
+    );
     let routes = vegdb::api::router::routes(s.clone());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -278,14 +295,20 @@ fn list_pages(
             .collect();
         assert_eq!(got, want, "{path}");
     }
-    let by_kommune = page_ids(&rt.block_on(get_bytes(&routes, &kommune)));
-    assert_eq!(by_kommune.len(), 1000, "{kommune}");
+    let body = rt.block_on(get_bytes(&routes, &kommune));
+    assert_eq!(page_ids(&body).len(), 1000, "{kommune}");
+    let polygon_body = rt.block_on(get_bytes(&routes, &polygon));
+    eprintln!(
+        "first pages: kommune= {} bytes, polygon= {} bytes",
+        body.len(),
+        polygon_body.len()
+    );
     for (label, path) in [
         ("list_105_kommune", &kommune),
         ("list_105_polygon_kommune", &polygon),
         ("list_105_polygon_kommune_after", &after),
     ] {
-        group.bench_function(label, |b| {
+        group.bench_function(format!("{label}{suffix}"), |b| {
             b.iter(|| rt.block_on(get_bytes(&routes, path)).len())
         });
     }

@@ -78,18 +78,12 @@ pub fn select_page(
     }
 }
 
-/// Rows a page of [`in_polygon_from`] reads in order, by their boxes, before it asks the
-/// spatial index for the rest: `limit` times this, and at least [`SCAN_ROWS`].
-const SCAN_PER_OBJECT: u32 = 32;
-const SCAN_ROWS: u32 = 1 << 15;
-
 /// The objects of `candidates` from row `first` on whose geometry intersects polygon `a`, in
 /// row order, at most `limit`: the first `limit` rows from `first` on that [`in_polygon`]
-/// selects, deciding only as many objects as the page takes. The candidates are read in row
-/// order by their boxes ([`ObjectIndex::box_of`]) while that is cheap (the polygon's objects
-/// lie close in the rows: a page fills after a few rows); past [`SCAN_ROWS`] the spatial
-/// index gives the rest of the candidates, decided in row order as far as the page takes.
-/// Either way the cells decide most boxes, the exact test the boxes on an edge.
+/// selects, deciding only as many objects as the page takes. The rows near the polygon's
+/// storage envelope come in row order from the type's spatial index
+/// ([`ObjectIndex::rows_near`]); each whose box ([`ObjectIndex::box_of`]) meets the envelope
+/// is decided by the cells, or by the exact test when its box is on an edge.
 pub fn in_polygon_from(
     g: &Generation,
     data: &TypeData,
@@ -98,77 +92,28 @@ pub fn in_polygon_from(
     first: u32,
     limit: usize,
 ) -> Vec<u32> {
-    let span = (limit as u32)
-        .saturating_mul(SCAN_PER_OBJECT)
-        .max(SCAN_ROWS);
-    scanning(g, data, candidates, a, (first, limit), span)
-}
-
-/// [`in_polygon_from`] for the page `(first, limit)`, reading the rows `first..first + span`
-/// by their boxes before it asks the spatial index.
-fn scanning(
-    g: &Generation,
-    data: &TypeData,
-    candidates: &RoaringBitmap,
-    a: &AreaPolygon,
-    (first, limit): (u32, usize),
-    span: u32,
-) -> Vec<u32> {
     let Some(envelope) = a.storage_envelope().filter(|_| limit > 0) else {
         return Vec::new();
     };
     let index = data.object_index(g);
-    let meets = |row: u32, b: [f64; 4]| match a.storage_box(b) {
-        Some(decided) => decided,
-        None => geometry(g, data, row as usize).is_some_and(|geom| geom.meets_area(a)),
-    };
-    let mut page = Vec::new();
-    let mut ticker = super::budget::Ticker::new();
-    let scanned = first.saturating_add(span);
-    let mut take = |row: u32| {
-        let b = index.box_of(row);
-        if boxes_meet(b, envelope) && meets(row, b) {
-            page.push(row);
-        }
-        page.len() >= limit || ticker.exhausted()
-    };
-    // every row a candidate (no other filter): the rows themselves, not the bitmap's
+    // every row a candidate (no other filter): no lookup in the candidates
     let full = candidates.len() == data.table.len() as u64;
-    let done = if full {
-        (first..scanned.min(data.table.len() as u32)).any(&mut take)
-    } else {
-        candidates.range(first..scanned).any(&mut take)
-    };
-    if done {
-        return page;
-    }
-    if page.len() >= limit || scanned as usize >= data.table.len() {
-        return page;
-    }
-    // the rest of the candidates from the spatial index, in row order
-    let (mut sure, mut exact) = (RoaringBitmap::new(), RoaringBitmap::new());
-    for (row, b) in index.boxes_meeting(envelope) {
-        if row < scanned || !candidates.contains(row) {
-            continue;
-        }
-        match a.storage_box(b) {
-            Some(true) => sure.insert(row),
-            Some(false) => false,
-            None => exact.insert(row),
-        };
-    }
-    let wanted = limit - page.len();
-    page.extend(
-        (&sure | &exact)
-            .iter()
-            .take_while(|_| !ticker.exhausted())
-            .filter(|&row| {
-                !exact.contains(row)
-                    || geometry(g, data, row as usize).is_some_and(|geom| geom.meets_area(a))
-            })
-            .take(wanted),
-    );
-    page
+    let mut ticker = super::budget::Ticker::new();
+    index
+        .rows_near(envelope)
+        .range(first..)
+        .take_while(|_| !ticker.exhausted())
+        .filter(|&row| {
+            let b = index.box_of(row);
+            (full || candidates.contains(row))
+                && boxes_meet(b, envelope)
+                && match a.storage_box(b) {
+                    Some(decided) => decided,
+                    None => geometry(g, data, row as usize).is_some_and(|geom| geom.meets_area(a)),
+                }
+        })
+        .take(limit)
+        .collect()
 }
 
 /// Do rectangles `[x0, y0, x1, y1]` `a` and `b` meet?
@@ -264,10 +209,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
 
-        /// Walking the pages (any page size, any span read by the boxes, from 0: the spatial
-        /// index alone, to past the table: the boxes alone) gives what the whole selection
-        /// gives, in row order, each row once; a page from any row on is that selection's
-        /// rows from there.
+        /// Walking the pages (any page size) gives what the whole selection gives, in row
+        /// order, each row once; a page from any row on is that selection's rows from there.
         #[test]
         fn pages_walk_the_whole_selection(
             at in any::<usize>(),
@@ -275,7 +218,6 @@ mod tests {
             hole in any::<bool>(),
             ti in 0usize..3,
             size in 1usize..60,
-            span in prop_oneof![Just(0u32), 1u32..400, Just(u32::MAX)],
             every_other in any::<bool>(),
             from in any::<u32>(),
         ) {
@@ -288,7 +230,7 @@ mod tests {
             let mut got = Vec::new();
             let mut first = 0;
             loop {
-                let page = scanning(g, data, &candidates, &a, (first, size), span);
+                let page = in_polygon_from(g, data, &candidates, &a, first, size);
                 prop_assert!(page.len() <= size);
                 let Some(&last) = page.last() else { break };
                 prop_assert!(page.len() == size || want.range(last + 1..).next().is_none());
