@@ -106,7 +106,7 @@ impl ObjectFilter {
         self.ids.is_some() || self.modified_after.is_some()
     }
 
-    /// Can a list page be decided lazily ([`super::polygon::select_page`]): a polygon, and
+    /// Can a list page be decided lazily ([`super::page::select_page`]): a polygon, and
     /// nothing applied after it that costs per candidate (a route, overlaps)?
     pub fn pages_lazily(&self) -> bool {
         self.polygon.is_some() && self.route.is_none() && self.overlaps.is_empty()
@@ -642,18 +642,6 @@ impl Generation {
     /// The rows of `data` (a type of this generation) that `f` selects.
     pub fn select_objects(&self, data: &TypeData, f: &ObjectFilter) -> RoaringBitmap {
         select(self, data, f).into_owned()
-    }
-
-    /// At most `limit` rows of `data` from row `first` on that `f` selects
-    /// ([`super::polygon::select_page`]).
-    pub fn select_objects_page(
-        &self,
-        data: &TypeData,
-        f: &ObjectFilter,
-        first: u32,
-        limit: usize,
-    ) -> Vec<u32> {
-        super::polygon::select_page(self, data, f, first, limit)
     }
 
     /// As [`Self::select_objects`], lending an index's bitmap where the filter is one area.

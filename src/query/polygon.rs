@@ -1,12 +1,11 @@
 //! The filters on road objects that are neither areas nor properties: a polygon (`polygon=`),
 //! object ids (`ider=`) and last modification (`endret_etter=`). The polygon selects the
 //! objects whose geometry (own, else located) intersects it, and cuts the parts of stretch
-//! objects to it when segmenting. A page of an object list with a polygon decides the polygon
-//! only for as many objects as the page takes ([`select_page`]).
+//! objects to it when segmenting; a page of an object list decides it only for as many
+//! objects as the page takes ([`in_polygon_from`]).
 
 use roaring::RoaringBitmap;
 
-use super::objects::{select, select_by, ObjectFilter};
 use crate::generation::spatial::geometry;
 #[cfg(doc)]
 use crate::generation::spatial::ObjectIndex;
@@ -48,34 +47,6 @@ pub fn in_polygon(
         .filter(|&o| geometry(g, data, o as usize).is_some_and(|geom| geom.meets_area(a)))
         .collect();
     sure | met
-}
-
-/// One page of what `f` selects: at most `limit` rows from row `first` on, in row order — the
-/// rows of [`select`] there. With a polygon ([`ObjectFilter::pages_lazily`]) everything else
-/// is selected first and the polygon then decides candidates in row order only until the page
-/// is full ([`in_polygon_from`]), so a page costs what it shows, not what the whole polygon
-/// holds.
-pub fn select_page(
-    g: &Generation,
-    data: &TypeData,
-    f: &ObjectFilter,
-    first: u32,
-    limit: usize,
-) -> Vec<u32> {
-    match &f.polygon {
-        Some(a) if f.pages_lazily() => {
-            let rest = select_by(g, data, f, None);
-            in_polygon_from(g, data, &rest, a, first, limit)
-        }
-        _ => {
-            let rows = select(g, data, f);
-            let skip = if first == 0 { 0 } else { rows.rank(first - 1) };
-            let end = (skip + limit as u64).min(rows.len());
-            (skip..end)
-                .map(|k| rows.select(k as u32).expect("k < len"))
-                .collect()
-        }
-    }
 }
 
 /// The objects of `candidates` from row `first` on whose geometry intersects polygon `a`, in
