@@ -23,14 +23,8 @@ pub fn select_page(
             let rest = select_by(g, data, f, None);
             in_polygon_from(g, data, &rest, a, first, limit)
         }
-        _ => {
-            let rows = select(g, data, f);
-            let skip = if first == 0 { 0 } else { rows.rank(first - 1) };
-            let end = (skip + limit as u64).min(rows.len());
-            (skip..end)
-                .map(|k| rows.select(k as u32).expect("k < len"))
-                .collect()
-        }
+        // read in order from `first` (a select per row would scan a container each time)
+        _ => select(g, data, f).range(first..).take(limit).collect(),
     }
 }
 

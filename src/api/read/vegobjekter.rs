@@ -316,16 +316,10 @@ async fn list_page(
             return (page, more, None);
         }
         let rows = g.selected_rows(data, &filter);
-        let skip = if first_row == 0 {
-            0
-        } else {
-            rows.rank(first_row - 1)
-        };
-        let end = (skip + antall as u64).min(rows.len());
-        let page: Vec<u32> = (skip..end)
-            .map(|k| rows.select(k as u32).expect("k < len"))
-            .collect();
-        (page, end < rows.len(), Some(rows.len()))
+        // read in order from the cursor (a select per row would scan a container each time)
+        let mut from = rows.range(first_row..);
+        let page: Vec<u32> = from.by_ref().take(antall).collect();
+        (page, from.next().is_some(), Some(rows.len()))
     })
     .await
 }
