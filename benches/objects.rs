@@ -1,7 +1,12 @@
 //! Road-object queries in process: statistics with area + enum filters, a kommune as a polygon
 //! (against `kommune=`, `statistikk_105_kommune_segmented`) and for a whole type,
-//! and rendering a page of 1000 objects to JSON bytes (inkluder=alle and minimum). Data: the demo
-//! preset, or with VEGDB_BENCH_DATA a national data dir (type 95, 1.35 M objects).
+//! and rendering a page of 1000 objects to JSON bytes (inkluder=alle and minimum). The object
+//! list of type 105 in that kommune through the routes in process, by `kommune=` and by its
+//! shape as `polygon=` (`list_105_kommune`, `list_105_polygon_kommune`: the selection and one
+//! page of 1000 objects, `inkluder=minimum`, as JSON bytes), and the page after a cursor in the
+//! middle of the polygon's objects (`list_105_polygon_kommune_after`); the same three for the
+//! kommune whose objects lie in the middle of the rows (`…_mid`). Data: the demo preset,
+//! or with VEGDB_BENCH_DATA a national data dir (type 95, 1.35 M objects).
 #![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
 use std::sync::Arc;
@@ -114,6 +119,17 @@ fn bench(c: &mut Criterion) {
             (rows.len(), total_length(&g, stretch, &rows, &fp, true))
         })
     });
+    list_pages(&mut group, &s, muni, "");
+    // a kommune whose objects lie in the middle of the rows: the first page reads the rows'
+    // boxes in vain, then asks the spatial index
+    let middle = stretch.table.len() as u32 / 2;
+    let (&(_, late), _) = stretch
+        .index()
+        .areas
+        .iter()
+        .find(|((k, _), b)| *k == AreaKind::Municipality && b.contains(middle))
+        .unwrap();
+    list_pages(&mut group, &s, late, "_mid");
     // grouped statistics over every object of type 105: by kommune and Fartsgrense (one entry
     // per object and kommune), and by road category (one per piece)
     let every = all_rows(stretch);
@@ -183,6 +199,119 @@ fn bench(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// A polygon as WKT (`MULTIPOLYGON`), its coordinates as they are.
+fn wkt(m: &geo::MultiPolygon<f64>) -> String {
+    let ring = |l: &geo::LineString<f64>| {
+        let v: Vec<String> = l.coords().map(|c| format!("{} {}", c.x, c.y)).collect();
+        format!("({})", v.join(","))
+    };
+    let polys: Vec<String> =
+        m.0.iter()
+            .map(|p| {
+                let rings: Vec<String> = std::iter::once(p.exterior())
+                    .chain(p.interiors())
+                    .map(ring)
+                    .collect();
+                format!("({})", rings.join(","))
+            })
+            .collect();
+    format!("MULTIPOLYGON({})", polys.join(","))
+}
+
+/// The body of `GET path` through the routes in process (200 asserted).
+async fn get_bytes(routes: &axum::Router, path: &str) -> axum::body::Bytes {
+    use tower::ServiceExt;
+    let req = axum::extract::Request::get(path)
+        .header("host", "127.0.0.1:8080")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let r = routes.clone().oneshot(req).await.unwrap();
+    assert_eq!(r.status(), 200, "{path}");
+    axum::body::to_bytes(r.into_body(), 1 << 26).await.unwrap()
+}
+
+/// The ids of a list page's objects.
+fn page_ids(body: &[u8]) -> Vec<u64> {
+    let v: serde_json::Value = serde_json::from_slice(body).unwrap();
+    v["objekter"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_u64().unwrap())
+        .collect()
+}
+
+/// One list page of type 105 (1000 objects, `inkluder=minimum`) by `kommune=` and by the
+/// kommune's shape as `polygon=` (first page, and the page after a cursor in the middle of
+/// the polygon's objects), through the routes, each label ending in `suffix`; the pages are
+/// checked against the full selection first.
+fn list_pages(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    s: &AppState,
+    muni: u32,
+    suffix: &str,
+) {
+    let g = s.store.current();
+    let stretch = &g.objects[&105];
+    let ids = &stretch.table.id;
+    let shape = g.areas.municipality(muni as u16).unwrap().shape.clone();
+    let a = AreaPolygon::new(Srid::Utm33Etrs89, shape).unwrap();
+    let fp = ObjectFilter {
+        polygon: Some(a.clone()),
+        ..Default::default()
+    };
+    let in_polygon = select(&g, stretch, &fp).into_owned();
+    eprintln!(
+        "kommune {muni}: type 105 rows {:?}..={:?}, {} in its shape",
+        in_polygon.min(),
+        in_polygon.max(),
+        in_polygon.len()
+    );
+    let routes = vegdb::api::router::routes(s.clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let base = "/nvdb/api/v2/vegobjekter/105?antall=1000&inkluder=minimum";
+    let kommune = format!("{base}&kommune={muni}");
+    let text: String = url::form_urlencoded::byte_serialize(wkt(a.shape()).as_bytes()).collect();
+    let polygon = format!("{base}&srid=25833&polygon={text}");
+    let middle = in_polygon.select(in_polygon.len() as u32 / 2).unwrap_or(0);
+    let cursor = vegdb::api::cursor::Cursor {
+        generation: g.id,
+        key: ids[middle as usize],
+        key2: 0.0,
+    };
+    let after = format!("{polygon}&start={}", cursor.encode());
+    for (path, skip) in [(&polygon, 0), (&after, in_polygon.len() / 2 + 1)] {
+        let got = page_ids(&rt.block_on(get_bytes(&routes, path)));
+        let want: Vec<u64> = in_polygon
+            .iter()
+            .skip(skip as usize)
+            .take(1000)
+            .map(|r| ids[r as usize])
+            .collect();
+        assert_eq!(got, want, "{path}");
+    }
+    let body = rt.block_on(get_bytes(&routes, &kommune));
+    assert_eq!(page_ids(&body).len(), 1000, "{kommune}");
+    let polygon_body = rt.block_on(get_bytes(&routes, &polygon));
+    eprintln!(
+        "first pages: kommune= {} bytes, polygon= {} bytes",
+        body.len(),
+        polygon_body.len()
+    );
+    for (label, path) in [
+        ("list_105_kommune", &kommune),
+        ("list_105_polygon_kommune", &polygon),
+        ("list_105_polygon_kommune_after", &after),
+    ] {
+        group.bench_function(format!("{label}{suffix}"), |b| {
+            b.iter(|| rt.block_on(get_bytes(&routes, path)).len())
+        });
+    }
 }
 
 criterion_group!(benches, bench);

@@ -484,3 +484,110 @@ async fn the_api_answers_what_brute_force_selects() {
     let want = g.objects[&105].count_modified_after(1_432_677_600);
     assert_eq!(body["antall"].as_u64().unwrap(), want);
 }
+
+/// The ids of an object list walked page by page through the server: JSON (the newest
+/// revision: no total, a page decided lazily) until a page returns nothing, following
+/// `neste.start`; CSV following its `Link` header until there is none.
+async fn walk(base: &str, query: &str, csv: bool) -> Vec<u64> {
+    let mut ids = Vec::new();
+    let mut url = if csv {
+        format!("{base}/vegobjekter/105.csv?{query}")
+    } else {
+        format!("{base}/vegobjekter/105?{query}")
+    };
+    for _ in 0..10_000 {
+        let r = reqwest::Client::new()
+            .get(&url)
+            .header("X-Client", "vegdb-test")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{url}");
+        if csv {
+            let next = r.headers().get("link").map(|l| {
+                let l = l.to_str().unwrap();
+                l[l.find('<').unwrap() + 1..l.find('>').unwrap()].to_string()
+            });
+            let text = r.text().await.unwrap();
+            let rows: Vec<&str> = text.lines().skip(1).collect();
+            assert!(
+                !rows.is_empty() || ids.is_empty(),
+                "an empty page past the first: {url}"
+            );
+            ids.extend(
+                rows.iter()
+                    .map(|l| l.split(',').next().unwrap().parse::<u64>().unwrap()),
+            );
+            match next {
+                Some(n) => url = n,
+                None => return ids,
+            }
+        } else {
+            let body: serde_json::Value = r.json().await.unwrap();
+            let page = body["objekter"].as_array().unwrap();
+            assert_eq!(
+                body["metadata"]["returnert"].as_u64().unwrap(),
+                page.len() as u64
+            );
+            assert!(body["metadata"].get("antall").is_none(), "{body}");
+            if page.is_empty() {
+                return ids;
+            }
+            ids.extend(page.iter().map(|o| o["id"].as_u64().unwrap()));
+            let start = body["metadata"]["neste"]["start"].as_str().unwrap();
+            url = format!("{base}/vegobjekter/105?{query}&start={start}");
+        }
+    }
+    panic!("no end: {url}");
+}
+
+/// Walking a polygon's list page by page (random polygons and page sizes, alone and with a
+/// kommune) gives, in order and each once, the objects brute force finds: in JSON, whose pages
+/// are decided lazily, and in CSV, whose last page has no next link; revision 0 still counts
+/// them all in `metadata.antall`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn polygon_pages_walk_to_what_brute_force_selects() {
+    let base = serve().await;
+    let g = tiny();
+    let d = &g.objects[&105];
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = (shapes(), 1usize..40, any::<bool>());
+    let mut walked = 0;
+    for _ in 0..10 {
+        let (s, size, with_kommune) =
+            proptest::strategy::ValueTree::current(&strategy.new_tree(&mut runner).unwrap());
+        let m = polygon(g, &s);
+        let (mut rows, _) = brute(g, d, &m);
+        let mut q = format!("antall={size}&polygon={}&srid=25833", enc(&wkt(&m)));
+        if with_kommune {
+            let k = g.network.municipality[s.0 % g.network.len()] as u32;
+            q.push_str(&format!("&kommune={k}"));
+            rows &= select(
+                g,
+                d,
+                &ObjectFilter {
+                    any_of: vec![(AreaKind::Municipality, k)],
+                    ..Default::default()
+                },
+            )
+            .into_owned();
+        }
+        let want: Vec<u64> = rows.iter().map(|r| d.table.id[r as usize]).collect();
+        assert_eq!(walk(&base, &q, false).await, want, "{q}");
+        assert_eq!(walk(&base, &q, true).await, want, "{q} (csv)");
+        let r = reqwest::Client::new()
+            .get(format!("{base}/vegobjekter/105?{q}"))
+            .header("Accept", "application/vnd.vegvesen.nvdb-v2+json")
+            .send()
+            .await
+            .unwrap();
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(
+            body["metadata"]["antall"].as_u64(),
+            Some(want.len() as u64),
+            "{q}"
+        );
+        walked += usize::from(want.len() > size);
+    }
+    assert!(walked >= 3, "{walked} walks of more than a page");
+}

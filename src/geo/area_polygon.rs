@@ -98,7 +98,7 @@ impl AreaPolygon {
             let grid = CellGrid::build(
                 b,
                 a.edges.iter().map(|e| (e.geom().from, e.geom().to)),
-                |c| a.holds(c),
+                |y| a.crossings(y, b),
             );
             a.grid = Some(grid);
         }
@@ -195,6 +195,24 @@ impl AreaPolygon {
             .locate_in_envelope_intersecting(&env)
             .map(|l| Line::new(coord(l.geom().from), coord(l.geom().to)))
             .filter(move |l| l.intersects(&edge))
+    }
+
+    /// The edges the line at `y` across the rectangle `e` crosses, as [`Self::holds`] counts
+    /// them: each with its polygon and the `x` where it crosses.
+    fn crossings(&self, y: f64, e: [f64; 4]) -> Vec<(usize, f64)> {
+        let line = AABB::from_corners([e[0], y], [e[2], y]);
+        self.edges
+            .locate_in_envelope_intersecting(&line)
+            .filter_map(|entry| {
+                let (a, b) = (entry.geom().from, entry.geom().to);
+                ((a[1] > y) != (b[1] > y)).then(|| {
+                    (
+                        entry.data,
+                        a[0] + (y - a[1]) / (b[1] - a[1]) * (b[0] - a[0]),
+                    )
+                })
+            })
+            .collect()
     }
 
     /// Is a point (in the polygon's system) in the polygon or on its boundary? In one of the

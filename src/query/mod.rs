@@ -10,6 +10,7 @@ pub mod network;
 pub mod objects;
 pub mod on_route;
 pub mod overlay;
+pub mod page;
 pub mod polygon;
 pub mod route;
 pub mod route_match;

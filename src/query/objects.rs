@@ -84,6 +84,11 @@ impl ObjectFilter {
 
     /// Nothing but `any_of` (municipality, county, region, road department) in the filter.
     fn nothing_but_areas(&self) -> bool {
+        self.polygon.is_none() && self.nothing_but_areas_and_polygon()
+    }
+
+    /// Nothing but `any_of` and the polygon in the filter.
+    fn nothing_but_areas_and_polygon(&self) -> bool {
         self.contracts.is_empty()
             && self.routes.is_empty()
             && self.roads.is_empty()
@@ -92,14 +97,19 @@ impl ObjectFilter {
             && self.overlaps.is_empty()
             && self.bbox.is_none()
             && self.route.is_none()
-            && !self.narrows_by_object()
+            && !self.by_ids_or_time()
             && self.network.is_empty()
     }
 
-    /// Does the filter narrow what `veglenke` selects beyond the link positions (ids, time,
-    /// polygon, properties)? These are applied on that path too.
-    fn narrows_by_object(&self) -> bool {
-        self.ids.is_some() || self.modified_after.is_some() || self.polygon.is_some()
+    /// Does the filter select by object ids or last modification?
+    fn by_ids_or_time(&self) -> bool {
+        self.ids.is_some() || self.modified_after.is_some()
+    }
+
+    /// Can a list page be decided lazily ([`super::page::select_page`]): a polygon, and
+    /// nothing applied after it that costs per candidate (a route, overlaps)?
+    pub fn pages_lazily(&self) -> bool {
+        self.polygon.is_some() && self.route.is_none() && self.overlaps.is_empty()
     }
 
     /// Does network row `r` pass the segmenting filters?
@@ -301,10 +311,21 @@ pub fn all_rows(data: &TypeData) -> RoaringBitmap {
 /// The rows of `data` (a type of generation `g`) that the filter selects. A filter on one area
 /// and nothing else lends that area's bitmap (no copy: statistikk per kommune is the hot case).
 pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'a, RoaringBitmap> {
+    select_by(g, data, f, f.polygon.as_ref())
+}
+
+/// The rows of `data` that `f` selects with `polygon` in place of its own (None: by
+/// everything but the polygon).
+pub(super) fn select_by<'a>(
+    g: &Generation,
+    data: &'a TypeData,
+    f: &ObjectFilter,
+    polygon: Option<&AreaPolygon>,
+) -> Cow<'a, RoaringBitmap> {
     let table = &data.table;
     let idx = data.index();
     // the hot cases, lent from the index: every row, or one area's
-    if f.any_of.len() <= 1 && f.nothing_but_areas() {
+    if f.any_of.len() <= 1 && polygon.is_none() && f.nothing_but_areas_and_polygon() {
         return match f.any_of.first() {
             None => Cow::Borrowed(&idx.all),
             Some(k) => idx
@@ -330,7 +351,7 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
             .collect::<RoaringBitmap>()
             & with_properties(g, data, f);
         let rows = on_passing_rows(g, table, rows, f);
-        return Cow::Owned(by_object(g, data, rows, f));
+        return Cow::Owned(by_object(g, data, rows, f, polygon));
     }
     let mut rows: Cow<'a, RoaringBitmap> = match f.any_of.as_slice() {
         [] => Cow::Owned(all_rows(data)),
@@ -348,7 +369,7 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
             Cow::Owned(u)
         }
     };
-    if f.narrows_by_object() {
+    if f.by_ids_or_time() {
         rows = Cow::Owned(by_ids_and_time(data, rows.into_owned(), f));
     }
     for (kind, list) in [
@@ -393,7 +414,7 @@ pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'
             rows = Cow::Owned(in_extent(g, data, &rows, e));
         }
     }
-    if let Some(a) = &f.polygon {
+    if let Some(a) = polygon {
         if !rows.is_empty() {
             rows = Cow::Owned(super::polygon::in_polygon(g, data, &rows, a));
         }
@@ -444,15 +465,16 @@ fn with_overlaps<'a>(
     rows
 }
 
-/// The objects of `rows` that pass `f`'s ids, time and polygon.
+/// The objects of `rows` that pass `f`'s ids and time, and `polygon`.
 fn by_object(
     g: &Generation,
     data: &TypeData,
     rows: RoaringBitmap,
     f: &ObjectFilter,
+    polygon: Option<&AreaPolygon>,
 ) -> RoaringBitmap {
     let rows = by_ids_and_time(data, rows, f);
-    match &f.polygon {
+    match polygon {
         Some(a) if !rows.is_empty() => super::polygon::in_polygon(g, data, &rows, a),
         _ => rows,
     }

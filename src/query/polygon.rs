@@ -1,11 +1,14 @@
 //! The filters on road objects that are neither areas nor properties: a polygon (`polygon=`),
 //! object ids (`ider=`) and last modification (`endret_etter=`). The polygon selects the
 //! objects whose geometry (own, else located) intersects it, and cuts the parts of stretch
-//! objects to it when segmenting.
+//! objects to it when segmenting; a page of an object list decides it only for as many
+//! objects as the page takes ([`in_polygon_from`]).
 
 use roaring::RoaringBitmap;
 
 use crate::generation::spatial::geometry;
+#[cfg(doc)]
+use crate::generation::spatial::ObjectIndex;
 use crate::generation::{Generation, TypeData};
 use crate::geo::area_polygon::AreaPolygon;
 
@@ -46,6 +49,49 @@ pub fn in_polygon(
     sure | met
 }
 
+/// The objects of `candidates` from row `first` on whose geometry intersects polygon `a`, in
+/// row order, at most `limit`: the first `limit` rows from `first` on that [`in_polygon`]
+/// selects, deciding only as many objects as the page takes. The rows near the polygon's
+/// storage envelope come in row order from the type's spatial index
+/// ([`ObjectIndex::rows_near`]); each whose box ([`ObjectIndex::box_of`]) meets the envelope
+/// is decided by the cells, or by the exact test when its box is on an edge.
+pub fn in_polygon_from(
+    g: &Generation,
+    data: &TypeData,
+    candidates: &RoaringBitmap,
+    a: &AreaPolygon,
+    first: u32,
+    limit: usize,
+) -> Vec<u32> {
+    let Some(envelope) = a.storage_envelope().filter(|_| limit > 0) else {
+        return Vec::new();
+    };
+    let index = data.object_index(g);
+    // every row a candidate (no other filter): no lookup in the candidates
+    let full = candidates.len() == data.table.len() as u64;
+    let mut ticker = super::budget::Ticker::new();
+    index
+        .rows_near(envelope)
+        .range(first..)
+        .take_while(|_| !ticker.exhausted())
+        .filter(|&row| {
+            let b = index.box_of(row);
+            (full || candidates.contains(row))
+                && boxes_meet(b, envelope)
+                && match a.storage_box(b) {
+                    Some(decided) => decided,
+                    None => geometry(g, data, row as usize).is_some_and(|geom| geom.meets_area(a)),
+                }
+        })
+        .take(limit)
+        .collect()
+}
+
+/// Do rectangles `[x0, y0, x1, y1]` `a` and `b` meet?
+fn boxes_meet(a: [f64; 4], b: [f64; 4]) -> bool {
+    a[0] <= b[2] && a[2] >= b[0] && a[1] <= b[3] && a[3] >= b[1]
+}
+
 /// The stretches of a placement part `from..=to` on network row `net_row` inside polygon `a`,
 /// as link position ranges (a point part: itself when it lies in the polygon). Stretches the
 /// polygon only touches in a point are left out.
@@ -80,4 +126,93 @@ pub fn modified_after(data: &TypeData, rows: &RoaringBitmap, after: i64) -> Roar
     rows.iter()
         .filter(|&r| data.table.last_modified[r as usize] > after)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::OnceLock;
+
+    use geo::{LineString, MultiPolygon, Polygon};
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::geo::srid::Srid;
+
+    fn demo() -> &'static Generation {
+        static G: OnceLock<Generation> = OnceLock::new();
+        G.get_or_init(|| {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
+            let current = std::fs::read_to_string(root.join("CURRENT")).expect("demo CURRENT");
+            let id: u64 = current.trim().parse().expect("id");
+            let dir = root.join(format!("gen-{id:06}"));
+            Generation::load(&dir, &|_| {}).expect("the demo loads").0
+        })
+    }
+
+    /// A star-shaped polygon around the first vertex of network row `at`, in storage
+    /// coordinates, with a hole when `hole`.
+    fn star(g: &Generation, at: usize, radii: &[f64], hole: bool) -> AreaPolygon {
+        let c = g.network.geometry(at % g.network.len())[0];
+        let ring = |radii: &[f64]| {
+            let k = radii.len();
+            let mut pts: Vec<(f64, f64)> = radii
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let t = std::f64::consts::TAU * i as f64 / k as f64;
+                    (c[0] + r * t.cos(), c[1] + r * t.sin())
+                })
+                .collect();
+            pts.push(pts[0]);
+            LineString::from(pts)
+        };
+        let min = radii.iter().cloned().fold(f64::INFINITY, f64::min);
+        let holes = if hole {
+            vec![ring(&[min * 0.4; 5])]
+        } else {
+            vec![]
+        };
+        let shape = MultiPolygon(vec![Polygon::new(ring(radii), holes)]);
+        AreaPolygon::new(Srid::Utm33Etrs89, shape).expect("polygon")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Walking the pages (any page size) gives what the whole selection gives, in row
+        /// order, each row once; a page from any row on is that selection's rows from there.
+        #[test]
+        fn pages_walk_the_whole_selection(
+            at in any::<usize>(),
+            radii in prop::collection::vec(200.0f64..6000.0, 3..12),
+            hole in any::<bool>(),
+            ti in 0usize..3,
+            size in 1usize..60,
+            every_other in any::<bool>(),
+            from in any::<u32>(),
+        ) {
+            let g = demo();
+            let data = &g.objects[&[105u32, 95, 241][ti]];
+            let a = star(g, at, &radii, hole);
+            let n = data.table.len() as u32;
+            let candidates: RoaringBitmap = (0..n).filter(|r| !every_other || r % 2 == 0).collect();
+            let want = in_polygon(g, data, &candidates, &a);
+            let mut got = Vec::new();
+            let mut first = 0;
+            loop {
+                let page = in_polygon_from(g, data, &candidates, &a, first, size);
+                prop_assert!(page.len() <= size);
+                let Some(&last) = page.last() else { break };
+                prop_assert!(page.len() == size || want.range(last + 1..).next().is_none());
+                got.extend(page);
+                first = last + 1;
+            }
+            prop_assert_eq!(got, want.iter().collect::<Vec<u32>>());
+            let start = if n == 0 { 0 } else { from % n };
+            let page = in_polygon_from(g, data, &candidates, &a, start, size);
+            let expected: Vec<u32> = want.range(start..).take(size).collect();
+            prop_assert_eq!(page, expected);
+        }
+    }
 }

@@ -229,42 +229,25 @@ pub async fn list_objects(
         false,
     );
     let antall = page_size(&p, MAX_PAGE)?;
-    let from = start(&p)?;
-    // a selection in an index (a map extent, an area) is usually quick: first on this worker
-    let rows = {
-        let (g, filter) = (g.clone(), filter.clone());
-        quick_or_off_the_workers(&s, move || {
-            let empty = empty_type(tid);
-            let data = type_data(&g, tid, &empty).unwrap_or(&empty);
-            g.select_objects(data, &filter)
-        })
-        .await?
-    };
-    let first_row = match from {
+    let first_row = match start(&p)? {
         Some(c) => data.first_row_after_id(crate::ids::ObjectId(c.key)) as u32,
         None => 0,
     };
-    let skip = if first_row == 0 {
-        0
-    } else {
-        rows.rank(first_row - 1)
-    };
-    let end = (skip + antall as u64).min(rows.len());
-    let page: Vec<u32> = (skip..end)
-        .map(|k| rows.select(k as u32).expect("k < len"))
-        .collect();
+    // the total: revision 0's `metadata.antall` and GeoJSON's `numberMatched`
+    let counted = n.geojson || (n.revision == 0 && !n.csv);
+    let (page, more, total) = list_page(&s, &g, tid, &filter, first_row, antall, counted).await?;
     let last = page.last().map(|&r| r as usize);
     let next = next_start(&p, g.id, last.map(|r| (data.id_at(r).get(), 0.0)))?;
     if n.csv {
         let path = format!("/vegobjekter/{tid}.csv");
-        let next = (end < rows.len()).then(|| next_href(&s, &path, q.as_deref(), antall, &next));
+        let next = more.then(|| next_href(&s, &path, q.as_deref(), antall, &next));
         let data = g.objects.get(&tid).map(|d| d.as_ref());
         return Ok(flat::answer(n, &g, tid, data, &page, sensitive, next));
     }
     if n.geojson {
         let out = geojson::Crs::new(geojson::output_srid(&p)?);
         let path = format!("/vegobjekter/{tid}.geojson");
-        let next = (end < rows.len()).then(|| next_href(&s, &path, q.as_deref(), antall, &next));
+        let next = more.then(|| next_href(&s, &path, q.as_deref(), antall, &next));
         let features = geojson::Features::objects(
             g.clone(),
             g.objects.get(&tid).cloned(),
@@ -272,12 +255,7 @@ pub async fn list_objects(
             out,
             sensitive,
         );
-        return Ok(geojson::v2_collection(
-            features,
-            out.srid,
-            next,
-            Some(rows.len()),
-        ));
+        return Ok(geojson::v2_collection(features, out.srid, next, total));
     }
     let path = format!("/vegobjekter/{tid}");
     let returned = page.len();
@@ -289,7 +267,7 @@ pub async fn list_objects(
         returned,
         antall,
         next,
-        Some(rows.len()),
+        total,
         n.revision,
     )
     .metadata;
@@ -310,6 +288,40 @@ pub async fn list_objects(
         rows: page,
     };
     Ok(respond_page(n, objects, metadata, s.config.stream_pages))
+}
+
+/// The page of an object list of type `tid` after row `first_row` (at most `antall` rows),
+/// whether more follow, and, when `counted`, how many the filter selects in all. Without the
+/// total, a page is selected on its own ([`Generation::select_objects_page`]: a polygon
+/// decides only as many objects as the page takes), one row past it telling whether more
+/// follow. A selection in an index (a map extent, an area) is usually quick: first on this
+/// worker.
+async fn list_page(
+    s: &AppState,
+    g: &Arc<Generation>,
+    tid: u32,
+    filter: &crate::query::objects::ObjectFilter,
+    first_row: u32,
+    antall: usize,
+    counted: bool,
+) -> ApiResult<(Vec<u32>, bool, Option<u64>)> {
+    let (g, filter) = (g.clone(), filter.clone());
+    quick_or_off_the_workers(s, move || {
+        let empty = empty_type(tid);
+        let data = type_data(&g, tid, &empty).unwrap_or(&empty);
+        if !counted {
+            let mut page = g.select_objects_page(data, &filter, first_row, antall + 1);
+            let more = page.len() > antall;
+            page.truncate(antall);
+            return (page, more, None);
+        }
+        let rows = g.selected_rows(data, &filter);
+        // read in order from the cursor (a select per row would scan a container each time)
+        let mut from = rows.range(first_row..);
+        let page: Vec<u32> = from.by_ref().take(antall).collect();
+        (page, from.next().is_some(), Some(rows.len()))
+    })
+    .await
 }
 
 /// A page of objects, owning what rendering needs: each chunk of a streamed page builds the

@@ -31,15 +31,38 @@ pub struct CellGrid {
     w: f64,
     h: f64,
     cells: Vec<Cell>,
+    /// Sums over the cells below and left of each corner (`(CELLS + 1)²`, row-major): how many
+    /// are inside, and how many outside. A rectangle of cells is all inside (outside) when its
+    /// count of inside (outside) cells is its area: four reads, whatever its size.
+    inside: Vec<u32>,
+    outside: Vec<u32>,
+}
+
+/// The sums of `is` over the cells below and left of each corner of the grid.
+fn corner_sums(cells: &[Cell], is: Cell) -> Vec<u32> {
+    const N: usize = CELLS + 1;
+    let mut sums = vec![0u32; N * N];
+    for j in 0..CELLS {
+        for i in 0..CELLS {
+            let here = u32::from(cells[j * CELLS + i] == is);
+            sums[(j + 1) * N + i + 1] =
+                here + sums[j * N + i + 1] + sums[(j + 1) * N + i] - sums[j * N + i];
+        }
+    }
+    sums
 }
 
 impl CellGrid {
     /// The grid over `bounds` (xmin, ymin, xmax, ymax: the polygon's rectangle) for the edges
-    /// `edges`, a run of cells no edge meets decided by `holds` at the first cell's centre.
+    /// `edges`, a run of cells no edge meets decided at the first cell's centre: inside when,
+    /// for one of the polygons, the edges `crossing(y)` gives along the row's middle line
+    /// (each edge's polygon and its `x` there, as the polygon's ray test computes it) cross
+    /// its ray to +x an odd number of times. (No edge passes through the centre of a cell no
+    /// edge meets, so the boundary's own points need no test.)
     pub fn build(
         bounds: [f64; 4],
         edges: impl Iterator<Item = ([f64; 2], [f64; 2])>,
-        holds: impl Fn(Coord<f64>) -> bool,
+        crossing: impl Fn(f64) -> Vec<(usize, f64)>,
     ) -> CellGrid {
         let [x0, y0, x1, y1] = bounds;
         let step = |span: f64| {
@@ -57,6 +80,8 @@ impl CellGrid {
             w: step(x1 - x0),
             h: step(y1 - y0),
             cells: vec![Cell::Outside; CELLS * CELLS],
+            inside: Vec::new(),
+            outside: Vec::new(),
         };
         for (a, b) in edges {
             let (cx, cy) = g.range([
@@ -72,6 +97,17 @@ impl CellGrid {
             }
         }
         for j in 0..CELLS {
+            let crossings = crossing(y0 + (j as f64 + 0.5) * g.h);
+            let polygons = crossings.iter().map(|c| c.0 + 1).max().unwrap_or(0);
+            let holds = |x: f64| {
+                let mut odd = vec![false; polygons];
+                for &(p, at) in &crossings {
+                    if at > x {
+                        odd[p] = !odd[p];
+                    }
+                }
+                odd.contains(&true)
+            };
             let mut state = None;
             for i in 0..CELLS {
                 let at = j * CELLS + i;
@@ -79,20 +115,30 @@ impl CellGrid {
                     state = None;
                     continue;
                 }
-                let inside = *state.get_or_insert_with(|| {
-                    holds(Coord {
-                        x: x0 + (i as f64 + 0.5) * g.w,
-                        y: y0 + (j as f64 + 0.5) * g.h,
-                    })
-                });
+                let inside = *state.get_or_insert_with(|| holds(x0 + (i as f64 + 0.5) * g.w));
                 g.cells[at] = if inside { Cell::Inside } else { Cell::Outside };
             }
         }
+        g.inside = corner_sums(&g.cells, Cell::Inside);
+        g.outside = corner_sums(&g.cells, Cell::Outside);
         g
     }
 
+    /// How many cells of the index ranges `cx` × `cy` the corner sums `sums` count.
+    fn count(
+        sums: &[u32],
+        cx: &std::ops::RangeInclusive<usize>,
+        cy: &std::ops::RangeInclusive<usize>,
+    ) -> u32 {
+        const N: usize = CELLS + 1;
+        let (i0, i1, j0, j1) = (*cx.start(), *cx.end() + 1, *cy.start(), *cy.end() + 1);
+        sums[j1 * N + i1] + sums[j0 * N + i0] - sums[j0 * N + i1] - sums[j1 * N + i0]
+    }
+
+    /// The index of the cell `v` falls in (`floor((v - lo) / step)`, clamped to the grid: the
+    /// cast truncates, which is the floor of what is not negative).
     fn index(v: f64, lo: f64, step: f64) -> usize {
-        (((v - lo) / step).floor().max(0.0) as usize).min(CELLS - 1)
+        (((v - lo) / step).max(0.0) as usize).min(CELLS - 1)
     }
 
     /// The cell index ranges a rectangle covers (the rectangle clamped to the grid).
@@ -116,31 +162,76 @@ impl CellGrid {
         if b[2] < self.x0 || b[0] > self.x1 || b[3] < self.y0 || b[1] > self.y1 {
             return Cell::Outside;
         }
-        if b[0] < self.x0 || b[2] > self.x1 || b[1] < self.y0 || b[3] > self.y1 {
-            // partly beyond the grid: outside there, so at best all outside
-            let (cx, cy) = self.range(b);
-            let all_out = cy
-                .flat_map(|j| cx.clone().map(move |i| (i, j)))
-                .all(|(i, j)| self.cells[j * CELLS + i] == Cell::Outside);
-            return if all_out { Cell::Outside } else { Cell::Edge };
-        }
         let (cx, cy) = self.range(b);
-        let first = self.cells[*cy.start() * CELLS + *cx.start()];
-        if first == Cell::Edge {
-            return Cell::Edge;
+        let area = (cx.end() + 1 - cx.start()) as u32 * (cy.end() + 1 - cy.start()) as u32;
+        if Self::count(&self.outside, &cx, &cy) == area {
+            return Cell::Outside;
         }
-        let same = cy
-            .flat_map(|j| cx.clone().map(move |i| (i, j)))
-            .all(|(i, j)| self.cells[j * CELLS + i] == first);
-        if same {
-            first
-        } else {
-            Cell::Edge
+        // partly beyond the grid: outside there, so at best all outside
+        let beyond = b[0] < self.x0 || b[2] > self.x1 || b[1] < self.y0 || b[3] > self.y1;
+        if !beyond && Self::count(&self.inside, &cx, &cy) == area {
+            return Cell::Inside;
         }
+        Cell::Edge
     }
 
     /// What the cell of a point says of it.
     pub fn of_point(&self, c: Coord<f64>) -> Cell {
         self.of_box([c.x, c.y, c.x, c.y])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the cells of a rectangle say, read cell by cell.
+    fn of_box_by_cells(g: &CellGrid, b: [f64; 4]) -> Cell {
+        if b[2] < g.x0 || b[0] > g.x1 || b[3] < g.y0 || b[1] > g.y1 {
+            return Cell::Outside;
+        }
+        let (cx, cy) = g.range(b);
+        let seen: Vec<Cell> = cy
+            .flat_map(|j| cx.clone().map(move |i| g.cells[j * CELLS + i]))
+            .collect();
+        let beyond = b[0] < g.x0 || b[2] > g.x1 || b[1] < g.y0 || b[3] > g.y1;
+        if seen.iter().all(|&c| c == Cell::Outside) {
+            Cell::Outside
+        } else if !beyond && seen.iter().all(|&c| c == Cell::Inside) {
+            Cell::Inside
+        } else {
+            Cell::Edge
+        }
+    }
+
+    proptest::proptest! {
+        /// The corner sums answer for every rectangle what its cells say one by one (a disc
+        /// of edges around the middle, rectangles in, across and beyond the grid).
+        #[test]
+        fn sums_answer_as_the_cells(
+            r in 50.0f64..480.0,
+            boxes in proptest::collection::vec((-200.0f64..1200.0, -200.0f64..1200.0, 0.0f64..600.0, 0.0f64..600.0), 1..60),
+        ) {
+            let n = 40;
+            let ring: Vec<[f64; 2]> = (0..=n)
+                .map(|k| {
+                    let a = k as f64 / n as f64 * std::f64::consts::TAU;
+                    [500.0 + r * a.cos(), 500.0 + r * a.sin()]
+                })
+                .collect();
+            let g = CellGrid::build(
+                [0.0, 0.0, 1000.0, 1000.0],
+                ring.windows(2).map(|w| (w[0], w[1])),
+                |y| {
+                    let d = (r * r - (y - 500.0) * (y - 500.0)).max(0.0).sqrt();
+                    if d > 0.0 { vec![(0, 500.0 - d), (0, 500.0 + d)] } else { vec![] }
+                },
+            );
+            proptest::prop_assert!(g.cells.contains(&Cell::Edge));
+            for (x, y, w, h) in boxes {
+                let b = [x, y, x + w, y + h];
+                proptest::prop_assert_eq!(g.of_box(b), of_box_by_cells(&g, b), "{:?}", b);
+            }
+        }
     }
 }
