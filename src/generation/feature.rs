@@ -360,23 +360,12 @@ pub fn decode<'a>(p: &'a PropertyType, stored: StoredValue<'a>) -> Option<Proper
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::sync::OnceLock;
 
     use super::*;
     use crate::catalog::Placement;
 
     fn demo() -> &'static Generation {
-        static G: OnceLock<Generation> = OnceLock::new();
-        G.get_or_init(|| {
-            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
-            let current = std::fs::read_to_string(root.join("CURRENT")).expect("demo CURRENT");
-            let dir = root.join(format!(
-                "gen-{:06}",
-                current.trim().parse::<u64>().expect("id")
-            ));
-            Generation::load(&dir, &|_| {}).expect("the demo loads").0
-        })
+        crate::generation::demo_for_tests()
     }
 
     /// The point at link position `pos`, by walking the row's polyline by hand (2D length).

@@ -13,6 +13,19 @@ pub mod successor;
 pub mod time;
 pub mod upgrade;
 
+/// The embedded demo generation, loaded once for the unit tests that read it.
+#[cfg(test)]
+pub(crate) fn demo_for_tests() -> &'static Generation {
+    static G: std::sync::OnceLock<Generation> = std::sync::OnceLock::new();
+    G.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
+        let current = std::fs::read_to_string(root.join("CURRENT")).expect("demo CURRENT");
+        let id: u64 = current.trim().parse().expect("id");
+        let dir = root.join(format!("gen-{id:06}"));
+        Generation::load(&dir, &|_| {}).expect("the demo loads").0
+    })
+}
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -92,10 +92,6 @@ impl Tiles {
         t
     }
 
-    fn index(v: f64, lo: f64, step: f64) -> usize {
-        (((v - lo) / step).max(0.0) as usize).min(TILES - 1)
-    }
-
     /// The tile index ranges a rectangle covers (clamped to the grid).
     fn range(
         &self,
@@ -105,10 +101,7 @@ impl Tiles {
         std::ops::RangeInclusive<usize>,
     ) {
         let [x0, y0, ..] = self.bounds;
-        (
-            Self::index(b[0], x0, self.w)..=Self::index(b[2], x0, self.w),
-            Self::index(b[1], y0, self.h)..=Self::index(b[3], y0, self.h),
-        )
+        crate::geo::grid_axes::cell_ranges(b, [x0, y0], [self.w, self.h], TILES)
     }
 
     /// Every row whose box meets the rectangle `b`, and some more near it.

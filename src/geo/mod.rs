@@ -4,6 +4,7 @@
 
 pub mod area_polygon;
 pub mod extent;
+pub mod grid_axes;
 pub mod linref;
 pub mod map_extent;
 pub mod simplify;

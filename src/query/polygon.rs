@@ -130,8 +130,6 @@ pub fn modified_after(data: &TypeData, rows: &RoaringBitmap, after: i64) -> Roar
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::sync::OnceLock;
 
     use geo::{LineString, MultiPolygon, Polygon};
     use proptest::prelude::*;
@@ -140,14 +138,7 @@ mod tests {
     use crate::geo::srid::Srid;
 
     fn demo() -> &'static Generation {
-        static G: OnceLock<Generation> = OnceLock::new();
-        G.get_or_init(|| {
-            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
-            let current = std::fs::read_to_string(root.join("CURRENT")).expect("demo CURRENT");
-            let id: u64 = current.trim().parse().expect("id");
-            let dir = root.join(format!("gen-{id:06}"));
-            Generation::load(&dir, &|_| {}).expect("the demo loads").0
-        })
+        crate::generation::demo_for_tests()
     }
 
     /// A star-shaped polygon around the first vertex of network row `at`, in storage

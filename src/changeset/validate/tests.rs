@@ -3,8 +3,6 @@
 //! `Code::VALIDATION` entirely, so a new code without a test fails here.
 
 use std::collections::{BTreeSet, HashSet};
-use std::path::Path;
-use std::sync::OnceLock;
 
 use serde_json::{json, Value as Json};
 
@@ -16,16 +14,7 @@ use crate::changeset::working::{Found, Working};
 use crate::generation::Generation;
 
 fn demo() -> &'static Generation {
-    static G: OnceLock<Generation> = OnceLock::new();
-    G.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots/demo");
-        let current = std::fs::read_to_string(root.join("CURRENT")).expect("demo CURRENT");
-        let dir = root.join(format!(
-            "gen-{:06}",
-            current.trim().parse::<u64>().expect("id")
-        ));
-        Generation::load(&dir, &|_| {}).expect("the demo loads").0
-    })
+    crate::generation::demo_for_tests()
 }
 
 /// A link with no connection row, and a position inside a row of it.

@@ -135,12 +135,6 @@ impl CellGrid {
         sums[j1 * N + i1] + sums[j0 * N + i0] - sums[j0 * N + i1] - sums[j1 * N + i0]
     }
 
-    /// The index of the cell `v` falls in (`floor((v - lo) / step)`, clamped to the grid: the
-    /// cast truncates, which is the floor of what is not negative).
-    fn index(v: f64, lo: f64, step: f64) -> usize {
-        (((v - lo) / step).max(0.0) as usize).min(CELLS - 1)
-    }
-
     /// The cell index ranges a rectangle covers (the rectangle clamped to the grid).
     fn range(
         &self,
@@ -149,10 +143,7 @@ impl CellGrid {
         std::ops::RangeInclusive<usize>,
         std::ops::RangeInclusive<usize>,
     ) {
-        (
-            Self::index(b[0], self.x0, self.w)..=Self::index(b[2], self.x0, self.w),
-            Self::index(b[1], self.y0, self.h)..=Self::index(b[3], self.y0, self.h),
-        )
+        crate::geo::grid_axes::cell_ranges(b, [self.x0, self.y0], [self.w, self.h], CELLS)
     }
 
     /// What the cells of a rectangle (in the polygon's system) say of every point in it:

@@ -1,0 +1,60 @@
+//! A regular grid of `n` × `n` cells over a rectangle: which cells a box covers. Shared by the
+//! polygon's cells (`area_polygon::grid`) and the tiles of object rows (`generation::spatial`).
+
+use std::ops::RangeInclusive;
+
+/// The index of the cell `v` falls in on an axis from `lo` in steps of `step`
+/// (`floor((v - lo) / step)`, clamped to `0..n`: the cast truncates, which is the floor of what
+/// is not negative).
+pub fn cell_index(v: f64, lo: f64, step: f64, n: usize) -> usize {
+    (((v - lo) / step).max(0.0) as usize).min(n - 1)
+}
+
+/// The column and row index ranges of `n` × `n` cells of size `w` × `h` from (`x0`, `y0`) that
+/// rectangle `b` (`[xmin, ymin, xmax, ymax]`) covers, clamped to the grid.
+pub fn cell_ranges(
+    b: [f64; 4],
+    [x0, y0]: [f64; 2],
+    [w, h]: [f64; 2],
+    n: usize,
+) -> (RangeInclusive<usize>, RangeInclusive<usize>) {
+    (
+        cell_index(b[0], x0, w, n)..=cell_index(b[2], x0, w, n),
+        cell_index(b[1], y0, h, n)..=cell_index(b[3], y0, h, n),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every index is the floor of the position over the step, clamped: against a walk of the
+    /// cells' own bounds.
+    #[test]
+    fn a_box_covers_the_cells_whose_bounds_it_meets() {
+        let (x0, y0, w, h, n) = (10.0, -5.0, 2.5, 4.0, 8);
+        for b in [
+            [10.0, -5.0, 10.0, -5.0],
+            [11.0, -4.0, 17.4, 9.0],
+            [-100.0, -100.0, 100.0, 100.0],
+            [12.5, 3.0, 12.5, 3.0],
+            [29.9, 26.9, 40.0, 40.0],
+        ] {
+            let covered = |v0: f64, v1: f64, lo: f64, step: f64| -> Vec<usize> {
+                (0..n)
+                    .filter(|&i| {
+                        let (a, z) = (lo + i as f64 * step, lo + (i + 1) as f64 * step);
+                        let (a, z) = (
+                            if i == 0 { f64::MIN } else { a },
+                            if i == n - 1 { f64::MAX } else { z },
+                        );
+                        v1 >= a && v0 < z
+                    })
+                    .collect()
+            };
+            let (cx, cy) = cell_ranges(b, [x0, y0], [w, h], n);
+            assert_eq!(cx.collect::<Vec<_>>(), covered(b[0], b[2], x0, w), "{b:?}");
+            assert_eq!(cy.collect::<Vec<_>>(), covered(b[1], b[3], y0, h), "{b:?}");
+        }
+    }
+}
