@@ -25,6 +25,7 @@ use vegdb::geo::map_extent::MapExtent;
 use vegdb::geo::srid::Srid;
 use vegdb::query::network::NetworkAreaFilter;
 use vegdb::query::objects::{select, total_length, ObjectFilter};
+use wkt::ToWkt;
 
 fn tiny_dir() -> &'static std::path::Path {
     static D: OnceLock<std::path::PathBuf> = OnceLock::new();
@@ -94,24 +95,6 @@ fn polygon(g: &Generation, s: &Shape) -> MultiPolygon<f64> {
         }
     }
     MultiPolygon(polys)
-}
-
-fn wkt(m: &MultiPolygon<f64>) -> String {
-    let ring = |l: &LineString<f64>| {
-        let v: Vec<String> = l.coords().map(|c| format!("{} {}", c.x, c.y)).collect();
-        format!("({})", v.join(","))
-    };
-    let polys: Vec<String> =
-        m.0.iter()
-            .map(|p| {
-                let rings: Vec<String> = std::iter::once(p.exterior())
-                    .chain(p.interiors())
-                    .map(ring)
-                    .collect();
-                format!("({})", rings.join(","))
-            })
-            .collect();
-    format!("MULTIPOLYGON({})", polys.join(","))
 }
 
 /// Does a storage geometry intersect the polygon (plain `geo`)?
@@ -375,7 +358,7 @@ async fn the_api_answers_what_brute_force_selects() {
                 .collect();
             ring.join(", ")
         } else {
-            wkt(&m)
+            m.wkt_string()
         };
         let m = if i % 3 == 0 {
             MultiPolygon(vec![Polygon::new(m.0[0].exterior().clone(), vec![])])
@@ -558,7 +541,7 @@ async fn polygon_pages_walk_to_what_brute_force_selects() {
             proptest::strategy::ValueTree::current(&strategy.new_tree(&mut runner).unwrap());
         let m = polygon(g, &s);
         let (mut rows, _) = brute(g, d, &m);
-        let mut q = format!("antall={size}&polygon={}&srid=25833", enc(&wkt(&m)));
+        let mut q = format!("antall={size}&polygon={}&srid=25833", enc(&m.wkt_string()));
         if with_kommune {
             let k = g.network.municipality[s.0 % g.network.len()] as u32;
             q.push_str(&format!("&kommune={k}"));
