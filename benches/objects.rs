@@ -90,7 +90,205 @@ fn bench(c: &mut Criterion) {
         b.iter(|| g.object_statistics(d, &none, true))
     });
     let stretch = &g.objects[&105];
-    assert_eq!(page_ids(&body).len(), 1000, "{kommune}");
+    let fk = ObjectFilter {
+        any_of: vec![(AreaKind::Municipality, muni)],
+        ..Default::default()
+    };
+    group.bench_function("statistikk_105_kommune_segmented", |b| {
+        b.iter(|| g.object_statistics(stretch, &fk, true))
+    });
+    // the same municipality as a polygon (its own shape, in storage coordinates): the objects
+    // whose geometry meets it, stretches cut to it
+    let shape = g.areas.municipality(muni as u16).unwrap().shape.clone();
+    let vertices: usize = shape
+        .0
+        .iter()
+        .map(|p| p.exterior().0.len() + p.interiors().iter().map(|r| r.0.len()).sum::<usize>())
+        .sum();
+    let fp = ObjectFilter {
+        polygon: Some(AreaPolygon::new(Srid::Utm33Etrs89, shape).unwrap()),
+        ..Default::default()
+    };
+    eprintln!(
+        "kommune {muni} as a polygon of {vertices} vertices: type 105 {} objects (kommune= {})",
+        select(&g, stretch, &fp).len(),
+        select(&g, stretch, &fk).len()
+    );
+    group.bench_function("statistikk_105_polygon_kommune_segmented", |b| {
+        b.iter(|| {
+            let rows = select(&g, stretch, &fp);
+            (rows.len(), total_length(&g, stretch, &rows, &fp, true))
+        })
+    });
+    list_pages(&mut group, &s, muni, "");
+    // a kommune whose objects lie in the middle of the rows: the first page reads the rows'
+    // boxes in vain, then asks the spatial index
+    let middle = stretch.table.len() as u32 / 2;
+    let (&(_, late), _) = stretch
+        .index()
+        .areas
+        .iter()
+        .find(|((k, _), b)| *k == AreaKind::Municipality && b.contains(middle))
+        .unwrap();
+    list_pages(&mut group, &s, late, "_mid");
+    // grouped statistics over every object of type 105: by kommune and Fartsgrense (one entry
+    // per object and kommune), and by road category (one per piece)
+    let every = all_rows(stretch);
+    for (label, dims) in [
+        (
+            "grouped_105_kommune_fartsgrense",
+            vec![
+                Dimension::Area(AreaKind::Municipality),
+                Dimension::Enum(2021),
+            ],
+        ),
+        ("grouped_105_vegkategori", vec![Dimension::Category]),
+    ] {
+        group.bench_function(label, |b| {
+            b.iter(|| g.group_objects(stretch, &every, &none, true, &dims).len())
+        });
+    }
+    let rows: Vec<u32> = all_rows(d)
+        .iter()
+        .skip(d.table.len() / 2)
+        .take(1000)
+        .collect();
+    let parts: Vec<(String, Vec<String>)> = if std::env::var("VEGDB_BENCH_PARTS").is_ok() {
+        [
+            "metadata",
+            "egenskaper",
+            "lokasjon",
+            "geometri",
+            "relasjoner",
+        ]
+        .iter()
+        .map(|w| (format!("page_1000_{w}"), vec![w.to_string()]))
+        .collect()
+    } else {
+        vec![]
+    };
+    for (label, words) in [
+        ("page_1000_alle".to_string(), vec!["alle".to_string()]),
+        ("page_1000_minimum".to_string(), vec!["minimum".to_string()]),
+    ]
+    .into_iter()
+    .chain(parts)
+    {
+        let render = Render {
+            s: &s,
+            g: &g,
+            srid: Srid::default(),
+            include: Include::from_words(&words, &[], false),
+            tolerance_m: None,
+            segment_by: None,
+            revision: 2,
+            z_tag: true,
+            sensitive: false,
+        };
+        let mut buf = Vec::with_capacity(1 << 20);
+        group.bench_function(&label, |b| {
+            b.iter(|| {
+                buf.clear();
+                let page = StreamedObjects {
+                    render: &render,
+                    data: d,
+                    rows: &rows,
+                };
+                serde_json::to_writer(&mut buf, &page).unwrap();
+                buf.len()
+            })
+        });
+    }
+    group.finish();
+}
+
+/// The body of `GET path` through the routes in process (200 asserted).
+async fn get_bytes(routes: &axum::Router, path: &str) -> axum::body::Bytes {
+    use tower::ServiceExt;
+    let req = axum::extract::Request::get(path)
+        .header("host", "127.0.0.1:8080")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let r = routes.clone().oneshot(req).await.unwrap();
+    assert_eq!(r.status(), 200, "{path}");
+    axum::body::to_bytes(r.into_body(), 1 << 26).await.unwrap()
+}
+
+/// The ids of a list page's objects.
+fn page_ids(body: &[u8]) -> Vec<u64> {
+    let v: serde_json::Value = serde_json::from_slice(body).unwrap();
+    v["objekter"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_u64().unwrap())
+        .collect()
+}
+
+/// One list page of type 105 (1000 objects, `inkluder=minimum`) by `kommune=` and by the
+/// kommune's shape as `polygon=` (first page, and the page after a cursor in the middle of
+/// the polygon's objects), through the routes, each label ending in `suffix`; the pages are
+/// checked against the full selection first.
+fn list_pages(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    s: &AppState,
+    muni: u32,
+    suffix: &str,
+) {
+    let g = s.store.current();
+    let stretch = &g.objects[&105];
+    let ids = &stretch.table.id;
+    let shape = g.areas.municipality(muni as u16).unwrap().shape.clone();
+    let a = AreaPolygon::new(Srid::Utm33Etrs89, shape).unwrap();
+    let fp = ObjectFilter {
+        polygon: Some(a.clone()),
+        ..Default::default()
+    };
+    let in_polygon = select(&g, stretch, &fp).into_owned();
+    eprintln!(
+        "kommune {muni}: type 105 rows {:?}..={:?}, {} in its shape",
+        in_polygon.min(),
+        in_polygon.max(),
+        in_polygon.len()
+    );
+    let routes = vegdb::api::router::routes(s.clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let base = "/nvdb/api/v2/vegobjekter/105?antall=1000&inkluder=minimum";
+    let kommune = format!("{base}&kommune={muni}");
+    let text: String =
+        url::form_urlencoded::byte_serialize(a.shape().wkt_string().as_bytes()).collect();
+    let polygon = format!("{base}&srid=25833&polygon={text}");
+    let middle = in_polygon.select(in_polygon.len() as u32 / 2).unwrap_or(0);
+    let cursor = vegdb::api::cursor::Cursor {
+        generation: g.id,
+        key: ids[middle as usize],
+        key2: 0.0,
+    };
+    let after = format!("{polygon}&start={}", cursor.encode());
+    for (path, skip) in [(&polygon, 0), (&after, in_polygon.len() / 2 + 1)] {
+        let got = page_ids(&rt.block_on(get_bytes(&routes, path)));
+        let want: Vec<u64> = in_polygon
+            .iter()
+            .skip(skip as usize)
+            .take(1000)
+            .map(|r| ids[r as usize])
+            .collect();
+        assert_eq!(got, want, "{path}");
+    }
+    let body = rt.block_on(get_bytes(&routes, &kommune));
+    let fk = ObjectFilter {
+        any_of: vec![(AreaKind::Municipality, muni)],
+        ..Default::default()
+    };
+    let in_kommune: Vec<u64> = select(&g, stretch, &fk)
+        .iter()
+        .take(1000)
+        .map(|r| ids[r as usize])
+        .collect();
+    assert_eq!(page_ids(&body), in_kommune, "{kommune}");
     let polygon_body = rt.block_on(get_bytes(&routes, &polygon));
     eprintln!(
         "first pages: kommune= {} bytes, polygon= {} bytes",
