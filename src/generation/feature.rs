@@ -115,7 +115,7 @@ impl Geometry {
         match self {
             Geometry::Point(p) => a.meets_line(&[*p]),
             Geometry::LineString(l) => a.meets_line(l),
-            Geometry::MultiLineString(ls) => ls.iter().any(|l| a.meets_line(l)),
+            Geometry::MultiLineString(ls) => a.meets_lines(ls),
             Geometry::MultiPolygon(ps) => ps.iter().any(|p| a.meets_polygon(p)),
         }
     }

@@ -5,7 +5,6 @@
 //! table. Map-extent filters on object lists (`kartutsnitt`, OGC `bbox`) and the vector tiles
 //! find their objects through it.
 
-use roaring::RoaringBitmap;
 use rstar::primitives::{GeomWithData, Rectangle};
 use rstar::RTree;
 
@@ -38,7 +37,7 @@ pub struct ObjectIndex {
 /// Tiles per axis of [`Tiles`].
 const TILES: usize = 128;
 
-/// A `TILES` × `TILES` grid over the rectangle of every row's box, each tile the bitmap of the
+/// A `TILES` × `TILES` grid over the rectangle of every row's box, each tile the ascending
 /// rows whose box meets it: the rows near a rectangle in row order, for a page that reads
 /// only as far as it fills. A tile is the set of points its index function maps to it (as the
 /// polygon's cells, `floor((x - x0) / w)` clamped), so a box meets a rectangle only if they
@@ -48,7 +47,10 @@ struct Tiles {
     bounds: [f64; 4],
     w: f64,
     h: f64,
-    rows: Vec<RoaringBitmap>,
+    /// Where each tile's rows start in `rows` (`TILES² + 1`, the last the end).
+    starts: Vec<u32>,
+    /// The rows of every tile, tile by tile, each tile's ascending.
+    rows: Vec<u32>,
 }
 
 impl Tiles {
@@ -76,17 +78,33 @@ impl Tiles {
             bounds,
             w: step(bounds[2] - bounds[0]),
             h: step(bounds[3] - bounds[1]),
-            rows: vec![RoaringBitmap::new(); TILES * TILES],
+            starts: vec![0; TILES * TILES + 1],
+            rows: Vec::new(),
         };
-        for (row, b) in boxes.iter().enumerate() {
-            if b[0] > b[2] {
-                continue;
-            }
+        let tiles_of = |t: &Tiles, b: &[f32; 4]| {
             let (cx, cy) = t.range(b.map(f64::from));
-            for j in cy {
-                for i in cx.clone() {
-                    t.rows[j * TILES + i].insert(row as u32);
-                }
+            cy.flat_map(move |j| cx.clone().map(move |i| j * TILES + i))
+        };
+        // counted, then placed (in row order, so each tile's rows ascend)
+        let with_box = || boxes.iter().enumerate().filter(|(_, b)| b[0] <= b[2]);
+        let mut ends = vec![0u32; TILES * TILES];
+        for (_, b) in with_box() {
+            for k in tiles_of(&t, b) {
+                ends[k] += 1;
+            }
+        }
+        let mut at = 0u32;
+        for (k, n) in ends.iter_mut().enumerate() {
+            t.starts[k] = at;
+            at += *n;
+            *n = t.starts[k];
+        }
+        t.starts[TILES * TILES] = at;
+        t.rows = vec![0; at as usize];
+        for (row, b) in with_box() {
+            for k in tiles_of(&t, b) {
+                t.rows[ends[k] as usize] = row as u32;
+                ends[k] += 1;
             }
         }
         t
@@ -104,15 +122,111 @@ impl Tiles {
         crate::geo::grid_axes::cell_ranges(b, [x0, y0], [self.w, self.h], TILES)
     }
 
-    /// Every row whose box meets the rectangle `b`, and some more near it.
-    fn near(&self, b: [f64; 4]) -> RoaringBitmap {
+    /// The rows of tile `k`, ascending.
+    fn tile(&self, k: usize) -> &[u32] {
+        &self.rows[self.starts[k] as usize..self.starts[k + 1] as usize]
+    }
+
+    /// Every row from row `first` on whose box meets the rectangle `b`, and some more near
+    /// it, in row order: see [`RowsNear`].
+    fn near(&self, b: [f64; 4], first: u32) -> RowsNear<'_> {
         let o = self.bounds;
-        if self.rows.is_empty() || b[2] < o[0] || b[0] > o[2] || b[3] < o[1] || b[1] > o[3] {
-            return RoaringBitmap::new();
+        let tiles =
+            if self.starts.is_empty() || b[2] < o[0] || b[0] > o[2] || b[3] < o[1] || b[1] > o[3] {
+                Vec::new()
+            } else {
+                let (cx, cy) = self.range(b);
+                cy.flat_map(|j| cx.clone().map(move |i| self.tile(j * TILES + i)))
+                    .map(|t| &t[t.partition_point(|&r| r < first)..])
+                    .filter(|t| !t.is_empty())
+                    .collect()
+            };
+        RowsNear {
+            tiles,
+            next: u64::from(first),
+            block: None,
+            words: [0; BLOCK_WORDS],
         }
-        let (cx, cy) = self.range(b);
-        let tiles = cy.flat_map(|j| cx.clone().map(move |i| &self.rows[j * TILES + i]));
-        roaring::MultiOps::union(tiles)
+    }
+}
+
+/// Rows per block of [`RowsNear`].
+const BLOCK: u32 = 1024;
+const BLOCK_WORDS: usize = (BLOCK / 64) as usize;
+
+/// The union of some tiles' rows from a row on, in row order, made a block of `BLOCK` rows at
+/// a time as the reader gets there: a page that fills early unites only the blocks it reads.
+pub struct RowsNear<'a> {
+    /// What is left of each tile's rows (those before the block being read are taken).
+    tiles: Vec<&'a [u32]>,
+    /// The next row to look at (past every row when `u32::MAX + 1`).
+    next: u64,
+    /// The block `words` holds, a bit per row.
+    block: Option<u32>,
+    words: [u64; BLOCK_WORDS],
+}
+
+impl RowsNear<'_> {
+    /// Unites the tiles' rows of block `k` (taking them from each tile) into `words`; when it
+    /// has none, moves `next` to the first row a tile still holds (past every row when none).
+    fn fill(&mut self, k: u32) {
+        self.words = [0; BLOCK_WORDS];
+        self.block = Some(k);
+        let lo = k * BLOCK;
+        let mut any = false;
+        for t in &mut self.tiles {
+            let n = t
+                .iter()
+                .take_while(|&&r| r.wrapping_sub(lo) < BLOCK)
+                .inspect(|&&r| {
+                    let at = r - lo;
+                    self.words[(at / 64) as usize] |= 1 << (at % 64);
+                })
+                .count();
+            any |= n > 0;
+            *t = &t[n..];
+        }
+        if !any {
+            self.next = self
+                .tiles
+                .iter()
+                .filter_map(|t| t.first())
+                .min()
+                .map_or(1 << 32, |&r| u64::from(r));
+        }
+    }
+}
+
+impl Iterator for RowsNear<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        loop {
+            let row = u32::try_from(self.next).ok()?;
+            let k = row / BLOCK;
+            if self.block != Some(k) {
+                self.fill(k);
+                if self.next != u64::from(row) {
+                    continue;
+                }
+            }
+            let lo = k * BLOCK;
+            let mut w = ((row - lo) / 64) as usize;
+            let mut bits = self.words[w] & (!0u64 << (row % 64));
+            loop {
+                if bits != 0 {
+                    let found = lo + w as u32 * 64 + bits.trailing_zeros();
+                    self.next = u64::from(found) + 1;
+                    return Some(found);
+                }
+                w += 1;
+                if w == BLOCK_WORDS {
+                    break;
+                }
+                bits = self.words[w];
+            }
+            self.next = u64::from(lo) + u64::from(BLOCK);
+        }
     }
 }
 
@@ -160,10 +274,11 @@ impl ObjectIndex {
         }
     }
 
-    /// Every row whose box ([`Self::box_of`]) meets the rectangle `[x0, y0, x1, y1]`, and
-    /// some more near it (those that share a tile of a coarse grid with it), in row order.
-    pub fn rows_near(&self, b: [f64; 4]) -> RoaringBitmap {
-        self.tiles.near(b)
+    /// Every row from row `first` on whose box ([`Self::box_of`]) meets the rectangle
+    /// `[x0, y0, x1, y1]`, and some more near it (those that share a tile of a coarse grid
+    /// with it), in row order.
+    pub fn rows_near(&self, b: [f64; 4], first: u32) -> RowsNear<'_> {
+        self.tiles.near(b, first)
     }
 
     /// A box holding the geometry of object `row` (none for a row without geometry: no point
@@ -203,6 +318,8 @@ mod tests {
     use std::path::Path;
     use std::sync::Arc;
 
+    use roaring::RoaringBitmap;
+
     use super::*;
 
     fn demo() -> Generation {
@@ -211,6 +328,69 @@ mod tests {
         let id: u64 = current.trim().parse().expect("id");
         let dir = root.join(format!("gen-{id:06}"));
         Generation::load(&dir, &|_| {}).expect("the demo loads").0
+    }
+
+    /// The rows near a rectangle from any row on are the union of its tiles' rows from
+    /// there, over rows in many blocks with long empty stretches between them; each tile
+    /// holds, ascending, the rows whose box meets it (brute force over the boxes).
+    #[test]
+    fn rows_near_unite_the_tiles_block_by_block() {
+        // 60,000 rows: the first 20,000 spread over the grid, then 25,000 without a box,
+        // then boxes in one corner
+        let boxes: Vec<[f32; 4]> = (0..60_000u32)
+            .map(|r| match r {
+                0..20_000 => {
+                    let (x, y) = ((r * 7919 % 1000) as f32, (r * 104_729 % 1000) as f32);
+                    [x, y, x + (r % 13) as f32, y + (r % 7) as f32 * 3.0]
+                }
+                20_000..45_000 => NO_BOX,
+                _ => [(r % 50) as f32, (r % 40) as f32, 60.0, 45.0],
+            })
+            .collect();
+        let tiles = Tiles::build(&boxes);
+        for k in (0..TILES * TILES).step_by(97) {
+            let (i, j) = ((k % TILES) as f64, (k / TILES) as f64);
+            let [x0, y0, ..] = tiles.bounds;
+            let cell = [
+                x0 + i * tiles.w,
+                y0 + j * tiles.h,
+                x0 + (i + 1.0) * tiles.w,
+                y0 + (j + 1.0) * tiles.h,
+            ];
+            let want: Vec<u32> = (0..boxes.len() as u32)
+                .filter(|&r| {
+                    let b = boxes[r as usize].map(f64::from);
+                    b[0] <= b[2] && {
+                        let (cx, cy) = tiles.range(b);
+                        cx.contains(&(k % TILES)) && cy.contains(&(k / TILES))
+                    }
+                })
+                .collect();
+            assert_eq!(tiles.tile(k), &want[..], "tile {k} {cell:?}");
+        }
+        for q in [
+            [0.0, 0.0, 30.0, 30.0],
+            [100.0, 200.0, 180.0, 260.0],
+            [500.0, 0.0, 1000.0, 1000.0],
+            [-50.0, -50.0, 2000.0, 2000.0],
+            [2000.0, 2000.0, 3000.0, 3000.0],
+        ] {
+            let (cx, cy) = tiles.range(q);
+            let all: RoaringBitmap = if q[0] > 1100.0 {
+                RoaringBitmap::new()
+            } else {
+                cy.flat_map(|j| cx.clone().map(move |i| j * TILES + i))
+                    .flat_map(|k| tiles.tile(k).iter().copied())
+                    .collect()
+            };
+            for from in [
+                0, 1, 4095, 4096, 4097, 19_999, 20_000, 33_000, 45_000, 59_999, 60_000,
+            ] {
+                let got: Vec<u32> = tiles.near(q, from).collect();
+                let want: Vec<u32> = all.range(from..).collect();
+                assert_eq!(got, want, "{q:?} from {from}");
+            }
+        }
     }
 
     /// Built once per type, then shared; every object with a geometry is in it, under its
@@ -250,7 +430,7 @@ mod tests {
             }
             let r = f64::from(k * 150);
             let q = [o[0] - r, o[1] - r * 0.5, o[0] + r * 0.7, o[1] + r];
-            let near = first.rows_near(q);
+            let near: RoaringBitmap = first.rows_near(q, 0).collect();
             let meeting = (0..n).filter(|&row| {
                 let b = first.box_of(row);
                 b[0] <= q[2] && b[2] >= q[0] && b[1] <= q[3] && b[3] >= q[1]
@@ -261,6 +441,12 @@ mod tests {
                 some += 1;
             }
             assert!(some > 0 && near.len() < u64::from(n), "{q:?}");
+            // from any row on: the union's rows from there, in order, each once
+            for from in [1, k * 131, n / 3, n - 1, n, n + 5000] {
+                let got: Vec<u32> = first.rows_near(q, from).collect();
+                let want: Vec<u32> = near.range(from..).collect();
+                assert_eq!(got, want, "{q:?} from {from}");
+            }
         }
         for row in 0..data.table.len() {
             if geometry(&g, data, row).is_none() {

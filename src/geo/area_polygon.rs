@@ -173,16 +173,46 @@ impl AreaPolygon {
     /// Does a point or a line (storage coordinates: one vertex is a point) intersect the
     /// polygon?
     pub fn meets_line(&self, line: &[Coord3]) -> bool {
-        if line.is_empty() || !self.may_meet(line) {
-            return false;
+        self.meets_lines(&[line])
+    }
+
+    /// Does any of these points or lines (storage coordinates) intersect the polygon? Every
+    /// vertex is tested before any edge: a vertex in a cell wholly inside, then one in a cell
+    /// an edge of the polygon meets, then an edge of a line crossing the boundary.
+    pub fn meets_lines(&self, lines: &[impl AsRef<[Coord3]>]) -> bool {
+        let near = lines
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|l| !l.is_empty() && self.may_meet(l));
+        if self.srid.is_native() {
+            let near: Vec<&[Coord3]> = near.collect();
+            return self.meets_own(&near, |c| Coord { x: c[0], y: c[1] });
         }
-        let Some(t) = self.transformed(line) else {
-            return false;
-        };
-        // in when a vertex is in, or an edge crosses the boundary
-        t.iter().any(|c| self.holds(*c))
-            || t.windows(2)
-                .any(|w| self.edges_near(Line::new(w[0], w[1])).next().is_some())
+        // a line with a vertex that cannot be transformed meets nothing
+        let t: Vec<Vec<Coord<f64>>> = near.filter_map(|l| self.transformed(l)).collect();
+        let t: Vec<&[Coord<f64>]> = t.iter().map(Vec::as_slice).collect();
+        self.meets_own(&t, |c| *c)
+    }
+
+    /// Does any of these lines, their vertices `at` in the polygon's own system, meet it: a
+    /// vertex in it, or an edge crossing the boundary (an edge whose box has only cells
+    /// outside crosses none)?
+    fn meets_own<T>(&self, lines: &[&[T]], at: impl Fn(&T) -> Coord<f64>) -> bool {
+        let cell = |c: Coord<f64>| self.grid.as_ref().map_or(Cell::Edge, |g| g.of_point(c));
+        let vertices = || lines.iter().flat_map(|l| l.iter()).map(&at);
+        if vertices().any(|c| cell(c) == Cell::Inside)
+            || vertices().any(|c| cell(c) == Cell::Edge && self.holds(c))
+        {
+            return true;
+        }
+        lines.iter().any(|l| {
+            l.windows(2).any(|w| {
+                let (p, c) = (at(&w[0]), at(&w[1]));
+                let b = [p.x.min(c.x), p.y.min(c.y), p.x.max(c.x), p.y.max(c.y)];
+                self.grid.as_ref().map(|g| g.of_box(b)) != Some(Cell::Outside)
+                    && self.edges_near(Line::new(p, c)).next().is_some()
+            })
+        })
     }
 
     /// The polygon's edges that meet `edge`.

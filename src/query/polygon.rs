@@ -6,9 +6,9 @@
 
 use roaring::RoaringBitmap;
 
-use crate::generation::spatial::geometry;
+use crate::generation::feature::Geometry;
 #[cfg(doc)]
-use crate::generation::spatial::ObjectIndex;
+use crate::generation::spatial::{geometry, ObjectIndex};
 use crate::generation::{Generation, TypeData};
 use crate::geo::area_polygon::AreaPolygon;
 
@@ -44,7 +44,7 @@ pub fn in_polygon(
     let met: RoaringBitmap = exact
         .iter()
         .take_while(|_| !ticker.exhausted())
-        .filter(|&o| geometry(g, data, o as usize).is_some_and(|geom| geom.meets_area(a)))
+        .filter(|&o| meets(g, data, o as usize, a))
         .collect();
     sure | met
 }
@@ -71,8 +71,7 @@ pub fn in_polygon_from(
     let full = candidates.len() == data.table.len() as u64;
     let mut ticker = super::budget::Ticker::new();
     index
-        .rows_near(envelope)
-        .range(first..)
+        .rows_near(envelope, first)
         .take_while(|_| !ticker.exhausted())
         .filter(|&row| {
             let b = index.box_of(row);
@@ -80,11 +79,42 @@ pub fn in_polygon_from(
                 && boxes_meet(b, envelope)
                 && match a.storage_box(b) {
                     Some(decided) => decided,
-                    None => geometry(g, data, row as usize).is_some_and(|geom| geom.meets_area(a)),
+                    None => meets(g, data, row as usize, a),
                 }
         })
         .take(limit)
         .collect()
+}
+
+/// Does the geometry of object `row` of `data` ([`geometry`]: its own, else where it lies on
+/// the network) meet polygon `a`? A located geometry is tested as its parts, without joining
+/// them: its stretches, each network row's piece of a placement (the point of its first part
+/// when it has only points).
+fn meets(g: &Generation, data: &TypeData, row: usize, a: &AreaPolygon) -> bool {
+    let t = &data.table;
+    let own = t.own_geometry(row);
+    if !own.is_empty() {
+        return Geometry::from_own(own).is_some_and(|geom| geom.meets_area(a));
+    }
+    let n = &g.network;
+    let mut first = None;
+    let mut only_points = true;
+    let mut lines = Vec::new();
+    for p in t.placements(row) {
+        let (link, from, to) = (t.loc_link[p], t.loc_from[p], t.loc_to[p]);
+        for r in n.rows_overlapping(link, from, to) {
+            let (f, e) = (from.max(n.from_pos[r]), to.min(n.to_pos[r]));
+            first.get_or_insert((r, f));
+            only_points &= e == f;
+            if e > f {
+                lines.push(g.segment(r).sub_line(f, e));
+            }
+        }
+    }
+    match first {
+        Some((r, f)) if only_points => a.meets_line(&[g.segment(r).point_at(f)]),
+        _ => a.meets_lines(&lines),
+    }
 }
 
 /// Do rectangles `[x0, y0, x1, y1]` `a` and `b` meet?
@@ -170,6 +200,27 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// The part-by-part test says of every object what its whole geometry says.
+        #[test]
+        fn parts_meet_as_the_whole(
+            at in any::<usize>(),
+            radii in prop::collection::vec(100.0f64..3000.0, 3..9),
+            hole in any::<bool>(),
+        ) {
+            let g = demo();
+            let a = star(g, at, &radii, hole);
+            let mut some = 0;
+            for (t, data) in &g.objects {
+                for row in 0..data.table.len() {
+                    let whole = crate::generation::spatial::geometry(g, data, row)
+                        .is_some_and(|geom| geom.meets_area(&a));
+                    prop_assert_eq!(meets(g, data, row, &a), whole, "type {} row {}", t, row);
+                    some += usize::from(whole);
+                }
+            }
+            prop_assert!(some > 0);
+        }
 
         /// Walking the pages (any page size) gives what the whole selection gives, in row
         /// order, each row once; a page from any row on is that selection's rows from there.

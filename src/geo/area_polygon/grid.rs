@@ -166,9 +166,15 @@ impl CellGrid {
         Cell::Edge
     }
 
-    /// What the cell of a point says of it.
+    /// What the cell of a point says of it (as [`Self::of_box`] says of the point's box, read
+    /// from the one cell).
     pub fn of_point(&self, c: Coord<f64>) -> Cell {
-        self.of_box([c.x, c.y, c.x, c.y])
+        if c.x < self.x0 || c.x > self.x1 || c.y < self.y0 || c.y > self.y1 {
+            return Cell::Outside;
+        }
+        let i = crate::geo::grid_axes::cell_index(c.x, self.x0, self.w, CELLS);
+        let j = crate::geo::grid_axes::cell_index(c.y, self.y0, self.h, CELLS);
+        self.cells[j * CELLS + i]
     }
 }
 
@@ -222,6 +228,8 @@ mod tests {
             for (x, y, w, h) in boxes {
                 let b = [x, y, x + w, y + h];
                 proptest::prop_assert_eq!(g.of_box(b), of_box_by_cells(&g, b), "{:?}", b);
+                let c = Coord { x, y };
+                proptest::prop_assert_eq!(g.of_point(c), of_box_by_cells(&g, [x, y, x, y]), "{:?}", c);
             }
         }
     }
