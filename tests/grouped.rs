@@ -599,3 +599,40 @@ fn every_object_of_a_type_by_municipality_is_its_area_index() {
     assert_groups(&fast, &want).unwrap();
     assert_eq!(fast.len(), 3, "{fast:?}");
 }
+
+/// Every object of each type by each area kind with runs and each enumerated property (the
+/// entries clustered by area and value), either order of the two, segmented or not: the
+/// groups of the brute-force pass.
+#[test]
+fn every_object_by_area_and_property_is_the_brute_force_pass() {
+    let g = tiny();
+    let f = ObjectFilter::default();
+    let mut checked = 0;
+    for t in TYPES {
+        let d = &g.objects[&t];
+        let rows = select(g, d, &f);
+        for p in enum_properties(g, d) {
+            for kind in [
+                AreaKind::Municipality,
+                AreaKind::County,
+                AreaKind::Region,
+                AreaKind::RoadDepartment,
+            ] {
+                for dims in [
+                    [Dimension::Area(kind), Dimension::Enum(p)],
+                    [Dimension::Enum(p), Dimension::Area(kind)],
+                ] {
+                    for segment in [true, false] {
+                        let got = g.group_objects(d, &rows, &f, segment, &dims);
+                        let want = brute_objects(g, d, &f, segment, &dims);
+                        if let Err(e) = assert_groups(&got, &want) {
+                            panic!("type {t} {dims:?} segment {segment}: {e}");
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked >= 40, "{checked}");
+}

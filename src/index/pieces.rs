@@ -139,6 +139,26 @@ impl AreaRuns {
         out
     }
 
+    /// Runs from their entries (ascending owners, each entry's code and length), for tests.
+    #[cfg(test)]
+    pub fn from_entries(owners: &[u32], codes: &[u32], length_m: &[f64]) -> AreaRuns {
+        let objects = owners.last().map_or(0, |&o| o as usize + 1);
+        let offsets = (0..=objects)
+            .map(|o| owners.partition_point(|&x| (x as usize) < o) as u32)
+            .collect();
+        let code_runs = (1..=codes.len())
+            .filter(|&k| k == codes.len() || codes[k] != codes[k - 1])
+            .map(|k| k as u32)
+            .collect();
+        AreaRuns {
+            offsets,
+            owners: owners.to_vec(),
+            code_runs,
+            codes: codes.to_vec(),
+            length_m: length_m.to_vec(),
+        }
+    }
+
     /// The entries of object row `o` (indexes into `codes` and `length_m`).
     pub fn of(&self, o: usize) -> Range<usize> {
         self.offsets[o] as usize..self.offsets[o + 1] as usize

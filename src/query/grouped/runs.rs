@@ -13,6 +13,7 @@ use roaring::RoaringBitmap;
 
 use super::{enum_columns, pack, Accumulator, Dense, Dimension, Group, MAX_DIMENSIONS, NONE};
 use crate::generation::{Generation, TypeData, RANK_NONE, RANK_OFF};
+use crate::index::area_values::{self, AreaValueRuns};
 use crate::index::pieces::AreaRuns;
 
 /// Most parallel tasks per thread of the pool (each sums into a table of its own, added up
@@ -146,6 +147,46 @@ impl Pass<'_> {
         }
     }
 
+    /// Sums the groups `groups` of `c` (every object's entries by area and the value of the
+    /// one enumerated dimension `e`) into `part`: each group one slot, its count its number of
+    /// entries and its length their lengths summed in order.
+    fn sum_clustered(
+        &self,
+        c: &AreaValueRuns,
+        groups: Range<usize>,
+        e: &EnumSlots,
+        part: &mut Part,
+    ) {
+        for i in groups {
+            let (code, rank, _) = c.groups[i];
+            let entries = c.entries(i);
+            let length = |k: usize| {
+                self.whole
+                    .map_or(c.length_m[k], |w| w[c.owners[k] as usize])
+            };
+            let area = self.area_slot.get(code as usize).copied().unwrap_or(OFF);
+            let value = e.of_rank(rank);
+            let cell = (area != OFF && value != OFF)
+                .then(|| part.cells.get_mut((area + value) as usize))
+                .flatten();
+            match cell {
+                Some(cell) => {
+                    cell.0 += entries.len() as u64;
+                    cell.1 += match self.whole {
+                        Some(_) => entries.map(length).sum::<f64>(),
+                        None => area_values::sum(&c.length_m[entries]),
+                    };
+                }
+                None => {
+                    for k in entries {
+                        let key = self.key(c.owners[k] as usize, code);
+                        part.misses.push((key, length(k)));
+                    }
+                }
+            }
+        }
+    }
+
     /// As [`Pass::sum_entries`], choosing the loop by the number of enumerated dimensions.
     fn sum_every(&self, entries: Range<usize>, part: &mut Part) {
         match self.enums {
@@ -244,6 +285,39 @@ pub(super) fn group(
         at,
         dimensions: dims.len(),
     };
+    // every object, one area and one property: the clustered entries, a group at a time
+    let clustered = match (
+        every,
+        &enums[..],
+        dims.iter().find_map(|d| match d {
+            Dimension::Enum(p) => Some(*p),
+            _ => None,
+        }),
+    ) {
+        (true, [e], Some(p)) if e.ranks.is_some() => data.area_values(g, kind, p).map(|c| (c, e)),
+        _ => None,
+    };
+    if let Some((c, e)) = clustered {
+        let entries = c.owners.len() as u32;
+        let per = entries.div_ceil(most.max(1)).max(MIN_ROWS_PER_TASK);
+        // each task's groups: from the first ending past its first entry
+        let bounds: Vec<usize> = (0..entries.div_ceil(per))
+            .map(|t| c.groups.partition_point(|gr| gr.2 <= t * per))
+            .chain([c.groups.len()])
+            .collect();
+        let parts: Vec<Part> = bounds
+            .par_windows(2)
+            .map(|w| {
+                let mut part = Part {
+                    cells: vec![(0, 0.0); dense.size],
+                    misses: Vec::new(),
+                };
+                pass.sum_clustered(&c, w[0]..w[1], e, &mut part);
+                part
+            })
+            .collect();
+        return Some(finish(parts, dense, dims.len()));
+    }
     let parts: Vec<Part> = chunks
         .par_iter()
         .map(|&c| {
@@ -260,6 +334,11 @@ pub(super) fn group(
             part
         })
         .collect();
+    Some(finish(parts, dense, dims.len()))
+}
+
+/// The groups of the tasks' sums `parts` over the dense table `dense`.
+fn finish(parts: Vec<Part>, dense: Dense, dimensions: usize) -> Vec<Group> {
     let mut acc = Accumulator::new(Some(dense));
     let mut item = 0u32;
     for part in parts {
@@ -276,5 +355,5 @@ pub(super) fn group(
             acc.add(key, item, length);
         }
     }
-    Some(acc.finish(dims.len()))
+    acc.finish(dimensions)
 }
