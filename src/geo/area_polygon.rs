@@ -176,6 +176,19 @@ impl AreaPolygon {
         self.meets_lines(&[line])
     }
 
+    /// Does a vertex of this line (storage coordinates) lie in a cell wholly inside the
+    /// polygon (so the line meets it)? False when none does, or the polygon is in another
+    /// system: the first test of [`Self::meets_lines`], cheap enough to make as each part of
+    /// a geometry is found.
+    pub fn vertex_inside(&self, line: &[Coord3]) -> bool {
+        match &self.grid {
+            Some(grid) if self.srid.is_native() => line
+                .iter()
+                .any(|c| grid.of_point(Coord { x: c[0], y: c[1] }) == Cell::Inside),
+            _ => false,
+        }
+    }
+
     /// Does any of these points or lines (storage coordinates) intersect the polygon? Every
     /// vertex is tested before any edge: a vertex in a cell wholly inside, then one in a cell
     /// an edge of the polygon meets, then an edge of a line crossing the boundary.

@@ -107,7 +107,12 @@ fn meets(g: &Generation, data: &TypeData, row: usize, a: &AreaPolygon) -> bool {
             first.get_or_insert((r, f));
             only_points &= e == f;
             if e > f {
-                lines.push(g.segment(r).sub_line(f, e));
+                let line = g.segment(r).sub_line(f, e);
+                // most parts near the edge have a vertex well inside: no more parts made
+                if a.vertex_inside(&line) {
+                    return true;
+                }
+                lines.push(line);
             }
         }
     }

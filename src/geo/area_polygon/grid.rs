@@ -38,18 +38,23 @@ pub struct CellGrid {
     outside: Vec<u32>,
 }
 
-/// The sums of `is` over the cells below and left of each corner of the grid.
-fn corner_sums(cells: &[Cell], is: Cell) -> Vec<u32> {
+/// The sums over the cells below and left of each corner of the grid of those inside, and of
+/// those outside (one pass: each row's running counts added to the row below's sums).
+fn corner_sums(cells: &[Cell]) -> (Vec<u32>, Vec<u32>) {
     const N: usize = CELLS + 1;
-    let mut sums = vec![0u32; N * N];
+    let mut inside = vec![0u32; N * N];
+    let mut outside = vec![0u32; N * N];
     for j in 0..CELLS {
+        let (mut row_in, mut row_out) = (0u32, 0u32);
         for i in 0..CELLS {
-            let here = u32::from(cells[j * CELLS + i] == is);
-            sums[(j + 1) * N + i + 1] =
-                here + sums[j * N + i + 1] + sums[(j + 1) * N + i] - sums[j * N + i];
+            let c = cells[j * CELLS + i];
+            row_in += u32::from(c == Cell::Inside);
+            row_out += u32::from(c == Cell::Outside);
+            inside[(j + 1) * N + i + 1] = inside[j * N + i + 1] + row_in;
+            outside[(j + 1) * N + i + 1] = outside[j * N + i + 1] + row_out;
         }
     }
-    sums
+    (inside, outside)
 }
 
 impl CellGrid {
@@ -119,8 +124,7 @@ impl CellGrid {
                 g.cells[at] = if inside { Cell::Inside } else { Cell::Outside };
             }
         }
-        g.inside = corner_sums(&g.cells, Cell::Inside);
-        g.outside = corner_sums(&g.cells, Cell::Outside);
+        (g.inside, g.outside) = corner_sums(&g.cells);
         g
     }
 
@@ -155,13 +159,13 @@ impl CellGrid {
         }
         let (cx, cy) = self.range(b);
         let area = (cx.end() + 1 - cx.start()) as u32 * (cy.end() + 1 - cy.start()) as u32;
-        if Self::count(&self.outside, &cx, &cy) == area {
-            return Cell::Outside;
-        }
         // partly beyond the grid: outside there, so at best all outside
         let beyond = b[0] < self.x0 || b[2] > self.x1 || b[1] < self.y0 || b[3] > self.y1;
         if !beyond && Self::count(&self.inside, &cx, &cy) == area {
             return Cell::Inside;
+        }
+        if Self::count(&self.outside, &cx, &cy) == area {
+            return Cell::Outside;
         }
         Cell::Edge
     }
