@@ -33,6 +33,11 @@ pub struct AreaPolygon {
     edges: RTree<Edge>,
     /// Cells of the polygon's rectangle wholly inside or outside it (None while it is made).
     grid: Option<CellGrid>,
+    /// The edges by the grid's rows of cells their boxes cover (each with its polygon), and
+    /// where each row's start (`CellGrid::ROWS + 1`): the ray of a point in the grid meets
+    /// only edges of its row.
+    bands: Vec<(usize, [f64; 2], [f64; 2])>,
+    band_starts: Vec<u32>,
 }
 
 /// An edge of a ring and the index of its polygon in the multipolygon.
@@ -93,6 +98,8 @@ impl AreaPolygon {
             envelope,
             edges,
             grid: None,
+            bands: Vec::new(),
+            band_starts: Vec::new(),
         };
         if let Some(b) = a.envelope_own() {
             let grid = CellGrid::build(
@@ -100,6 +107,18 @@ impl AreaPolygon {
                 a.edges.iter().map(|e| (e.geom().from, e.geom().to)),
                 |y| a.crossings(y, b),
             );
+            let mut rows: Vec<Vec<(usize, [f64; 2], [f64; 2])>> = vec![Vec::new(); CellGrid::ROWS];
+            for e in a.edges.iter() {
+                let (p, q) = (e.geom().from, e.geom().to);
+                for row in &mut rows[grid.row_of(p[1].min(q[1]))..=grid.row_of(p[1].max(q[1]))] {
+                    row.push((e.data, p, q));
+                }
+            }
+            a.band_starts.push(0);
+            for row in rows {
+                a.bands.extend(row);
+                a.band_starts.push(a.bands.len() as u32);
+            }
             a.grid = Some(grid);
         }
         Ok(a)
@@ -273,17 +292,36 @@ impl AreaPolygon {
             Some(Cell::Outside) => return false,
             _ => {}
         }
-        let ray = AABB::from_corners([c.x, c.y], [e[2].max(c.x), c.y]);
-        let mut inside = vec![false; self.shape.0.len()];
-        for entry in self.edges.locate_in_envelope_intersecting(&ray) {
-            let (a, b) = (entry.geom().from, entry.geom().to);
+        // the edges a ray to +x can meet: those of the point's row of cells (the edges whose
+        // y-range holds the point's, and more), else those whose boxes meet the ray
+        let band;
+        let near: &mut dyn Iterator<Item = (usize, [f64; 2], [f64; 2])> = match &self.grid {
+            Some(g) => {
+                let j = g.row_of(c.y);
+                let (s, t) = (
+                    self.band_starts[j] as usize,
+                    self.band_starts[j + 1] as usize,
+                );
+                band = self.bands[s..t].iter().copied();
+                &mut { band }
+            }
+            None => {
+                let ray = AABB::from_corners([c.x, c.y], [e[2].max(c.x), c.y]);
+                &mut self
+                    .edges
+                    .locate_in_envelope_intersecting(&ray)
+                    .map(|entry| (entry.data, entry.geom().from, entry.geom().to))
+            }
+        };
+        let mut inside = smallvec::SmallVec::<[bool; 4]>::from_elem(false, self.shape.0.len());
+        for (polygon, a, b) in near {
             if Line::new(coord(a), coord(b)).intersects(&Point::from(c)) {
                 return true;
             }
             if (a[1] > c.y) != (b[1] > c.y) {
                 let x = a[0] + (c.y - a[1]) / (b[1] - a[1]) * (b[0] - a[0]);
                 if x > c.x {
-                    inside[entry.data] = !inside[entry.data];
+                    inside[polygon] = !inside[polygon];
                 }
             }
         }

@@ -1,5 +1,7 @@
-//! A regular grid of `n` × `n` cells over a rectangle: which cells a box covers. Shared by the
-//! polygon's cells (`area_polygon::grid`) and the tiles of object rows (`generation::spatial`).
+//! A regular grid of `n` × `n` cells over a rectangle: which cells a box covers. The tiles of
+//! object rows (`generation::spatial`) divide by the step (`cell_ranges`); the polygon's cells
+//! (`area_polygon::grid`) multiply by its reciprocal (`cell_index_by`). Either is monotone, and
+//! a grid uses one throughout, so a box covers every cell a point of it falls in.
 
 use std::ops::RangeInclusive;
 
@@ -8,6 +10,13 @@ use std::ops::RangeInclusive;
 /// is not negative).
 pub fn cell_index(v: f64, lo: f64, step: f64, n: usize) -> usize {
     (((v - lo) / step).max(0.0) as usize).min(n - 1)
+}
+
+/// The index of the cell `v` falls in on an axis from `lo`, with `per` cells per unit (the
+/// step's reciprocal): `floor((v - lo) * per)`, clamped to `0..n`. Monotone in `v` as
+/// [`cell_index`] is, without a division; a grid must use one of the two throughout.
+pub fn cell_index_by(v: f64, lo: f64, per: f64, n: usize) -> usize {
+    (((v - lo) * per).max(0.0) as usize).min(n - 1)
 }
 
 /// The column and row index ranges of `n` × `n` cells of size `w` × `h` from (`x0`, `y0`) that
@@ -27,6 +36,20 @@ pub fn cell_ranges(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Multiplying by the reciprocal is monotone, clamped, and off the division's cell by
+        /// at most one (only at a cell's bound).
+        #[test]
+        fn the_reciprocal_index_is_monotone(
+            lo in -1e6f64..1e6, step in 0.01f64..5e4, a in -1e6f64..3e6, d in 0.0f64..1e5,
+        ) {
+            let n = 64;
+            let (i, j) = (cell_index_by(a, lo, 1.0 / step, n), cell_index_by(a + d, lo, 1.0 / step, n));
+            proptest::prop_assert!(i <= j && j < n);
+            proptest::prop_assert!(i.abs_diff(cell_index(a, lo, step, n)) <= 1);
+        }
+    }
 
     /// Every index is the floor of the position over the step, clamped: against a walk of the
     /// cells' own bounds.

@@ -3,13 +3,16 @@
 //! decided by the cells they fall in, and only those in a cell an edge meets take the exact
 //! test.
 //!
-//! A cell is the set of points its index function maps to it (`floor((x - x0) / w)`, clamped),
+//! A cell is the set of points its index function maps to it (`floor((x - x0) * (1 / w))`,
+//! clamped),
 //! and an edge marks every cell of its bounding rectangle: the function is monotone, so every
 //! point of an edge falls in a marked cell, and a run of unmarked cells next to each other in a
 //! row is a connected set no edge meets, inside or outside the polygon as a whole (decided by
 //! the exact test of one point).
 
 use geo::Coord;
+
+use crate::geo::grid_axes::cell_index_by;
 
 /// Cells per axis.
 const CELLS: usize = 64;
@@ -30,6 +33,8 @@ pub struct CellGrid {
     y1: f64,
     w: f64,
     h: f64,
+    /// Cells per unit on each axis (`1 / w`, `1 / h`): the index function multiplies.
+    per: [f64; 2],
     cells: Vec<Cell>,
     /// Sums over the cells below and left of each corner (`(CELLS + 1)²`, row-major): how many
     /// are inside, and how many outside. A rectangle of cells is all inside (outside) when its
@@ -84,6 +89,7 @@ impl CellGrid {
             y1,
             w: step(x1 - x0),
             h: step(y1 - y0),
+            per: [1.0 / step(x1 - x0), 1.0 / step(y1 - y0)],
             cells: vec![Cell::Outside; CELLS * CELLS],
             inside: Vec::new(),
             outside: Vec::new(),
@@ -147,7 +153,12 @@ impl CellGrid {
         std::ops::RangeInclusive<usize>,
         std::ops::RangeInclusive<usize>,
     ) {
-        crate::geo::grid_axes::cell_ranges(b, [self.x0, self.y0], [self.w, self.h], CELLS)
+        let at = |v: f64, lo: f64, per: f64| cell_index_by(v, lo, per, CELLS);
+        let [px, py] = self.per;
+        (
+            at(b[0], self.x0, px)..=at(b[2], self.x0, px),
+            at(b[1], self.y0, py)..=at(b[3], self.y0, py),
+        )
     }
 
     /// What the cells of a rectangle (in the polygon's system) say of every point in it:
@@ -170,14 +181,22 @@ impl CellGrid {
         Cell::Edge
     }
 
+    /// The number of rows of cells.
+    pub const ROWS: usize = CELLS;
+
+    /// The row of cells `y` falls in (clamped to the grid).
+    pub fn row_of(&self, y: f64) -> usize {
+        cell_index_by(y, self.y0, self.per[1], CELLS)
+    }
+
     /// What the cell of a point says of it (as [`Self::of_box`] says of the point's box, read
     /// from the one cell).
     pub fn of_point(&self, c: Coord<f64>) -> Cell {
         if c.x < self.x0 || c.x > self.x1 || c.y < self.y0 || c.y > self.y1 {
             return Cell::Outside;
         }
-        let i = crate::geo::grid_axes::cell_index(c.x, self.x0, self.w, CELLS);
-        let j = crate::geo::grid_axes::cell_index(c.y, self.y0, self.h, CELLS);
+        let i = cell_index_by(c.x, self.x0, self.per[0], CELLS);
+        let j = cell_index_by(c.y, self.y0, self.per[1], CELLS);
         self.cells[j * CELLS + i]
     }
 }
