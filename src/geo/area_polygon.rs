@@ -36,12 +36,15 @@ pub struct AreaPolygon {
     /// The edges by the grid's rows of cells their boxes cover (each with its polygon), and
     /// where each row's start (`CellGrid::ROWS + 1`): the ray of a point in the grid meets
     /// only edges of its row.
-    bands: Vec<(usize, [f64; 2], [f64; 2])>,
+    bands: Vec<BandEdge>,
     band_starts: Vec<u32>,
 }
 
 /// An edge of a ring and the index of its polygon in the multipolygon.
 type Edge = GeomWithData<RLine<[f64; 2]>, usize>;
+
+/// An edge in a row of cells: its polygon's index and its two ends.
+type BandEdge = (usize, [f64; 2], [f64; 2]);
 
 impl PartialEq for AreaPolygon {
     fn eq(&self, other: &Self) -> bool {
@@ -107,7 +110,7 @@ impl AreaPolygon {
                 a.edges.iter().map(|e| (e.geom().from, e.geom().to)),
                 |y| a.crossings(y, b),
             );
-            let mut rows: Vec<Vec<(usize, [f64; 2], [f64; 2])>> = vec![Vec::new(); CellGrid::ROWS];
+            let mut rows: Vec<Vec<BandEdge>> = vec![Vec::new(); CellGrid::ROWS];
             for e in a.edges.iter() {
                 let (p, q) = (e.geom().from, e.geom().to);
                 for row in &mut rows[grid.row_of(p[1].min(q[1]))..=grid.row_of(p[1].max(q[1]))] {
@@ -295,7 +298,7 @@ impl AreaPolygon {
         // the edges a ray to +x can meet: those of the point's row of cells (the edges whose
         // y-range holds the point's, and more), else those whose boxes meet the ray
         let band;
-        let near: &mut dyn Iterator<Item = (usize, [f64; 2], [f64; 2])> = match &self.grid {
+        let near: &mut dyn Iterator<Item = BandEdge> = match &self.grid {
             Some(g) => {
                 let j = g.row_of(c.y);
                 let (s, t) = (

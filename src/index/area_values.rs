@@ -21,25 +21,24 @@ pub struct AreaValueRuns {
 
 impl AreaValueRuns {
     /// The entries of `runs` ordered by area code, then by `rank(owner)` (the property's value
-    /// as a rank), then as they were (stable).
+    /// as a rank), then as they were: two stable counting sorts, by rank and then by code
+    /// (codes of the run kinds fit in 16 bits, as ranks do).
     pub fn build(runs: &AreaRuns, rank: impl Fn(usize) -> u16) -> AreaValueRuns {
         let n = runs.codes.len();
-        let mut order: Vec<(u32, u16, u32)> = (0..n)
-            .map(|e| (runs.codes[e], rank(runs.owners[e] as usize), e as u32))
-            .collect();
-        order.sort_unstable();
+        let ranks: Vec<u16> = runs.owners.iter().map(|&o| rank(o as usize)).collect();
+        let by_rank = counting_sort(0..n as u32, |e| usize::from(ranks[e as usize]));
+        let order = counting_sort(by_rank.into_iter(), |e| runs.codes[e as usize] as usize);
         let mut out = AreaValueRuns {
             owners: Vec::with_capacity(n),
             length_m: Vec::with_capacity(n),
             groups: Vec::new(),
         };
-        for (k, &(code, r, e)) in order.iter().enumerate() {
+        let key = |e: u32| (runs.codes[e as usize], ranks[e as usize]);
+        for (k, &e) in order.iter().enumerate() {
             out.owners.push(runs.owners[e as usize]);
             out.length_m.push(runs.length_m[e as usize]);
-            if order
-                .get(k + 1)
-                .is_none_or(|&(c, q, _)| (c, q) != (code, r))
-            {
+            if order.get(k + 1).is_none_or(|&next| key(next) != key(e)) {
+                let (code, r) = key(e);
                 out.groups.push((code, r, k as u32 + 1));
             }
         }
@@ -55,6 +54,28 @@ impl AreaValueRuns {
         };
         start..self.groups[i].2 as usize
     }
+}
+
+/// The items of `items` ordered by `bucket` (stable: in their order within a bucket).
+fn counting_sort(
+    items: impl ExactSizeIterator<Item = u32> + Clone,
+    bucket: impl Fn(u32) -> usize,
+) -> Vec<u32> {
+    let buckets = items.clone().map(&bucket).max().map_or(0, |m| m + 1);
+    let mut starts = vec![0u32; buckets + 1];
+    for i in items.clone() {
+        starts[bucket(i) + 1] += 1;
+    }
+    for b in 1..=buckets {
+        starts[b] += starts[b - 1];
+    }
+    let mut out = vec![0u32; items.len()];
+    for i in items {
+        let at = &mut starts[bucket(i)];
+        out[*at as usize] = i;
+        *at += 1;
+    }
+    out
 }
 
 /// The sum of `xs` in four interleaved partial sums (the adds of one do not wait on the
@@ -100,6 +121,13 @@ mod tests {
         }
         seen.sort_unstable();
         assert_eq!(seen, (0..6).collect::<Vec<_>>());
+        // the order a plain sort by (code, rank, entry) gives
+        let mut sorted: Vec<(u32, u16, usize)> = (0..6)
+            .map(|k| (runs.codes[k], ranks[runs.owners[k] as usize], k))
+            .collect();
+        sorted.sort_unstable();
+        let owners: Vec<u32> = sorted.iter().map(|&(_, _, k)| runs.owners[k]).collect();
+        assert_eq!(c.owners, owners);
         let keys: Vec<(u32, u16)> = c.groups.iter().map(|g| (g.0, g.1)).collect();
         assert_eq!(keys, [(3, 0), (3, 1), (7, 1), (7, 2)]);
         for n in 0..40 {
