@@ -832,7 +832,12 @@ fn the_server_threads_take_the_scheduling_policy_and_the_writer_keeps_its_own() 
         // the first worker is the main thread
         assert_eq!(policy_of("vegdb"), vec![expected], "{threads:?}");
         assert_eq!(policy_of("vegdb-worker-1"), vec![expected], "{threads:?}");
-        assert_eq!(policy_of("vegdb-writer"), vec![5], "{threads:?}");
+        // the writer thread, and any thread it has started meanwhile (which takes its name)
+        let writer = policy_of("vegdb-writer");
+        assert!(
+            !writer.is_empty() && writer.iter().all(|&p| p == 5),
+            "{threads:?}"
+        );
         for (name, policy) in &threads {
             assert!(
                 *policy == expected || name.starts_with("vegdb-writ"),
