@@ -70,6 +70,10 @@ pub struct TypeData {
     area_values: std::sync::Mutex<crate::util::FastMap<(usize, u32), Arc<AreaValueRuns>>>,
 }
 
+/// The most (area kind, property) pairs a type keeps a clustered index of
+/// ([`TypeData::area_values`]); a grouping past them takes the pass over the entries.
+pub const MAX_AREA_VALUES: usize = 8;
+
 /// The rank of an object without a value in [`TypeData::enum_ranks`]; a value that is no
 /// allowed value of the property is [`RANK_OFF`].
 pub const RANK_NONE: u16 = u16::MAX;
@@ -235,8 +239,9 @@ impl TypeData {
 
     /// The entries of `kind`'s runs ([`Self::area_runs`]) ordered by area, then by the value
     /// of enumerated property `property` ([`Self::enum_ranks`]): `index::area_values`, built
-    /// on the first call for the pair (about 18 bytes per entry) and kept with the type's
-    /// data. None where either gives none.
+    /// on the first call for the pair (12 bytes per entry) and kept with the type's data, at
+    /// most [`MAX_AREA_VALUES`] pairs per type (memory a client asking every pair would
+    /// otherwise grow). None where either gives none, or the type keeps as many already.
     pub fn area_values(
         &self,
         g: &Generation,
@@ -247,6 +252,9 @@ impl TypeData {
         let mut cache = self.area_values.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = cache.get(&(i, property)) {
             return Some(c.clone());
+        }
+        if cache.len() >= MAX_AREA_VALUES {
+            return None;
         }
         let runs = self.area_runs(g, kind)?;
         let ranks = self.enum_ranks(g.catalog, property)?;
