@@ -8,6 +8,8 @@
 use rstar::primitives::{GeomWithData, Rectangle};
 use rstar::RTree;
 
+use crate::geo::grid_axes::{cell_ranges, CellRanges};
+
 use super::feature::Geometry;
 use super::{Generation, TypeData};
 
@@ -39,8 +41,8 @@ const TILES: usize = 128;
 
 /// A `TILES` × `TILES` grid over the rectangle of every row's box, each tile the ascending
 /// rows whose box meets it: the rows near a rectangle in row order, for a page that reads
-/// only as far as it fills. A tile is the set of points its index function maps to it (as the
-/// polygon's cells, `floor((x - x0) / w)` clamped), so a box meets a rectangle only if they
+/// only as far as it fills. A tile is the set of points its index function maps to it
+/// (`floor((x - x0) / w)` clamped), so a box meets a rectangle only if they
 /// share a tile.
 #[derive(Debug, Default)]
 struct Tiles {
@@ -111,15 +113,9 @@ impl Tiles {
     }
 
     /// The tile index ranges a rectangle covers (clamped to the grid).
-    fn range(
-        &self,
-        b: [f64; 4],
-    ) -> (
-        std::ops::RangeInclusive<usize>,
-        std::ops::RangeInclusive<usize>,
-    ) {
+    fn range(&self, b: [f64; 4]) -> CellRanges {
         let [x0, y0, ..] = self.bounds;
-        crate::geo::grid_axes::cell_ranges(b, [x0, y0], [self.w, self.h], TILES)
+        cell_ranges(b, [x0, y0], [self.w, self.h], TILES)
     }
 
     /// The rows of tile `k`, ascending.

@@ -19,14 +19,20 @@ pub fn cell_index_by(v: f64, lo: f64, per: f64, n: usize) -> usize {
     (((v - lo) * per).max(0.0) as usize).min(n - 1)
 }
 
+/// The column and row index ranges a rectangle covers.
+pub type CellRanges = (RangeInclusive<usize>, RangeInclusive<usize>);
+
+/// As [`cell_ranges`], with `per` cells per unit on each axis ([`cell_index_by`]).
+pub fn cell_ranges_by(b: [f64; 4], [x0, y0]: [f64; 2], [px, py]: [f64; 2], n: usize) -> CellRanges {
+    (
+        cell_index_by(b[0], x0, px, n)..=cell_index_by(b[2], x0, px, n),
+        cell_index_by(b[1], y0, py, n)..=cell_index_by(b[3], y0, py, n),
+    )
+}
+
 /// The column and row index ranges of `n` × `n` cells of size `w` × `h` from (`x0`, `y0`) that
 /// rectangle `b` (`[xmin, ymin, xmax, ymax]`) covers, clamped to the grid.
-pub fn cell_ranges(
-    b: [f64; 4],
-    [x0, y0]: [f64; 2],
-    [w, h]: [f64; 2],
-    n: usize,
-) -> (RangeInclusive<usize>, RangeInclusive<usize>) {
+pub fn cell_ranges(b: [f64; 4], [x0, y0]: [f64; 2], [w, h]: [f64; 2], n: usize) -> CellRanges {
     (
         cell_index(b[0], x0, w, n)..=cell_index(b[2], x0, w, n),
         cell_index(b[1], y0, h, n)..=cell_index(b[3], y0, h, n),

@@ -96,28 +96,20 @@ fn meets(g: &Generation, data: &TypeData, row: usize, a: &AreaPolygon) -> bool {
     if !own.is_empty() {
         return Geometry::from_own(own).is_some_and(|geom| geom.meets_area(a));
     }
-    let n = &g.network;
-    let mut first = None;
-    let mut only_points = true;
+    let pieces = g.placement_pieces(t, row, |_| true);
     let mut lines = Vec::new();
-    for p in t.placements(row) {
-        let (link, from, to) = (t.loc_link[p], t.loc_from[p], t.loc_to[p]);
-        for r in n.rows_overlapping(link, from, to) {
-            let (f, e) = (from.max(n.from_pos[r]), to.min(n.to_pos[r]));
-            first.get_or_insert((r, f));
-            only_points &= e == f;
-            if e > f {
-                let line = g.segment(r).sub_line(f, e);
-                // most parts near the edge have a vertex well inside: no more parts made
-                if a.vertex_inside(&line) {
-                    return true;
-                }
-                lines.push(line);
-            }
+    for p in pieces.iter().filter(|p| p.to > p.from) {
+        let line = g.segment(p.net_row).sub_line(p.from, p.to);
+        // most parts near the edge have a vertex well inside: no more parts made
+        if a.vertex_inside(&line) {
+            return true;
         }
+        lines.push(line);
     }
-    match first {
-        Some((r, f)) if only_points => a.meets_line(&[g.segment(r).point_at(f)]),
+    match pieces.first() {
+        Some(p) if pieces.iter().all(|q| q.from == q.to) => {
+            a.meets_line(&[g.segment(p.net_row).point_at(p.from)])
+        }
         _ => a.meets_lines(&lines),
     }
 }

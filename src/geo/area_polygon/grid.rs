@@ -12,7 +12,7 @@
 
 use geo::Coord;
 
-use crate::geo::grid_axes::cell_index_by;
+use crate::geo::grid_axes::{cell_index_by, cell_ranges_by, CellRanges};
 
 /// Cells per axis.
 const CELLS: usize = 64;
@@ -146,19 +146,8 @@ impl CellGrid {
     }
 
     /// The cell index ranges a rectangle covers (the rectangle clamped to the grid).
-    fn range(
-        &self,
-        b: [f64; 4],
-    ) -> (
-        std::ops::RangeInclusive<usize>,
-        std::ops::RangeInclusive<usize>,
-    ) {
-        let at = |v: f64, lo: f64, per: f64| cell_index_by(v, lo, per, CELLS);
-        let [px, py] = self.per;
-        (
-            at(b[0], self.x0, px)..=at(b[2], self.x0, px),
-            at(b[1], self.y0, py)..=at(b[3], self.y0, py),
-        )
+    fn range(&self, b: [f64; 4]) -> CellRanges {
+        cell_ranges_by(b, [self.x0, self.y0], self.per, CELLS)
     }
 
     /// What the cells of a rectangle (in the polygon's system) say of every point in it:
