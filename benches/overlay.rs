@@ -1,7 +1,7 @@
 //! Dynamic segmentation (the /vegnett/segmentert core), in process: the whole network of one
 //! county cut by speed limit (105), traffic volume (540) and road width (241, where the data
-//! has it). Reports the piece count, and criterion's time for gathering the types' intervals
-//! and for the overlay of every selected row. Data: the demo preset (seed 42) or, with
+//! has it). Reports the piece count, and criterion's time for gathering the types' intervals,
+//! for the overlay of every selected row, and for the figures alone (`totals`). Data: the demo preset (seed 42) or, with
 //! VEGDB_BENCH_DATA, a data dir (national: county 50).
 #![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
@@ -10,7 +10,7 @@ use roaring::RoaringBitmap;
 use vegdb::area::AreaKind;
 use vegdb::generation::Generation;
 use vegdb::query::network::NetworkAreaFilter;
-use vegdb::query::overlay::{links_of, overlay, LinkIntervals};
+use vegdb::query::overlay::{links_of, overlay, totals, LinkIntervals, TotalsLayer};
 
 // the server's allocator
 #[global_allocator]
@@ -53,6 +53,27 @@ fn bench(c: &mut Criterion) {
     group.bench_function("gather_intervals", |b| b.iter(|| layers(&g, &types, &rows)));
     group.bench_function("overlay_rows", |b| {
         b.iter(|| overlay(&g.network, rows.iter(), &built, false).len())
+    });
+    // the figures alone (`/vegnett/segmentert/statistikk`): pieces counted, not made, the
+    // intervals gathered link by link from the types' placements ordered by link
+    let placed: Vec<_> = types
+        .iter()
+        .map(|t| (&g.objects[t], g.objects[t].link_placements()))
+        .collect();
+    let totals_layers: Vec<Option<TotalsLayer<'_>>> = placed
+        .iter()
+        .map(|(d, index)| {
+            Some(TotalsLayer {
+                table: &d.table,
+                index,
+                objects: None,
+            })
+        })
+        .collect();
+    let figures = totals(&g.network, &rows, &totals_layers, false);
+    assert_eq!(figures.pieces, pieces as u64);
+    group.bench_function("totals", |b| {
+        b.iter(|| totals(&g.network, &rows, &totals_layers, false).pieces)
     });
     group.finish();
 }

@@ -16,7 +16,7 @@ use vegdb::area::AreaKind;
 use vegdb::generate::{generate_into, Scale};
 use vegdb::generation::Generation;
 use vegdb::query::network::NetworkAreaFilter;
-use vegdb::query::overlay::{links_of, overlay, LinkIntervals};
+use vegdb::query::overlay::{links_of, overlay, totals, LinkIntervals, TotalsLayer};
 
 fn tiny() -> &'static Generation {
     static G: OnceLock<Generation> = OnceLock::new();
@@ -182,8 +182,81 @@ fn check(
         .collect();
     prop_assert_eq!(got.len(), want.len());
     prop_assert_eq!(&got, &want);
+    check_totals(g, &rows, &types, only_covered, &want)?;
     if !only_covered {
         tiles(g, &rows, &overlay(&g.network, rows.iter(), &layers, false))?;
+    }
+    Ok(())
+}
+
+/// The overlay's figures (`totals`, without making pieces) are those of the brute-force pieces:
+/// their number, their summed length, and per type the pieces it covers and their length.
+fn check_totals(
+    g: &Generation,
+    rows: &RoaringBitmap,
+    types: &[(u32, RoaringBitmap)],
+    only_covered: bool,
+    want: &[Expected],
+) -> Result<(), TestCaseError> {
+    let n = &g.network;
+    let mut by_link: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    for r in rows {
+        by_link
+            .entry(n.link_id[r as usize])
+            .or_default()
+            .push(r as usize);
+    }
+    let length = |(link, from, to, _): &Expected| {
+        // the selected row holding the piece: on its link, spanning it
+        let r = by_link[link]
+            .iter()
+            .copied()
+            .find(|&r| n.from_pos[r] <= *from && n.to_pos[r] >= *to)
+            .unwrap();
+        if n.to_pos[r] <= n.from_pos[r] {
+            0.0
+        } else {
+            (to - from) / (n.to_pos[r] - n.from_pos[r]) * n.length_m[r]
+        }
+    };
+    let mut expected = (0u64, 0.0f64, vec![(0u64, 0.0f64); types.len()]);
+    for e in want {
+        let l = length(e);
+        expected.0 += 1;
+        expected.1 += l;
+        for (t, covers) in e.3.iter().enumerate() {
+            if !covers.is_empty() {
+                expected.2[t].0 += 1;
+                expected.2[t].1 += l;
+            }
+        }
+    }
+    let placed: Vec<_> = types
+        .iter()
+        .map(|(id, o)| (&g.objects[id], g.objects[id].link_placements(), o))
+        .collect();
+    let layers: Vec<Option<TotalsLayer<'_>>> = placed
+        .iter()
+        .map(|(d, index, o)| {
+            Some(TotalsLayer {
+                table: &d.table,
+                index,
+                objects: Some(o),
+            })
+        })
+        .collect();
+    let got = totals(n, rows, &layers, only_covered);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.abs().max(1.0);
+    prop_assert_eq!(got.pieces, expected.0);
+    prop_assert!(
+        close(got.length_m, expected.1),
+        "{} vs {}",
+        got.length_m,
+        expected.1
+    );
+    for (t, ((gc, gl), (wc, wl))) in got.covered.iter().zip(&expected.2).enumerate() {
+        prop_assert_eq!(gc, wc, "type {}", types[t].0);
+        prop_assert!(close(*gl, *wl), "type {}: {} vs {}", types[t].0, gl, wl);
     }
     Ok(())
 }

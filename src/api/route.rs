@@ -196,7 +196,7 @@ fn dated(resource: &str, label: RouteLabel) -> bool {
         RouteLabel::Road | RouteLabel::RoadBatch | RouteLabel::Position => true,
         RouteLabel::Network => {
             resource.starts_with("/vegnett/lenker")
-                || resource == "/vegnett/segmentert"
+                || resource.starts_with("/vegnett/segmentert")
                 || resource.starts_with("/vegnett/statistikk")
                 || resource == "/vegnett/rute"
         }
@@ -386,6 +386,8 @@ mod tests {
             ("/vegnett/lenker/1", true),
             ("/vegnett/segmentert", true),
             ("/vegnett/segmentert.csv", true),
+            ("/vegnett/segmentert/statistikk", true),
+            ("/vegnett/segmentert/statistikk.xml", true),
             ("/vegnett", false),
             ("/status", false),
             ("/vegobjekttyper/105", false),

@@ -19,6 +19,8 @@
 //! breakpoints with the intervals that overlap it (rows of one link are sorted by start, so the
 //! sweep per row starts where the previous row's did).
 
+mod totals;
+
 use std::collections::{HashMap, HashSet};
 
 use roaring::RoaringBitmap;
@@ -26,6 +28,8 @@ use roaring::RoaringBitmap;
 use crate::index::bitmaps::part_length;
 use crate::index::pieces::LinkPlacements;
 use crate::snapshot::columns::{ObjectTable, RoadNetwork};
+
+pub use totals::{totals, Totals, TotalsLayer};
 
 /// One stretch placement of a selected object on a link.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -40,6 +40,10 @@ pub const ROUTES: &[(&str, &str)] = &[
         "/vegnett/segmentert",
         "/vegnett/segmentert?typer=105,540&antall=5",
     ),
+    (
+        "/vegnett/segmentert/statistikk",
+        "/vegnett/segmentert/statistikk?typer=105,540&kommune=5001",
+    ),
     ("/vegnett/noder/{id}", "/vegnett/noder/1"),
     (
         "/vegnett/rute",

@@ -227,13 +227,18 @@ async fn bad_input_is_a_v2_error() {
         "typer=105&start=garbage",
         "typer=105&ukjent=1",
     ] {
-        let r = s.get(&format!("/vegnett/segmentert?{q}")).await;
-        let status = r.status().as_u16();
-        let body = r.text().await.unwrap();
-        assert!((400..500).contains(&status), "{q}: {status} {body}");
-        let v: Value = serde_json::from_str(&body).unwrap();
-        assert!(v[0]["code"].is_u64(), "{q}: {body}");
+        refused(&s, &format!("/vegnett/segmentert?{q}")).await;
     }
+}
+
+/// `path` is answered 4xx in the v2 error shape.
+async fn refused(s: &TestServer, path: &str) {
+    let r = s.get(path).await;
+    let status = r.status().as_u16();
+    let body = r.text().await.unwrap();
+    assert!((400..500).contains(&status), "{path}: {status} {body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert!(v[0]["code"].is_u64(), "{path}: {body}");
 }
 
 #[tokio::test]
@@ -263,5 +268,97 @@ async fn geojson_has_the_json_pieces_as_features() {
             .as_str()
             .unwrap()
             .contains("segmentert.geojson"));
+    }
+}
+
+/// `/vegnett/segmentert/statistikk` against the pieces of every page for the same filters: the
+/// number of pieces, their length and per type the pieces it covers (summed here from the
+/// pieces' `vegobjekter` and `lengde`, which are rounded to the millimetre).
+#[tokio::test]
+async fn statistics_are_the_figures_of_the_pieces() {
+    let s = TestServer::start().await;
+    for q in [
+        "typer=105,540&vegreferanse=E,R,F",
+        "typer=105,540&vegreferanse=E,R,F&kun_dekket=true",
+        "typer=540,105,241&vegreferanse=E,R,F&tidspunkt=2025-01-01",
+        "typer=105,540&egenskap=540(4623>=3000)&vegreferanse=E,R",
+        "typer=105,540",
+    ] {
+        let pieces = all_pages(&s, q, 10_000).await;
+        let types: Vec<u64> = q["typer=".len()..]
+            .split('&')
+            .next()
+            .unwrap()
+            .split(',')
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let mut length = 0.0;
+        let mut covered = vec![(0u64, 0.0f64); types.len()];
+        for p in &pieces {
+            let l = p["lengde"].as_f64().unwrap();
+            length += l;
+            for (t, id) in types.iter().enumerate() {
+                if !p["vegobjekter"][format!("vegobjekttype_{id}")].is_null() {
+                    covered[t].0 += 1;
+                    covered[t].1 += l;
+                }
+            }
+        }
+        let st = s
+            .get_json(&format!("/vegnett/segmentert/statistikk?{q}"), 200)
+            .await;
+        assert_eq!(st["antall"], pieces.len(), "{q}: {st}");
+        // whole meters against a sum of millimetres: within half a metre and the pieces'
+        // rounding
+        let near = |got: &Value, want: f64, n: u64| {
+            let got = got.as_f64().unwrap();
+            (got - want).abs() <= 0.5 + 0.0005 * n as f64
+        };
+        assert!(
+            near(&st["strekningslengde"], length, pieces.len() as u64),
+            "{q}: {st} {length}"
+        );
+        let per_type = st["vegobjekttyper"].as_array().unwrap();
+        assert_eq!(per_type.len(), types.len());
+        for ((row, id), (n, l)) in per_type.iter().zip(&types).zip(&covered) {
+            assert_eq!(row["id"], *id, "{q}: {st}");
+            assert_eq!(row["antall"], *n, "{q}: type {id}: {st}");
+            assert!(near(&row["strekningslengde"], *l, *n), "{q}: {st} {l}");
+        }
+        if q.contains("kun_dekket") {
+            assert!(per_type.iter().all(|r| r["antall"] == st["antall"]), "{st}");
+        }
+    }
+    // XML and CSV (one line per type)
+    let q = "typer=105,540&vegreferanse=E";
+    let r = s
+        .get(&format!("/vegnett/segmentert/statistikk.xml?{q}"))
+        .await;
+    assert_eq!(r.status(), 200);
+    let xml = r.text().await.unwrap();
+    assert!(
+        xml.starts_with("<?xml") && xml.contains("<strekningslengde>"),
+        "{xml}"
+    );
+    let r = s
+        .get(&format!("/vegnett/segmentert/statistikk.csv?{q}"))
+        .await;
+    assert_eq!(r.status(), 200);
+    let csv = r.text().await.unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].contains("strekningslengde"), "{csv}");
+    // bad input: the v2 error shape, 4xx
+    for q in [
+        "",
+        "typer=abc",
+        "typer=105,105",
+        "typer=105&egenskaper=105(2021)",
+        "typer=105&antall=10",
+        "typer=105&egenskap=105(nonsense",
+        "typer=105&kun_dekket=kanskje",
+        "typer=105&tidspunkt=2020-13-45",
+    ] {
+        refused(&s, &format!("/vegnett/segmentert/statistikk?{q}")).await;
     }
 }

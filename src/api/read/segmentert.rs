@@ -24,6 +24,7 @@
 //! and XML pages are streamed piece by piece (`doc`, `api::stream`).
 
 mod doc;
+mod statistikk;
 
 use std::sync::Arc;
 
@@ -64,7 +65,9 @@ pub(crate) const OVERLAY_PARAMS: &[&str] = &["typer", "egenskap", "egenskaper", 
 crate::query_params!(OverlayQuery = [OVERLAY_PARAMS, LIST_PARAMS, NETWORK_ATTRIBUTE_PARAMS]);
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(crate::read_route!(list_pieces))
+    OpenApiRouter::new()
+        .routes(crate::read_route!(list_pieces))
+        .routes(crate::read_route!(statistikk::get_overlay_statistics))
 }
 
 /// A page of `GET /vegnett/segmentert` (pieces as described in the module documentation).

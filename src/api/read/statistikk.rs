@@ -26,6 +26,7 @@ use crate::api::handler::begin_csv;
 use crate::api::object_docs::whole_meters;
 use crate::api::params::Params;
 use crate::api::state::AppState;
+pub(crate) use table::answer as answer_table;
 use table::{answer, grouped_answer, parse_grouping, splits_length, GROUPING};
 
 /// The filters of `/vegobjekter/statistikk`: those of one type's but `egenskap` (a type's own).
