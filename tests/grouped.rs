@@ -8,6 +8,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))] // tests may unwrap
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 use arrow_array::cast::AsArray;
@@ -193,7 +194,7 @@ fn brute_objects(
 
 /// The polygon the parts are cut to: `f`'s when clipping.
 fn cut_to(f: &ObjectFilter, clip: bool) -> Option<&AreaPolygon> {
-    f.polygon.as_ref().filter(|_| clip)
+    f.polygon.as_deref().filter(|_| clip)
 }
 
 /// The length of placement `from..=to` on network row `r`, and with a polygon only the share
@@ -390,7 +391,7 @@ proptest! {
         let g = tiny();
         let d = &g.objects[&TYPES[ti]];
         let mut f = user_filter(g, d, None, road, None);
-        f.polygon = Some(star_polygon(g, centre, &radii, hole));
+        f.polygon = Some(Arc::new(star_polygon(g, centre, &radii, hole)));
         if let Some(i) = area {
             f.any_of.push((AreaKind::Municipality, MUNICIPALITIES[i]));
         }
@@ -549,9 +550,9 @@ proptest! {
             roads: road.map(|r| RoadRefFilter::parse(["E", "Kv", "F", "K", "P"][r]).unwrap()).into_iter().collect(),
             bbox: None,
             attributes: Default::default(),
-            polygon: shape.map(|(c, radii, hole)| star_polygon(g, c, &radii, hole)),
+            polygon: shape.map(|(c, radii, hole)| Arc::new(star_polygon(g, c, &radii, hole))),
         };
-        let polygon = filter.polygon.as_ref();
+        let polygon = filter.polygon.as_deref();
         let rows = g.select_segments(&filter);
         let groups = g.group_network(&rows, &dims, polygon);
         let n = &g.network;

@@ -153,7 +153,7 @@ proptest! {
         let m = polygon(g, &s);
         let a = AreaPolygon::new(Srid::Utm33Etrs89, m.clone()).unwrap();
         let d = &g.objects[&[105u32, 95, 241][ti]];
-        let f = ObjectFilter { polygon: Some(a.clone()), ..Default::default() };
+        let f = ObjectFilter { polygon: Some(std::sync::Arc::new(a.clone())), ..Default::default() };
         let rows = select(g, d, &f).into_owned();
         let (want, want_len) = brute(g, d, &m);
         prop_assert_eq!(&rows, &want);
@@ -172,7 +172,7 @@ proptest! {
             .collect();
         let all = ObjectFilter {
             any_of: vec![(AreaKind::Municipality, kommune)],
-            polygon: Some(a),
+            polygon: Some(std::sync::Arc::new(a)),
             ids: Some(ids.clone()),
             modified_after: Some(after),
             ..Default::default()
@@ -199,7 +199,9 @@ proptest! {
         let g = tiny();
         let m = polygon(g, &s);
         let got = g.select_segments(&NetworkAreaFilter {
-            polygon: Some(AreaPolygon::new(Srid::Utm33Etrs89, m.clone()).unwrap()),
+            polygon: Some(std::sync::Arc::new(
+                AreaPolygon::new(Srid::Utm33Etrs89, m.clone()).unwrap(),
+            )),
             ..Default::default()
         });
         let n = &g.network;
@@ -287,7 +289,7 @@ fn a_lon_lat_polygon_is_exact_in_lon_lat() {
                 g,
                 d,
                 &ObjectFilter {
-                    polygon: Some(a.clone()),
+                    polygon: Some(std::sync::Arc::new(a.clone())),
                     ..Default::default()
                 },
             )

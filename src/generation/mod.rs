@@ -7,6 +7,7 @@
 pub mod check;
 pub mod day_rows;
 pub mod feature;
+pub mod polygons;
 pub mod rows;
 pub mod spatial;
 pub mod successor;
@@ -331,6 +332,9 @@ pub struct Generation {
     /// child object id -> (parent type, parent id)
     pub parents: Lazy<Arc<HashMap<u64, (u32, u64)>>>,
     /// Smallest id never used by any object of this generation (current or deleted).
+    /// The polygons of `polygon=` filters prepared for this generation's requests
+    /// ([`polygons::PolygonCache`]).
+    pub polygons: polygons::PolygonCache,
     pub next_object_id: u64,
     /// Milliseconds the last complete [`Generation::load`] behind this generation took: its
     /// own, or (derived generations) its ancestor's. The metrics registry reads the served
@@ -465,6 +469,7 @@ impl Generation {
                 day_rows: None,
                 parents: Lazy::ready(Arc::new(parents)),
                 next_object_id,
+                polygons: Default::default(),
                 last_load_ms,
             },
             stats,
@@ -641,6 +646,7 @@ impl Generation {
             day_rows: None,
             parents: Lazy::ready(parents),
             next_object_id,
+            polygons: Default::default(),
             last_load_ms: self.last_load_ms,
         }
     }

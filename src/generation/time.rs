@@ -411,6 +411,7 @@ fn derived(
         day_rows: None,
         parents,
         next_object_id: g.next_object_id,
+        polygons: Default::default(),
         last_load_ms: g.last_load_ms,
     }
 }

@@ -352,7 +352,7 @@ pub struct NetworkAreaFilter {
     /// The network attributes (typeveg, detaljniva, …), AND-ed onto the rest.
     pub attributes: NetworkAttributeFilter,
     /// polygon: the rows whose geometry intersects it (in its own system).
-    pub polygon: Option<AreaPolygon>,
+    pub polygon: Option<std::sync::Arc<AreaPolygon>>,
 }
 
 pub fn select_rows(

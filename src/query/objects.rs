@@ -49,7 +49,7 @@ pub struct ObjectFilter {
     pub network: NetworkAttributeFilter,
     /// polygon: objects whose geometry (own, else located) intersects it; stretch objects are
     /// cut to it when segmenting.
-    pub polygon: Option<AreaPolygon>,
+    pub polygon: Option<std::sync::Arc<AreaPolygon>>,
     /// ider: the objects with these ids (None: no such filter).
     pub ids: Option<Vec<u64>>,
     /// endret_etter: objects last modified after this time (seconds).
@@ -311,7 +311,7 @@ pub fn all_rows(data: &TypeData) -> RoaringBitmap {
 /// The rows of `data` (a type of generation `g`) that the filter selects. A filter on one area
 /// and nothing else lends that area's bitmap (no copy: statistikk per kommune is the hot case).
 pub fn select<'a>(g: &Generation, data: &'a TypeData, f: &ObjectFilter) -> Cow<'a, RoaringBitmap> {
-    select_by(g, data, f, f.polygon.as_ref())
+    select_by(g, data, f, f.polygon.as_deref())
 }
 
 /// The rows of `data` that `f` selects with `polygon` in place of its own (None: by

@@ -8,9 +8,12 @@
 //! other, and parts of a multipolygon do not overlap (`geo::area_polygon::polygon_fault`), and
 //! the polygon has an area. All refusals are 422/4011.
 
+use std::sync::Arc;
+
 use geo::{Area, LineString, MultiPolygon, Polygon};
 
 use crate::api::error::{echoed, ApiError, ApiResult};
+use crate::generation::Generation;
 use crate::geo::area_polygon::{polygon_fault, self_touch, AreaPolygon, Fault};
 use crate::geo::srid::Srid;
 use crate::query::limits::{MAX_POLYGON_SPAN_M, MAX_POLYGON_VERTICES};
@@ -20,6 +23,13 @@ type Ring = Vec<(f64, f64)>;
 fn bad(text: &str, why: impl std::fmt::Display) -> ApiError {
     let shown: String = echoed(text).chars().take(80).collect();
     ApiError::bad(4011, format!("Ugyldig polygon '{shown}': {why}"))
+}
+
+/// `polygon=` in `srid`, prepared: the one generation `g` keeps for the same text and srid
+/// (`generation::polygons`), else parsed, checked and kept.
+pub fn prepared_polygon(g: &Generation, text: &str, srid: Srid) -> ApiResult<Arc<AreaPolygon>> {
+    g.polygons
+        .get_or_try(srid, text, || parse_polygon(text, srid))
 }
 
 /// Parse `polygon=` in `srid`.

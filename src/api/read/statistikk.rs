@@ -210,8 +210,8 @@ pub async fn get_network_statistics(
     let (p, n) = begin(&headers, q.as_deref(), &[&NETWORK_FILTERS])?;
     let g = crate::api::dated::generation(&s, &p)?;
     let selected = vegnett::selected_rows(&g, &p, p.srid()?)?;
-    let polygon = vegnett::polygon(&p, p.srid()?)?;
-    let (antall, length) = g.network_totals(&selected, polygon.as_ref());
+    let polygon = vegnett::polygon(&g, &p, p.srid()?)?;
+    let (antall, length) = g.network_totals(&selected, polygon.as_deref());
     let figures = super::vegobjekter::Statistics {
         antall,
         strekningslengde: whole_meters(length),
@@ -238,11 +238,11 @@ pub async fn get_grouped_network_statistics(
     let g = crate::api::dated::generation(&s, &p)?;
     let dims = parse_grouping(&p, None, false)?;
     let selected = vegnett::selected_rows(&g, &p, p.srid()?)?;
-    let polygon = vegnett::polygon(&p, p.srid()?)?;
+    let polygon = vegnett::polygon(&g, &p, p.srid()?)?;
     let groups = {
         let (g, dims) = (g.clone(), dims.clone());
         off_the_workers(&s, move || {
-            g.group_network(&selected, &dims, polygon.as_ref())
+            g.group_network(&selected, &dims, polygon.as_deref())
         })
         .await?
     };

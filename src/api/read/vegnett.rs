@@ -22,7 +22,7 @@ use crate::api::media::json as respond;
 use crate::api::paging::{next_href, next_start, page_size, start, streamed_envelope};
 use crate::api::params::Params;
 use crate::api::read::network_attributes::{parse_network_attributes, NETWORK_ATTRIBUTE_PARAMS};
-use crate::api::read::polygon::parse_polygon;
+use crate::api::read::polygon::prepared_polygon;
 use crate::api::state::AppState;
 use crate::api::stream::{respond_page, PageItems};
 use crate::area::AreaKind;
@@ -277,9 +277,13 @@ fn area_numbers(p: &Params, name: &str, kind: AreaKind) -> ApiResult<Vec<(AreaKi
 }
 
 /// The `polygon` filter, if given (the network statistics measure the rows inside it).
-pub(crate) fn polygon(p: &Params, srid: Srid) -> ApiResult<Option<AreaPolygon>> {
+pub(crate) fn polygon(
+    g: &Generation,
+    p: &Params,
+    srid: Srid,
+) -> ApiResult<Option<std::sync::Arc<AreaPolygon>>> {
     p.one("polygon")?
-        .map(|t| parse_polygon(t, srid))
+        .map(|t| prepared_polygon(g, t, srid))
         .transpose()
 }
 
@@ -310,7 +314,7 @@ pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult
         }
         if let Some(t) = p.one("polygon")? {
             let only = NetworkAreaFilter {
-                polygon: Some(parse_polygon(t, srid)?),
+                polygon: Some(prepared_polygon(g, t, srid)?),
                 ..Default::default()
             };
             rows &= g.select_segments(&only);
@@ -333,10 +337,7 @@ pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult
             .map(|k| parse_map_extent(k, srid))
             .transpose()?,
         attributes,
-        polygon: p
-            .one("polygon")?
-            .map(|t| parse_polygon(t, srid))
-            .transpose()?,
+        polygon: polygon(g, p, srid)?,
     };
     Ok(g.select_segments(&filter))
 }

@@ -95,17 +95,7 @@ impl CellGrid {
             outside: Vec::new(),
         };
         for (a, b) in edges {
-            let (cx, cy) = g.range([
-                a[0].min(b[0]),
-                a[1].min(b[1]),
-                a[0].max(b[0]),
-                a[1].max(b[1]),
-            ]);
-            for j in cy.clone() {
-                for i in cx.clone() {
-                    g.cells[j * CELLS + i] = Cell::Edge;
-                }
-            }
+            g.mark_edge(a, b);
         }
         for j in 0..CELLS {
             let crossings = crossing(y0 + (j as f64 + 0.5) * g.h);
@@ -132,6 +122,36 @@ impl CellGrid {
         }
         (g.inside, g.outside) = corner_sums(&g.cells);
         g
+    }
+
+    /// Marks the cells edge `a`–`b` passes through: per row of cells its box spans, the
+    /// cells of the edge's stretch inside the row (the row widened by a millionth of a cell,
+    /// and that stretch by as much, so that no rounding leaves a point of the edge in an
+    /// unmarked cell). An edge within one row or column, or nearly level, marks its box.
+    fn mark_edge(&mut self, a: [f64; 2], b: [f64; 2]) {
+        let (xmin, xmax) = (a[0].min(b[0]), a[0].max(b[0]));
+        let (cx, cy) = self.range([xmin, a[1].min(b[1]), xmax, a[1].max(b[1])]);
+        let (lo, hi) = if a[1] <= b[1] { (a, b) } else { (b, a) };
+        let rise = hi[1] - lo[1];
+        if cx.start() == cx.end() || cy.start() == cy.end() || rise < self.h * 1e-3 {
+            for j in cy {
+                self.cells[j * CELLS..(j + 1) * CELLS][cx.clone()].fill(Cell::Edge);
+            }
+            return;
+        }
+        let run = (hi[0] - lo[0]) / rise;
+        let (pad_y, pad_x) = (self.h * 1e-6, self.w * 1e-6);
+        let x_at = |y: f64| lo[0] + (y - lo[1]) * run;
+        for j in cy {
+            let from = (self.y0 + j as f64 * self.h - pad_y).max(lo[1]);
+            let to = (self.y0 + (j + 1) as f64 * self.h + pad_y).min(hi[1]);
+            let (p, q) = (x_at(from), x_at(to));
+            let x_lo = (p.min(q) - pad_x).max(xmin);
+            let x_hi = (p.max(q) + pad_x).min(xmax);
+            let i0 = cell_index_by(x_lo, self.x0, self.per[0], CELLS);
+            let i1 = cell_index_by(x_hi, self.x0, self.per[0], CELLS);
+            self.cells[j * CELLS..(j + 1) * CELLS][i0..=i1].fill(Cell::Edge);
+        }
     }
 
     /// How many cells of the index ranges `cx` × `cy` the corner sums `sums` count.
@@ -237,6 +257,17 @@ mod tests {
                 },
             );
             proptest::prop_assert!(g.cells.contains(&Cell::Edge));
+            // every point of an edge lies in a cell marked as met by an edge
+            for w in ring.windows(2) {
+                for k in 0..=64 {
+                    let t = k as f64 / 64.0;
+                    let c = Coord {
+                        x: w[0][0] + (w[1][0] - w[0][0]) * t,
+                        y: w[0][1] + (w[1][1] - w[0][1]) * t,
+                    };
+                    proptest::prop_assert_eq!(g.of_point(c), Cell::Edge, "{:?} on {:?}", c, w);
+                }
+            }
             for (x, y, w, h) in boxes {
                 let b = [x, y, x + w, y + h];
                 proptest::prop_assert_eq!(g.of_box(b), of_box_by_cells(&g, b), "{:?}", b);

@@ -8,7 +8,7 @@ use crate::api::error::{echoed, ApiError, ApiResult};
 use crate::api::params::Params;
 use crate::api::read::endringer::parse_time;
 use crate::api::read::network_attributes::parse_network_attributes;
-use crate::api::read::polygon::parse_polygon;
+use crate::api::read::polygon::prepared_polygon;
 use crate::api::read::vegnett::parse_map_extent;
 use crate::area::AreaKind;
 use crate::generation::Generation;
@@ -56,7 +56,7 @@ pub fn parse_filter(
     }
     parse_overlaps(g, p, sensitive, &mut f)?;
     f.network = parse_network_attributes(p)?;
-    parse_object_filters(p, srid, &mut f)?;
+    parse_object_filters(g, p, srid, &mut f)?;
     Ok(f)
 }
 
@@ -74,13 +74,18 @@ pub fn parse_filter_of_every_type(
     parse_places(p, srid, &mut f)?;
     parse_overlaps(g, p, sensitive, &mut f)?;
     f.network = parse_network_attributes(p)?;
-    parse_object_filters(p, srid, &mut f)?;
+    parse_object_filters(g, p, srid, &mut f)?;
     Ok(f)
 }
 
 /// `ider` (at most [`MAX_IDS`], counted by [`check_list_lengths`]), `endret_etter` (the time
 /// forms `endringer` accepts) and `polygon` (in `srid`).
-fn parse_object_filters(p: &Params, srid: Srid, f: &mut ObjectFilter) -> ApiResult<()> {
+fn parse_object_filters(
+    g: &Generation,
+    p: &Params,
+    srid: Srid,
+    f: &mut ObjectFilter,
+) -> ApiResult<()> {
     if p.has("ider") {
         let mut ids = Vec::new();
         for s in p.items("ider") {
@@ -100,7 +105,7 @@ fn parse_object_filters(p: &Params, srid: Srid, f: &mut ObjectFilter) -> ApiResu
     f.modified_after = p.one("endret_etter")?.map(parse_time).transpose()?;
     f.polygon = p
         .one("polygon")?
-        .map(|t| parse_polygon(t, srid))
+        .map(|t| prepared_polygon(g, t, srid))
         .transpose()?;
     Ok(())
 }
