@@ -90,7 +90,8 @@ pub fn parse_polygon(text: &str, srid: Srid) -> ApiResult<AreaPolygon> {
     if let Some(f) = polygon_fault(&shape) {
         return Err(bad(text, fault_text(f)));
     }
-    if shape.unsigned_area().is_nan() || shape.unsigned_area() <= 0.0 {
+    let area = shape.unsigned_area();
+    if area.is_nan() || area <= 0.0 {
         return Err(bad(text, "polygonet har ikke noe areal"));
     }
     let a = AreaPolygon::new(srid, shape).map_err(|e| bad(text, e))?;
