@@ -23,7 +23,8 @@
 # then two answers:
 #   count: the number of pieces, their total length ((b - a) / (to - from) × length_m, as
 #          vegdb's) and the pieces each type covers (the overlay alone), timed against
-#          vegdb's /vegnett/segmentert/statistikk (the same figures, one request, curl);
+#          vegdb's /vegnett/segmentert/statistikk (the same figures, one request, curl),
+#          and against the same overlay in pandas (tools/overlay_pandas.py, in memory);
 #   json:  the whole result as vegdb gives it: one JSON document per piece with link,
 #          positions, length, geometry (ST_LineSubstring of the row, as WKT) and per type the
 #          covering objects (id, versjon, feltspesifikk, the stored values as egenskaper,
@@ -69,10 +70,10 @@ trap cleanup EXIT
 as_pg() { if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi; }
 psql_() { as_pg "$PGBIN/psql" -h 127.0.0.1 -p "$PGPORT" -U postgres -q -v ON_ERROR_STOP=1 "$@"; }
 
-if ! "$VENV/bin/python" -c 'import pyarrow' 2>/dev/null; then
-  echo "installing pyarrow into $VENV ..." >&2
+if ! "$VENV/bin/python" -c 'import pyarrow, pandas' 2>/dev/null; then
+  echo "installing pyarrow and pandas into $VENV ..." >&2
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q pyarrow
+  "$VENV/bin/pip" install -q pyarrow pandas
 fi
 [ -f "$PEERDATA/pg/postmaster.pid" ] || tools/pg_cluster.sh start
 
@@ -230,4 +231,17 @@ v, c, j, s = (statistics.median(float(x) for x in a.split()) for a in sys.argv[1
 print(f"medians: vegdb {v:.0f} ms for the whole result ({sys.argv[4]} pieces); PostGIS count {c:.0f} ms, json {j:.0f} ms: "
       f"PostGIS takes {c / v:.1f}x (count), {j / v:.1f}x (json) as long")
 print(f"the figures alone: vegdb statistikk {s:.1f} ms, PostGIS count {c:.0f} ms: PostGIS takes {c / s:.1f}x as long")
+PY
+# the same figures in pandas (tools/overlay_pandas.py: the tables in memory, the overlay timed
+# ROUNDS times), asserted equal to vegdb's statistikk
+# shellcheck disable=SC2086
+read -ra pd_ <<<"$("$VENV/bin/python" tools/overlay_pandas.py "$DATA" "$FYLKE" "$ROUNDS" $TYPES)"
+python3 - "${pd_[*]}" "${st[0]} ${st[1]} $scov" "$nt" "${ts[*]}" <<'PY'
+import statistics, sys
+p, v, nt = sys.argv[1].split(), sys.argv[2].split(), int(sys.argv[3])
+if int(p[0]) != int(v[0]) or abs(float(p[1]) - float(v[1])) > 0.5 + 0.0005 * int(v[0]) or p[2:2 + nt] != v[2:2 + nt]:
+    sys.exit(f"pandas and vegdb differ: pandas {p[:2 + nt]}, vegdb statistikk {v}")
+ms = statistics.median(float(x) for x in p[2 + nt:])
+s = statistics.median(float(x) for x in sys.argv[4].split())
+print(f"pandas (equal figures): the overlay {ms:.0f} ms (median of {len(p) - 2 - nt}), {ms / s:.1f}x vegdb statistikk")
 PY
