@@ -359,7 +359,7 @@ impl Generation {
         let manifest = Manifest::read(dir)?;
         let catalog = Catalog::embedded();
         let areas = Areas::embedded();
-        check_sizes(dir, &manifest)?;
+        successor::check_sizes(dir, &manifest)?;
         // (type, first id, path): one file per type, or chunks that concatenate in id order
         let mut object_files: Vec<(u32, u64, PathBuf)> = manifest
             .files
@@ -517,23 +517,6 @@ fn next_free_id(objects: &BTreeMap<u32, Arc<TypeData>>, deleted: &DeletedTable) 
         .unwrap_or(0);
     let gone = deleted.id.iter().copied().max().unwrap_or(0);
     live.max(gone) + 1
-}
-
-/// Every file the manifest of the generation in `dir` lists has the size it says.
-fn check_sizes(dir: &Path, manifest: &Manifest) -> Result<()> {
-    for f in &manifest.files {
-        let p = dir.join(&f.path);
-        let len = std::fs::metadata(&p)
-            .map_err(|e| EngineError::io(&p, e))?
-            .len();
-        if len != f.bytes {
-            return Err(EngineError::corrupt(
-                &p,
-                format!("size {len}, manifest says {}", f.bytes),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// The current generation, swapped atomically when a new one is published. Readers call

@@ -97,7 +97,7 @@ type Part<'m> = std::result::Result<std::ops::Range<usize>, &'m FileEntry>;
 type Assembled = (u32, ObjectTable, Option<RowChanges>, usize, usize);
 
 /// Every file of `manifest` in `dir` has the size the manifest says.
-fn check_sizes(dir: &Path, manifest: &Manifest) -> Result<()> {
+pub(super) fn check_sizes(dir: &Path, manifest: &Manifest) -> Result<()> {
     for f in &manifest.files {
         let p = dir.join(&f.path);
         let len = std::fs::metadata(&p)

@@ -93,29 +93,11 @@ impl LinkIntervals {
     ) -> LinkIntervals {
         let mut by_link: HashMap<u64, Vec<Interval>> = HashMap::new();
         for link in links {
-            let mut v: Vec<Interval> = index
-                .on(link)
-                .filter(|&i| rows.contains(index.rows[i]))
-                .map(|i| {
-                    let p = index.placements[i] as usize;
-                    Interval {
-                        from: table.loc_from[p],
-                        to: table.loc_to[p],
-                        row: index.rows[i],
-                        lane_specific: !table.loc_lanes[p].is_empty(),
-                    }
-                })
-                .collect();
-            if v.is_empty() {
-                continue;
+            let mut v = Vec::new();
+            push_link_intervals(table, index, Some(rows), link, &mut v);
+            if !v.is_empty() {
+                by_link.insert(link, v);
             }
-            v.sort_by(|a, b| {
-                a.from
-                    .total_cmp(&b.from)
-                    .then(a.to.total_cmp(&b.to))
-                    .then(a.row.cmp(&b.row))
-            });
-            by_link.insert(link, v);
         }
         LinkIntervals { by_link }
     }
@@ -123,6 +105,51 @@ impl LinkIntervals {
     /// The intervals on `link`, sorted by start.
     pub fn of(&self, link: u64) -> &[Interval] {
         self.by_link.get(&link).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+/// The intervals of `index`'s placements on `link` (of `table`; of the objects in `rows`, all
+/// when None) appended to `out`, which is then sorted by (from, to, row).
+pub(crate) fn push_link_intervals(
+    table: &ObjectTable,
+    index: &LinkPlacements,
+    rows: Option<&RoaringBitmap>,
+    link: u64,
+    out: &mut Vec<Interval>,
+) {
+    for i in index.on(link) {
+        let row = index.rows[i];
+        if rows.is_some_and(|r| !r.contains(row)) {
+            continue;
+        }
+        let p = index.placements[i] as usize;
+        out.push(Interval {
+            from: table.loc_from[p],
+            to: table.loc_to[p],
+            row,
+            lane_specific: !table.loc_lanes[p].is_empty(),
+        });
+    }
+    out.sort_by(|a, b| {
+        a.from
+            .total_cmp(&b.from)
+            .then(a.to.total_cmp(&b.to))
+            .then(a.row.cmp(&b.row))
+    });
+}
+
+/// The cuts of a row from `lo` to `hi` into `cuts`: its ends and every end of the overlapping
+/// intervals `ends` strictly inside it, ascending, each once; a row of no length is cut once
+/// (one piece from `lo` to `hi`).
+pub(crate) fn row_cuts(lo: f64, hi: f64, ends: impl Iterator<Item = f64>, cuts: &mut Vec<f64>) {
+    cuts.clear();
+    cuts.extend([lo, hi]);
+    cuts.extend(ends.filter(|&x| x > lo && x < hi));
+    cuts.sort_by(f64::total_cmp);
+    cuts.dedup();
+    if cuts.len() == 1 {
+        // a row of no length: one piece
+        cuts.push(hi);
     }
 }
 
@@ -171,20 +198,9 @@ pub fn row_pieces(
             v[..end].iter().filter(|i| i.to > lo).copied().collect()
         })
         .collect();
-    let mut cuts: Vec<f64> = vec![lo, hi];
-    for i in overlapping.iter().flatten() {
-        for x in [i.from, i.to] {
-            if x > lo && x < hi {
-                cuts.push(x);
-            }
-        }
-    }
-    cuts.sort_by(f64::total_cmp);
-    cuts.dedup();
-    if cuts.len() == 1 {
-        // a row of no length: one piece
-        cuts.push(hi);
-    }
+    let mut cuts = Vec::new();
+    let ends = overlapping.iter().flatten().flat_map(|i| [i.from, i.to]);
+    row_cuts(lo, hi, ends, &mut cuts);
     for w in cuts.windows(2) {
         let (x, y) = (w[0], w[1]);
         let covers: Vec<Vec<Cover>> = overlapping.iter().map(|v| covering(v, x, y)).collect();

@@ -408,15 +408,7 @@ fn page(
     // per type: its placements ordered by link and the objects passing its filter
     let selected: Vec<Selected<'_>> = layers
         .iter()
-        .map(|l| {
-            l.data.map(|d| {
-                let f = ObjectFilter {
-                    egenskap: l.filter.clone(),
-                    ..Default::default()
-                };
-                (d, d.link_placements(), g.select_objects(d, &f))
-            })
-        })
+        .map(|l| l.data.map(|d| selected(g, d, l.filter.clone())))
         .collect();
     // rows in chunks, each with the intervals of its links only: without `kun_dekket` every
     // row gives a piece, so the first chunk (one row more than the page) mostly ends the page.
@@ -448,6 +440,20 @@ const MIN_PART_ROWS: usize = 512;
 
 /// A type's data, its placements ordered by link and its selected objects (None: no data).
 type Selected<'a> = Option<(&'a TypeData, Arc<LinkPlacements>, RoaringBitmap)>;
+
+/// Type `d`'s data, its placements ordered by link and its objects passing `filter` (the
+/// type's `egenskap`; all without one).
+fn selected<'a>(
+    g: &Generation,
+    d: &'a TypeData,
+    filter: Option<egenskap::Expr>,
+) -> (&'a TypeData, Arc<LinkPlacements>, RoaringBitmap) {
+    let f = ObjectFilter {
+        egenskap: filter,
+        ..Default::default()
+    };
+    (d, d.link_placements(), g.select_objects(d, &f))
+}
 
 /// The pieces of `rows` (in order) after `after`, at most `antall`, from the intervals of the
 /// rows' links.

@@ -312,9 +312,9 @@ pub(crate) fn selected_rows(g: &Generation, p: &Params, srid: Srid) -> ApiResult
                 rows.insert(r as u32);
             }
         }
-        if let Some(t) = p.one("polygon")? {
+        if let Some(a) = polygon(g, p, srid)? {
             let only = NetworkAreaFilter {
-                polygon: Some(prepared_polygon(g, t, srid)?),
+                polygon: Some(a),
                 ..Default::default()
             };
             rows &= g.select_segments(&only);

@@ -5,8 +5,9 @@
 //!
 //! A cell is the set of points its index function maps to it (`floor((x - x0) * (1 / w))`,
 //! clamped),
-//! and an edge marks every cell of its bounding rectangle: the function is monotone, so every
-//! point of an edge falls in a marked cell, and a run of unmarked cells next to each other in a
+//! and an edge marks every cell it passes through (per row of cells, the cells of its stretch
+//! in the row, padded against rounding: the function is monotone), so every point of an edge
+//! falls in a marked cell, and a run of unmarked cells next to each other in a
 //! row is a connected set no edge meets, inside or outside the polygon as a whole (decided by
 //! the exact test of one point).
 

@@ -15,7 +15,7 @@
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
-use super::Interval;
+use super::{push_link_intervals, row_cuts, Interval};
 use crate::index::bitmaps::part_length;
 use crate::index::pieces::LinkPlacements;
 use crate::snapshot::columns::{ObjectTable, RoadNetwork};
@@ -99,7 +99,7 @@ fn part_totals(
         for (v, layer) in on_link.iter_mut().zip(layers) {
             v.clear();
             if let Some(l) = layer {
-                gather(l, link, v);
+                push_link_intervals(l.table, l.index, l.objects, link, v);
             }
         }
         for &r in &rows[at..end] {
@@ -108,25 +108,6 @@ fn part_totals(
         at = end;
     }
     out
-}
-
-/// `layer`'s intervals on `link` into `out`, sorted by (from, to, row).
-fn gather(layer: &TotalsLayer<'_>, link: u64, out: &mut Vec<Interval>) {
-    let index = layer.index;
-    for i in index.on(link) {
-        let row = index.rows[i];
-        if layer.objects.is_some_and(|o| !o.contains(row)) {
-            continue;
-        }
-        let p = index.placements[i] as usize;
-        out.push(Interval {
-            from: layer.table.loc_from[p],
-            to: layer.table.loc_to[p],
-            row,
-            lane_specific: false,
-        });
-    }
-    out.sort_by(|a, b| a.from.total_cmp(&b.from).then(a.to.total_cmp(&b.to)));
 }
 
 /// A row's sweep, its buffers kept from row to row.
@@ -154,26 +135,18 @@ impl Sweep {
         let (lo, hi) = (net.from_pos[r], net.to_pos[r]);
         let types = on_link.len();
         self.overlapping.resize_with(types, Vec::new);
-        self.cuts.clear();
-        self.cuts.extend([lo, hi]);
         for (o, v) in self.overlapping.iter_mut().zip(on_link) {
             o.clear();
             let end = v.partition_point(|i| i.from < hi);
-            for i in v[..end].iter().filter(|i| i.to > lo) {
-                o.push((i.from, i.to));
-                for x in [i.from, i.to] {
-                    if x > lo && x < hi {
-                        self.cuts.push(x);
-                    }
-                }
-            }
+            o.extend(
+                v[..end]
+                    .iter()
+                    .filter(|i| i.to > lo)
+                    .map(|i| (i.from, i.to)),
+            );
         }
-        self.cuts.sort_by(f64::total_cmp);
-        self.cuts.dedup();
-        if self.cuts.len() == 1 {
-            // a row of no length: one piece
-            self.cuts.push(hi);
-        }
+        let ends = self.overlapping.iter().flatten().flat_map(|&(a, b)| [a, b]);
+        row_cuts(lo, hi, ends, &mut self.cuts);
         self.reach.clear();
         self.reach.resize(types, (0, f64::NEG_INFINITY));
         for w in 0..self.cuts.len() - 1 {

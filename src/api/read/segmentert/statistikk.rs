@@ -12,7 +12,7 @@ use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{parse_layers, OVERLAY_PARAMS};
+use super::{parse_layers, selected, OVERLAY_PARAMS};
 use crate::api::error::ApiResult;
 use crate::api::handler::begin_csv;
 use crate::api::object_docs::whole_meters;
@@ -23,7 +23,6 @@ use crate::api::read::vegobjekter::budgeted::off_the_workers;
 use crate::api::state::AppState;
 use crate::generation::Generation;
 use crate::query::egenskap;
-use crate::query::objects::ObjectFilter;
 use crate::query::overlay::{totals, Totals, TotalsLayer};
 
 /// The parameters: those of `/vegnett/segmentert` but its paging and `egenskaper` (no piece
@@ -118,20 +117,10 @@ fn figures(
     rows: &roaring::RoaringBitmap,
     only_covered: bool,
 ) -> Totals {
-    // per type: its placements by link and the objects passing its filter (None: all)
+    // per type: its placements by link and the objects passing its filter
     let selected: Vec<_> = specs
         .into_iter()
-        .map(|(type_id, filter)| {
-            g.objects.get(&type_id).map(|d| {
-                let f = ObjectFilter {
-                    egenskap: filter,
-                    ..Default::default()
-                };
-                let objects = g.selected_rows(d, &f);
-                let all = objects.len() == d.table.len() as u64;
-                (d, d.link_placements(), (!all).then(|| objects.into_owned()))
-            })
-        })
+        .map(|(type_id, filter)| g.objects.get(&type_id).map(|d| selected(g, d, filter)))
         .collect();
     let layers: Vec<Option<TotalsLayer<'_>>> = selected
         .iter()
@@ -139,7 +128,8 @@ fn figures(
             t.as_ref().map(|(d, index, objects)| TotalsLayer {
                 table: &d.table,
                 index,
-                objects: objects.as_ref(),
+                // every object selected: no lookup per placement
+                objects: (objects.len() != d.table.len() as u64).then_some(objects),
             })
         })
         .collect();
