@@ -5,16 +5,21 @@
 //!
 //! Each query is benched twice, `today` (the generation) and `past` (its view at the day,
 //! built before timing): the target is past <= 1.5 x today. `view_build` times
-//! building the view of a new day (each iteration asks a day not kept).
+//! building the view of a new day (each iteration asks a day not kept). `list_105_bbox_*`: the
+//! first page of type 105 in a 2 km box (`kartutsnitt`, `inkluder=minimum`, `antall=1000`, 64
+//! boxes around random objects, one per iteration in turn) through the routes in process, as
+//! JSON bytes: the page `tools/bench_history_pg.sh` asks over HTTP, without the wire.
 #![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use vegdb::api::state::{ApiConfig, AppState};
 use vegdb::area::AreaKind;
-use vegdb::generation::Generation;
+use vegdb::generation::{Generation, GenerationStore};
 use vegdb::query::network::{nearest, NearestFilter, NearestQuery};
 use vegdb::query::objects::{select, total_length, ObjectFilter};
 
@@ -132,7 +137,85 @@ fn bench(c: &mut Criterion) {
             total
         })
     });
+    list_in_boxes(&mut group, g);
     group.finish();
+}
+
+/// `list_105_bbox_today` and `list_105_bbox_past` (see the head of this file).
+fn list_in_boxes(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    g: Generation,
+) {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let index = g.objects[&105].object_index(&g);
+    let rows = g.objects[&105].table.len() as u32;
+    let mut boxes = Vec::new();
+    while boxes.len() < 64 {
+        let [x0, y0, x1, y1] = index.box_of(rng.random_range(0..rows));
+        if x0 <= x1 {
+            let (x, y) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
+            boxes.push(format!(
+                "{:.1},{:.1},{:.1},{:.1}",
+                x - 1000.0,
+                y - 1000.0,
+                x + 1000.0,
+                y + 1000.0
+            ));
+        }
+    }
+    let s = AppState::read_only(
+        Arc::new(GenerationStore::new(g)),
+        ApiConfig::new("http://127.0.0.1:8080", Duration::from_secs(30)),
+    );
+    let routes = vegdb::api::router::routes(s);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let day = std::env::var("VEGDB_BENCH_DAY").unwrap_or_else(|_| "2019-06-01".into());
+    for (label, at) in [
+        ("today", String::new()),
+        ("past", format!("&tidspunkt={day}")),
+    ] {
+        let paths: Vec<String> = boxes
+            .iter()
+            .map(|b| {
+                format!(
+                    "/nvdb/api/v2/vegobjekter/105?kartutsnitt={b}{at}&inkluder=minimum&antall=1000"
+                )
+            })
+            .collect();
+        let bytes: usize = paths
+            .iter()
+            .map(|p| rt.block_on(get_bytes(&routes, p)))
+            .sum();
+        eprintln!(
+            "list_105_bbox_{label}: {} bytes a page on average",
+            bytes / paths.len()
+        );
+        let mut k = 0;
+        group.bench_function(format!("list_105_bbox_{label}"), |b| {
+            b.iter(|| {
+                k = (k + 1) % paths.len();
+                rt.block_on(get_bytes(&routes, &paths[k]))
+            })
+        });
+    }
+}
+
+/// The body's length of `GET path` through the routes in process (200 asserted).
+async fn get_bytes(routes: &axum::Router, path: &str) -> usize {
+    use tower::ServiceExt;
+    let req = axum::extract::Request::get(path)
+        .header("host", "127.0.0.1:8080")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let r = routes.clone().oneshot(req).await.unwrap();
+    assert_eq!(r.status(), 200, "{path}");
+    axum::body::to_bytes(r.into_body(), 1 << 26)
+        .await
+        .unwrap()
+        .len()
 }
 
 criterion_group!(benches, bench);

@@ -21,10 +21,13 @@
 #                 {"objekter": [{id, href, metadata: {type: {id, navn}, versjon, startdato,
 #                 sluttdato}}, ...]} (json_agg; no sist_modifisert, which the table lacks)
 #           (GiST on (geom, valid) in each)
+#   wire:   the ceiling of any HTTP server for a page of that size: `vegdb-bare` (a handler that
+#           does no work) answering every request with a fixed body of the mean size of vegdb's
+#           bbox pages (the first 200 boxes), through the same load tool, against PG's `bbox`
 #
 #   tools/bench_history_pg.sh [DATA_DIR] [SECONDS] [ROUNDS] [DAY]
 #
-# QUERIES (default "statistikk bbox bbox_exact bbox_json") picks the questions.
+# QUERIES (default "statistikk bbox bbox_exact bbox_json wire") picks the questions.
 #
 # DATA_DIR: a data directory of format 4 with history (default /tmp/vn-history, made by
 # `vegdb generate --scale national --data DIR`); DAY default 2019-06-01 (a day inside the
@@ -34,6 +37,11 @@
 # btree_gist ships with PostgreSQL). The tables are loaded once per data directory by
 # tools/versions_copy.py (pyarrow in $VEGDB_BENCH_VENV, installed when missing).
 # STOP=1 stops the cluster at the end; NO_BUILD=1 uses the release binaries as they are.
+# The machine's idle CPUs: with POLL_IDLE=1 (the default) the script holds /dev/cpu_dma_latency
+# at 0 for its run (as tuned's latency-performance profile does), so an idle core polls instead
+# of halting and a request's wake-up costs both servers the same few microseconds; on a VM whose
+# halt costs a VM exit (guest_halt_poll_ns 0) a one-connection round trip otherwise pays 50-60
+# µs of wake-up on each side. POLL_IDLE=0 leaves the machine as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-/tmp/vn-history}
@@ -54,8 +62,10 @@ BIN=${CARGO_TARGET_DIR:-target}/release
 W=$(mktemp -d)
 chmod 755 "$W"
 VPID=
+BPID=
 cleanup() {
   [ -n "$VPID" ] && kill "$VPID" 2>/dev/null || true
+  [ -n "$BPID" ] && kill "$BPID" 2>/dev/null || true
   rm -rf "$W"
   if [ "${STOP:-0}" = 1 ]; then tools/pg_cluster.sh stop || true; fi
 }
@@ -64,6 +74,13 @@ trap cleanup EXIT
 as_pg() { if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi; }
 psql_() { as_pg "$PGBIN/psql" -h 127.0.0.1 -p "$PGPORT" -U postgres -q -v ON_ERROR_STOP=1 "$@"; }
 
+if [ "${POLL_IDLE:-1}" = 1 ]; then
+  if { exec 9>/dev/cpu_dma_latency; } 2>/dev/null && echo 0 >&9; then
+    echo "idle CPUs poll for this run (/dev/cpu_dma_latency held at 0)" >&2
+  else
+    echo "could not hold /dev/cpu_dma_latency (not root?): idle CPUs as they are" >&2
+  fi
+fi
 if [ -f "$PEERDATA/pg/postmaster.pid" ]; then pg_running=1; else pg_running=0; tools/pg_cluster.sh start; fi
 
 gen=$(cat "$DATA/CURRENT")
@@ -122,6 +139,8 @@ SELECT json_build_object('objekter', coalesce(json_agg(json_build_object('id', i
 SQL
 cp "$W/bbox.txt" "$W/bbox_exact.txt"
 cp "$W/bbox.txt" "$W/bbox_json.txt"
+cp "$W/bbox.txt" "$W/wire.txt"
+cp "$W/bbox.sql" "$W/wire.sql"
 chmod 644 "$W"/*.sql
 
 "$BIN/vegdb" --log warn serve --data "$DATA" --read-only --listen "127.0.0.1:$VPORT" >"$W/vegdb.log" 2>&1 &
@@ -140,14 +159,25 @@ pgbench_() { # sql clients -> queries/s
   as_pg "$PGBIN/pgbench" -h 127.0.0.1 -p "$PGPORT" -U postgres -n -M prepared -f "$W/$1.sql" \
     -c "$c" -j "$j" -T "$SECS" postgres 2>&1 | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | cut -d. -f1
 }
+case " ${QUERIES:-wire} " in *" wire "*)
+  bytes=$(head -200 "$W/bbox.txt" | while read -r p; do
+    curl -sf "http://127.0.0.1:$VPORT/nvdb/api/v2$p" | wc -c; done | awk '{ s += $1 } END { printf "%d", s / NR }')
+  "$BIN/vegdb-bare" --listen "127.0.0.1:$((VPORT + 1))" --bytes "$bytes" >"$W/bare.log" 2>&1 &
+  BPID=$!
+  until curl -sf "http://127.0.0.1:$((VPORT + 1))/" >/dev/null; do sleep 0.2; done
+  echo "wire: vegdb-bare answers a fixed body of $bytes bytes, the mean of vegdb's first 200 bbox pages" >&2 ;;
+esac
+
 vegdb_() { # paths connections -> "req/s p50 p99 non-2xx"
-  "$BIN/vegdb-load" --base "http://127.0.0.1:$VPORT/nvdb/api/v2" --paths "$W/$1.txt" \
+  local port=$VPORT
+  [ "$1" = wire ] && port=$((VPORT + 1))
+  "$BIN/vegdb-load" --base "http://127.0.0.1:$port/nvdb/api/v2" --paths "$W/$1.txt" \
     --connections "$2" --seconds "$SECS" --warmup 2 |
     sed -n 's/.*: \([0-9]*\) requests\/s, latency ms p50 \([0-9.]*\) p90 [0-9.]* p99 \([0-9.]*\).*; \([0-9]*\) non-2xx.*/\1 \2 \3 \4/p'
 }
 
 printf '%-10s %5s %5s | %8s | %9s %7s %7s %5s | %6s\n' query conns round "PG q/s" "vegdb r/s" p50ms p99ms errs ratio
-for q in ${QUERIES:-statistikk bbox bbox_exact bbox_json}; do
+for q in ${QUERIES:-statistikk bbox bbox_exact bbox_json wire}; do
   for c in 1 2 8; do
     for r in $(seq 1 "$ROUNDS"); do
       pg=$(pgbench_ "$q" "$c")
