@@ -11,15 +11,13 @@
 //! JSON bytes: the page `tools/bench_history_pg.sh` asks over HTTP, without the wire.
 #![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use vegdb::api::state::{ApiConfig, AppState};
 use vegdb::area::AreaKind;
-use vegdb::generation::{Generation, GenerationStore};
+use vegdb::generation::Generation;
 use vegdb::query::network::{nearest, NearestFilter, NearestQuery};
 use vegdb::query::objects::{select, total_length, ObjectFilter};
 
@@ -27,7 +25,7 @@ use vegdb::query::objects::{select, total_length, ObjectFilter};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod support;
-use support::load;
+use support::{app_state, get_bytes, load};
 
 fn day() -> i32 {
     let text = std::env::var("VEGDB_BENCH_DAY").unwrap_or_else(|_| "2019-06-01".into());
@@ -163,11 +161,7 @@ fn list_in_boxes(
             ));
         }
     }
-    let s = AppState::read_only(
-        Arc::new(GenerationStore::new(g)),
-        ApiConfig::new("http://127.0.0.1:8080", Duration::from_secs(30)),
-    );
-    let routes = vegdb::api::router::routes(s);
+    let routes = vegdb::api::router::routes(app_state(g));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -187,7 +181,7 @@ fn list_in_boxes(
             .collect();
         let bytes: usize = paths
             .iter()
-            .map(|p| rt.block_on(get_bytes(&routes, p)))
+            .map(|p| rt.block_on(get_bytes(&routes, p)).len())
             .sum();
         eprintln!(
             "list_105_bbox_{label}: {} bytes a page on average",
@@ -197,25 +191,10 @@ fn list_in_boxes(
         group.bench_function(format!("list_105_bbox_{label}"), |b| {
             b.iter(|| {
                 k = (k + 1) % paths.len();
-                rt.block_on(get_bytes(&routes, &paths[k]))
+                rt.block_on(get_bytes(&routes, &paths[k])).len()
             })
         });
     }
-}
-
-/// The body's length of `GET path` through the routes in process (200 asserted).
-async fn get_bytes(routes: &axum::Router, path: &str) -> usize {
-    use tower::ServiceExt;
-    let req = axum::extract::Request::get(path)
-        .header("host", "127.0.0.1:8080")
-        .body(axum::body::Body::empty())
-        .unwrap();
-    let r = routes.clone().oneshot(req).await.unwrap();
-    assert_eq!(r.status(), 200, "{path}");
-    axum::body::to_bytes(r.into_body(), 1 << 26)
-        .await
-        .unwrap()
-        .len()
 }
 
 criterion_group!(benches, bench);

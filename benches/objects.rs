@@ -11,43 +11,26 @@
 //! or with VEGDB_BENCH_DATA a national data dir (type 95, 1.35 M objects).
 #![allow(clippy::unwrap_used)] // a benchmark may unwrap
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use criterion::{criterion_group, criterion_main, Criterion};
 use vegdb::api::object_json::{Include, Render, StreamedObjects};
-use vegdb::api::state::{ApiConfig, AppState};
+use vegdb::api::state::AppState;
 use vegdb::area::AreaKind;
-use vegdb::generate::{generate_into, Scale};
-use vegdb::generation::{Generation, GenerationStore};
 use vegdb::geo::area_polygon::AreaPolygon;
 use vegdb::geo::srid::Srid;
 use vegdb::query::egenskap;
 use vegdb::query::grouped::Dimension;
 use vegdb::query::objects::{all_rows, select, total_length, ObjectFilter};
-use vegdb::snapshot::store::DataDir;
 use wkt::ToWkt;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod support;
+use support::{app_state, get_bytes, load};
+
 fn state() -> (String, AppState) {
-    let (name, g) = if let Ok(root) = std::env::var("VEGDB_BENCH_DATA") {
-        let data = DataDir::read_only(root);
-        let dir = data.generation_dir(data.current().unwrap().expect("CURRENT"));
-        ("national", Generation::load(&dir, &|_| {}).unwrap().0)
-    } else {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = generate_into(Scale::Demo, 42, tmp.path()).unwrap();
-        let g = Generation::load(&dir, &|_| {}).unwrap().0;
-        std::mem::forget(tmp);
-        ("demo", g)
-    };
-    let s = AppState::read_only(
-        Arc::new(GenerationStore::new(g)),
-        ApiConfig::new("http://127.0.0.1:8080", Duration::from_secs(30)),
-    );
-    (name.into(), s)
+    let (name, g) = load();
+    (name, app_state(g))
 }
 
 fn bench(c: &mut Criterion) {
@@ -204,18 +187,6 @@ fn bench(c: &mut Criterion) {
         });
     }
     group.finish();
-}
-
-/// The body of `GET path` through the routes in process (200 asserted).
-async fn get_bytes(routes: &axum::Router, path: &str) -> axum::body::Bytes {
-    use tower::ServiceExt;
-    let req = axum::extract::Request::get(path)
-        .header("host", "127.0.0.1:8080")
-        .body(axum::body::Body::empty())
-        .unwrap();
-    let r = routes.clone().oneshot(req).await.unwrap();
-    assert_eq!(r.status(), 200, "{path}");
-    axum::body::to_bytes(r.into_body(), 1 << 26).await.unwrap()
 }
 
 /// The ids of a list page's objects.
