@@ -9,8 +9,10 @@
 # tools/pg_cluster.sh (Debian postgresql-15). DuckDB and psycopg are installed into
 # $VEGDB_BENCH_VENV when missing. NO_BUILD=1 uses the release binary as it is; STOP=1 stops
 # the cluster at the end.
+# POLL_IDLE=1 (the default) holds idle CPUs polling for the run: see tools/poll_idle.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/poll_idle.sh
 DATA=${1:-/tmp/vn-history}
 REPEATS=${2:-21}
 VPORT=${VPORT:-18192}

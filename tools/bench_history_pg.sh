@@ -37,11 +37,7 @@
 # btree_gist ships with PostgreSQL). The tables are loaded once per data directory by
 # tools/versions_copy.py (pyarrow in $VEGDB_BENCH_VENV, installed when missing).
 # STOP=1 stops the cluster at the end; NO_BUILD=1 uses the release binaries as they are.
-# The machine's idle CPUs: with POLL_IDLE=1 (the default) the script holds /dev/cpu_dma_latency
-# at 0 for its run (as tuned's latency-performance profile does), so an idle core polls instead
-# of halting and a request's wake-up costs both servers the same few microseconds; on a VM whose
-# halt costs a VM exit (guest_halt_poll_ns 0) a one-connection round trip otherwise pays 50-60
-# µs of wake-up on each side. POLL_IDLE=0 leaves the machine as it is.
+# POLL_IDLE=1 (the default) holds idle CPUs polling for the run: see tools/poll_idle.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-/tmp/vn-history}
@@ -74,13 +70,7 @@ trap cleanup EXIT
 as_pg() { if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi; }
 psql_() { as_pg "$PGBIN/psql" -h 127.0.0.1 -p "$PGPORT" -U postgres -q -v ON_ERROR_STOP=1 "$@"; }
 
-if [ "${POLL_IDLE:-1}" = 1 ]; then
-  if { exec 9>/dev/cpu_dma_latency; } 2>/dev/null && echo 0 >&9; then
-    echo "idle CPUs poll for this run (/dev/cpu_dma_latency held at 0)" >&2
-  else
-    echo "could not hold /dev/cpu_dma_latency (not root?): idle CPUs as they are" >&2
-  fi
-fi
+. tools/poll_idle.sh
 if [ -f "$PEERDATA/pg/postmaster.pid" ]; then pg_running=1; else pg_running=0; tools/pg_cluster.sh start; fi
 
 gen=$(cat "$DATA/CURRENT")

@@ -40,8 +40,10 @@
 # `postgresql-15-postgis-3`). pyarrow in $VEGDB_BENCH_VENV (installed when missing). STOP=1
 # stops the cluster at the end; NO_BUILD=1 uses the release binary as it is; BIN_DIR names
 # another directory of binaries.
+# POLL_IDLE=1 (the default) holds idle CPUs polling for the run: see tools/poll_idle.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/poll_idle.sh
 DATA=${1:-snapshots/demo}
 FYLKE=${2:-50}
 ROUNDS=${3:-3}

@@ -21,8 +21,10 @@
 # vegdb runs as shipped: `--log info`, so the access log writes a line per request (to a file);
 # LOG=warn leaves the access log out. Every operations layer is on unless the environment
 # says otherwise (VEGDB_METRICS=false VEGDB_ACCESS_LOG=false VEGDB_HTTP_CACHE=false ...).
+# POLL_IDLE=1 (the default) holds idle CPUs polling for the run: see tools/poll_idle.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/poll_idle.sh
 DATA=${1:-/tmp/vn}
 SECS=${2:-8}
 ROUNDS=${3:-2}

@@ -29,8 +29,10 @@
 # NO_BUILD=1 uses the release binaries as they are; BIN_DIR names another directory of
 # binaries (tools/test.sh: the debug build). AGREE_ONLY=1 stops after the agreement check
 # (what tools/test.sh runs on the demo), without timing.
+# POLL_IDLE=1 (the default) holds idle CPUs polling for the run: see tools/poll_idle.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/poll_idle.sh
 DATA=${1:-snapshots/demo}
 PAIRS=${2:-200}
 SECS=${3:-8}

@@ -21,8 +21,10 @@
 # vegdb: the release server (`--read-only`) on the same data, the same tile paths through
 # `vegdb-load` (one connection, keep-alive): requests/s and latency p50/p99.
 # STOP=1 stops the cluster at the end; NO_BUILD=1 uses the release binaries as they are.
+# POLL_IDLE=1 (the default) holds idle CPUs polling for the run: see tools/poll_idle.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/poll_idle.sh
 DATA=${1:-/tmp/vn}
 TILES=${2:-${TILES_FILE:-/tmp/vegdb-tiles-z12.txt}}
 SECS=${3:-10}

@@ -112,7 +112,7 @@ if [ ! -f /usr/share/postgresql/15/extension/pgrouting.control ] ||
 fi
 ROUTE_PG=$(mktemp -d)
 chmod 755 "$ROUTE_PG"
-PEERDATA="$ROUTE_PG" PGPORT=54361 STOP=1 NO_BUILD=1 AGREE_ONLY=1 CHECK=40 HIERARCHY_WAIT=3 \
+PEERDATA="$ROUTE_PG" PGPORT=54361 STOP=1 NO_BUILD=1 POLL_IDLE=0 AGREE_ONLY=1 CHECK=40 HIERARCHY_WAIT=3 \
   BIN_DIR="$CARGO_TARGET_DIR/debug" VEGDB_BENCH_VENV="$VENV" VPORT=18361 \
   tools/bench_route_pg.sh snapshots/demo 40 1
 rm -rf "$ROUTE_PG"
