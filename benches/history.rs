@@ -27,9 +27,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod support;
 use support::{app_state, get_bytes, load};
 
+/// VEGDB_BENCH_DAY, default 2019-06-01.
+fn day_text() -> String {
+    std::env::var("VEGDB_BENCH_DAY").unwrap_or_else(|_| "2019-06-01".into())
+}
+
 fn day() -> i32 {
-    let text = std::env::var("VEGDB_BENCH_DAY").unwrap_or_else(|_| "2019-06-01".into());
-    let d = chrono::NaiveDate::parse_from_str(&text, "%Y-%m-%d").unwrap();
+    let d = chrono::NaiveDate::parse_from_str(&day_text(), "%Y-%m-%d").unwrap();
     (d - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()).num_days() as i32
 }
 
@@ -166,7 +170,7 @@ fn list_in_boxes(
         .enable_all()
         .build()
         .unwrap();
-    let day = std::env::var("VEGDB_BENCH_DAY").unwrap_or_else(|_| "2019-06-01".into());
+    let day = day_text();
     for (label, at) in [
         ("today", String::new()),
         ("past", format!("&tidspunkt={day}")),

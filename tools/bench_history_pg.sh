@@ -44,6 +44,7 @@ DATA=${1:-/tmp/vn-history}
 SECS=${2:-8}
 ROUNDS=${3:-2}
 DAY=${4:-2019-06-01}
+QUERIES=${QUERIES:-statistikk bbox bbox_exact bbox_json wire}
 VPORT=${VPORT:-18191}
 export PEERDATA=${PEERDATA:-/tmp/vegdb-pg}
 export PGPORT=${PGPORT:-54339}
@@ -149,7 +150,7 @@ pgbench_() { # sql clients -> queries/s
   as_pg "$PGBIN/pgbench" -h 127.0.0.1 -p "$PGPORT" -U postgres -n -M prepared -f "$W/$1.sql" \
     -c "$c" -j "$j" -T "$SECS" postgres 2>&1 | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | cut -d. -f1
 }
-case " ${QUERIES:-wire} " in *" wire "*)
+case " $QUERIES " in *" wire "*)
   bytes=$(head -200 "$W/bbox.txt" | while read -r p; do
     curl -sf "http://127.0.0.1:$VPORT/nvdb/api/v2$p" | wc -c; done | awk '{ s += $1 } END { printf "%d", s / NR }')
   "$BIN/vegdb-bare" --listen "127.0.0.1:$((VPORT + 1))" --bytes "$bytes" >"$W/bare.log" 2>&1 &
@@ -167,7 +168,7 @@ vegdb_() { # paths connections -> "req/s p50 p99 non-2xx"
 }
 
 printf '%-10s %5s %5s | %8s | %9s %7s %7s %5s | %6s\n' query conns round "PG q/s" "vegdb r/s" p50ms p99ms errs ratio
-for q in ${QUERIES:-statistikk bbox bbox_exact bbox_json wire}; do
+for q in $QUERIES; do
   for c in 1 2 8; do
     for r in $(seq 1 "$ROUNDS"); do
       pg=$(pgbench_ "$q" "$c")

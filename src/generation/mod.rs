@@ -331,10 +331,10 @@ pub struct Generation {
     pub day_rows: Option<Arc<day_rows::DayRows>>,
     /// child object id -> (parent type, parent id)
     pub parents: Lazy<Arc<HashMap<u64, (u32, u64)>>>,
-    /// Smallest id never used by any object of this generation (current or deleted).
     /// The polygons of `polygon=` filters prepared for this generation's requests
     /// ([`polygons::PolygonCache`]).
     pub polygons: polygons::PolygonCache,
+    /// Smallest id never used by any object of this generation (current or deleted).
     pub next_object_id: u64,
     /// Milliseconds the last complete [`Generation::load`] behind this generation took: its
     /// own, or (derived generations) its ancestor's. The metrics registry reads the served

@@ -19,6 +19,13 @@ struct Entry {
     polygon: Arc<AreaPolygon>,
 }
 
+impl Entry {
+    /// Is this the polygon of `text` in `srid`?
+    fn is(&self, srid: Srid, text: &str) -> bool {
+        self.srid == srid && &*self.text == text
+    }
+}
+
 /// The last polygons asked for, newest first.
 #[derive(Default)]
 pub struct PolygonCache {
@@ -43,12 +50,7 @@ impl PolygonCache {
         text: &str,
         make: impl FnOnce() -> Result<AreaPolygon, E>,
     ) -> Result<Arc<AreaPolygon>, E> {
-        if let Some(e) = self
-            .entries
-            .load()
-            .iter()
-            .find(|e| e.srid == srid && &*e.text == text)
-        {
+        if let Some(e) = self.entries.load().iter().find(|e| e.is(srid, text)) {
             return Ok(e.polygon.clone());
         }
         let polygon = Arc::new(make()?);
@@ -62,7 +64,7 @@ impl PolygonCache {
             v.push(entry.clone());
             v.extend(
                 old.iter()
-                    .filter(|e| !(e.srid == srid && *e.text == *text))
+                    .filter(|e| !e.is(srid, text))
                     .take(Self::CAPACITY - 1)
                     .cloned(),
             );
@@ -72,13 +74,9 @@ impl PolygonCache {
     }
 
     /// Polygons kept now.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.entries.load().len()
-    }
-
-    /// No polygon kept.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
